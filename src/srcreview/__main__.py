@@ -1,0 +1,3 @@
+from srcreview.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,82 @@
+"""The command line: parse arguments, call the library, render, return an exit code.
+
+Each subcommand lives in `srcreview.commands.<name>` as `add_parser(subparsers)` and
+`run(args) -> int`. Errors the user can cause arrive here as SrcreviewError and leave as
+one line on stderr with their exit code; nothing else in the package exits or prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from srcreview import __version__
+from srcreview.errors import EXIT_USAGE, SrcreviewError
+
+COMMANDS = ("check", "fetch", "show", "graph", "rules", "schema", "audit", "explain", "diff", "bisect")
+
+DESCRIPTION = """\
+Review a vLLM serving recipe against the exact pinned vLLM source, without running it.
+
+Does each setting of the recipe (attention backend, KV-cache dtype, speculative decoding and
+its nested settings) take effect at that revision, on the code path the recipe selects?
+Findings are classified confirmed / refuted / plausible, each with line-anchored GitHub URLs.
+"""
+
+EPILOG = """\
+examples:
+  srcreview check examples/thinkingcap-awq-vllm029-5090-16k-mtp3-nested-triton.toml --rev 0.29.0
+  srcreview fetch --rev 98dff2a
+  srcreview show --rev 0.29.0 vllm/v1/worker/gpu/spec_decode/eagle/utils.py:36-49
+
+exit codes: 0 ok / gate passed, 1 gate failed, 2 review incomplete (source unavailable),
+            64 usage error, 65 invalid recipe or rule data
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors with exit code 64 (EX_USAGE), not 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="srcreview", description=DESCRIPTION, epilog=EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"srcreview {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        module = _command(name)
+        if module is not None:
+            module.add_parser(sub)
+    return parser
+
+
+def _command(name: str):
+    try:
+        return importlib.import_module(f"srcreview.commands.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"srcreview.commands.{name}":
+            return None
+        raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return args.run(args)
+    except SrcreviewError as exc:
+        print(f"srcreview: error: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("srcreview: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

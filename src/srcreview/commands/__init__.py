@@ -1,0 +1,1 @@
+"""One module per subcommand: `add_parser(subparsers)` and `run(args) -> int`, thin over the library."""

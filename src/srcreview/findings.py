@@ -1,0 +1,126 @@
+"""The review's data: anchors, knob rows, findings and the review result (the JSON contract).
+
+Every output format renders a `Review`; the field names here are the `--format json`
+contract that CI users script against: add fields freely, rename none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Classification = Literal["confirmed", "refuted", "plausible"]
+Severity = Literal["high", "medium", "low", "info"]
+KnobStatus = Literal["applied", "ignored", "undecided", "accepted", "unknown-knob", "invalid-value"]
+Scope = Literal["target", "draft", "engine"]
+
+SEVERITY_ORDER = {"info": 0, "low": 1, "medium": 2, "high": 3}
+CLASSIFICATION_ORDER = {"refuted": 0, "plausible": 1, "confirmed": 2}
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Anchor(_Frozen):
+    """A line range in the pinned source and what it shows."""
+
+    url: str
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str = ""
+    role: str = ""
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.start_line, self.end_line, self.symbol, self.role)
+
+
+class Hop(_Frozen):
+    """One step of a trace: recipe key -> config field -> call -> ... -> sink."""
+
+    kind: Literal["recipe", "field", "call", "read", "branch", "sink", "note"]
+    text: str
+    anchor: Anchor | None = None
+    recipe_line: int | None = None
+
+
+class Knob(_Frozen):
+    key: str
+    value: object = None
+    scope: Scope = "engine"
+    recipe_line: int | None = None
+    status: KnobStatus
+    evidence: tuple[Anchor, ...] = ()
+    tags: tuple[str, ...] = ()
+    note: str = ""
+
+
+class Finding(_Frozen):
+    id: str
+    rule: str
+    classification: Classification
+    severity: Severity
+    knobs: tuple[str, ...] = ()
+    claim: str
+    message: str
+    evidence: tuple[Anchor, ...] = ()
+    tags: tuple[str, ...] = ()
+    fingerprint: str
+    recipe_line: int | None = None
+    trace: tuple[Hop, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    missing_tests: tuple[str, ...] = ()
+
+    def sort_key(self) -> tuple:
+        return (-CLASSIFICATION_ORDER[self.classification], -SEVERITY_ORDER[self.severity], self.rule, self.knobs, self.id)
+
+
+def fingerprint(rule: str, recipe_key: str, symbol_path: tuple[str, ...] | list[str]) -> str:
+    """An id from meaning (rule, recipe key, symbols), not lines: it survives code motion."""
+    text = "\x1f".join([rule, recipe_key, *symbol_path])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class ToolInfo(_Frozen):
+    name: str = "srcreview"
+    version: str
+
+
+class RecipeRef(_Frozen):
+    path: str
+    name: str
+
+
+class RevisionInfo(_Frozen):
+    sha: str
+    version: str | None = None
+    recipe_pin: str | None = None
+    matches_recipe_pin: bool | None = None
+    source: str = Field("", description="which provider supplied the source")
+
+
+class RunnerInfo(_Frozen):
+    value: Literal["v1", "v2"] | None = None
+    status: Literal["resolved", "undecided"] = "undecided"
+    evidence: tuple[Anchor, ...] = ()
+    reason: str = ""
+
+
+class StaleRule(_Frozen):
+    rule: str
+    missing: tuple[str, ...]
+
+
+class Review(_Frozen):
+    tool: ToolInfo
+    recipe: RecipeRef
+    revision: RevisionInfo
+    runner: RunnerInfo = RunnerInfo()
+    knobs: tuple[Knob, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    stale_rules: tuple[StaleRule, ...] = ()
+    missing_tests: tuple[str, ...] = ()
+    incomplete: tuple[str, ...] = Field((), description="why the review could not complete, if it could not")

@@ -1,0 +1,259 @@
+"""Serving recipes: the TOML that operators already write, loaded into validated models.
+
+Each engine setting keeps the line it was written on, because findings are anchored on the
+recipe line that sets the knob (SARIF primary locations, terminal output).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from srcreview.errors import DataError, UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+MAX_RECIPE_BYTES = 1_000_000
+_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+_CAPABILITY = re.compile(r"^(\d{1,2})\.(\d{1,2})$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RecipeInfo(_Strict):
+    name: str
+    model: str | None = None
+    description: str | None = None
+
+
+class RuntimePin(_Strict):
+    engine: str = "vllm"
+    version: str | None = None
+    revision: str | None = None
+    image: str | None = None
+
+
+class Hardware(_Strict):
+    gpu: str | None = None
+    compute_capability: str | None = None
+
+    @field_validator("compute_capability", mode="before")
+    @classmethod
+    def _capability(cls, value: Any) -> Any:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = f"{value:.1f}" if isinstance(value, float) else f"{value}.0"
+        if value is not None and (not isinstance(value, str) or not _CAPABILITY.match(value)):
+            raise ValueError('must look like "12.0" (major.minor)')
+        return value
+
+    @property
+    def capability(self) -> tuple[int, int] | None:
+        """(major, minor) of the GPU, as vLLM's capability checks compare it."""
+        if self.compute_capability is None:
+            return None
+        major, minor = _CAPABILITY.match(self.compute_capability).groups()
+        return int(major), int(minor)
+
+
+class Setting(_Strict):
+    """One engine setting: a dotted snake_case key (`speculative_config.method`), its value and line."""
+
+    key: str
+    value: Any
+    line: int
+    written_as: str = Field(description="the key as written in the recipe (kebab-case kept)")
+
+
+class EnvVar(_Strict):
+    name: str
+    value: str
+    line: int
+
+
+class Recipe(_Strict):
+    path: str
+    info: RecipeInfo
+    runtime: RuntimePin = RuntimePin()
+    hardware: Hardware = Hardware()
+    settings: tuple[Setting, ...] = ()
+    env: tuple[EnvVar, ...] = ()
+    extra_tables: dict[str, Any] = Field(default_factory=dict, description="tables other tools own, e.g. [srcreview]")
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def setting(self, key: str) -> Setting | None:
+        return next((s for s in self.settings if s.key == key), None)
+
+    def value(self, key: str, default: Any = None) -> Any:
+        found = self.setting(key)
+        return default if found is None else found.value
+
+    @property
+    def bindings(self) -> dict[str, Any]:
+        """What the analysis may assume: engine settings by dotted key, env vars as `env.NAME`."""
+        bound: dict[str, Any] = {s.key: s.value for s in self.settings}
+        bound.update({f"env.{e.name}": e.value for e in self.env})
+        if self.hardware.capability is not None:
+            bound["hardware.compute_capability"] = self.hardware.capability
+        return bound
+
+    @property
+    def uses_speculative_decoding(self) -> bool:
+        return any(s.key.startswith("speculative_config.") for s in self.settings)
+
+
+_TOP_TABLES = {"recipe", "runtime", "hardware", "engine", "env", "srcreview"}
+
+
+def normalize_key(key: str) -> str:
+    """Engine keys are accepted in kebab-case (as on vLLM's command line) and snake_case."""
+    return key.replace("-", "_")
+
+
+def load_recipe(path: str | Path, display_path: str | None = None) -> Recipe:
+    """Read and validate a recipe file; raise DataError (or UsageError if unreadable)."""
+    path = Path(path)
+    shown = display_path or str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{shown}: no such recipe file") from None
+    except OSError as exc:
+        raise UsageError(f"{shown}: cannot read recipe: {exc.strerror or exc}") from None
+    if len(raw) > MAX_RECIPE_BYTES:
+        raise DataError(f"{shown}: recipe is {len(raw)} bytes, over the {MAX_RECIPE_BYTES}-byte limit")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DataError(f"{shown}:{line}: recipe is not valid UTF-8") from None
+    return parse_recipe(text, shown)
+
+
+def parse_recipe(text: str, shown: str) -> Recipe:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        pos = _TOML_POS.search(message)
+        line = pos.group(1) if pos else "?"
+        reason = _TOML_POS.sub("", message).strip()
+        raise DataError(f"{shown}:{line}: malformed TOML: {reason}") from None
+    except RecursionError:
+        raise DataError(f"{shown}: malformed TOML: nesting too deep") from None
+    lines = KeyLines(text)
+
+    unknown = sorted(set(data) - _TOP_TABLES)
+    if unknown:
+        raise DataError(
+            f"{shown}:{lines.of(unknown[0])}: unknown table [{unknown[0]}] "
+            f"(expected: {', '.join(sorted(_TOP_TABLES))})"
+        )
+    if "recipe" not in data:
+        raise DataError(f"{shown}:1: missing [recipe] table with a name")
+    for table in ("recipe", "runtime", "hardware", "engine", "env"):
+        if table in data and not isinstance(data[table], dict):
+            raise DataError(f"{shown}:{lines.of(table)}: [{table}] must be a table")
+
+    try:
+        info = RecipeInfo.model_validate(data["recipe"])
+        runtime = RuntimePin.model_validate(data.get("runtime", {}))
+        hardware = Hardware.model_validate(data.get("hardware", {}))
+    except ValidationError as exc:
+        raise DataError(_validation_line(exc, data, lines, shown)) from None
+
+    settings = tuple(_flatten_engine(data.get("engine", {}), lines, shown))
+    env = []
+    for name, value in data.get("env", {}).items():
+        if isinstance(value, bool):
+            value = "1" if value else "0"
+        if isinstance(value, (dict, list)):
+            raise DataError(f"{shown}:{lines.of('env', name)}: env.{name} must be a string, number or boolean")
+        env.append(EnvVar(name=name, value=str(value), line=lines.of("env", name)))
+    extra = {k: v for k, v in data.items() if k == "srcreview"}
+    return Recipe(path=shown, info=info, runtime=runtime, hardware=hardware,
+                  settings=settings, env=tuple(env), extra_tables=extra)
+
+
+def _flatten_engine(engine: dict, lines: "KeyLines", shown: str, prefix: tuple[str, ...] = ()):
+    seen: dict[str, str] = {}
+    for written, value in engine.items():
+        key = normalize_key(written)
+        if key in seen:
+            raise DataError(
+                f"{shown}:{lines.of('engine', *prefix, written)}: engine key {written!r} "
+                f"repeats {seen[key]!r} (kebab-case and snake_case name the same setting)"
+            )
+        seen[key] = written
+        path = (*prefix, key)
+        if isinstance(value, dict):
+            if not value:
+                raise DataError(f"{shown}:{lines.of('engine', *prefix, written)}: [engine.{'.'.join(path)}] is empty")
+            yield from _flatten_engine(value, lines, shown, (*prefix, written))
+            continue
+        dotted = ".".join(normalize_key(p) for p in path)
+        yield Setting(key=dotted, value=value, line=lines.of("engine", *prefix, written),
+                      written_as=".".join((*prefix, written)))
+
+
+def _validation_line(exc: ValidationError, data: dict, lines: "KeyLines", shown: str) -> str:
+    err = exc.errors()[0]
+    loc = [str(p) for p in err["loc"]]
+    model = exc.title
+    table = {"RecipeInfo": "recipe", "RuntimePin": "runtime", "Hardware": "hardware"}.get(model, model)
+    where = lines.of(table, *loc)
+    field = ".".join([table, *loc])
+    if err["type"] == "extra_forbidden":
+        return f"{shown}:{where}: unknown key {field}"
+    if err["type"] == "missing":
+        return f"{shown}:{lines.of(table)}: missing required key {field}"
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"{shown}:{where}: {field}: {msg}"
+
+
+class KeyLines:
+    """Line numbers of TOML keys and table headers, for messages and anchors.
+
+    tomllib gives values but not positions; a light line scan is enough for the shapes a
+    recipe uses: table headers, `key = value` and dotted keys. A key that cannot be located
+    maps to the nearest enclosing table's line, never to a wrong key.
+    """
+
+    _HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
+    _KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
+
+    def __init__(self, text: str):
+        self._lines: dict[tuple[str, ...], int] = {}
+        table: tuple[str, ...] = ()
+        for number, line in enumerate(text.splitlines(), start=1):
+            header = self._HEADER.match(line)
+            if header and not line.lstrip().startswith("[["):
+                table = self._split(header.group(1))
+                self._lines.setdefault(table, number)
+                continue
+            key = self._KEY.match(line)
+            if key:
+                full = table + self._split(key.group(1))
+                for i in range(len(table) + 1, len(full) + 1):
+                    self._lines.setdefault(full[:i], number)
+
+    @staticmethod
+    def _split(dotted: str) -> tuple[str, ...]:
+        return tuple(part.strip().strip("\"'") for part in re.split(r"\.(?=(?:[^\"']|\"[^\"]*\"|'[^']*')*$)", dotted))
+
+    def of(self, *key: str) -> int:
+        for end in range(len(key), 0, -1):
+            if key[:end] in self._lines:
+                return self._lines[key[:end]]
+        return 1

@@ -1,0 +1,135 @@
+"""The SourceTree interface: read a file, list files, a stable blob id, an anchor URL.
+
+Every provider (local checkout, unpacked sdist, registry sdist, GitHub tarball, git cache)
+yields one of these; the analysis sees nothing else, so it never depends on where the source
+came from. Blob ids are git blob hashes of the content, identical across providers, so the
+facts cache is shared between a git checkout and an sdist of the same commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from abc import ABC, abstractmethod
+from pathlib import Path, PurePosixPath
+
+from srcreview.errors import SourceUnavailable
+from srcreview.revision import Revision
+
+DEFAULT_REPO_URL = "https://github.com/vllm-project/vllm"
+
+
+def repo_url() -> str:
+    """The repository that anchors link to; `SRCREVIEW_REPO_URL` points them at a fork."""
+    return os.environ.get("SRCREVIEW_REPO_URL", DEFAULT_REPO_URL).rstrip("/")
+
+
+def git_blob_id(data: bytes) -> str:
+    """The id git gives this content as a blob: stable, provider-independent."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def anchor_url(sha: str, path: str, start: int | None = None, end: int | None = None,
+               base: str | None = None) -> str:
+    url = f"{base or repo_url()}/blob/{sha}/{path}"
+    if start is not None:
+        url += f"#L{start}" + (f"-L{end}" if end is not None and end != start else "")
+    return url
+
+
+def clean_relpath(path: str) -> str:
+    """A tree-relative POSIX path; refuses absolute paths and `..` so reads stay inside the tree."""
+    posix = PurePosixPath(path.replace("\\", "/"))
+    if posix.is_absolute() or ".." in posix.parts or not posix.parts:
+        raise SourceUnavailable(f"{path}: not a path inside the source tree")
+    return str(posix)
+
+
+class SourceTree(ABC):
+    """The exact source of one revision."""
+
+    provider: str = "unknown"
+
+    def __init__(self, revision: Revision):
+        self.revision = revision
+        self._blob_ids: dict[str, str] = {}
+
+    @abstractmethod
+    def read(self, path: str) -> bytes:
+        """The bytes of a tree-relative file; SourceUnavailable if missing."""
+
+    @abstractmethod
+    def files(self, prefix: str = "") -> list[str]:
+        """Sorted tree-relative POSIX paths of regular files under `prefix`."""
+
+    def exists(self, path: str) -> bool:
+        try:
+            self.read(path)
+        except SourceUnavailable:
+            return False
+        return True
+
+    def read_text(self, path: str) -> str:
+        return self.read(path).decode("utf-8", errors="replace")
+
+    def blob_id(self, path: str) -> str:
+        if path not in self._blob_ids:
+            self._blob_ids[path] = git_blob_id(self.read(path))
+        return self._blob_ids[path]
+
+    def url(self, path: str, start: int | None = None, end: int | None = None) -> str:
+        return anchor_url(self.revision.sha, path, start, end)
+
+    def describe(self) -> str:
+        """One line for the user: what was obtained, from where (never an absolute local path)."""
+        return f"vLLM {self.revision.label()} from {self.provider}"
+
+
+class DirectoryTree(SourceTree):
+    """A tree on disk: an unpacked sdist or tarball, or a cache entry."""
+
+    provider = "directory"
+
+    def __init__(self, root: Path, revision: Revision, provider: str | None = None):
+        super().__init__(revision)
+        self.root = Path(root)
+        if provider:
+            self.provider = provider
+        self._listing: list[str] | None = None
+
+    def _path(self, path: str) -> Path:
+        return self.root / clean_relpath(path)
+
+    def read(self, path: str) -> bytes:
+        target = self._path(path)
+        try:
+            if target.is_symlink() and not target.resolve().is_relative_to(self.root.resolve()):
+                raise SourceUnavailable(f"{path}: symlink leaves the source tree")
+            return target.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise SourceUnavailable(f"{path}: no such file at {self.revision.label()}") from None
+        except OSError as exc:
+            raise SourceUnavailable(f"{path}: unreadable: {exc.strerror or exc}") from None
+
+    def exists(self, path: str) -> bool:
+        try:
+            return self._path(path).is_file()
+        except SourceUnavailable:
+            return False
+
+    def files(self, prefix: str = "") -> list[str]:
+        if self._listing is None:
+            found = []
+            root = str(self.root)
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames.sort()
+                rel = os.path.relpath(dirpath, root)
+                for name in filenames:
+                    full = os.path.join(dirpath, name)
+                    if os.path.isfile(full) and not os.path.islink(full):
+                        found.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
+            self._listing = sorted(found)
+        prefix = prefix.strip("/")
+        if not prefix:
+            return list(self._listing)
+        return [f for f in self._listing if f == prefix or f.startswith(prefix + "/")]

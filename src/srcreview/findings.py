@@ -58,6 +58,18 @@ class Knob(_Frozen):
     note: str = ""
 
 
+class WaiverNote(_Frozen):
+    """The waiver that accepted a finding: shown with the finding, never hiding it."""
+
+    fingerprint: str
+    reason: str
+    expires: str = Field(description="ISO date; the waiver holds through that day")
+    source: str = Field(description="where the waiver is written, as path:line")
+
+
+BaselineStatus = Literal["new", "worse", "unchanged", "improved"]
+
+
 class Finding(_Frozen):
     id: str
     rule: str
@@ -73,6 +85,8 @@ class Finding(_Frozen):
     trace: tuple[Hop, ...] = ()
     assumptions: tuple[str, ...] = ()
     missing_tests: tuple[str, ...] = ()
+    waiver: WaiverNote | None = Field(None, description="set by the gate when a waiver accepts this finding")
+    baseline: BaselineStatus | None = Field(None, description="set by the gate when run with --baseline")
 
     def sort_key(self) -> tuple:
         return (-CLASSIFICATION_ORDER[self.classification], -SEVERITY_ORDER[self.severity], self.rule, self.knobs, self.id)
@@ -92,6 +106,9 @@ class ToolInfo(_Frozen):
 class RecipeRef(_Frozen):
     path: str
     name: str
+    model: str | None = None
+    gpu: str | None = None
+    compute_capability: str | None = None
 
 
 class RevisionInfo(_Frozen):
@@ -114,6 +131,26 @@ class StaleRule(_Frozen):
     missing: tuple[str, ...]
 
 
+class BaselineEntry(_Frozen):
+    """A finding of the baseline review, as far as the gate needs it (fixed ones are listed)."""
+
+    fingerprint: str
+    rule: str = ""
+    classification: Classification
+    severity: Severity = "info"
+    claim: str = ""
+
+
+class ReviewGate(_Frozen):
+    """The gate's decision for one recipe (the run's exit code combines all recipes)."""
+
+    status: Literal["passed", "failed", "incomplete"]
+    fail_on: str
+    failing: tuple[str, ...] = Field((), description="fingerprints of the findings that failed the gate")
+    baseline: str | None = Field(None, description="the --baseline file, when one was given")
+    fixed: tuple[BaselineEntry, ...] = Field((), description="baseline findings no longer present")
+
+
 class Review(_Frozen):
     tool: ToolInfo
     recipe: RecipeRef
@@ -124,3 +161,4 @@ class Review(_Frozen):
     stale_rules: tuple[StaleRule, ...] = ()
     missing_tests: tuple[str, ...] = ()
     incomplete: tuple[str, ...] = Field((), description="why the review could not complete, if it could not")
+    gate: ReviewGate | None = Field(None, description="set by the gate (srcreview.gate.evaluate)")

@@ -21,8 +21,11 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 MAX_RECIPE_BYTES = 1_000_000
+MAX_KEY_DEPTH = 16  # vLLM's nested settings go 3 deep; deeper keys are refused before tomllib sees them
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
-_CAPABILITY = re.compile(r"^(\d{1,2})\.(\d{1,2})$")
+_CAPABILITY = re.compile(r"^([0-9]{1,2})\.([0-9])$")  # ASCII digits only: "١٢.٠" is not 12.0
+_SETTING_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class _Strict(BaseModel):
@@ -50,7 +53,8 @@ class Hardware(_Strict):
     @classmethod
     def _capability(cls, value: Any) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            value = f"{value:.1f}" if isinstance(value, float) else f"{value}.0"
+            # repr, not rounding: 8.95 must be refused, never read as "8.9" or "9.0"
+            value = repr(value) if isinstance(value, float) else f"{value}.0"
         if value is not None and (not isinstance(value, str) or not _CAPABILITY.match(value)):
             raise ValueError('must look like "12.0" (major.minor)')
         return value
@@ -138,10 +142,27 @@ def load_recipe(path: str | Path, display_path: str | None = None) -> Recipe:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise DataError(f"{shown}:{line}: recipe is not valid UTF-8") from None
-    return parse_recipe(text, shown)
+    return parse_recipe(text.removeprefix("\ufeff"), shown)  # editors on Windows write a BOM
 
 
 def parse_recipe(text: str, shown: str) -> Recipe:
+    """Validate recipe TOML text; `shown` names it in messages. DataError on anything invalid."""
+    try:
+        return _parse_recipe(text, shown)
+    except RecursionError:
+        raise DataError(f"{shown}: recipe nesting too deep") from None
+
+
+def _check_key_depth(text: str, shown: str) -> None:
+    """Refuse absurdly deep dotted keys and headers up front: tomllib is quadratic in them."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        head = line.split("=", 1)[0] if "=" in line else line
+        if head.count(".") >= MAX_KEY_DEPTH and (("=" in line) or head.lstrip().startswith("[")):
+            raise DataError(f"{shown}:{number}: key nested deeper than {MAX_KEY_DEPTH} levels")
+
+
+def _parse_recipe(text: str, shown: str) -> Recipe:
+    _check_key_depth(text, shown)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -176,10 +197,14 @@ def parse_recipe(text: str, shown: str) -> Recipe:
     settings = tuple(_flatten_engine(data.get("engine", {}), lines, shown))
     env = []
     for name, value in data.get("env", {}).items():
+        if not _ENV_NAME.match(name):
+            raise DataError(f"{shown}:{lines.of('env', name)}: env.{name!r} is not an environment variable name")
         if isinstance(value, bool):
             value = "1" if value else "0"
         if isinstance(value, (dict, list)):
             raise DataError(f"{shown}:{lines.of('env', name)}: env.{name} must be a string, number or boolean")
+        if isinstance(value, str) and "\x00" in value:
+            raise DataError(f"{shown}:{lines.of('env', name)}: env.{name} contains a NUL character")
         env.append(EnvVar(name=name, value=str(value), line=lines.of("env", name)))
     extra = {k: v for k, v in data.items() if k == "srcreview"}
     return Recipe(path=shown, info=info, runtime=runtime, hardware=hardware,
@@ -188,8 +213,13 @@ def parse_recipe(text: str, shown: str) -> Recipe:
 
 def _flatten_engine(engine: dict, lines: "KeyLines", shown: str, prefix: tuple[str, ...] = ()):
     seen: dict[str, str] = {}
+    if len(prefix) >= MAX_KEY_DEPTH:
+        raise DataError(f"{shown}:{lines.of('engine', *prefix)}: [engine] nested deeper than {MAX_KEY_DEPTH} levels")
     for written, value in engine.items():
         key = normalize_key(written)
+        if not _SETTING_NAME.match(written):
+            raise DataError(f"{shown}:{lines.of('engine', *prefix, written)}: engine key {written!r} is not a "
+                            f"setting name (letters, digits, '_' and '-'; nest tables instead of quoting dots)")
         if key in seen:
             raise DataError(
                 f"{shown}:{lines.of('engine', *prefix, written)}: engine key {written!r} "

@@ -22,8 +22,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-HEX = re.compile(r"^[0-9a-f]{7,40}$")
-VERSION = re.compile(r"^\d+\.\d+(\.\d+)?((rc|\.post)\d+)?$")
+# ASCII only, matched whole (fullmatch: "$" alone would let a trailing newline through to git)
+HEX = re.compile(r"[0-9a-f]{7,40}")
+VERSION = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?((rc|\.post)[0-9]+)?")
 MAX_REV_LENGTH = 64
 
 
@@ -38,7 +39,7 @@ class Pin(BaseModel):
     @field_validator("revision")
     @classmethod
     def _hex(cls, value: str) -> str:
-        if not HEX.match(value):
+        if not HEX.fullmatch(value):
             raise ValueError("must be 7 to 40 lowercase hex digits")
         return value
 
@@ -112,9 +113,9 @@ def validate_rev(rev: str) -> str:
     if len(rev) > MAX_REV_LENGTH:
         raise UsageError(f"--rev: revision is {len(rev)} characters long; a commit id has at most 40")
     lowered = rev.lower()
-    if VERSION.match(rev) or (lowered.startswith("v") and VERSION.match(rev[1:])):
+    if VERSION.fullmatch(rev) or (lowered.startswith("v") and VERSION.fullmatch(rev[1:])):
         return rev.removeprefix("v").removeprefix("V")
-    if HEX.match(lowered):
+    if HEX.fullmatch(lowered):
         return lowered
     if re.fullmatch(r"[0-9a-fA-F]{1,6}", rev):
         raise UsageError(f"--rev: {rev!r} is too short to name a commit (use at least 7 hex digits)")
@@ -125,7 +126,7 @@ def resolve_rev(rev: str, pins: tuple[Pin, ...] | None = None) -> Revision:
     """Resolve a --rev against pins/: a version must be known; a commit may or may not be a release."""
     pins = load_pins() if pins is None else pins
     normalized = validate_rev(rev)
-    if VERSION.match(normalized):
+    if VERSION.fullmatch(normalized):
         for pin in pins:
             if pin.version == normalized:
                 return Revision(requested=rev, sha=pin.revision, version=pin.version, pin=pin)

@@ -1,28 +1,94 @@
-"""`srcreview check RECIPE --rev REV`: review a recipe against the pinned vLLM source."""
+"""`srcreview check RECIPE... --rev REV`: review recipes against the pinned vLLM source.
+
+Prints the knob table and findings (text), the Review JSON contract (json), the
+independent-review document (review), SARIF or Markdown; the exit code is the gate's:
+0 passed, 1 failed (--fail-on, default confirmed:high), 2 review incomplete, 64 usage,
+65 invalid recipe or rules.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from srcreview.errors import EXIT_OK
+FORMATS = ("text", "json", "review", "sarif", "markdown")
 
 
 def add_parser(sub) -> None:
+    from srcreview.commands._common import add_source_args
+    from srcreview.commands._gate_args import add_gate_args
+
     p = sub.add_parser("check", help="review recipe(s) against the pinned vLLM source",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("recipes", nargs="+", metavar="RECIPE", help="recipe TOML file(s)")
-    p.add_argument("--rev", help="vLLM release (0.29.0) or commit (98dff2a); default: the recipe's pin")
-    p.add_argument("--source", metavar="PATH", help="local vLLM git checkout, unpacked sdist directory or sdist archive")
-    p.add_argument("--provider", default="auto",
-                   choices=["auto", "local", "registry", "github", "git"], help="where to obtain the source (default: auto)")
+    p.add_argument("recipes", nargs="+", metavar="RECIPE", help="recipe TOML file(s); several give one combined result")
+    add_source_args(p)
+    p.add_argument("--format", choices=FORMATS, default="text", help="output on stdout (default: text)")
+    p.add_argument("-v", "--verbose", action="store_true", help="text: every anchor and the full trace, hop by hop")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="text: colors (default: auto)")
+    p.add_argument("--rules", metavar="DIR", help="rule directory (default: the rules shipped with srcreview)")
+    add_gate_args(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from srcreview.recipe import load_recipe
+    from pathlib import Path
 
-    for path in args.recipes:
-        recipe = load_recipe(path)
-        print(f"{recipe.path}: {recipe.name}: {len(recipe.settings)} engine settings", file=sys.stdout)
-    return EXIT_OK
+    from srcreview.commands._gate_args import run_gate, shown_path
+    from srcreview.recipe import load_recipe
+    from srcreview.rules import load_rules
+
+    rules = load_rules(Path(args.rules)) if args.rules else load_rules()
+    recipes = [load_recipe(path, display_path=shown_path(path)) for path in args.recipes]
+    reviews = review_recipes(args, recipes, rules)
+    gate = run_gate(args, reviews, rules=rules)
+    sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args)))
+    return gate.result.exit_code
+
+
+def review_recipes(args, recipes, rules):
+    """One review per recipe; recipes pinned to the same revision share the tree and its index."""
+    from srcreview.commands._common import rev_from_args, tree_from_args
+    from srcreview.engine import review
+    from srcreview.index import Index
+    from srcreview.source.cache import default_root
+
+    trees: dict[str, tuple[object, object]] = {}
+    reviews = []
+    for recipe in recipes:
+        key = rev_from_args(args, recipe)
+        if key not in trees:
+            tree = tree_from_args(args, recipe, progress=sys.stderr.isatty())
+            trees[key] = (tree, Index(tree, cache_dir=default_root()[0] / "facts"))
+        tree, index = trees[key]
+        reviews.append(review(recipe, tree, rules=rules, index=index))
+    return reviews
+
+
+def render(fmt: str, gate, *, rules=None, verbose: bool = False, color: bool = False) -> str:
+    """The registry of output formats: each a pure render over the (gate-annotated) reviews."""
+    reviews = list(gate.reviews)
+    if fmt == "json":
+        from srcreview.report import json as report
+
+        return report.render(reviews)
+    if fmt == "review":
+        from srcreview.report import review as report
+
+        return report.render(reviews, rules=rules, date=gate.date)
+    if fmt in ("sarif", "markdown"):
+        from srcreview.commands._gate_args import render_gate_format
+
+        return render_gate_format(fmt, gate)
+    from srcreview.report import terminal
+
+    return terminal.render(reviews, verbose=verbose, color=color)
+
+
+def _color(args) -> bool:
+    import os
+
+    if args.color == "always":
+        return True
+    if args.color == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()

@@ -11,12 +11,24 @@ from __future__ import annotations
 import hashlib
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from srcreview.errors import SourceUnavailable
 from srcreview.revision import Revision
 
 DEFAULT_REPO_URL = "https://github.com/vllm-project/vllm"
+
+# Progress callbacks: (label, done, total or None). Library code reports through these; only
+# the CLI draws (srcreview.progress).
+Progress = Callable[[str, int, "int | None"], None]
+
+
+class VerificationFailed(SourceUnavailable):
+    """Obtained, but not provably the requested source (digest or commit mismatch, hostile archive).
+
+    Unlike an unreachable server, this is never retried with another provider.
+    """
 
 
 def repo_url() -> str:
@@ -49,6 +61,8 @@ class SourceTree(ABC):
     """The exact source of one revision."""
 
     provider: str = "unknown"
+    origin: str | None = None  # what the provider fetched or read, e.g. "vllm-0.29.0.tar.gz" (no local paths)
+    cached: bool = False  # reused from the cache rather than obtained by this run
 
     def __init__(self, revision: Revision):
         self.revision = revision
@@ -82,7 +96,8 @@ class SourceTree(ABC):
 
     def describe(self) -> str:
         """One line for the user: what was obtained, from where (never an absolute local path)."""
-        return f"vLLM {self.revision.label()} from {self.provider}"
+        where = self.provider + (f" {self.origin}" if self.origin else "")
+        return f"vLLM {self.revision.label()} from {where}" + (" (cached)" if self.cached else "")
 
 
 class DirectoryTree(SourceTree):

@@ -1,0 +1,115 @@
+"""Check kinds: the vocabulary of rules. One module per kind, each a closed set of outcomes.
+
+A check module defines `OUTCOMES` (what it can conclude), `UNDECIDED_OUTCOMES` (those that
+may never become confirmed/refuted), `Params` (a pydantic model of its rule parameters) and
+`run(ctx, params, subject) -> CheckResult`. Checks ask the analysis core (srcreview.index,
+srcreview.graph) and never print; when the analysis cannot answer, they return an undecided
+outcome with the reason tagged, never a guess.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from srcreview.findings import Anchor, Hop, RunnerInfo
+
+KINDS = {
+    "knob-exists": "knob_exists",
+    "value-admitted": "value_admitted",
+    "field-applied": "field_applied",
+    "inherits": "inherits",
+    "member-of": "member_of",
+    "capability-gate": "capability_gate",
+    "test-coverage": "test_coverage",
+    "flag-exists": "flag_exists",
+}
+
+
+class Params(BaseModel):
+    """Base of each kind's parameter model: strict, so a typo in a rule file is an error."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def check_kind(kind: str):
+    """The module implementing `kind`; ValueError (shown against the rule file) if unknown."""
+    if kind not in KINDS:
+        raise ValueError(f"check.kind: unknown check kind {kind!r} (known: {', '.join(sorted(KINDS))})")
+    module = importlib.import_module(f"srcreview.checks.{KINDS[kind]}")
+    if not hasattr(module, "validate_params"):
+        module.validate_params = lambda params, _m=module: _validate(_m, params)
+    return module
+
+
+def _validate(module, params: dict) -> Any:
+    try:
+        return module.Params.model_validate(params)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            raise ValueError(f"check.{where}: unknown parameter for this check kind") from None
+        if err["type"] == "missing":
+            raise ValueError(f"check.{where}: missing required parameter") from None
+        raise ValueError(f"check.{where}: {err['msg']}") from None
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What a check concluded, and everything a finding needs to prove it."""
+
+    outcome: str
+    evidence: tuple[Anchor, ...] = ()
+    trace: tuple[Hop, ...] = ()
+    tags: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+    symbols: tuple[str, ...] = ()  # what the claim is about, for the fingerprint
+    missing: tuple[str, ...] = ()  # anchor symbols absent at this revision: the rule is stale
+    missing_tests: tuple[str, ...] = ()
+    reason: str = ""
+
+
+@dataclass
+class CheckContext:
+    """What a check may look at: the revision's index, the recipe's bindings, the runner."""
+
+    index: Any
+    tree: Any
+    recipe: Any
+    bindings: dict[str, Any]
+    runner: RunnerInfo
+    template_values: dict[str, Any] = field(default_factory=dict)
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    def anchor(self, path: str, start: int, end: int, symbol: str = "", role: str = "") -> Anchor:
+        return Anchor(url=self.tree.url(path, start, end), path=path, start_line=start, end_line=end,
+                      symbol=symbol, role=role)
+
+    def symbol_anchor(self, symbol, role: str) -> Anchor:
+        return self.anchor(symbol.path, symbol.start_line, symbol.end_line, short(symbol.qualname), role)
+
+    def memoized(self, key: str, compute):
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
+
+
+def short(qualname: str) -> str:
+    """`vllm.x.y.MTPSpeculator.load_draft_model` -> `MTPSpeculator.load_draft_model` (class.method)."""
+    parts = qualname.split(".")
+    for i, part in enumerate(parts):
+        if part[:1].isupper():
+            return ".".join(parts[i:])
+    return parts[-1]
+
+
+def stale(missing: list[str] | tuple[str, ...], reason: str = "") -> CheckResult:
+    return CheckResult(outcome="stale", missing=tuple(sorted(set(missing))), reason=reason)
+
+
+ANALYSIS_ERRORS = (NotImplementedError, RecursionError)

@@ -1,0 +1,154 @@
+"""Helpers shared by the check kinds: resolving a rule's entry, config classes and fields."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pydantic import model_validator
+
+from srcreview.checks import CheckContext, Params, short
+from srcreview.findings import Anchor, Hop
+
+_OPTIONAL = re.compile(r"^(?:Optional\[(.+)\]|(.+?)\s*\|\s*None|None\s*\|\s*(.+))$")
+
+
+class EntryParams(Params):
+    """Where a trace starts: a symbol (qualified-name suffix), or a dispatcher and the method
+    of each class it returns under the recipe (`dispatch = "init_speculator"`,
+    `method = "load_draft_model"`)."""
+
+    entry: str | None = None
+    dispatch: str | None = None
+    method: str | None = None
+
+    @model_validator(mode="after")
+    def _one_entry(self):
+        if bool(self.entry) == bool(self.dispatch):
+            raise ValueError("give exactly one of entry or dispatch")
+        if self.dispatch and not self.method:
+            raise ValueError("dispatch needs method (the method of the dispatched class to start from)")
+        return self
+
+
+@dataclass(frozen=True)
+class Entry:
+    symbol: object  # srcreview.index.Symbol
+    hops: tuple[Hop, ...]  # how the entry was reached (the dispatch), for the trace
+    evidence: tuple[Anchor, ...]
+    assumptions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Entries:
+    entries: tuple[Entry, ...] = ()
+    missing: tuple[str, ...] = ()
+    undecided: str = ""  # why no entry could be settled
+    tags: tuple[str, ...] = ()
+
+
+def find_one(index, suffix: str, kind: str = "function"):
+    """(symbol, candidates): the one definition a suffix names; when several match, the one
+    whose module-relative name is exactly the suffix (a module-level function over methods)."""
+    found = index.find(suffix, kind=kind)
+    if len(found) > 1:
+        exact = [s for s in found if s.local == suffix]
+        if len(exact) == 1:
+            return exact[0], found
+    return (found[0] if len(found) == 1 else None), found
+
+
+def resolve_entries(ctx: CheckContext, params: EntryParams) -> Entries:
+    """The feasible entry functions under the recipe; several when a dispatch stays open."""
+    index = ctx.index
+    if params.entry:
+        symbol, found = find_one(index, params.entry)
+        if not found:
+            return Entries(missing=(params.entry,))
+        if symbol is None:
+            names = ", ".join(s.qualname for s in found)
+            return Entries(undecided=f"{params.entry} names several functions: {names}", tags=("ambiguous-symbol",))
+        return Entries(entries=(Entry(symbol, (Hop(kind="call", text=f"entry {short(symbol.qualname)}",
+                                                     anchor=ctx.symbol_anchor(symbol, "entry")),),
+                                      (ctx.symbol_anchor(symbol, "entry"),)),))
+    from srcreview.graph import resolve_dispatch
+
+    dispatcher, found = find_one(index, params.dispatch)
+    if not found:
+        return Entries(missing=(params.dispatch,))
+    if dispatcher is None:
+        return Entries(undecided=f"{params.dispatch} names several functions", tags=("ambiguous-symbol",))
+    dispatch = ctx.memoized(f"dispatch:{dispatcher.qualname}",
+                            lambda: resolve_dispatch(index, dispatcher.qualname, ctx.bindings))
+    if not dispatch.chosen:
+        return Entries(undecided=f"{params.dispatch} returns no candidate under the recipe", tags=("runtime-branch",))
+    entries = []
+    missing = []
+    for candidate in dispatch.chosen:
+        info = index.class_info(candidate.symbol)
+        method = info.methods.get(params.method) if info is not None else None
+        if method is None:
+            missing.append(f"{short(candidate.symbol)}.{params.method}")
+            continue
+        cls = short(candidate.symbol)
+        dispatch_anchor = candidate.anchor.model_copy(update={
+            "symbol": candidate.anchor.symbol or cls,
+            "role": f"{params.dispatch} selects {cls} under the recipe"})
+        method_anchor = ctx.symbol_anchor(method, f"entry: {cls}.{params.method}")
+        hops = (Hop(kind="branch", text=f"{params.dispatch} -> {cls}", anchor=dispatch_anchor),
+                Hop(kind="call", text=f"{cls}.{params.method}", anchor=method_anchor))
+        assumptions = tuple(sorted({a.text for a in candidate.assumptions}))
+        entries.append(Entry(method, hops, (dispatch_anchor, method_anchor), assumptions))
+    if missing and not entries:
+        return Entries(missing=tuple(missing))
+    if missing:
+        return Entries(undecided=f"dispatched classes without {params.method}: {', '.join(missing)}",
+                       tags=("unresolved-call",))
+    return Entries(entries=tuple(entries))
+
+
+def strip_optional(annotation: str | None) -> str | None:
+    """`SpeculativeConfig | None` -> `SpeculativeConfig`; quotes removed."""
+    if annotation is None:
+        return None
+    text = annotation.strip().strip("\"'")
+    match = _OPTIONAL.match(text)
+    if match:
+        text = next(g for g in match.groups() if g)
+    return text.strip().strip("\"'")
+
+
+def admits_none(annotation: str | None) -> bool:
+    return bool(annotation) and ("None" in annotation.replace("NoneType", "None") or "Optional[" in annotation)
+
+
+def field_anchor(ctx: CheckContext, field, role: str) -> Anchor:
+    """Anchor of a class field declaration (FieldFact), wherever its owner class lives."""
+    owner = ctx.index.class_info(field.owner)
+    path = owner.symbol.path if owner is not None else ""
+    return ctx.anchor(path, field.start_line, field.end_line, f"{short(field.owner)}.{field.name}", role)
+
+
+def split_field(spec: str) -> tuple[str, str]:
+    cls, _, name = spec.rpartition(".")
+    return cls, name
+
+
+def class_info(ctx: CheckContext, name: str, container: str = "VllmConfig"):
+    """The class a rule names; when the name is ambiguous in the tree, the one the container
+    config class (VllmConfig) refers to by that name, else None."""
+    from srcreview.errors import DataError
+
+    index = ctx.index
+    try:
+        return index.class_info(name)
+    except DataError:
+        pass
+    try:
+        holder = index.class_info(container)
+    except DataError:
+        return None
+    if holder is None:
+        return None
+    qualname = index.resolve_name(holder.symbol.module, name.rsplit(".", 1)[-1])
+    return index.class_info(qualname) if qualname else None

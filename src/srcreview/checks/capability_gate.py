@@ -1,0 +1,165 @@
+"""capability-gate: a gating function evaluated for the recipe's GPU, settings and env.
+
+`mode = "returns"`: the function's return value under the bindings is the gate (True admits,
+unless `admit = false`). `mode = "raises"`: the gate is the raise statements guarded by a
+condition mentioning one of `gate_words` (e.g. a capability check); no such raise reachable
+admits, one reached on a decided path rejects. Undecided evaluation stays `undecided`. The
+gating lines (if-statements mentioning `gate_words`) and each caller's call of the gate are
+the evidence.
+"""
+
+from __future__ import annotations
+
+from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from srcreview.checks._backend import backend_class
+from srcreview.checks._common import find_one
+from srcreview.checks._ir import call_name, iter_calls, walk_statements
+from srcreview.findings import Hop
+from srcreview.rules import fill
+
+OUTCOMES = ("admits", "rejects", "undecided")
+UNDECIDED_OUTCOMES = ("undecided",)
+
+
+class Params(Params):  # noqa: F811
+    function: str | None = None  # the gate, by qualified-name suffix; or a backend method:
+    enum: str | None = None
+    member: str | None = None
+    method: str | None = None
+    mode: str = "returns"
+    args: dict[str, str] = {}  # parameter -> template of its value
+    admit: bool = True
+    callers: tuple[str, ...] = ()  # functions that must call the gate (the path into it)
+    gate_words: tuple[str, ...] = ("capability",)
+
+
+def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
+    from srcreview.graph import evaluate_function
+
+    index = ctx.index
+    values = ctx.template_values
+    evidence, hops = [], []
+    if params.enum:
+        info, anchor, missing, reason = backend_class(ctx, params.enum, fill(params.member or "", values))
+        if missing:
+            return stale(missing)
+        if info is None:
+            return CheckResult("undecided", reason=reason, tags=("unresolved-type",))
+        if anchor is not None:
+            evidence.append(anchor)
+            hops.append(Hop(kind="field", text=anchor.role, anchor=anchor))
+        gate = info.methods.get(params.method or "")
+        if gate is None:
+            return stale([f"{info.symbol.local}.{params.method}"])
+    else:
+        gate, found = find_one(index, params.function or "")
+        if not found:
+            return stale([params.function or "function"])
+        if gate is None:
+            return CheckResult("undecided", tags=("ambiguous-symbol",),
+                               reason=f"{params.function} names several functions")
+    name = short(gate.qualname)
+    for caller in params.callers:
+        callers = index.find(caller, kind="function")
+        if not callers:
+            return stale([caller])
+        sites = []
+        for c in callers:
+            fn = index.function(c.qualname)
+            for call in iter_calls(fn.facts.body if fn else ()):
+                if (call_name(call) or "").split(".")[-1] == gate.qualname.split(".")[-1]:
+                    sites.append(ctx.anchor(c.path, call[1], call[2], gate.qualname.split(".")[-1],
+                                            f"{short(c.qualname)} calls the gate {name}"))
+        if not sites:
+            return CheckResult("undecided", tags=("unresolved-call",),
+                               reason=f"{caller} does not call {name}: the gate may not be on the path")
+        evidence += sites
+        hops += [Hop(kind="call", text=a.role, anchor=a) for a in sites]
+    args = {k: _typed(fill(v, values)) for k, v in params.args.items()}
+    gate_anchor = ctx.symbol_anchor(gate, f"the gate {name}")
+    evidence.append(gate_anchor)
+    hops.append(Hop(kind="call", text=f"evaluate {name}({', '.join(f'{k}={v!r}' for k, v in sorted(args.items()))})",
+                    anchor=gate_anchor))
+    fn = index.function(gate.qualname)
+    gating = _gating_lines(ctx, fn, params.gate_words) if fn is not None else []
+    evidence += gating
+    outcome = evaluate_function(index, gate.qualname, ctx.bindings, args=args)
+    assumptions = tuple(sorted({a.text for a in outcome.assumptions}))
+    details = {"gate": name, "args": ", ".join(f"{k}={v}" for k, v in sorted(args.items())),
+               "capability": values.get("hardware.compute_capability")}
+    tags: set[str] = set()
+    if params.mode == "returns":
+        for ret in outcome.returns:
+            evidence.append(ret.model_copy(update={"symbol": ret.symbol or "return",
+                                                   "role": ret.role or f"{name} returns under the recipe"}))
+        if outcome.decided and isinstance(outcome.value, bool):
+            admitted = outcome.value == params.admit
+            result = "admits" if admitted else "rejects"
+            hops.append(Hop(kind="note", text=f"{name} returns {outcome.value} under the recipe: {result}"))
+        else:
+            result = "undecided"
+            tags.add("runtime-branch")
+            hops.append(Hop(kind="note", text=f"{name}: return value undecided under the recipe"))
+    else:
+        gated = {(a.start_line, a.end_line) for a in gating}
+        reached = [s for s in outcome.raises if any(lo <= s.anchor.start_line <= hi for lo, hi in _blocks(fn, params.gate_words))]
+        for site in reached:
+            evidence.append(site.anchor.model_copy(update={"role": f"raise reached under the recipe: {site.text}"}))
+        if not reached:
+            result = "admits"
+            hops.append(Hop(kind="note", text=f"no raise guarded by {', '.join(params.gate_words)} is reached in {name}"))
+        elif outcome.decided:
+            result = "rejects"
+        else:
+            result = "undecided"
+            tags.add("runtime-branch")
+        del gated
+    return CheckResult(result, evidence=_dedupe(evidence), trace=tuple(hops), tags=tuple(sorted(tags)),
+                       assumptions=assumptions, details=details, symbols=(name,),
+                       reason="" if result != "undecided" else f"{name} cannot be decided under the recipe")
+
+
+def _typed(text: str):
+    return None if text == "unset" else text
+
+
+def _blocks(fn, words):
+    """Line ranges of if-statements whose test mentions one of `words`."""
+    if fn is None:
+        return []
+    return [(s[1], s[2]) for s in walk_statements(fn.facts.body) if s[0] == "if" and any(w in s[6] for w in words)]
+
+
+def _gating_lines(ctx, fn, words):
+    out = []
+    for stmt in walk_statements(fn.facts.body):
+        if stmt[0] == "if" and any(w in stmt[6] for w in words):
+            test = stmt[3]
+            out.append(ctx.anchor(fn.symbol.path, test[1], test[2], _word(stmt[6], words),
+                                  f"gating condition: {' '.join(stmt[6].split())}"))
+        if stmt[0] == "return" and stmt[3] is not None:
+            text = ctx.tree.read_text(fn.symbol.path).splitlines()[stmt[1] - 1:stmt[2]]
+            if any(w in line for line in text for w in words):
+                out.append(ctx.anchor(fn.symbol.path, stmt[1], stmt[2], _word("\n".join(text), words),
+                                      "gating return: " + " ".join(" ".join(text).split())[:160]))
+    return out
+
+
+def _word(text, words):
+    import re
+
+    for w in words:
+        m = re.search(rf"[A-Za-z_]*{re.escape(w)}[A-Za-z_]*", text)
+        if m:
+            return m.group(0)
+    return words[0]
+
+
+def _dedupe(anchors):
+    seen, out = set(), []
+    for a in anchors:
+        key = (a.path, a.start_line, a.end_line, a.symbol, a.role)
+        if key not in seen:
+            seen.add(key)
+            out.append(a)
+    return tuple(out)

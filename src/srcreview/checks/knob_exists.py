@@ -1,0 +1,34 @@
+"""knob-exists: a recipe key is an engine argument or a nested config field at this revision."""
+
+from __future__ import annotations
+
+from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from srcreview.checks._common import field_anchor
+from srcreview.checks._knobs import resolve_key
+
+OUTCOMES = ("exists", "missing", "undecided")
+UNDECIDED_OUTCOMES = ("undecided",)
+
+
+class Params(Params):  # noqa: F811 - each kind names its model Params
+    engine_class: str = "EngineArgs"
+    container_class: str = "VllmConfig"
+
+
+def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
+    decl = resolve_key(ctx, setting.key, params.engine_class, params.container_class)
+    if decl.status == "stale":
+        return stale(decl.missing)
+    details = {"key": setting.key, "value": setting.value, "suggestion": decl.suggestion,
+               "did_you_mean": f" (did you mean {decl.suggestion}?)" if decl.suggestion else "",
+               "reason": decl.reason}
+    if decl.status == "exists":
+        evidence = [field_anchor(ctx, decl.field, f"declares {setting.key}")]
+        return CheckResult("exists", evidence=tuple(evidence), details=details,
+                           symbols=(f"{short(decl.field.owner)}.{decl.field.name}",))
+    if decl.status == "missing":
+        owner = decl.owner
+        evidence = (ctx.symbol_anchor(owner.symbol, f"declares the admitted keys; no {setting.key.split('.')[-1]}"),)
+        return CheckResult("missing", evidence=evidence, details=details, symbols=(owner.symbol.local,),
+                           reason=decl.reason)
+    return CheckResult("undecided", details=details, tags=("unresolved-type",), reason=decl.reason)

@@ -1,0 +1,129 @@
+"""`srcreview audit REVIEW.json`: do a hand-written review's line anchors show what they claim?
+
+Every line-anchored GitHub URL in the review is read at its own revision; the anchored lines
+must contain what the entry's `purpose` names (identifiers, flags, known concepts). Each
+anchor is `ok`, `drifted` (with the corrected range) or `unverifiable` (with the reason).
+Exit 1 when any anchor drifted, 2 when a revision's source could not be obtained, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from srcreview.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, UsageError
+
+
+def add_parser(sub) -> None:
+    from srcreview.commands._common import PROVIDER_CHOICES
+
+    p = sub.add_parser("audit", help="check a hand-written review's line anchors against the source",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("review", metavar="REVIEW.json", help="independent-review JSON (operator-workflow/v1)")
+    p.add_argument("--source", metavar="PATH",
+                   help="local vLLM git checkout, unpacked sdist directory or sdist archive")
+    p.add_argument("--provider", default="auto", choices=PROVIDER_CHOICES,
+                   help="where to obtain the source of each revision (default: auto)")
+    p.add_argument("--format", default="text", choices=["text", "json"], help="output format (default: text)")
+    p.add_argument("--no-progress", action="store_true", help="do not report downloads on stderr")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from srcreview.audit import audit_review, load_review
+
+    path = Path(args.review)
+    shown = path.name if path.is_absolute() else str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{shown}: no such review file") from None
+    except OSError as exc:
+        raise UsageError(f"{shown}: cannot read review: {exc.strerror or exc}") from None
+    doc = load_review(raw, shown)
+    sources = _Sources(args)
+    report = audit_review(doc, shown, sources.tree_for, sources.index_for)
+    text = render_json(report, sources.incomplete) if args.format == "json" else None
+    if text is not None:
+        sys.stdout.write(text)
+    else:
+        render_text(report, sources.incomplete)
+    if report.drifted:
+        return EXIT_GATE_FAILED
+    return EXIT_INCOMPLETE if sources.incomplete else EXIT_OK
+
+
+class _Sources:
+    """Obtains one tree (and one Index) per revision named in the review; remembers failures."""
+
+    def __init__(self, args):
+        self.args = args
+        self.incomplete: dict[str, str] = {}
+
+    def tree_for(self, rev: str):
+        from srcreview.errors import SourceUnavailable
+        from srcreview.progress import progress_reporter
+        from srcreview.revision import resolve_rev
+        from srcreview.source.obtain import open_source
+
+        revision = resolve_rev(rev)
+        source = Path(self.args.source) if self.args.source else None
+        try:
+            with progress_reporter(not self.args.no_progress) as report:
+                return open_source(revision, source=source, provider=self.args.provider, progress=report)
+        except SourceUnavailable as exc:
+            self.incomplete[rev] = exc.message
+            raise
+
+    @staticmethod
+    def index_for(tree):
+        from srcreview.index import Index
+
+        return Index(tree)
+
+
+def render_json(report, incomplete: dict[str, str]) -> str:
+    import json
+
+    data = {
+        "review": report.review,
+        "summary": report.summary(),
+        "incomplete": [{"rev": rev, "reason": reason} for rev, reason in sorted(incomplete.items())],
+        "entries": [e.model_dump(mode="json") for e in report.entries],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+_STYLE = {"ok": "green", "drifted": "bold red", "unverifiable": "yellow"}
+
+
+def render_text(report, incomplete: dict[str, str], file=None) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(file=file or sys.stdout, highlight=False)
+    table = Table(title=f"anchors of {escape(report.review)}", show_lines=True, expand=True)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("anchor and purpose", overflow="fold", ratio=1)
+    table.add_column("verdict", overflow="fold", ratio=1)
+    for number, entry in enumerate(report.entries, start=1):
+        where = f"{entry.path}:{entry.start_line}-{entry.end_line}" if entry.path else entry.url
+        anchor = f"{escape(where)}\n[dim]{escape(entry.purpose or '(no purpose)')}[/]"
+        verdict = escape(entry.reason)
+        if entry.corrected is not None:
+            verdict += f"\n[bold]→ {escape(entry.corrected.path)}:{entry.corrected.start_line}-{entry.corrected.end_line}[/]"
+        for note in entry.notes:
+            verdict += f"\n· {escape(note)}"
+        table.add_row(str(number), f"[{_STYLE[entry.status]}]{entry.status}[/]", anchor, verdict)
+    console.print(table)
+    for number, entry in enumerate(report.entries, start=1):
+        if entry.corrected is not None:
+            console.print(f"#{number} corrected: {escape(entry.corrected.url)}", soft_wrap=True)
+    for rev, reason in sorted(incomplete.items()):
+        console.print(f"[yellow]source of {escape(rev)} unavailable:[/] {escape(reason)}", soft_wrap=True)
+    counts = report.summary()
+    console.print(f"{len(report.entries)} anchors: {counts['ok']} ok, {counts['drifted']} drifted, "
+                  f"{counts['unverifiable']} unverifiable")

@@ -1,0 +1,30 @@
+"""`srcreview schema review|json`: the JSON Schema of an output format, for validators and CI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("schema", help="print the JSON Schema of an output format", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", choices=("review", "json"),
+                   help="review: the independent-review document (--format review); json: the Review (--format json)")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    sys.stdout.write(json.dumps(schema(args.name), indent=2) + "\n")
+    return 0
+
+
+def schema(name: str) -> dict:
+    if name == "review":
+        from srcreview.report.review import SCHEMA
+
+        return SCHEMA
+    from srcreview.findings import Review
+
+    return Review.model_json_schema()

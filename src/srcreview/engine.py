@@ -1,0 +1,427 @@
+"""The review engine: run the rules over one recipe at one revision and build the Review.
+
+For each rule whose `when` holds for the recipe, the rule's check runs once (or once per
+engine setting for `for_each = "setting"`); its outcome maps through the rule's verdict to a
+finding, and through its knob effects to the knob table. A rule whose anchor symbols are
+missing at the revision is listed in `stale_rules`, never refuted. When the analysis cannot
+answer, the outcome is undecided and the finding at most plausible, with the reason tagged.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from srcreview import __version__
+from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, check_kind
+from srcreview.errors import DataError, SourceUnavailable
+from srcreview.findings import (
+    Anchor,
+    Finding,
+    Hop,
+    Knob,
+    RecipeRef,
+    Review,
+    RevisionInfo,
+    RunnerInfo,
+    StaleRule,
+    ToolInfo,
+    fingerprint,
+)
+from srcreview.rules import Condition, Rule, fill, load_rules
+
+KNOB_PRECEDENCE = {"accepted": 1, "applied": 2, "undecided": 3, "ignored": 4, "invalid-value": 5, "unknown-knob": 6}
+TARGET_KEYS = ("attention_backend", "kv_cache_dtype")
+DRAFT_KEYS = ("speculative_config.attention_backend", "speculative_config.kv_cache_dtype")
+MAX_EVIDENCE = 40
+
+
+def review(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None, cache_dir=None,
+           source_label: str = "") -> Review:
+    """The review of `recipe` at the revision of `tree` (a SourceTree)."""
+    return run_rules(recipe, tree, rules=rules, index=index, cache_dir=cache_dir, source_label=source_label)[0]
+
+
+def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None, cache_dir=None,
+              source_label: str = "") -> tuple[Review, frozenset[str]]:
+    """The review, and the ids of the rules whose `when` held (for the example harness)."""
+    from srcreview.index import Index
+
+    index = index if index is not None else Index(tree, cache_dir=cache_dir)
+    rules = load_rules() if rules is None else rules
+    runner, incomplete = _runner(index, recipe)
+    ctx = CheckContext(index=index, tree=tree, recipe=recipe, bindings=dict(recipe.bindings), runner=runner)
+    ctx.template_values = _Values(ctx)
+    knobs = _base_knobs(recipe)
+    findings: list[Finding] = []
+    stale: dict[str, set[str]] = {}
+    applied: set[str] = set()
+    for rule in rules:
+        matched, downgrade = _applies(rule, ctx)
+        if not matched:
+            continue
+        applied.add(rule.id)
+        subjects = list(recipe.settings) if rule.for_each == "setting" else [None]
+        for subject in subjects:
+            result, problem = _run_check(rule, ctx, subject)
+            if problem:
+                incomplete.append(problem)
+            if result.outcome == "stale" or result.missing:
+                stale.setdefault(rule.id, set()).update(result.missing)
+                continue
+            finding = _finding(rule, ctx, subject, result, downgrade)
+            if finding is not None:
+                findings.append(finding)
+            _apply_knobs(rule, ctx, subject, result, downgrade, knobs)
+    findings.sort(key=lambda f: f.sort_key())
+    missing_tests = sorted({t for f in findings for t in f.missing_tests})
+    revision = tree.revision
+    pin = recipe.runtime.revision
+    return Review(
+        tool=ToolInfo(version=__version__),
+        recipe=RecipeRef(path=recipe.path, name=recipe.name, model=recipe.info.model, gpu=recipe.hardware.gpu,
+                         compute_capability=recipe.hardware.compute_capability),
+        revision=RevisionInfo(sha=revision.sha, version=revision.version, recipe_pin=pin,
+                              matches_recipe_pin=revision.matches_commit(pin) if pin else None,
+                              source=source_label or getattr(tree, "provider", "")),
+        runner=runner,
+        knobs=tuple(sorted(knobs.values(), key=_knob_order)),
+        findings=tuple(findings),
+        stale_rules=tuple(StaleRule(rule=r, missing=tuple(sorted(m))) for r, m in sorted(stale.items())),
+        missing_tests=tuple(missing_tests),
+        incomplete=tuple(sorted(set(incomplete))),
+    ), frozenset(applied)
+
+
+# ---------------------------------------------------------------------------------------------
+# runner, values, conditions
+
+
+def _runner(index, recipe) -> tuple[RunnerInfo, list[str]]:
+    """The model runner under the recipe; only speculative-decoding verdicts depend on it."""
+    from srcreview.graph import model_runner
+
+    if not recipe.uses_speculative_decoding:
+        return RunnerInfo(reason="not evaluated: the recipe does not use speculative decoding"), []
+
+    try:
+        decision = model_runner(index, recipe.bindings)
+    except ANALYSIS_ERRORS as exc:
+        return RunnerInfo(reason=f"analysis unavailable: {type(exc).__name__}"), [
+            "model runner: the analysis core could not evaluate VllmConfig.use_v2_model_runner"]
+    except SourceUnavailable as exc:
+        return RunnerInfo(reason=str(exc)), [f"model runner: {exc}"]
+    reason = decision.reason
+    if decision.assumptions:
+        reason += " (assuming: " + "; ".join(sorted({a.text for a in decision.assumptions})) + ")"
+    return RunnerInfo(value=decision.value, status="resolved" if decision.value else "undecided",
+                      evidence=tuple(decision.evidence), reason=reason), []
+
+
+class _Values(dict):
+    """Template values: recipe settings by dotted key, env.X, hardware.*, recipe.name, runner;
+    an unset engine key reads as its declared default at the revision."""
+
+    def __init__(self, ctx: CheckContext):
+        recipe = ctx.recipe
+        super().__init__({s.key: s.value for s in recipe.settings})
+        self.update({f"env.{e.name}": e.value for e in recipe.env})
+        self["hardware.compute_capability"] = recipe.hardware.compute_capability
+        self["hardware.gpu"] = recipe.hardware.gpu
+        self["recipe.name"] = recipe.name
+        self["runner"] = ctx.runner.value or "undecided"
+        self._ctx = ctx
+
+    def get(self, key, default=None):
+        if key in self:
+            return self[key]
+        if re.fullmatch(r"[a-z_]+(\.[a-z_]+)?", key or ""):
+            value = default_of(self._ctx, key)
+            if value is not None:
+                return value
+        return default
+
+
+def default_of(ctx: CheckContext, key: str) -> Any:
+    """The declared default of an engine key at the revision (None when unknown or not literal)."""
+    from srcreview.checks._knobs import resolve_key
+    from srcreview.index import UNKNOWN
+
+    try:
+        decl = resolve_key(ctx, key, "EngineArgs", "VllmConfig")
+    except ANALYSIS_ERRORS:
+        return None
+    if decl.status != "exists" or decl.field.value is UNKNOWN:
+        return None
+    return decl.field.value
+
+
+def _when_value(ctx: CheckContext, key: str) -> Any:
+    recipe = ctx.recipe
+    if key == "runner":
+        return ctx.runner.value
+    if key == "speculative":
+        return recipe.uses_speculative_decoding
+    if key == "recipe.name":
+        return recipe.name
+    if key == "hardware.compute_capability":
+        return recipe.hardware.compute_capability
+    if key == "hardware.gpu":
+        return recipe.hardware.gpu
+    if key.startswith("env."):
+        return next((e.value for e in recipe.env if e.name == key[4:]), None)
+    return recipe.value(key)
+
+
+def _holds(cond: Condition, value: Any, ctx: CheckContext) -> bool:
+    def same(a, b):
+        return a.lower() == b.lower() if isinstance(a, str) and isinstance(b, str) else a == b
+
+    if cond.set is not None and (value is not None) != cond.set:
+        return False
+    if cond.equals is not None and not same(value, cond.equals):
+        return False
+    if cond.not_equals is not None and same(value, cond.not_equals):
+        return False
+    if cond.in_ is not None and not any(same(value, v) for v in cond.in_):
+        return False
+    if cond.not_in is not None and any(same(value, v) for v in cond.not_in):
+        return False
+    if cond.matches is not None and (value is None or not re.search(cond.matches, str(value))):
+        return False
+    if cond.not_matches is not None and value is not None and re.search(cond.not_matches, str(value)):
+        return False
+    if cond.startswith is not None and (not isinstance(value, str) or not value.startswith(cond.startswith)):
+        return False
+    if cond.differs_from is not None:
+        other = ctx.recipe.value(cond.differs_from)
+        if other is None:
+            other = default_of(ctx, cond.differs_from)
+        if value is None or other is None or same(value, other):
+            return False
+    return True
+
+
+def _applies(rule: Rule, ctx: CheckContext) -> tuple[bool, bool]:
+    """(whether the rule applies, whether it applies only if an undecided runner is assumed)."""
+    downgrade = False
+    wanted_runner = rule.requires_runner
+    for key, cond in rule.when.items():
+        if key == "runner" and ctx.runner.value is None:
+            downgrade = True
+            continue
+        if not _holds(cond, _when_value(ctx, key), ctx):
+            return False, False
+    if wanted_runner:
+        if ctx.runner.value is None:
+            downgrade = True
+        elif ctx.runner.value != wanted_runner:
+            return False, False
+    return True, downgrade
+
+
+# ---------------------------------------------------------------------------------------------
+# checks, findings, knobs
+
+
+def _run_check(rule: Rule, ctx: CheckContext, subject) -> tuple[CheckResult, str]:
+    kind = check_kind(rule.check.kind)
+    params = kind.Params.model_validate(rule.check.params)
+    try:
+        return kind.run(ctx, params, subject), ""
+    except ANALYSIS_ERRORS as exc:
+        reason = f"analysis unavailable ({type(exc).__name__})"
+        return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=("analysis-unavailable",), reason=reason), \
+            f"{rule.id}: {reason}"
+    except SourceUnavailable as exc:
+        return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=("source-unavailable",), reason=str(exc)), \
+            f"{rule.id}: {exc}"
+    except DataError as exc:  # the index refuses an ambiguous symbol: undecided, never a guess
+        return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=("ambiguous-symbol",), reason=str(exc)), ""
+
+
+def _values(ctx: CheckContext, subject, result: CheckResult) -> dict:
+    values = _Merged(ctx.template_values)
+    if subject is not None:
+        values.update({"key": subject.key, "value": subject.value, "recipe_key": subject.written_as})
+    values.update(result.details)
+    values["reason"] = result.reason
+    values["outcome"] = result.outcome
+    values["missing_tests"] = "; ".join(result.missing_tests)
+    values["assumptions"] = "; ".join(result.assumptions)
+    return values
+
+
+class _Merged(dict):
+    def __init__(self, base: _Values):
+        super().__init__()
+        self._base = base
+
+    def get(self, key, default=None):
+        if key in self:
+            return self[key]
+        return self._base.get(key, default)
+
+
+def _finding(rule: Rule, ctx: CheckContext, subject, result: CheckResult, downgrade: bool) -> Finding | None:
+    classification = rule.verdict[result.outcome]
+    if classification == "none":
+        return None
+    tags = set(result.tags)
+    assumptions = list(result.assumptions)
+    if downgrade and classification in ("confirmed", "refuted"):
+        classification = "plausible"
+        tags.add("runner-undecided")
+        assumptions.append(f"the recipe selects the {rule.requires_runner or 'assumed'} model runner")
+    if classification == "plausible" and not tags:
+        tags.add("undecided")
+    values = _values(ctx, subject, result)
+    keys = _finding_keys(rule, ctx, subject, values)
+    primary = keys[0] if keys else ""
+    setting = ctx.recipe.setting(primary) if primary else None
+    recipe_hops = []
+    for key in keys:
+        s = ctx.recipe.setting(key)
+        if s is not None:
+            recipe_hops.append(Hop(kind="recipe", text=f"{s.written_as} = {s.value!r}", recipe_line=s.line))
+        else:
+            recipe_hops.append(Hop(kind="recipe", text=f"{key} unset (default {values.get(key)!r})"))
+    template = rule.message[classification] if classification in rule.message else rule.claim
+    message = fill(template, values)
+    if classification == "plausible" and result.reason and "{reason}" not in template:
+        message += f" Open: {result.reason}."
+    suffix = f":{subject.key}" if subject is not None else ""
+    return Finding(
+        id=f"{rule.id}{suffix}",
+        rule=rule.id,
+        classification=classification,
+        severity=rule.severity,
+        knobs=tuple(keys),
+        claim=fill(rule.claim, values),
+        message=message,
+        evidence=tuple(result.evidence[:MAX_EVIDENCE]),
+        tags=tuple(sorted(tags)),
+        fingerprint=fingerprint(rule.id, primary, result.symbols),
+        recipe_line=setting.line if setting is not None else None,
+        trace=tuple(recipe_hops) + result.trace,
+        assumptions=tuple(sorted(set(assumptions))),
+        missing_tests=result.missing_tests,
+    )
+
+
+def _finding_keys(rule: Rule, ctx: CheckContext, subject, values) -> list[str]:
+    if subject is not None:
+        return [subject.key]
+    keys = [fill(e.key, values) for e in rule.knobs]
+    if not keys:
+        keys = [k for k in rule.when if ctx.recipe.setting(k) is not None]
+    return list(dict.fromkeys(keys))
+
+
+def _base_knobs(recipe) -> dict[tuple[str, str], Knob]:
+    rows = {}
+    for s in recipe.settings:
+        if s.key in DRAFT_KEYS:
+            scope = "draft"
+        elif s.key in TARGET_KEYS:
+            scope = "target"
+        else:
+            scope = "engine"
+        rows[(s.key, scope)] = Knob(key=s.key, value=s.value, scope=scope, recipe_line=s.line, status="accepted")
+    return rows
+
+
+def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, downgrade: bool,
+                 knobs: dict[tuple[str, str], Knob]) -> None:
+    values = _values(ctx, subject, result)
+    for effect in rule.knobs:
+        status = effect.status.get(result.outcome, "none")
+        if status == "none":
+            continue
+        if downgrade and status in ("applied", "ignored"):
+            status = "undecided"
+        key = fill(effect.key, values)
+        tags = tuple(sorted(set(result.tags) | ({"runner-undecided"} if downgrade else set())))
+        scopes = [sc for (k, sc) in knobs if k == key] if effect.scope == "any" else [effect.scope]
+        setting = ctx.recipe.setting(key)
+        for scope in scopes:
+            old = knobs.get((key, scope))
+            value = fill(effect.value, values) if effect.value else (setting.value if setting else values.get(key))
+            new = Knob(key=key, value=value, scope=scope, recipe_line=setting.line if setting else None,
+                       status=status, evidence=_knob_evidence(result.evidence), tags=tags,
+                       note=fill(effect.note, values) if effect.note else "")
+            if old is None or KNOB_PRECEDENCE[new.status] > KNOB_PRECEDENCE[old.status]:
+                knobs[(key, scope)] = new if old is None else new.model_copy(
+                    update={"value": old.value, "tags": tuple(sorted(set(old.tags) | set(tags)))})
+            elif KNOB_PRECEDENCE[new.status] == KNOB_PRECEDENCE[old.status]:
+                merged = tuple(sorted(set(old.evidence) | set(new.evidence), key=Anchor.sort_key))[:MAX_EVIDENCE]
+                knobs[(key, scope)] = old.model_copy(update={"evidence": merged,
+                                                             "tags": tuple(sorted(set(old.tags) | set(tags)))})
+
+
+def _knob_evidence(evidence: tuple[Anchor, ...]) -> tuple[Anchor, ...]:
+    return tuple(evidence[:8])
+
+
+def _knob_order(k: Knob) -> tuple:
+    scope = {"engine": 0, "target": 1, "draft": 2}[k.scope]
+    return (k.key.startswith("speculative_config."), k.key, scope)
+
+
+# ---------------------------------------------------------------------------------------------
+# rule examples (one generic harness: tests/test_rules_examples.py and `srcreview rules test`)
+
+FIXTURE_SHA = "0" * 40
+
+
+def example_recipe(rule: Rule, example):
+    """The recipe an example describes: its settings, env and hardware, one line each."""
+    from srcreview.recipe import EnvVar, Hardware, Recipe, RecipeInfo, Setting
+
+    settings = tuple(Setting(key=k, value=v, line=n, written_as=k)
+                     for n, (k, v) in enumerate(sorted(example.settings.items()), start=1))
+    env = tuple(EnvVar(name=k, value=v, line=100 + n) for n, (k, v) in enumerate(sorted(example.env.items())))
+    return Recipe(path=f"examples/{rule.id}.toml", info=RecipeInfo(name=example.recipe_name),
+                  hardware=Hardware(**example.hardware), settings=settings, env=env)
+
+
+def run_example(rule: Rule, example, fixtures_root) -> list[str]:
+    """Problems with one example (empty when the rule concludes what the example expects)."""
+    from pathlib import Path
+
+    from srcreview.revision import Revision
+    from srcreview.source.base import DirectoryTree
+
+    root = Path(fixtures_root) / example.fixture
+    if not root.is_dir():
+        return [f"fixture {example.fixture!r} does not exist"]
+    tree = DirectoryTree(root, Revision(requested="fixture", sha=FIXTURE_SHA), provider="fixture")
+    result, applied = run_rules(example_recipe(rule, example), tree, rules=(rule,))
+    problems = []
+    observed = sorted({f.classification for f in result.findings if f.rule == rule.id})
+    is_stale = any(s.rule == rule.id for s in result.stale_rules)
+    if example.expect == "skipped":
+        if rule.id in applied:
+            problems.append(f"expected the rule not to apply, but it ran ({observed or 'no finding'})")
+    elif example.expect == "stale":
+        if not is_stale:
+            problems.append(f"expected stale, got {observed or 'no finding'}")
+    elif is_stale:
+        problems.append(f"expected {example.expect}, but the rule is stale: "
+                        + ", ".join(m for s in result.stale_rules for m in s.missing))
+    elif rule.id not in applied:
+        problems.append(f"expected {example.expect}, but the rule did not apply")
+    elif example.expect == "none":
+        if observed:
+            problems.append(f"expected no finding, got {observed}")
+    elif example.expect not in observed or (rule.for_each is None and len(observed) != 1):
+        reasons = "; ".join(f.message for f in result.findings if f.rule == rule.id)
+        problems.append(f"expected {example.expect}, got {observed or 'no finding'}"
+                        + (f" ({reasons})" if reasons else ""))
+    rows = {f"{k.key}@{k.scope}": k.status for k in result.knobs}
+    for where, status in sorted(example.knob.items()):
+        if rows.get(where) != status:
+            problems.append(f"knob {where}: expected {status}, got {rows.get(where, 'no row')}")
+    if result.incomplete:
+        problems.append("incomplete: " + "; ".join(result.incomplete))
+    return problems

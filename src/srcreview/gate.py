@@ -1,0 +1,160 @@
+"""The CI gate: which findings fail a run, and the exit code.
+
+API (library; never prints or exits):
+
+    policy = parse_fail_on("confirmed:high")          # UsageError (64) if malformed
+    result = evaluate(reviews, policy, baseline=load_baseline(path), waivers=load_waivers(...),
+                      known_rules={...}, today=dates.today(date))
+    result.exit_code       # 0 passed, 1 failed, 2 incomplete
+    result.reviews         # the reviews annotated: Finding.waiver, Finding.baseline, Review.gate
+    result.failing / .waived / .new / .worse / .unchanged / .fixed   # (recipe path, finding) pairs
+
+`--fail-on` syntax: comma-separated `CLASSIFICATION[:SEVERITY]` terms, or `none`.
+CLASSIFICATION is the least classification that fails: `confirmed` (confirmed only),
+`plausible` (plausible or confirmed) or `any` (also refuted). SEVERITY is the least severity
+that fails: `high`, `medium`, `low` or `info` (the default when omitted). A finding fails
+the gate when any term matches it, it is not waived and, with a baseline, it is new or worse.
+Examples: `confirmed:high` (default), `plausible:medium`, `confirmed:medium,plausible:high`,
+`any:low`, `none` (never fails on findings; an incomplete review still exits 2).
+
+A review that could not complete (Review.incomplete) makes the run exit 2 even when other
+findings failed the gate: the gate never passes, or claims a decision, on a partial review.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from srcreview import baseline as _baseline
+from srcreview.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, UsageError
+from srcreview.findings import CLASSIFICATION_ORDER, SEVERITY_ORDER, BaselineEntry, Finding, Review, ReviewGate
+from srcreview.waivers import Waiver, check_waivers
+
+DEFAULT_FAIL_ON = "confirmed:high"
+_LEAST_CLASSIFICATION = {"confirmed": "confirmed", "plausible": "plausible", "any": "refuted"}
+
+
+@dataclass(frozen=True)
+class FailTerm:
+    classification: str
+    severity: str
+
+    def matches(self, finding: Finding) -> bool:
+        least = CLASSIFICATION_ORDER[_LEAST_CLASSIFICATION[self.classification]]
+        return (CLASSIFICATION_ORDER[finding.classification] >= least
+                and SEVERITY_ORDER[finding.severity] >= SEVERITY_ORDER[self.severity])
+
+    def __str__(self) -> str:
+        return f"{self.classification}:{self.severity}"
+
+
+@dataclass(frozen=True)
+class FailOn:
+    """A parsed --fail-on policy; no terms means `none`."""
+
+    terms: tuple[FailTerm, ...]
+
+    def matches(self, finding: Finding) -> bool:
+        return any(term.matches(finding) for term in self.terms)
+
+    def __str__(self) -> str:
+        return ",".join(str(t) for t in self.terms) or "none"
+
+
+def parse_fail_on(text: str) -> FailOn:
+    """Parse `--fail-on`; UsageError with the accepted syntax if malformed."""
+    syntax = ("expected CLASSIFICATION[:SEVERITY][,...] with CLASSIFICATION in confirmed, plausible, any "
+              "and SEVERITY in high, medium, low, info; or none")
+    if not isinstance(text, str) or not text.strip():
+        raise UsageError(f"--fail-on: empty policy; {syntax}")
+    parts = [p.strip().lower() for p in text.split(",")]
+    if parts == ["none"]:
+        return FailOn(terms=())
+    terms = []
+    for part in parts:
+        classification, colon, severity = part.partition(":")
+        severity = severity if colon else "info"
+        if classification not in _LEAST_CLASSIFICATION or severity not in SEVERITY_ORDER:
+            raise UsageError(f"--fail-on: {part[:40]!r} is not a policy term; {syntax}")
+        terms.append(FailTerm(classification, severity))
+    return FailOn(terms=tuple(sorted(set(terms), key=str)))
+
+
+Pair = tuple[str, Finding]
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The decision over all reviews of a run, with the findings that led to it."""
+
+    fail_on: FailOn
+    reviews: tuple[Review, ...]
+    exit_code: int
+    failing: tuple[Pair, ...] = ()
+    waived: tuple[Pair, ...] = ()
+    new: tuple[Pair, ...] = ()
+    worse: tuple[Pair, ...] = ()
+    improved: tuple[Pair, ...] = ()
+    unchanged: tuple[Pair, ...] = ()
+    fixed: tuple[tuple[str, BaselineEntry], ...] = ()
+    incomplete: tuple[tuple[str, str], ...] = ()
+    baseline: str | None = None
+
+    @property
+    def decision(self) -> str:
+        return {EXIT_OK: "passed", EXIT_GATE_FAILED: "failed"}.get(self.exit_code, "incomplete")
+
+    def annotate(self, reviews: Iterable[Review]) -> tuple[Review, ...]:
+        """The same reviews with this gate's waiver, baseline and decision notes (idempotent)."""
+        decided = {r.recipe.path: r for r in self.reviews}
+        return tuple(decided.get(r.recipe.path, r) if r.gate is None else r for r in reviews)
+
+
+def evaluate(reviews: Sequence[Review], fail_on: FailOn | str = DEFAULT_FAIL_ON, *,
+             baseline: _baseline.Baseline | None = None, waivers: Sequence[Waiver] | None = None,
+             known_rules: Iterable[str] | None = None, today: _dt.date | None = None) -> GateResult:
+    """Decide the gate over all reviews; DataError (65) for an expired, unmatched or unknown-rule waiver."""
+    policy = parse_fail_on(fail_on) if isinstance(fail_on, str) else fail_on
+    waivers = tuple(waivers or ())
+    if waivers:
+        check_waivers(waivers, reviews, today or _dt.datetime.now(_dt.timezone.utc).date(), known_rules)
+    by_recipe: dict[tuple[str, str], Waiver] = {}
+    for waiver in waivers:
+        for path in waiver.recipes:
+            by_recipe.setdefault((path, waiver.fingerprint), waiver)
+
+    buckets: dict[str, list] = {k: [] for k in ("failing", "waived", "new", "worse", "improved", "unchanged",
+                                                 "fixed", "incomplete")}
+    annotated = []
+    for review in sorted(reviews, key=lambda r: r.recipe.path):
+        previous = baseline.entries_for(review, len(reviews)) if baseline is not None else None
+        findings, failing = [], []
+        for finding in sorted(review.findings, key=lambda f: (f.sort_key(), f.fingerprint)):
+            waiver = by_recipe.get((review.recipe.path, finding.fingerprint))
+            status = _baseline.status(finding, previous.get(finding.fingerprint)) if previous is not None else None
+            finding = finding.model_copy(update={"waiver": waiver.note() if waiver else None, "baseline": status})
+            pair = (review.recipe.path, finding)
+            if waiver is not None:
+                buckets["waived"].append(pair)
+            if status is not None:
+                buckets[status].append(pair)
+            if policy.matches(finding) and waiver is None and status in (None, "new", "worse"):
+                failing.append(finding.fingerprint)
+                buckets["failing"].append(pair)
+            findings.append(finding)
+        # an incomplete review may lack findings that are not fixed at all: list none as fixed
+        fixed = _baseline.fixed(review.findings, previous) if previous is not None and not review.incomplete else ()
+        buckets["fixed"].extend((review.recipe.path, entry) for entry in fixed)
+        buckets["incomplete"].extend((review.recipe.path, reason) for reason in review.incomplete)
+        state = "incomplete" if review.incomplete else "failed" if failing else "passed"
+        gate = ReviewGate(status=state, fail_on=str(policy), failing=tuple(failing),
+                          baseline=baseline.source if baseline is not None else None, fixed=tuple(fixed))
+        annotated.append(review.model_copy(update={"findings": tuple(findings), "gate": gate}))
+
+    exit_code = EXIT_INCOMPLETE if buckets["incomplete"] or not reviews else \
+        EXIT_GATE_FAILED if buckets["failing"] else EXIT_OK
+    return GateResult(fail_on=policy, reviews=tuple(annotated), exit_code=exit_code,
+                      baseline=baseline.source if baseline is not None else None,
+                      **{k: tuple(v) for k, v in buckets.items()})

@@ -1,0 +1,1404 @@
+"""The safe evaluator: interprets function facts over abstract values, under recipe bindings.
+
+Never evaluates source code: it walks the statement IR, decides a branch only when every
+value its test needs is a constant (from the recipe, a literal or a module constant table),
+and otherwise follows both sides and records the condition. The same walk records what the
+call graph and the field-read search need: calls with their resolved targets, attribute
+reads with their receivers, dynamic access, raises and returns with the conditions assumed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from dataclasses import dataclass, field, replace
+
+from srcreview.graph.values import (
+    NONE,
+    BoundBuiltin,
+    Builtin,
+    ClassRef,
+    Const,
+    EnumMember,
+    External,
+    FuncRef,
+    LazyCall,
+    ListVal,
+    ModuleRef,
+    Obj,
+    OneOf,
+    Ref,
+    Super,
+    Union,
+    Unknown,
+)
+from srcreview.index.facts import UNKNOWN
+from srcreview.index.query import ir_text
+
+MAX_EVAL_DEPTH = 6
+MAX_UNION = 6
+ROOT_CONFIG = "VllmConfig"
+_BUILTIN_NAMES = frozenset(dir(builtins))
+_CAPABILITY_KEY = "hardware.compute_capability"
+
+
+# ---------------------------------------------------------------------------------------------
+# events a walk records
+
+
+@dataclass(frozen=True)
+class CallEvent:
+    line: int
+    end_line: int
+    text: str
+    target: object  # FuncRef | Ref | ClassRef | None
+    via: str  # "call" | "init" | "property" | "super"
+    status: str  # "static" | "unresolved" | "external" | "builtin"
+    reason: str = ""
+    args: tuple = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class ReadEvent:
+    line: int
+    end_line: int
+    text: str
+    receiver: object
+    attr: str
+    kind: str  # "direct" | "alias" | "getattr-literal" | "getattr-table"
+
+
+@dataclass(frozen=True)
+class DynamicEvent:
+    kind: str  # "dynamic-getattr" | "kwargs-forward" | "dunder-dict"
+    line: int
+    end_line: int
+    text: str
+    receiver: object = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A branch condition the walk could not decide, and the side taken on the current path."""
+
+    text: str
+    line: int
+    end_line: int
+    reason: str
+    taken: bool | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    text: str
+    line: int
+    end_line: int
+    value: bool
+
+
+@dataclass(frozen=True)
+class ReturnEvent:
+    line: int
+    end_line: int
+    value: object
+    conditions: tuple[Condition, ...]
+
+
+@dataclass(frozen=True)
+class RaiseEvent:
+    line: int
+    end_line: int
+    text: str
+    conditions: tuple[Condition, ...]
+
+
+class _Stop(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class Frame:
+    """One walk of one function (or a module-level expression) under the analyzer's bindings."""
+
+    def __init__(self, analyzer: "Analyzer", module, fn=None, symbol=None, self_obj=None, args=None, owner=None):
+        self.an = analyzer
+        self.index = analyzer.index
+        self.module = module
+        self.fn = fn
+        self.symbol = symbol
+        self.scope = fn.qualname if fn is not None else ""
+        self.owner = owner if owner is not None else (fn.owner if fn is not None else None)
+        self.self_obj = self_obj
+        self.calls: list[CallEvent] = []
+        self.reads: list[ReadEvent] = []
+        self.dynamic: list[DynamicEvent] = []
+        self.assumptions: list[Condition] = []
+        self.decisions: list[Decision] = []
+        self.returns: list[ReturnEvent] = []
+        self.raises: list[RaiseEvent] = []
+        self.conds: list[Condition] = []
+        self.env: dict[str, object] = {}
+        self.kwargs_param = fn.kwargs_param if fn is not None else None
+        if fn is not None:
+            self._bind_params(args or {})
+
+    # -- setup -------------------------------------------------------------------------------
+    def _bind_params(self, args: dict) -> None:
+        fn = self.fn
+        params = list(fn.params)
+        if params and fn.owner and not fn.is_staticmethod:
+            first = params.pop(0)
+            if fn.is_classmethod:
+                owner_q = f"{self.module.module}.{fn.owner}"
+                self.env[first.name] = args.get(first.name, ClassRef(owner_q))
+            else:
+                self.env[first.name] = self.self_obj if self.self_obj is not None else Obj(
+                    cls=f"{self.module.module}.{fn.owner}", nonnull=True, origin="self")
+        for p in params:
+            if p.name in args:
+                self.env[p.name] = args[p.name]
+            elif p.kind == "kwarg":
+                self.env[p.name] = Unknown(f"**{p.name}")
+            elif p.kind == "vararg":
+                self.env[p.name] = Unknown(f"*{p.name}")
+            elif p.annotation_expr is not None:
+                self.env[p.name] = self.an.obj_for_annotation(p.annotation_expr, self.module, self.scope, p.name)
+            else:
+                self.env[p.name] = Unknown(f"untyped parameter {p.name}")
+
+    # -- walking -----------------------------------------------------------------------------
+    def run(self):
+        try:
+            self.block(self.fn.body)
+        except RecursionError:
+            self.assumptions.append(Condition("<too deep>", self.fn.start_line, self.fn.end_line, "analysis depth"))
+        return self
+
+    def block(self, stmts) -> bool:
+        """Walk statements; True when every path through them returned or raised."""
+        for stmt in stmts:
+            if self.stmt(stmt):
+                return True
+        return False
+
+    def _fork(self):
+        return dict(self.env), list(self.conds)
+
+    def stmt(self, s) -> bool:
+        kind = s[0]
+        if kind == "expr":
+            self.expr_stmt(s[3])
+            return False
+        if kind == "assign":
+            value = self.ev(s[4]) if s[4] is not None else None
+            for target in s[3]:
+                self.bind(target, value if value is not None else Unknown("declaration"))
+            return False
+        if kind == "augassign":
+            value = self.ev(s[4])
+            if s[3][0] == "name":
+                old = self.env.get(s[3][3])
+                if isinstance(old, (ListVal,)) or (isinstance(old, Const) and isinstance(old.value, list)):
+                    n = old.min_len if isinstance(old, ListVal) else len(old.value)
+                    self.env[s[3][3]] = ListVal(n, True)
+                else:
+                    self.env[s[3][3]] = self.binop_value(s[3], "+" if True else "", old, value)
+            else:
+                self.ev(s[3])
+            return False
+        if kind == "if":
+            return self.if_stmt(s)
+        if kind == "return":
+            value = self.ev(s[3]) if s[3] is not None else NONE
+            self.returns.append(ReturnEvent(s[1], s[2], value, tuple(self.conds)))
+            return True
+        if kind == "raise":
+            if s[3] is not None:
+                self.ev(s[3])
+            self.raises.append(RaiseEvent(s[1], s[2], ir_text(s[3]) if s[3] is not None else "raise", tuple(self.conds)))
+            return True
+        if kind == "assert":
+            truth, reason = self.truth(self.ev(s[3]))
+            if truth is False:
+                self.raises.append(RaiseEvent(s[1], s[2], f"assert {s[4]}", tuple(self.conds)))
+                return True
+            return False
+        if kind == "for":
+            return self.loop(s[3], s[4], s[5], s[6])
+        if kind == "while":
+            self.ev(s[3])
+            return self.loop(None, None, s[4], s[5])
+        if kind == "with":
+            for item, target in s[3]:
+                value = self.ev(item)
+                if target is not None:
+                    self.bind(target, Unknown("context manager value"))
+            return self.block(s[4])
+        if kind == "try":
+            saved_env, saved_conds = self._fork()
+            body_done = self.block(s[3])
+            if not body_done:
+                body_done = self.block(s[5])
+            after_body = self.env
+            results = [(after_body, body_done)]
+            for exc_type, handler in s[4]:
+                self.env, self.conds = dict(saved_env), list(saved_conds)
+                if exc_type is not None:
+                    self.ev(exc_type)
+                done = self.block(handler)
+                results.append((self.env, done))
+            self.conds = saved_conds
+            live = [env for env, done in results if not done]
+            self.env = self.an.merge_envs(live) if live else after_body
+            finally_done = self.block(s[6])
+            return finally_done or not live
+        if kind == "def":
+            name = s[3].rsplit(".", 1)[-1]
+            qual = f"{self.module.module}.{s[3]}"
+            self.env[name] = ClassRef(qual) if s[3] in self.module.classes else FuncRef(qual)
+            return False
+        if kind == "other":
+            for e in s[3]:
+                self.ev(e)
+            return False
+        return False
+
+    def if_stmt(self, s) -> bool:
+        truth, reason = self.truth(self.ev(s[3]))
+        text = s[6]
+        test_line, test_end = s[3][1], s[3][2]
+        if truth is True:
+            self.decisions.append(Decision(text, test_line, test_end, True))
+            return self.block(s[4])
+        if truth is False:
+            self.decisions.append(Decision(text, test_line, test_end, False))
+            return self.block(s[5])
+        self.assumptions.append(Condition(text, test_line, test_end, reason))
+        saved_env, saved_conds = self._fork()
+        self.conds = saved_conds + [Condition(text, test_line, test_end, reason, True)]
+        done_body = self.block(s[4])
+        env_body = self.env
+        self.env = dict(saved_env)
+        self.conds = saved_conds + [Condition(text, test_line, test_end, reason, False)]
+        done_else = self.block(s[5])
+        env_else = self.env
+        self.conds = saved_conds
+        if done_body and done_else:
+            self.env = saved_env
+            return True
+        if done_body:
+            self.env = env_else
+        elif done_else:
+            self.env = env_body
+        else:
+            self.env = self.an.merge_envs([env_body, env_else])
+        return False
+
+    def loop(self, target, iterable, body, orelse) -> bool:
+        saved = dict(self.env)
+        certain = False
+        if iterable is not None:
+            it = self.force(self.ev(iterable))
+            if target is not None:
+                self.bind(target, self.an.element_of(it, ir_text(iterable)))
+            certain = isinstance(it, Const) and isinstance(it.value, (tuple, list, frozenset, set, dict)) and len(it.value) > 0
+        self.block(body)  # a return inside a loop body does not end the enclosing path
+        self.block(orelse)
+        self.env = self.env if certain else self.an.merge_envs([saved, self.env])
+        return False
+
+    def bind(self, target, value) -> None:
+        kind = target[0]
+        if kind == "name":
+            if isinstance(value, Obj):
+                value = replace(value, alias=True)
+            self.env[target[3]] = value
+        elif kind in ("tuple", "list"):
+            elts = target[3]
+            for i, elt in enumerate(elts):
+                self.bind(elt, self.an.item_of(value, i, len(elts)))
+        elif kind == "attr":
+            self.ev(target[3])  # the receiver is read, the attribute is stored
+        elif kind == "subscript":
+            self.ev(target[3])
+            for sl in target[4]:
+                self.ev(sl)
+
+    def expr_stmt(self, e) -> None:
+        # `xs.append(v)` on a local list grows it: `if unsupported:` later depends on it
+        if e[0] == "call" and e[3][0] == "attr" and e[3][3][0] == "name":
+            name, method = e[3][3][3], e[3][4]
+            current = self.env.get(name)
+            if isinstance(current, (ListVal, Const)) and (isinstance(current, ListVal) or isinstance(current.value, list)):
+                for a in e[4]:
+                    self.ev(a)
+                n = current.min_len if isinstance(current, ListVal) else len(current.value)
+                more = current.maybe_more if isinstance(current, ListVal) else False
+                if method == "append" or method == "insert":
+                    self.env[name] = ListVal(n + 1, more)
+                    return
+                if method == "extend":
+                    self.env[name] = ListVal(n, True)
+                    return
+        self.ev(e)
+
+    # -- expressions ---------------------------------------------------------------------------
+    def ev(self, e):
+        kind = e[0]
+        if kind == "const":
+            return Const(e[3])
+        if kind == "name":
+            return self.name(e[3])
+        if kind == "attr":
+            receiver = self.ev(e[3])
+            return self.attr(receiver, e[4], e, record=True)
+        if kind == "call":
+            return self.call(e)
+        if kind == "compare":
+            return self.compare(e)
+        if kind == "boolop":
+            return self.boolop(e)
+        if kind == "not":
+            truth, reason = self.truth(self.ev(e[3]))
+            return Const(not truth) if truth is not None else Unknown(reason)
+        if kind == "unary":
+            value = self.force(self.ev(e[4]))
+            if isinstance(value, Const) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+                return Const({"-": -value.value, "+": value.value}.get(e[3], None)) if e[3] in "-+" else Unknown("~")
+            return Unknown(ir_text(e))
+        if kind == "binop":
+            return self.binop_value(e, e[3], self.ev(e[4]), self.ev(e[5]))
+        if kind == "subscript":
+            return self.subscript(e)
+        if kind in ("tuple", "list", "set"):
+            values = [self.ev(x) for x in e[3]]
+            if all(isinstance(v, Const) for v in values):
+                items = [v.value for v in values]
+                if kind == "tuple":
+                    return Const(tuple(items))
+                if kind == "list":
+                    return Const(items)
+                try:
+                    return Const(frozenset(items))
+                except TypeError:
+                    return Unknown("set")
+            if kind == "list":
+                return ListVal(sum(1 for x in e[3] if x[0] != "star"), any(x[0] == "star" for x in e[3]))
+            return Unknown(ir_text(e))
+        if kind == "dict":
+            keys = [self.ev(k) if k is not None else None for k in e[3]]
+            values = [self.ev(v) for v in e[4]]
+            for k, v in zip(e[3], e[4]):
+                if k is None:
+                    self.note_kwargs(v, e, "dict unpacking")
+            if all(isinstance(k, Const) for k in keys) and all(isinstance(v, Const) for v in values):
+                try:
+                    return Const({k.value: v.value for k, v in zip(keys, values)})
+                except TypeError:
+                    pass
+            return Unknown("dict")
+        if kind == "ifexp":
+            truth, reason = self.truth(self.ev(e[3]))
+            if truth is True:
+                return self.ev(e[4])
+            if truth is False:
+                return self.ev(e[5])
+            return self.an.union([self.ev(e[4]), self.ev(e[5])])
+        if kind == "lambda":
+            return Unknown("lambda")
+        if kind == "comp":
+            saved = dict(self.env)
+            for target, it, ifs in e[4]:
+                value = self.force(self.ev(it))
+                self.bind(target, self.an.element_of(value, ir_text(it)))
+                for cond in ifs:
+                    self.ev(cond)
+            for elt in e[3]:
+                self.ev(elt)
+            self.env = saved
+            return Unknown("comprehension")
+        if kind == "star":
+            self.ev(e[3])
+            return Unknown("*args")
+        if kind == "other":
+            if e[3] == "walrus" and len(e[4]) == 2:
+                value = self.ev(e[4][1])
+                self.bind(e[4][0], value)
+                return value
+            for child in e[4]:
+                self.ev(child)
+            return Unknown(e[3])
+        return Unknown(kind)
+
+    def name(self, name: str):
+        if name in self.env:
+            return self.env[name]
+        return self.an.global_name(self.module, name, self.scope)
+
+    def attr(self, receiver, name: str, e, record: bool, kind: str | None = None):
+        receiver = self.force(receiver) if isinstance(receiver, (LazyCall, Ref)) else receiver
+        if isinstance(receiver, Union):
+            options = [self.attr(o, name, e, record, kind) for o in receiver.options
+                       if not (isinstance(o, Const) and o.value is None)]
+            return self.an.union(options) if options else Unknown(f"attribute of None: {name}")
+        if record and (isinstance(receiver, (Obj, Unknown, OneOf))):
+            if name == "__dict__":
+                self.dynamic.append(DynamicEvent("dunder-dict", e[1], e[2], ir_text(e), receiver))
+            else:
+                read_kind = kind or ("alias" if isinstance(receiver, Obj) and receiver.alias else "direct")
+                self.reads.append(ReadEvent(e[1], e[2], ir_text(e), receiver, name, read_kind))
+        return self.an.attribute(receiver, name, self)
+
+    def call(self, e):
+        func_expr, arg_exprs, kwarg_exprs = e[3], e[4], e[5]
+        text = ir_text(e)
+        # hardware capability questions are answered from the recipe, whatever object asks them
+        if func_expr[0] == "attr" and func_expr[4] in ("get_device_capability", "has_device_capability",
+                                                        "is_device_capability"):
+            self.ev(func_expr[3])
+            args = [self.ev(a) for a in arg_exprs]
+            return self.an.capability_call(func_expr[4], args)
+        callee = self.ev(func_expr)
+        callee = self.force(callee) if isinstance(callee, (Ref,)) and self.an.eager else callee
+        if isinstance(callee, Builtin):
+            return self.builtin_call(callee.name, arg_exprs, kwarg_exprs, e)
+        args = tuple(self.ev(a) for a in arg_exprs)
+        kwargs = []
+        for key, value_expr in kwarg_exprs:
+            value = self.ev(value_expr)
+            if key is None:
+                self.note_kwargs(value, value_expr, text)
+            else:
+                kwargs.append((key, value))
+        kwargs = tuple(kwargs)
+        return self.an.call_value(self, callee, args, kwargs, e, text)
+
+    def note_kwargs(self, value, expr, text) -> None:
+        self.dynamic.append(DynamicEvent("kwargs-forward", expr[1], expr[2], text, value))
+
+    def builtin_call(self, name, arg_exprs, kwarg_exprs, e):
+        text = ir_text(e)
+        if name in ("getattr", "setattr", "hasattr", "delattr") and len(arg_exprs) >= 2:
+            receiver = self.ev(arg_exprs[0])
+            attr = self.force(self.ev(arg_exprs[1]))
+            for extra in arg_exprs[2:]:
+                self.ev(extra)
+            if isinstance(attr, Const) and isinstance(attr.value, str):
+                if name == "getattr":
+                    value = self.attr(receiver, attr.value, e, record=True, kind="getattr-literal")
+                    if len(arg_exprs) >= 3 and isinstance(value, Unknown):
+                        return Unknown(f"{text}")
+                    return value
+                return Unknown(text)
+            if isinstance(attr, OneOf) and all(isinstance(v, str) for v in attr.values):
+                if name in ("getattr", "hasattr"):
+                    for value in attr.values:
+                        self.reads.append(ReadEvent(e[1], e[2], text, receiver, value, "getattr-table"))
+                return Unknown(text)
+            self.dynamic.append(DynamicEvent("dynamic-getattr", e[1], e[2], text, receiver))
+            return Unknown(f"{name} with a name known only at run time")
+        if name == "vars" and arg_exprs:
+            receiver = self.ev(arg_exprs[0])
+            self.dynamic.append(DynamicEvent("dunder-dict", e[1], e[2], text, receiver))
+            return Unknown(text)
+        args = [self.ev(a) for a in arg_exprs]
+        for key, value in kwarg_exprs:
+            v = self.ev(value)
+            if key is None:
+                self.note_kwargs(v, value, text)
+        if name == "super":
+            if self.owner is not None:
+                return Super(f"{self.module.module}.{self.owner}", self.self_obj if self.self_obj is not None
+                             else self.env.get(self.fn.params[0].name) if self.fn and self.fn.params else None)
+            return Unknown("super() outside a method")
+        return self.an.builtin_value(name, args, text)
+
+    def compare(self, e):
+        left = self.ev(e[3])
+        result: bool | None = True
+        reason = ""
+        for op, right_expr in zip(e[4], e[5]):
+            right = self.ev(right_expr)
+            value, why = self.an.compare(op, left, right)
+            if value is False:
+                return Const(False)
+            if value is None:
+                result = None
+                reason = reason or why
+            left = right
+        return Const(True) if result else Unknown(reason or ir_text(e))
+
+    def boolop(self, e):
+        op, values = e[3], e[4]
+        unknown_reason = None
+        last = None
+        for sub in values:
+            value = self.ev(sub)
+            truth, reason = self.truth(value)
+            last = value
+            if op == "and" and truth is False:
+                return value if unknown_reason is None else Unknown(unknown_reason)
+            if op == "or" and truth is True:
+                return value if unknown_reason is None else Unknown(unknown_reason)
+            if truth is None:
+                unknown_reason = unknown_reason or reason
+        if unknown_reason is not None:
+            return Unknown(unknown_reason)
+        return last
+
+    def subscript(self, e):
+        value = self.force(self.ev(e[3]))
+        keys = [self.force(self.ev(s)) for s in e[4]]
+        if isinstance(value, External) and value.name in ("os.environ",) and keys and isinstance(keys[0], Const):
+            return self.an.env_value(keys[0].value, None, self)
+        if isinstance(value, Const) and len(keys) == 1 and isinstance(keys[0], Const):
+            try:
+                return Const(value.value[keys[0].value])
+            except Exception:  # noqa: BLE001 - an index the constant does not have
+                return Unknown(ir_text(e))
+        if isinstance(value, Const) and isinstance(value.value, dict) and len(keys) == 1 and isinstance(keys[0], OneOf):
+            return Unknown(ir_text(e))
+        return Unknown(ir_text(e))
+
+    def binop_value(self, e, op, left, right):
+        left, right = self.force(left), self.force(right)
+        if isinstance(left, Const) and isinstance(right, Const):
+            fn = _BINOPS.get(op)
+            if fn is not None:
+                try:
+                    return Const(fn(left.value, right.value))
+                except Exception:  # noqa: BLE001 - e.g. None + 1: the program would raise; stay undecided
+                    pass
+        if isinstance(left, ListVal) and op == "+":
+            return ListVal(left.min_len, True)
+        return Unknown(ir_text(e) if isinstance(e, tuple) else "expression")
+
+    # -- values --------------------------------------------------------------------------------
+    def force(self, value):
+        return self.an.force(value, self)
+
+    def truth(self, value):
+        return self.an.truth(value, self)
+
+
+_BINOPS = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
+    "%": operator.mod, "|": operator.or_, "&": operator.and_,
+}
+
+_COMPARE = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+    ">": operator.gt, ">=": operator.ge,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class Analyzer:
+    """Walks functions of one Index under one set of bindings; caches walks and type lookups."""
+
+    def __init__(self, index, bindings: dict, eager: bool = False):
+        self.index = index
+        self.bindings = dict(bindings)
+        self.eager = eager
+        self._summaries: dict = {}
+        self._returns: dict = {}
+        self._canon: dict[str, str | None] = {}
+        self._instance_attr: dict = {}
+        self._prefixes: dict[str, str] | None = None
+        self.depth = 0
+        self.env_assumptions: dict[str, str] = {}
+        self._prefix_keys = {k.rsplit(".", i)[0] for k in self.bindings for i in range(1, k.count(".") + 1)}
+
+    # -- walks -------------------------------------------------------------------------------
+    def summary(self, qualname: str, self_cls: str | None = None, args: dict | None = None) -> Frame:
+        """The trace-mode walk of a function (params typed from annotations unless given)."""
+        key = (qualname, self_cls, _args_key(args))
+        frame = self._summaries.get(key)
+        if frame is None:
+            symbol = self.index.resolve(qualname)
+            info = self.index.function_at(symbol)
+            self_obj = Obj(cls=self_cls, nonnull=True, origin="self",
+                           path=self.config_path_for(self_cls)) if self_cls else None
+            frame = Frame(self, info.module, info.facts, symbol, self_obj, args)
+            self._summaries[key] = frame  # before running: recursion sees a partial walk, not a loop
+            self.depth += 1
+            try:
+                frame.run()
+            finally:
+                self.depth -= 1
+        return frame
+
+    def return_value(self, target: FuncRef, args: tuple, kwargs: tuple):
+        symbol = self.index.resolve(target.qualname)
+        if symbol is None or symbol.kind != "function":
+            return Unknown(f"{target.qualname} not found")
+        if self.depth >= MAX_EVAL_DEPTH:
+            return Unknown(f"{symbol.local}(): evaluation depth")
+        info = self.index.function_at(symbol)
+        fn = info.facts
+        bound = {}
+        params = list(fn.params)
+        self_obj = target.bound
+        if params and fn.owner and not fn.is_staticmethod:
+            first = params.pop(0)
+            if target.bound is not None:
+                bound[first.name] = target.bound
+        positional = [p for p in params if p.kind == "positional"]
+        for p, a in zip(positional, args):
+            bound[p.name] = a
+        names = {p.name for p in params}
+        for k, v in kwargs:
+            if k in names:
+                bound[k] = v
+        for p in params:
+            if p.name not in bound and p.default is not None and p.kind in ("positional", "keyword"):
+                try:
+                    import ast
+
+                    bound[p.name] = Const(ast.literal_eval(p.default))
+                except (ValueError, SyntaxError):
+                    pass
+        key = (symbol.qualname, _value_key(self_obj), _args_key(bound))
+        if key in self._returns:
+            return self._returns[key]
+        self._returns[key] = Unknown(f"{symbol.local}() is recursive")
+        self_cls = self_obj.cls if isinstance(self_obj, Obj) else None
+        self.depth += 1
+        try:
+            frame = Frame(self, info.module, fn, symbol, self_obj, bound)
+            frame.run()
+        finally:
+            self.depth -= 1
+        value = self.returns_of(frame, fn)
+        self._returns[key] = value
+        return value
+
+    def returns_of(self, frame: Frame, fn):
+        values = [r.value for r in frame.returns]
+        if not frame.returns:
+            if frame.raises:
+                return Unknown(f"{fn.name}() raises")
+            return NONE
+        falls_through = False  # a function whose end is reachable also returns None; not tracked: conservative
+        if falls_through:
+            values.append(NONE)
+        merged = self.union([self.force(v, frame) for v in values])
+        if isinstance(merged, Union):
+            reasons = [c.reason for r in frame.returns for c in r.conditions if c.reason]
+            return Unknown(f"{fn.name}() depends on " + (reasons[0] if reasons else "its branches"))
+        return merged
+
+    # -- names -------------------------------------------------------------------------------
+    def global_name(self, module, name: str, scope: str):
+        if scope:
+            parts = scope.split(".")
+            for n in range(len(parts), 0, -1):
+                prefix = ".".join(parts[:n])
+                local = f"{prefix}.<locals>.{name}"
+                if local in module.functions:
+                    return FuncRef(f"{module.module}.{local}")
+                if local in module.classes:
+                    return ClassRef(f"{module.module}.{local}")
+                fn = module.functions.get(prefix)
+                if fn is not None:
+                    for imp in fn.imports:
+                        if imp.local == name:
+                            return self.import_value(imp.target)
+        if name in module.classes:
+            return ClassRef(f"{module.module}.{name}")
+        if name in module.functions:
+            return FuncRef(f"{module.module}.{name}")
+        const = module.constants.get(name)
+        if const is not None and const.guard is None:
+            return self.constant_value(module, const)
+        for imp in module.imports:
+            if imp.local == name and not imp.scope:
+                return self.import_value(imp.target)
+        if const is not None:
+            if const.guard == "TYPE_CHECKING":
+                return Unknown(f"{name} is declared only for type checking")
+            return self.constant_value(module, const)
+        if name in _BUILTIN_NAMES:
+            return Builtin(name)
+        for imp in module.imports:
+            if imp.local == "*" and not imp.scope:
+                symbol = self.index.resolve(f"{imp.target}.{name}")
+                if symbol is not None:
+                    return self.symbol_value(symbol)
+        return Unknown(f"unbound name {name}")
+
+    def import_value(self, target: str):
+        if self.index.has_module(target):
+            return ModuleRef(target)
+        root = target.split(".")[0]
+        if self.index.has_module(root):
+            return Ref(target)
+        return External(target)
+
+    def symbol_value(self, symbol):
+        if symbol is None:
+            return Unknown("unresolved")
+        if symbol.kind == "class":
+            return ClassRef(symbol.qualname)
+        if symbol.kind == "function":
+            return FuncRef(symbol.qualname)
+        if symbol.kind == "module":
+            return ModuleRef(symbol.module)
+        if symbol.kind == "constant":
+            module = self.index.module(symbol.module)
+            return self.constant_value(module, module.constants[symbol.local])
+        if symbol.kind == "field":
+            owner_q, name = symbol.qualname.rsplit(".", 1)
+            info = self.index._class_info_abs(owner_q)
+            f = info.field(name) if info is not None else None
+            if f is not None and f.value is not UNKNOWN:
+                return Const(f.value)
+            return Unknown(f"class attribute {symbol.local}")
+        return Unknown(symbol.qualname)
+
+    def constant_value(self, module, const):
+        if const.value is not UNKNOWN and not (isinstance(const.value, dict) and any(v is UNKNOWN for v in const.value.values())):
+            return Const(const.value)
+        if const.expr is not None and const.expr[0] in ("tuple", "list", "set", "name", "attr", "binop"):
+            frame = Frame(self, module)
+            value = frame.ev(const.expr)
+            if isinstance(value, Const):
+                return value
+        return Unknown(f"{const.name} is computed at import time")
+
+    def force(self, value, frame: Frame | None = None):
+        if isinstance(value, Ref):
+            symbol = self.index.resolve(value.dotted)
+            if symbol is None:
+                return Unknown(f"{value.dotted} not found in the tree")
+            return self.symbol_value(symbol)
+        if isinstance(value, LazyCall):
+            return self.force(self.evaluate_call(value), frame)
+        return value
+
+    # -- attributes ----------------------------------------------------------------------------
+    def attribute(self, receiver, name: str, frame: Frame):
+        if isinstance(receiver, Obj):
+            return self.obj_attr(receiver, name, frame)
+        if isinstance(receiver, ModuleRef):
+            return self.module_attr(receiver.name, name, frame)
+        if isinstance(receiver, ClassRef):
+            return self.class_attr(receiver.qualname, name)
+        if isinstance(receiver, External):
+            return External(f"{receiver.name}.{name}")
+        if isinstance(receiver, Super):
+            return self.super_attr(receiver, name)
+        if isinstance(receiver, Const):
+            value = receiver.value
+            if isinstance(value, EnumMember):
+                if name == "name":
+                    return Const(value.name)
+                return Unknown(f"{value.name}.{name}")
+            if isinstance(value, tuple) and len(value) == 2 and name in ("major", "minor"):
+                return Const(value[0] if name == "major" else value[1])
+            return BoundBuiltin(name, value)
+        return Unknown(f"attribute {name} of an unknown value")
+
+    def obj_attr(self, obj: Obj, name: str, frame: Frame):
+        path = obj.path + (name,) if obj.path is not None else None
+        cls = self.canonical(obj.cls)
+        info = self.index._class_info_abs(cls) if cls else None
+        value_type = None
+        if info is not None:
+            method = info.methods.get(name)
+            if method is not None:
+                fn = self.index.module(method.module).functions[method.local]
+                if fn.is_property:
+                    return LazyCall(FuncRef(method.qualname, bound=obj, via="property"), (), (), name)
+                return FuncRef(method.qualname, bound=obj)
+            f = info.field(name)
+            if f is not None:
+                if f.annotation_expr is not None:
+                    owner_module = self.index.module(self._owner_module(info, f.owner))
+                    value_type = self.obj_for_annotation(f.annotation_expr, owner_module, "", name)
+            else:
+                value_type = self.instance_attr(info, name)
+        bound = self._binding(path)
+        if bound is not None:
+            return bound
+        if isinstance(value_type, Obj):
+            return replace(value_type, path=path if path is not None else value_type.path,
+                           nonnull=value_type.nonnull or (path is not None and ".".join(path) in self._prefix_keys),
+                           owner=cls, attr=name, receiver=obj, alias=False)
+        if value_type is not None and not isinstance(value_type, Unknown):
+            return value_type
+        return Obj(cls=None, path=path, owner=cls, attr=name, receiver=obj,
+                   nonnull=path is not None and ".".join(path) in self._prefix_keys,
+                   origin=f"{(cls or '?').rsplit('.', 1)[-1]}.{name}")
+
+    def _owner_module(self, info, owner_local: str) -> str:
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            if symbol is not None and symbol.local == owner_local:
+                return symbol.module
+        return info.symbol.module
+
+    def _binding(self, path):
+        if path is None:
+            return None
+        key = ".".join(path)
+        if key in self.bindings:
+            return Const(self.bindings[key])
+        return None
+
+    def instance_attr(self, info, name: str):
+        key = (info.qualname, name)
+        if key in self._instance_attr:
+            return self._instance_attr[key]
+        self._instance_attr[key] = None
+        result = None
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            if symbol is None:
+                continue
+            module = self.index.module(symbol.module)
+            facts = module.classes[symbol.local]
+            for attr, expr, annotation, line, method in facts.instance_attrs:
+                if attr != name:
+                    continue
+                fn = module.functions.get(method)
+                frame = Frame(self, module, fn, None, Obj(cls=info.qualname, nonnull=True), {})
+                if annotation is not None:
+                    import ast as _ast
+
+                    try:
+                        ann = _ast_to_ir(_ast.parse(annotation, mode="eval").body, line)
+                        result = self.obj_for_annotation(ann, module, method, name)
+                    except SyntaxError:
+                        result = None
+                if result is None and expr is not None:
+                    value = frame.ev(expr)
+                    if isinstance(value, (Obj, Const)):
+                        result = replace(value, alias=False) if isinstance(value, Obj) else value
+                if result is not None:
+                    break
+            if result is not None:
+                break
+        self._instance_attr[key] = result
+        return result
+
+    def module_attr(self, module_name: str, name: str, frame: Frame):
+        sub = f"{module_name}.{name}"
+        try:
+            module = self.index.module(module_name)
+        except Exception:  # noqa: BLE001 - SourceUnavailable: not in the tree
+            return External(sub)
+        if name in module.classes or name in module.functions or (
+                name in module.constants and module.constants[name].guard is None):
+            return self.global_name(module, name, "")
+        for imp in module.imports:
+            if imp.local == name and not imp.scope:
+                return self.import_value(imp.target)
+        if self.index.has_module(sub):
+            return ModuleRef(sub)
+        if "__getattr__" in module.functions:
+            table = module.constants.get("environment_variables")
+            if table is not None and table.expr is not None and table.expr[0] == "dict":
+                for k, v in zip(table.expr[3], table.expr[4]):
+                    if k is not None and k[0] == "const" and k[3] == name and v[0] == "lambda":
+                        env_frame = Frame(self, module)
+                        value = env_frame.ev(v[4])
+                        frame.calls.extend(env_frame.calls)
+                        return self.force(value, frame)
+            return Unknown(f"{module_name}.{name} comes from the module's __getattr__")
+        if name in module.constants:
+            return Unknown(f"{module_name}.{name} is declared only for type checking")
+        return Unknown(f"{module_name}.{name} not found")
+
+    def class_attr(self, qualname: str, name: str):
+        info = self.index._class_info_abs(qualname)
+        if info is None:
+            return Unknown(f"{qualname}.{name}")
+        if info.enum_members is not None and any(m == name for m, _ in info.enum_members):
+            return Const(EnumMember(qualname, name))
+        method = info.methods.get(name)
+        if method is not None:
+            return FuncRef(method.qualname)
+        f = info.field(name)
+        if f is not None and f.value is not UNKNOWN:
+            return Const(f.value)
+        nested = f"{qualname}.{name}"
+        if self.index._class_symbol(nested) is not None:
+            return ClassRef(nested)
+        return Unknown(f"{qualname.rsplit('.', 1)[-1]}.{name}")
+
+    def super_attr(self, sup: Super, name: str):
+        self_cls = self.canonical(sup.self_obj.cls) if isinstance(sup.self_obj, Obj) and sup.self_obj.cls else sup.cls
+        info = self.index._class_info_abs(self_cls) or self.index._class_info_abs(sup.cls)
+        if info is None:
+            return Unknown(f"super().{name}")
+        mro = list(info.linearization)
+        start = mro.index(sup.cls) + 1 if sup.cls in mro else 1
+        for qual in mro[start:]:
+            symbol = self.index._class_symbol(qual)
+            if symbol is None:
+                continue
+            module = self.index.module(symbol.module)
+            if name in module.classes[symbol.local].methods:
+                return FuncRef(f"{qual}.{name}", bound=sup.self_obj, via="super")
+        return Unknown(f"super().{name} is outside the tree")
+
+    # -- types ---------------------------------------------------------------------------------
+    def canonical(self, dotted: str | None) -> str | None:
+        if not dotted:
+            return None
+        if dotted not in self._canon:
+            symbol = self.index.resolve(dotted) if "." in dotted else None
+            self._canon[dotted] = symbol.qualname if symbol is not None and symbol.kind == "class" else None
+        return self._canon[dotted]
+
+    def obj_for_annotation(self, ann, module, scope: str, name: str):
+        """An instance of the class an annotation names (`X | None` -> X, nullable)."""
+        nullable = False
+        parts = []
+
+        def collect(e):
+            nonlocal nullable
+            if e[0] == "binop" and e[3] == "|":
+                collect(e[4])
+                collect(e[5])
+            elif e[0] == "const" and e[3] is None:
+                nullable = True
+            elif e[0] == "const" and isinstance(e[3], str):
+                import ast as _ast
+
+                try:
+                    collect(_ast_to_ir(_ast.parse(e[3], mode="eval").body, e[1]))
+                except SyntaxError:
+                    pass
+            elif e[0] == "subscript" and e[3][0] in ("name", "attr") and ir_text(e[3]).split(".")[-1] in ("Optional", "Union"):
+                if ir_text(e[3]).split(".")[-1] == "Optional":
+                    nullable = True
+                for s in e[4]:
+                    if s[0] == "tuple":
+                        for x in s[3]:
+                            collect(x)
+                    else:
+                        collect(s)
+            else:
+                parts.append(e)
+
+        collect(ann)
+        classes = [p for p in parts if p[0] in ("name", "attr")]
+        if len(classes) != 1:
+            return Unknown(f"parameter {name}: annotation {ir_text(ann)}")
+        dotted = ir_text(classes[0])
+        head = dotted.split(".")[0]
+        frame_value = self.global_name(module, head, scope)
+        rest = dotted.split(".")[1:]
+        value = frame_value
+        for part in rest:
+            if isinstance(value, ModuleRef):
+                value = self.module_attr(value.name, part, Frame(self, module))
+            elif isinstance(value, External):
+                value = External(f"{value.name}.{part}")
+            elif isinstance(value, Ref):
+                value = Ref(f"{value.dotted}.{part}")
+            else:
+                value = Unknown(dotted)
+        if isinstance(value, ClassRef):
+            cls = value.qualname
+        elif isinstance(value, Ref):
+            cls = value.dotted
+        elif isinstance(value, External):
+            return Obj(cls=value.name, nonnull=not nullable, origin=name)
+        else:
+            return Unknown(f"parameter {name}: {dotted}")
+        return Obj(cls=cls, path=self.config_path_for(cls), nonnull=not nullable or self._config_nonnull(cls),
+                   origin=name)
+
+    def config_path_for(self, cls: str | None) -> tuple[str, ...] | None:
+        """Where instances of a config class sit under VllmConfig, for binding lookups."""
+        if not cls:
+            return None
+        short = cls.rsplit(".", 1)[-1]
+        if short == ROOT_CONFIG:
+            return ()
+        if not short.endswith("Config"):
+            return None
+        prefixes = self._config_prefixes()
+        return (prefixes[short],) if short in prefixes else None
+
+    def _config_nonnull(self, cls: str) -> bool:
+        path = self.config_path_for(cls)
+        return path is not None and (not path or ".".join(path) in self._prefix_keys)
+
+    def _config_prefixes(self) -> dict[str, str]:
+        if self._prefixes is None:
+            self._prefixes = {}
+            try:
+                candidates = self.index.find(ROOT_CONFIG, "class")
+            except Exception:  # noqa: BLE001
+                candidates = []
+            if candidates:
+                root = self.index._class_info(candidates[0])
+                for f in root.facts.fields:
+                    if f.annotation:
+                        names = [n for n in _identifiers(f.annotation) if n.endswith("Config")]
+                        if len(names) == 1:
+                            self._prefixes.setdefault(names[0], f.name)
+        return self._prefixes
+
+    # -- calls ---------------------------------------------------------------------------------
+    def call_value(self, frame: Frame, callee, args, kwargs, e, text):
+        line, end = e[1], e[2]
+        if isinstance(callee, Ref):
+            frame.calls.append(CallEvent(line, end, text, callee, "call", "static", args=args + tuple(v for _, v in kwargs)))
+            return LazyCall(callee, args, kwargs, text)
+        if isinstance(callee, FuncRef):
+            frame.calls.append(CallEvent(line, end, text, callee, callee.via, "static", args=args + tuple(v for _, v in kwargs)))
+            return LazyCall(callee, args, kwargs, text)
+        if isinstance(callee, ClassRef):
+            frame.calls.append(CallEvent(line, end, text, callee, "init", "static", args=args + tuple(v for _, v in kwargs)))
+            return self.instantiate(callee.qualname, args)
+        if isinstance(callee, External):
+            if callee.name in ("os.getenv", "os.environ.get") and args and isinstance(self.force(args[0]), Const):
+                default = args[1] if len(args) > 1 else NONE
+                return self.env_value(self.force(args[0]).value, default, frame)
+            frame.calls.append(CallEvent(line, end, text, callee, "call", "external",
+                                         f"{callee.name} is outside the tree", args=args + tuple(v for _, v in kwargs)))
+            return Unknown(f"{callee.name}() is outside the tree")
+        if isinstance(callee, BoundBuiltin):
+            return self.bound_builtin(callee, args)
+        if isinstance(callee, LazyCall):
+            callee = self.force(callee, frame)
+            return self.call_value(frame, callee, args, kwargs, e, text)
+        if isinstance(callee, Obj):
+            reason = (f"{callee.origin or 'value'} has no resolvable type"
+                      if not callee.cls else f"{callee.cls.rsplit('.', 1)[-1]} is outside the tree or has no such method")
+            if callee.owner is not None and callee.attr is not None:
+                reason = f"method {callee.attr} of {callee.owner.rsplit('.', 1)[-1]} not found in its MRO"
+            elif callee.receiver is not None and callee.receiver.cls and not self.canonical(callee.receiver.cls):
+                reason = f"{callee.receiver.cls} is outside the tree"
+            status = "external" if (callee.receiver is not None and callee.receiver.cls
+                                    and not self.canonical(callee.receiver.cls)) else "unresolved"
+            frame.calls.append(CallEvent(line, end, text, None, "call", status, reason, args=args + tuple(v for _, v in kwargs)))
+            return Unknown(f"{text}: {reason}")
+        reason = callee.reason if isinstance(callee, Unknown) else f"callee is {type(callee).__name__}"
+        frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=args + tuple(v for _, v in kwargs)))
+        return Unknown(f"{text}: {reason}")
+
+    def instantiate(self, qualname: str, args=()):
+        short = qualname.rsplit(".", 1)[-1]
+        if short == "DeviceCapability":
+            values = [self.force(a) for a in args]
+            if len(values) >= 2 and all(isinstance(v, Const) and isinstance(v.value, int) for v in values[:2]):
+                return Const((values[0].value, values[1].value))
+        return Obj(cls=qualname, nonnull=True, path=self.config_path_for(qualname) if short == ROOT_CONFIG else None,
+                   origin=f"{short}(...)")
+
+    def evaluate_call(self, lazy: LazyCall):
+        target = lazy.target
+        if isinstance(target, Ref):
+            target = self.force(target)
+        if isinstance(target, ClassRef):
+            return self.instantiate(target.qualname, lazy.args)
+        if isinstance(target, FuncRef):
+            return self.return_value(target, lazy.args, lazy.kwargs)
+        if isinstance(target, Const):
+            return Unknown("call of a constant")
+        return Unknown(lazy.text or "call")
+
+    def env_value(self, name, default, frame: Frame | None):
+        key = f"env.{name}"
+        if key in self.bindings:
+            value = self.bindings[key]
+            return Const(value if isinstance(value, str) or value is None else str(value))
+        self.env_assumptions[name] = "not set by the recipe: taken as unset"
+        return self.force(default, frame) if default is not None else NONE
+
+    def capability_call(self, method: str, args):
+        capability = self.bindings.get(_CAPABILITY_KEY)
+        if capability is None:
+            return Unknown(f"{_CAPABILITY_KEY} not set by the recipe")
+        capability = tuple(capability)
+        if method == "get_device_capability":
+            return Const(capability)
+        if not args:
+            return Unknown(method)
+        wanted = self.force(args[0])
+        if not isinstance(wanted, Const):
+            return Unknown(f"{method} of an unknown capability")
+        value = wanted.value
+        as_int = capability[0] * 10 + capability[1]
+        if isinstance(value, int):
+            return Const(as_int >= value if method == "has_device_capability" else as_int == value)
+        if isinstance(value, tuple):
+            return Const(capability >= value if method == "has_device_capability" else capability == value)
+        return Unknown(method)
+
+    def bound_builtin(self, bound: BoundBuiltin, args):
+        values = [self.force(a) for a in args]
+        if not all(isinstance(v, Const) for v in values):
+            return Unknown(f".{bound.name}()")
+        receiver = bound.receiver
+        if bound.name == "to_int" and isinstance(receiver, tuple) and len(receiver) == 2:
+            return Const(receiver[0] * 10 + receiver[1])
+        allowed = {
+            str: ("startswith", "endswith", "lower", "upper", "strip", "split", "replace", "count", "find"),
+            dict: ("get", "keys", "values", "items"),
+            tuple: ("count", "index"),
+            list: ("count", "index"),
+            frozenset: ("issubset", "issuperset", "intersection", "union"),
+        }
+        for kind, names in allowed.items():
+            if isinstance(receiver, kind) and bound.name in names:
+                try:
+                    result = getattr(receiver, bound.name)(*[v.value for v in values])
+                except Exception:  # noqa: BLE001
+                    return Unknown(f".{bound.name}()")
+                if bound.name in ("keys", "values", "items"):
+                    result = tuple(result)
+                return Const(result)
+        return Unknown(f".{bound.name}()")
+
+    def builtin_value(self, name: str, args, text: str):
+        values = [self.force(a) for a in args]
+        if name == "isinstance" and len(values) == 2:
+            obj, cls = values
+            if isinstance(obj, Obj) and isinstance(cls, ClassRef) and obj.cls:
+                canonical = self.canonical(obj.cls)
+                if canonical is not None:
+                    return Const(self.index.subclass_of(canonical, cls.qualname))
+            if isinstance(obj, Const) and obj.value is None:
+                return Const(False)
+            return Unknown(text)
+        if name == "type" and len(values) == 1:
+            obj = values[0]
+            if isinstance(obj, Obj) and obj.cls and self.canonical(obj.cls):
+                return ClassRef(self.canonical(obj.cls))
+            return Unknown(text)
+        if name in ("len", "bool", "int", "str", "float", "min", "max", "sum", "any", "all", "sorted", "tuple",
+                    "list", "set", "frozenset", "abs", "round"):
+            if len(values) == 1 and isinstance(values[0], ListVal) and name in ("bool", "len"):
+                lv = values[0]
+                if name == "bool":
+                    return Const(True) if lv.min_len > 0 else (Const(False) if not lv.maybe_more else Unknown(text))
+                return Const(lv.min_len) if not lv.maybe_more else Unknown(text)
+            if name == "bool" and len(values) == 1:
+                truth, reason = self.truth(values[0], None)
+                return Const(truth) if truth is not None else Unknown(reason)
+            if values and all(isinstance(v, Const) for v in values):
+                try:
+                    result = getattr(builtins, name)(*[v.value for v in values])
+                except Exception:  # noqa: BLE001 - the program would raise here; stay undecided
+                    return Unknown(text)
+                return Const(tuple(result) if name in ("sorted", "list") else result)
+            return Unknown(text)
+        return Unknown(text)
+
+    # -- decisions -----------------------------------------------------------------------------
+    def truth(self, value, frame: Frame | None):
+        value = self.force(value, frame)
+        if isinstance(value, Const):
+            try:
+                return bool(value.value), ""
+            except Exception:  # noqa: BLE001
+                return None, "truth of a constant"
+        if isinstance(value, Obj):
+            if value.nonnull:
+                return True, ""
+            if value.path is not None:
+                return None, f"{'.'.join(value.path)} is not set by the recipe"
+            return None, f"{value.origin or 'value'} is only known at run time"
+        if isinstance(value, ListVal):
+            if value.min_len > 0:
+                return True, ""
+            if not value.maybe_more:
+                return False, ""
+            return None, "list filled under undecided conditions"
+        if isinstance(value, (ClassRef, FuncRef, ModuleRef)):
+            return True, ""
+        if isinstance(value, Union):
+            truths = {self.truth(o, frame)[0] for o in value.options}
+            if len(truths) == 1 and None not in truths:
+                return truths.pop(), ""
+            return None, "value differs between branches"
+        if isinstance(value, Unknown):
+            return None, value.reason
+        if isinstance(value, OneOf):
+            return None, f"one of {value.source}"
+        return None, f"{type(value).__name__} is only known at run time"
+
+    def compare(self, op: str, left, right):
+        left, right = self.force(left), self.force(right)
+        if op in ("is", "is not"):
+            if isinstance(right, Const) and right.value is None:
+                result = None
+                if isinstance(left, Const):
+                    result = left.value is None
+                elif isinstance(left, (Obj, ListVal, ClassRef, FuncRef, ModuleRef)) and (
+                        not isinstance(left, Obj) or left.nonnull):
+                    result = False
+                if result is None:
+                    _, reason = self.truth(left, None)
+                    return None, reason or "identity"
+                return (result if op == "is" else not result), ""
+            if isinstance(left, Const) and isinstance(right, Const) and isinstance(left.value, (bool, type(None))):
+                same = left.value is right.value
+                return (same if op == "is" else not same), ""
+            return None, "identity"
+        if op in ("in", "not in"):
+            if isinstance(right, External) and right.name == "os.environ" and isinstance(left, Const):
+                present = f"env.{left.value}" in self.bindings
+                if not present:
+                    self.env_assumptions[left.value] = "not set by the recipe: taken as unset"
+                return (present if op == "in" else not present), ""
+            if isinstance(left, Const) and isinstance(right, Const):
+                try:
+                    container = right.value
+                    if isinstance(left.value, EnumMember) or any(isinstance(x, EnumMember) for x in _iter(container)):
+                        found = any(_equal(left.value, x) for x in _iter(container))
+                    else:
+                        found = left.value in container
+                except TypeError:
+                    return None, "membership"
+                return (found if op == "in" else not found), ""
+            if isinstance(left, Const) and isinstance(right, ListVal) and right.min_len == 0 and not right.maybe_more:
+                return (op == "not in"), ""
+            return None, self._why(left, right)
+        if isinstance(left, Const) and isinstance(right, Const):
+            if op in ("==", "!="):
+                eq = _equal(left.value, right.value)
+                if eq is None:
+                    return None, "comparison"
+                return (eq if op == "==" else not eq), ""
+            try:
+                return bool(_COMPARE[op](left.value, right.value)), ""
+            except Exception:  # noqa: BLE001
+                return None, "comparison"
+        if op in ("==", "!=") and isinstance(right, Const) and isinstance(left, Obj) and left.nonnull and right.value is None:
+            return (op == "!="), ""
+        return None, self._why(left, right)
+
+    def _why(self, left, right) -> str:
+        for v in (left, right):
+            if not isinstance(v, Const):
+                truth, reason = self.truth(v, None)
+                if reason:
+                    return reason
+        return "comparison of run-time values"
+
+    # -- merging -------------------------------------------------------------------------------
+    def union(self, values):
+        options = []
+        for v in values:
+            for o in (v.options if isinstance(v, Union) else (v,)):
+                if o not in options:
+                    options.append(o)
+        if len(options) == 1:
+            return options[0]
+        if any(isinstance(o, Unknown) for o in options):
+            return next(o for o in options if isinstance(o, Unknown))
+        if len(options) > MAX_UNION:
+            return Unknown("too many possible values")
+        return Union(tuple(options))
+
+    def merge_envs(self, envs):
+        if len(envs) == 1:
+            return envs[0]
+        merged = {}
+        keys = set().union(*envs)
+        for key in keys:
+            values = [env.get(key, Unknown(f"{key} unbound on some path")) for env in envs]
+            if all(v == values[0] for v in values[1:]):
+                merged[key] = values[0]
+            elif all(isinstance(v, (ListVal, Const)) and (isinstance(v, ListVal) or isinstance(v.value, list)) for v in values):
+                lens = [v.min_len if isinstance(v, ListVal) else len(v.value) for v in values]
+                more = any(isinstance(v, ListVal) and v.maybe_more for v in values) or len(set(lens)) > 1
+                merged[key] = ListVal(min(lens), more)
+            else:
+                merged[key] = self.union(values)
+        return merged
+
+    def element_of(self, value, source: str):
+        if isinstance(value, Const):
+            items = value.value
+            if isinstance(items, dict):
+                items = tuple(items)
+            if isinstance(items, (tuple, list, frozenset, set)):
+                items = tuple(sorted(items, key=repr)) if isinstance(items, (set, frozenset)) else tuple(items)
+                if len(items) == 1:
+                    return Const(items[0])
+                return OneOf(items, source)
+        return Unknown(f"element of {source}")
+
+    def item_of(self, value, i: int, n: int):
+        if isinstance(value, Const) and isinstance(value.value, (tuple, list)) and len(value.value) == n:
+            return Const(value.value[i])
+        if isinstance(value, OneOf):
+            column = []
+            for item in value.values:
+                if isinstance(item, (tuple, list)) and len(item) == n:
+                    column.append(item[i])
+                else:
+                    return Unknown(f"element of {value.source}")
+            return OneOf(tuple(column), value.source)
+        return Unknown("unpacked value")
+
+
+def _iter(container):
+    if isinstance(container, dict):
+        return tuple(container)
+    try:
+        return tuple(container)
+    except TypeError:
+        return ()
+
+
+def _equal(a, b):
+    if isinstance(a, EnumMember):
+        return a.matches(b)
+    if isinstance(b, EnumMember):
+        return b.matches(a)
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _identifiers(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
+
+
+def _args_key(args) -> tuple:
+    if not args:
+        return ()
+    return tuple(sorted((k, _value_key(v)) for k, v in args.items()))
+
+
+def _value_key(value) -> str:
+    try:
+        return repr(value)
+    except Exception:  # noqa: BLE001
+        return type(value).__name__
+
+
+def _ast_to_ir(node, line: int):
+    """A stdlib-ast annotation as IR (annotations stored as text, e.g. `self.x: T = ...`)."""
+    import ast
+
+    if isinstance(node, ast.Name):
+        return ("name", line, line, node.id)
+    if isinstance(node, ast.Attribute):
+        return ("attr", line, line, _ast_to_ir(node.value, line), node.attr)
+    if isinstance(node, ast.Constant):
+        return ("const", line, line, node.value)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return ("binop", line, line, "|", _ast_to_ir(node.left, line), _ast_to_ir(node.right, line))
+    if isinstance(node, ast.Subscript):
+        sl = node.slice
+        slices = tuple(_ast_to_ir(x, line) for x in sl.elts) if isinstance(sl, ast.Tuple) else (_ast_to_ir(sl, line),)
+        return ("subscript", line, line, _ast_to_ir(node.value, line), slices)
+    return ("other", line, line, type(node).__name__, ())

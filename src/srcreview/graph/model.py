@@ -1,0 +1,120 @@
+"""The results of the graph analysis: frozen, sortable, JSON-able dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from srcreview.findings import Anchor
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One function on a path, and the call that led to it."""
+
+    symbol: str
+    path: str
+    start_line: int
+    end_line: int
+    anchor: Anchor
+    call_line: int | None = None
+    call_anchor: Anchor | None = None
+    via: str = "call"  # "entry" | "call" | "init" | "property" | "super" | "dispatch"
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """A branch condition the evaluator could not decide from the bindings: both sides followed."""
+
+    text: str
+    function: str
+    anchor: Anchor
+    reason: str = ""
+    taken: bool | None = None  # the side assumed on this path; None when both sides were followed
+
+
+@dataclass(frozen=True)
+class Site:
+    """A place in the source the analysis could not see through (or a call it could not resolve)."""
+
+    kind: str  # "dynamic-getattr" | "kwargs-forward" | "dunder-dict" | "unresolved-call" | "runtime-branch"
+    text: str
+    function: str
+    anchor: Anchor
+
+
+@dataclass(frozen=True)
+class Trace:
+    entry: str
+    sink: str | None
+    bindings: tuple[tuple[str, object], ...]
+    paths: tuple[tuple[Hop, ...], ...]
+    functions: tuple[str, ...]
+    reachable: tuple[str, ...]
+    assumptions: tuple[Assumption, ...] = ()
+    unresolved: tuple[Site, ...] = ()
+    dynamic: tuple[Site, ...] = ()
+    found_sink: bool = False
+    contexts: tuple[tuple[str, str | None], ...] = ()  # (function, class of self) for each inspected function
+    edges: tuple[tuple[str, str, int, str], ...] = ()  # (caller, callee, call line, via) explored
+    depth: int = 0  # how many call levels were explored
+
+
+@dataclass(frozen=True)
+class Read:
+    field: str  # "SpeculativeConfig.kv_cache_dtype"
+    function: str
+    kind: str  # "direct" | "alias" | "getattr-literal" | "getattr-table"
+    anchor: Anchor
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class FieldReads:
+    field: str
+    reads: tuple[Read, ...]
+    dynamic: tuple[Site, ...]
+    functions: tuple[str, ...]
+    exists: bool = True  # False when the class or field is absent at this revision (a stale rule)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    symbol: str
+    anchor: Anchor
+    assumptions: tuple[Assumption, ...] = ()
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """What a dispatcher returns under the bindings.
+
+    chosen: the feasible candidates reached when every undecided condition is false (the
+    fall-through the recipe selects unless the model itself enables another branch);
+    alternatives: the other feasible candidates, each with the conditions it needs;
+    candidates: every candidate the dispatcher can return with nothing bound.
+    """
+
+    function: str
+    chosen: tuple[Candidate, ...]
+    alternatives: tuple[Candidate, ...]
+    candidates: tuple[Candidate, ...]
+    assumptions: tuple[Assumption, ...] = ()
+    anchor: Anchor | None = None
+
+
+@dataclass(frozen=True)
+class RunnerDecision:
+    value: str | None  # "v1" | "v2" | None
+    reason: str
+    evidence: tuple[Anchor, ...] = ()
+    assumptions: tuple[Assumption, ...] = ()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    value: object = None
+    decided: bool = False
+    raises: tuple[Site, ...] = ()
+    assumptions: tuple[Assumption, ...] = ()
+    returns: tuple[Anchor, ...] = field(default=())

@@ -1,0 +1,83 @@
+"""On-disk facts cache: one pickle per (schema version, git blob id), loaded by a restricted unpickler.
+
+Keyed by content, so every revision and every provider that holds the same file shares the
+entry. An entry that does not load, or loads as anything but the ModuleFacts it names, is
+treated as absent and rebuilt: a cache is never trusted over the source.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+from srcreview.index import facts as facts_module
+from srcreview.index.facts import SCHEMA_VERSION, ModuleFacts
+
+_ALLOWED = {
+    ("srcreview.index.facts", name)
+    for name in ("ModuleFacts", "ClassFacts", "FunctionFacts", "FieldFact", "ConstantFact",
+                 "ImportFact", "Param", "_Unknown")
+}
+_BUILTINS = {("builtins", "frozenset"), ("builtins", "set"), ("builtins", "Ellipsis"),
+             ("builtins", "complex"), ("builtins", "bytes"), ("builtins", "getattr")}
+
+
+class _FactsUnpickler(pickle.Unpickler):
+    """Only the facts classes and a few builtins may be named: nothing else can be constructed."""
+
+    def find_class(self, module, name):
+        if (module, name) in _ALLOWED:
+            return getattr(facts_module, name)
+        if (module, name) in _BUILTINS:
+            import builtins
+
+            return getattr(builtins, name)
+        raise pickle.UnpicklingError(f"forbidden global {module}.{name}")
+
+
+class FactsCache:
+    def __init__(self, root: Path):
+        self.root = Path(root) / "facts" / f"v{SCHEMA_VERSION}"
+
+    def _path(self, blob_id: str) -> Path:
+        return self.root / blob_id[:2] / f"{blob_id}.pickle"
+
+    def load(self, blob_id: str, module: str, path: str) -> ModuleFacts | None:
+        try:
+            data = self._path(blob_id).read_bytes()
+        except OSError:
+            return None
+        try:
+            facts = _FactsUnpickler(io.BytesIO(data)).load()
+        except Exception:  # noqa: BLE001 - any corruption means "absent"
+            return None
+        if not isinstance(facts, ModuleFacts) or facts.blob_id != blob_id or facts.schema != SCHEMA_VERSION:
+            return None
+        if facts.module != module or facts.path != path:
+            # same content at another path: the facts are the same, names are not
+            facts = _renamed(facts, module, path)
+        return facts
+
+    def store(self, facts: ModuleFacts) -> None:
+        target = self._path(facts.blob_id)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as handle:
+                pickle.dump(facts, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        except OSError:
+            return  # a cache that cannot be written only costs time
+
+
+def _renamed(facts: ModuleFacts, module: str, path: str) -> ModuleFacts | None:
+    # Relative imports were resolved against the old module name: only reuse when the
+    # module has none (the common case for identical files is the same path anyway).
+    if facts.imports or any(f.imports for f in facts.functions.values()):
+        return None
+    from dataclasses import replace
+
+    return replace(facts, module=module, path=path)

@@ -1,0 +1,224 @@
+"""Facts extracted from one module: plain frozen dataclasses and tuples, cheap to pickle.
+
+Facts, not trees, are what the analysis keeps and caches: a warm run loads these and never
+imports libcst. Expressions and statements of function bodies are kept as a small tuple IR
+(below) so that the call graph, the condition evaluator and the field-read search can work
+from the cache alone.
+
+Expression IR: a tuple `(kind, start_line, end_line, *payload)`:
+
+    ("name", l, e, id)
+    ("attr", l, e, value, attr)                    value.attr
+    ("const", l, e, value)                         str/int/float/bool/None/bytes/Ellipsis
+    ("call", l, e, func, args, kwargs)             args: tuple of expr (a `*x` is ("star", l, e, x));
+                                                   kwargs: tuple of (name | None, expr), None for `**x`
+    ("compare", l, e, left, ops, comparators)      ops: "==", "!=", "<", "<=", ">", ">=", "in",
+                                                   "not in", "is", "is not"
+    ("boolop", l, e, "and" | "or", values)
+    ("not", l, e, operand)
+    ("unary", l, e, op, operand)                   op: "-", "+", "~"
+    ("binop", l, e, op, left, right)
+    ("subscript", l, e, value, slices)
+    ("tuple" | "list" | "set", l, e, elts)
+    ("dict", l, e, keys, values)                   a `**x` entry has key None
+    ("ifexp", l, e, test, body, orelse)
+    ("star", l, e, value)
+    ("lambda", l, e, params, body)                 params: tuple of names
+    ("comp", l, e, elts, generators)               generators: tuple of (target, iter, ifs)
+    ("other", l, e, text, children)                f-strings, walrus, await, yield, slices...
+
+Statement IR: a tuple `(kind, start_line, end_line, *payload)`:
+
+    ("expr", l, e, expr)
+    ("assign", l, e, targets, value, annotation)   targets: tuple of expr; annotation text or None
+    ("augassign", l, e, target, value)
+    ("if", l, e, test, body, orelse, test_text)    body/orelse: tuples of statements
+    ("return", l, e, value | None)
+    ("raise", l, e, exc | None)
+    ("assert", l, e, test, test_text)
+    ("for", l, e, target, iter, body, orelse)
+    ("while", l, e, test, body, orelse)
+    ("with", l, e, items, body)                    items: tuple of (expr, as-target | None)
+    ("try", l, e, body, handlers, orelse, final)   handlers: tuple of (type expr | None, body)
+    ("def", l, e, qualname)                        a nested function or class (facts kept separately)
+    ("other", l, e, exprs)                         del, global, pass, match, ...
+
+Lines are 1-based, from libcst's PositionProvider.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Bump whenever the shape or meaning of any fact changes: cached facts of another version are
+# rebuilt, never reused.
+SCHEMA_VERSION = 3
+
+Expr = tuple
+Stmt = tuple
+
+
+class _Unknown:
+    """The value of a constant the extractor could not evaluate statically."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __reduce__(self):
+        return (_Unknown, ())
+
+    def __bool__(self) -> bool:  # an unknown value must never pass as false or true silently
+        raise TypeError("UNKNOWN has no truth value")
+
+
+UNKNOWN: Any = _Unknown()
+
+
+@dataclass(frozen=True, slots=True)
+class ImportFact:
+    """`import a.b as c` / `from .x import y as z`: the local name and what it refers to.
+
+    `target` is the absolute dotted name the local name stands for: a module
+    (`vllm.envs`) or a module attribute (`vllm.config.VllmConfig`); `is_module` tells which
+    kind of import it was (an attribute import may still name a submodule).
+    """
+
+    local: str
+    target: str
+    line: int
+    is_module: bool
+    scope: str = ""  # "" for module level, else the qualname of the function it sits in
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    annotation: str | None
+    default: str | None
+    kind: str  # "positional", "keyword", "vararg", "kwarg"
+    annotation_expr: Expr | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FieldFact:
+    """A class-body declaration `name: annotation = default` (dataclass, pydantic, @config or plain)."""
+
+    name: str
+    owner: str  # qualname of the declaring class
+    annotation: str | None
+    default: str | None
+    docstring: str | None
+    start_line: int
+    end_line: int
+    classvar: bool = False
+    annotation_expr: Expr | None = None
+    default_expr: Expr | None = None
+    value: Any = UNKNOWN  # the default's literal value when it is one (strings, numbers, lists of them)
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionFacts:
+    """A function or method, with its body in the statement IR."""
+
+    qualname: str  # module-relative: "MTPSpeculator.load_draft_model", "init_speculator"
+    name: str
+    owner: str | None  # class qualname for methods
+    params: tuple[Param, ...]
+    decorators: tuple[str, ...]
+    returns: str | None
+    start_line: int
+    end_line: int
+    body: tuple[Stmt, ...]
+    imports: tuple[ImportFact, ...] = ()
+    is_async: bool = False
+
+    @property
+    def is_property(self) -> bool:
+        return any(d in ("property", "cached_property", "functools.cached_property") or d.endswith(".setter")
+                   for d in self.decorators)
+
+    @property
+    def is_staticmethod(self) -> bool:
+        return "staticmethod" in self.decorators
+
+    @property
+    def is_classmethod(self) -> bool:
+        return "classmethod" in self.decorators
+
+    @property
+    def kwargs_param(self) -> str | None:
+        return next((p.name for p in self.params if p.kind == "kwarg"), None)
+
+
+@dataclass(frozen=True, slots=True)
+class ClassFacts:
+    qualname: str
+    name: str
+    bases: tuple[str, ...]  # base expressions as written ("AutoRegressiveSpeculator", "enum.Enum")
+    decorators: tuple[str, ...]
+    start_line: int
+    end_line: int
+    fields: tuple[FieldFact, ...]
+    methods: tuple[str, ...]  # names of functions defined in the body (qualname = f"{qualname}.{name}")
+    keywords: tuple[tuple[str, str], ...] = ()  # class keywords as written: (("metaclass", "M"),)
+    docstring: str | None = None
+    instance_attrs: tuple[tuple[str, Expr, str | None, int, str], ...] = ()
+    # (attr, assigned expression, annotation text, line, method it is assigned in) for `self.attr = ...`
+
+    def field(self, name: str) -> FieldFact | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class ConstantFact:
+    """A module-level assignment: `NAME = value` or `NAME: T = value` (also type aliases)."""
+
+    name: str
+    value: Any  # the literal value (str, numbers, tuples/lists/sets/dicts of them) or UNKNOWN
+    text: str
+    start_line: int
+    end_line: int
+    expr: Expr | None = None
+    annotation: str | None = None
+    guard: str | None = None  # test text of an enclosing module-level `if` ("TYPE_CHECKING"), if any
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleFacts:
+    module: str  # dotted: "vllm.v1.worker.gpu.spec_decode"
+    path: str  # tree-relative: "vllm/v1/worker/gpu/spec_decode/__init__.py"
+    blob_id: str
+    schema: int = SCHEMA_VERSION
+    imports: tuple[ImportFact, ...] = ()
+    classes: dict[str, ClassFacts] = field(default_factory=dict)
+    functions: dict[str, FunctionFacts] = field(default_factory=dict)
+    constants: dict[str, ConstantFact] = field(default_factory=dict)
+    all_names: tuple[str, ...] | None = None  # __all__ when literal
+    parse_error: str | None = None
+
+    @property
+    def is_package(self) -> bool:
+        return self.path.endswith("/__init__.py")
+
+    def import_map(self, scope: str = "") -> dict[str, str]:
+        """Local name -> absolute target, module-level imports overlaid by those of `scope`."""
+        mapping = {i.local: i.target for i in self.imports if not i.scope}
+        if scope:
+            func = self.functions.get(scope)
+            parts = scope.split(".")
+            # imports of enclosing functions, outermost first
+            for n in range(1, len(parts) + 1):
+                enclosing = self.functions.get(".".join(parts[:n]))
+                if enclosing is not None:
+                    mapping.update({i.local: i.target for i in enclosing.imports})
+            if func is not None:
+                mapping.update({i.local: i.target for i in func.imports})
+        return mapping

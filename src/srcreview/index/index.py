@@ -1,0 +1,518 @@
+"""The Index: lazy, per-revision access to module facts, symbols, classes and constants."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from srcreview.errors import DataError, SourceUnavailable
+from srcreview.index.facts import UNKNOWN, ClassFacts, ConstantFact, FieldFact, FunctionFacts, ModuleFacts
+
+MAX_RESOLVE_DEPTH = 12
+_ENUM_BASES = ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag")
+_GENERIC = re.compile(r"\[.*\]$", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A definition found in the tree: a class, function/method, class field, module constant or module."""
+
+    qualname: str  # absolute: "vllm.v1.worker.gpu.spec_decode.mtp.speculator.MTPSpeculator.load_draft_model"
+    kind: str  # "class" | "function" | "field" | "constant" | "module"
+    module: str
+    local: str  # module-relative qualname: "MTPSpeculator.load_draft_model" ("" for a module)
+    path: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    """A class with what it inherits inside the tree."""
+
+    symbol: Symbol
+    facts: ClassFacts
+    linearization: tuple[str, ...]  # the MRO: absolute qualnames in-tree; an out-of-tree base as written
+    fields: tuple[FieldFact, ...]  # own and inherited, nearest declaration wins, base fields first
+    methods: dict[str, Symbol]  # name -> nearest definition in the MRO
+    properties: tuple[str, ...]
+    constants: dict[str, object]  # class-level names whose value is a literal (ClassVar lists, ...)
+    enum_members: tuple[tuple[str, object], ...] | None  # (name, value) when the class is an Enum
+
+    @property
+    def qualname(self) -> str:
+        return self.symbol.qualname
+
+    @property
+    def mro(self) -> tuple[str, ...]:
+        return self.linearization
+
+    def field(self, name: str) -> FieldFact | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    symbol: Symbol
+    facts: FunctionFacts
+    module: ModuleFacts
+
+    @property
+    def qualname(self) -> str:
+        return self.symbol.qualname
+
+
+class Index:
+    """Facts of one SourceTree, parsed on demand and cached by blob id + schema version."""
+
+    def __init__(self, tree, cache_dir: Path | None = None):
+        self.tree = tree
+        self._cache = None
+        if cache_dir is not None:
+            from srcreview.index.cache import FactsCache
+
+            self._cache = FactsCache(Path(cache_dir))
+        self._modules: dict[str, ModuleFacts] = {}
+        self._files: set[str] | None = None
+        self._raw: dict[str, bytes] = {}
+        self._class_infos: dict[str, ClassInfo] = {}
+        self._resolved: dict[str, Symbol | None] = {}
+        self.parsed: list[str] = []  # paths parsed with libcst in this run (the rest came from the cache)
+
+    # -- files and modules -------------------------------------------------------------------
+    def _all_files(self) -> set[str]:
+        if self._files is None:
+            self._files = set(self.tree.files())
+        return self._files
+
+    def module_path(self, module: str) -> str | None:
+        """The file of a dotted module name, or None when the tree has no such module."""
+        if not module or not all(part.isidentifier() for part in module.split(".")):
+            return None
+        base = module.replace(".", "/")
+        files = self._all_files()
+        for candidate in (f"{base}.py", f"{base}/__init__.py"):
+            if candidate in files:
+                return candidate
+        return None
+
+    @staticmethod
+    def path_module(path: str) -> str:
+        stem = path[:-3] if path.endswith(".py") else path
+        if stem.endswith("/__init__"):
+            stem = stem[: -len("/__init__")]
+        return stem.replace("/", ".")
+
+    def _raw_text(self, path: str) -> bytes:
+        data = self._raw.get(path)
+        if data is None:
+            data = self.tree.read(path)
+            self._raw[path] = data
+        return data
+
+    def grep(self, text: str, prefix: str = "vllm/") -> list[str]:
+        """Python files under `prefix` whose raw text contains `text` (no parsing)."""
+        needle = text.encode()
+        return [p for p in self.python_files(prefix) if needle in self._raw_text(p)]
+
+    def grep_re(self, pattern: str, prefix: str = "vllm/") -> list[str]:
+        regex = re.compile(pattern.encode(), re.M)
+        return [p for p in self.python_files(prefix) if regex.search(self._raw_text(p))]
+
+    def python_files(self, prefix: str = "vllm/") -> list[str]:
+        prefix = prefix.strip("/")
+        return sorted(p for p in self._all_files()
+                      if p.endswith(".py") and (not prefix or p == prefix or p.startswith(prefix + "/")))
+
+    def module(self, name_or_path: str) -> ModuleFacts:
+        """Facts of a module by dotted name or tree path; SourceUnavailable if absent."""
+        if name_or_path.endswith(".py"):
+            path = name_or_path
+            if path not in self._all_files():
+                raise SourceUnavailable(f"{path}: no such file at {self.tree.revision.label()}")
+            module = self.path_module(path)
+        else:
+            module = name_or_path
+            path = self.module_path(module)
+            if path is None:
+                raise SourceUnavailable(f"{module}: no such module at {self.tree.revision.label()}")
+        facts = self._modules.get(path)
+        if facts is not None:
+            return facts
+        blob = self.tree.blob_id(path)
+        if self._cache is not None:
+            facts = self._cache.load(blob, module, path)
+        if facts is None:
+            from srcreview.index.extract import extract
+
+            facts = extract(self._raw_text(path), module, path, blob)
+            self.parsed.append(path)
+            if self._cache is not None:
+                self._cache.store(facts)
+        self._modules[path] = facts
+        return facts
+
+    def has_module(self, module: str) -> bool:
+        return self.module_path(module) is not None
+
+    # -- symbols -------------------------------------------------------------------------------
+    def symbols(self, facts: ModuleFacts):
+        """Every definition of a module as Symbols (classes, functions, fields, constants)."""
+        m, p = facts.module, facts.path
+        for local, c in facts.classes.items():
+            yield Symbol(f"{m}.{local}", "class", m, local, p, c.start_line, c.end_line)
+            for f in c.fields:
+                yield Symbol(f"{m}.{local}.{f.name}", "field", m, f"{local}.{f.name}", p, f.start_line, f.end_line)
+        for local, fn in facts.functions.items():
+            yield Symbol(f"{m}.{local}", "function", m, local, p, fn.start_line, fn.end_line)
+        for name, c in facts.constants.items():
+            yield Symbol(f"{m}.{name}", "constant", m, name, p, c.start_line, c.end_line)
+
+    def find(self, suffix: str, kind: str = "any", prefix: str = "vllm/") -> list[Symbol]:
+        """Definitions whose absolute qualname ends with `suffix` (on a dot boundary), sorted."""
+        parts = [p for p in suffix.split(".") if p]
+        if not parts or not all(p.isidentifier() or p == "<locals>" for p in parts):
+            raise DataError(f"{suffix!r}: not a dotted Python name")
+        last = re.escape(parts[-1])
+        pattern = rf"(?:\b(?:def|class)\s+{last}\b|^[ \t]*{last}[ \t]*[:=])"
+        candidates = self.grep_re(pattern, prefix)
+        if len(parts) >= 2:
+            owner = parts[-2]
+            owner_re = re.compile(rf"\bclass\s+{re.escape(owner)}\b".encode())
+            candidates = [p for p in candidates
+                          if owner_re.search(self._raw_text(p)) or owner in p.removesuffix(".py").split("/")]
+        found = []
+        for path in candidates:
+            facts = self.module(path)
+            for symbol in self.symbols(facts):
+                if kind not in ("any", symbol.kind):
+                    continue
+                if symbol.qualname == suffix or symbol.qualname.endswith("." + suffix):
+                    found.append(symbol)
+        return sorted(found, key=lambda s: (s.path, s.start_line, s.qualname))
+
+    def find_one(self, suffix: str, kind: str = "any") -> Symbol | None:
+        """The one definition a suffix names: a full qualname first, else a unique suffix match."""
+        if "." in suffix:
+            symbol = self.resolve(suffix)
+            if symbol is not None and kind in ("any", symbol.kind):
+                return symbol
+        found = self.find(suffix, kind)
+        if len(found) > 1:
+            # a name defined both as a class field and shadowed elsewhere is still one symbol per kind;
+            # more than one candidate is ambiguous: the caller must qualify it further
+            names = ", ".join(s.qualname for s in found[:5])
+            raise DataError(f"{suffix!r} is ambiguous at {self.tree.revision.label()}: {names}")
+        return found[0] if found else None
+
+    # -- name resolution -----------------------------------------------------------------------
+    def resolve(self, dotted: str, _depth: int = 0) -> Symbol | None:
+        """The definition an absolute dotted name refers to, following re-exports."""
+        if dotted in self._resolved:
+            return self._resolved[dotted]
+        self._resolved[dotted] = None  # cycle guard
+        result = self._resolve(dotted, _depth)
+        self._resolved[dotted] = result
+        return result
+
+    def _resolve(self, dotted: str, depth: int) -> Symbol | None:
+        if depth > MAX_RESOLVE_DEPTH:
+            return None
+        parts = dotted.split(".")
+        for i in range(len(parts), 0, -1):
+            module = ".".join(parts[:i])
+            path = self.module_path(module)
+            if path is None:
+                continue
+            rest = parts[i:]
+            if not rest:
+                return Symbol(module, "module", module, "", path, 1, 1)
+            return self._resolve_in(module, rest, depth)
+        return None
+
+    def _resolve_in(self, module: str, rest: list[str], depth: int) -> Symbol | None:
+        facts = self.module(module)
+        head = rest[0]
+        if head in facts.classes:
+            local = head
+            for i, part in enumerate(rest[1:], start=1):
+                nested = f"{local}.{part}"
+                if nested in facts.classes:
+                    local = nested
+                    continue
+                if nested in facts.functions and i == len(rest) - 1:
+                    fn = facts.functions[nested]
+                    return Symbol(f"{module}.{nested}", "function", module, nested, facts.path, fn.start_line, fn.end_line)
+                field = facts.classes[local].field(part)
+                if field is not None and i == len(rest) - 1:
+                    return Symbol(f"{module}.{nested}", "field", module, nested, facts.path, field.start_line, field.end_line)
+                return None
+            c = facts.classes[local]
+            return Symbol(f"{module}.{local}", "class", module, local, facts.path, c.start_line, c.end_line)
+        if head in facts.functions and len(rest) == 1:
+            fn = facts.functions[head]
+            return Symbol(f"{module}.{head}", "function", module, head, facts.path, fn.start_line, fn.end_line)
+        if head in facts.constants and len(rest) == 1 and facts.constants[head].guard is None:
+            c = facts.constants[head]
+            return Symbol(f"{module}.{head}", "constant", module, head, facts.path, c.start_line, c.end_line)
+        imports = facts.import_map()
+        if head in imports:
+            target = imports[head]
+            if target != f"{module}.{head}":
+                return self.resolve(".".join([target, *rest[1:]]), depth + 1)
+        if head in facts.constants and len(rest) == 1:
+            c = facts.constants[head]
+            return Symbol(f"{module}.{head}", "constant", module, head, facts.path, c.start_line, c.end_line)
+        for imp in facts.imports:
+            if imp.local == "*" and not imp.scope:
+                found = self.resolve(".".join([imp.target, *rest]), depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def resolve_name(self, module: str, name: str, scope: str = "") -> Symbol | None:
+        """What a (dotted) name written in `module` (inside function `scope`) refers to."""
+        facts = self.module(module)
+        head, _, tail = name.partition(".")
+        if scope:
+            parts = scope.split(".")
+            for n in range(len(parts), 0, -1):
+                local = f"{'.'.join(parts[:n])}.<locals>.{head}"
+                if local in facts.functions or local in facts.classes:
+                    return self.resolve(f"{module}.{local}" + (f".{tail}" if tail else ""))
+            for n in range(len(parts), 0, -1):
+                func = facts.functions.get(".".join(parts[:n]))
+                if func is not None:
+                    local_imports = {i.local: i.target for i in func.imports}
+                    if head in local_imports:
+                        return self.resolve(local_imports[head] + (f".{tail}" if tail else ""))
+        return self.resolve(f"{module}.{name}")
+
+    # -- classes -------------------------------------------------------------------------------
+    def class_info(self, qualname: str) -> ClassInfo | None:
+        """A class by absolute qualname or unique suffix; None if absent; DataError if ambiguous."""
+        if qualname in self._class_infos:
+            return self._class_infos[qualname]
+        symbol = self.find_one(qualname, "class")
+        if symbol is None:
+            return None
+        info = self._class_info(symbol)
+        self._class_infos[qualname] = info
+        return info
+
+    def _class_info(self, symbol: Symbol) -> ClassInfo:
+        if symbol.qualname in self._class_infos:
+            return self._class_infos[symbol.qualname]
+        self._class_infos[symbol.qualname] = None  # cycle guard while computing the MRO
+        facts = self.module(symbol.module).classes[symbol.local]
+        linearization = self._linearize(symbol, facts)
+        fields: dict[str, FieldFact] = {}
+        methods: dict[str, Symbol] = {}
+        for qual in reversed(linearization):
+            owner = self._class_symbol(qual)
+            if owner is None:
+                continue
+            module = self.module(owner.module)
+            cls = module.classes[owner.local]
+            for f in cls.fields:
+                fields.pop(f.name, None)
+                fields[f.name] = f
+            for name in cls.methods:
+                fn = module.functions.get(f"{owner.local}.{name}")
+                if fn is not None:
+                    methods[name] = Symbol(f"{owner.qualname}.{name}", "function", owner.module,
+                                           f"{owner.local}.{name}", owner.path, fn.start_line, fn.end_line)
+        for name in methods:
+            fields.pop(name, None)
+        properties = tuple(sorted(n for n, s in methods.items()
+                                  if self.module(s.module).functions[s.local].is_property))
+        constants = {f.name: f.value for f in fields.values() if f.value is not UNKNOWN}
+        enum_members = None
+        if any(q.split(".")[-1] in _ENUM_BASES for q in linearization[1:]):
+            enum_members = tuple((f.name, f.value) for f in facts.fields
+                                 if f.annotation is None and not f.name.startswith("_"))
+        info = ClassInfo(symbol, facts, linearization, tuple(fields.values()), methods, properties,
+                         constants, enum_members)
+        self._class_infos[symbol.qualname] = info
+        return info
+
+    def _class_symbol(self, qualname: str) -> Symbol | None:
+        symbol = self.resolve(qualname) if "." in qualname else None
+        return symbol if symbol is not None and symbol.kind == "class" else None
+
+    def _base_symbols(self, symbol: Symbol, facts: ClassFacts) -> list[str]:
+        out = []
+        scope = symbol.local.split(".<locals>.")[0] if ".<locals>." in symbol.local else ""
+        for base in facts.bases:
+            name = _GENERIC.sub("", base).strip()
+            if name in ("object", "Generic", "Protocol") or name.startswith(("Generic[", "Protocol[")):
+                continue
+            resolved = None
+            if all(p.isidentifier() for p in name.split(".")):
+                resolved = self.resolve_name(symbol.module, name, scope)
+            out.append(resolved.qualname if resolved is not None and resolved.kind == "class" else name)
+        return out
+
+    def _linearize(self, symbol: Symbol, facts: ClassFacts, _seen: frozenset = frozenset()) -> tuple[str, ...]:
+        if symbol.qualname in _seen:
+            return (symbol.qualname,)
+        seen = _seen | {symbol.qualname}
+        sequences = []
+        bases = self._base_symbols(symbol, facts)
+        for base in bases:
+            base_symbol = self._class_symbol(base)
+            if base_symbol is None:
+                sequences.append([base])
+            else:
+                base_facts = self.module(base_symbol.module).classes[base_symbol.local]
+                sequences.append(list(self._linearize(base_symbol, base_facts, seen)))
+        sequences.append(list(bases))
+        result = [symbol.qualname]
+        while True:
+            sequences = [s for s in sequences if s]
+            if not sequences:
+                return tuple(result)
+            for seq in sequences:
+                head = seq[0]
+                if not any(head in s[1:] for s in sequences):
+                    break
+            else:  # inconsistent hierarchy: fall back to depth-first order, still deterministic
+                for seq in sequences:
+                    result.extend(x for x in seq if x not in result)
+                return tuple(result)
+            result.append(head)
+            for s in sequences:
+                if s and s[0] == head:
+                    s.pop(0)
+
+    def subclass_of(self, qualname: str, ancestor: str) -> bool:
+        info = self._class_info_abs(qualname)
+        return info is not None and ancestor in info.linearization
+
+    def _class_info_abs(self, qualname: str) -> ClassInfo | None:
+        symbol = self._class_symbol(qualname)
+        return self._class_info(symbol) if symbol is not None else None
+
+    # -- functions -----------------------------------------------------------------------------
+    def function(self, qualname: str) -> FunctionInfo | None:
+        """A function or method by absolute qualname or unique suffix."""
+        symbol = self.find_one(qualname, "function")
+        if symbol is None:
+            return None
+        module = self.module(symbol.module)
+        return FunctionInfo(symbol, module.functions[symbol.local], module)
+
+    def function_at(self, symbol: Symbol) -> FunctionInfo:
+        module = self.module(symbol.module)
+        return FunctionInfo(symbol, module.functions[symbol.local], module)
+
+    # -- values ----------------------------------------------------------------------------------
+    def constant(self, qualname: str) -> ConstantFact | None:
+        """A module-level constant by absolute qualname or unique suffix."""
+        symbol = self.find_one(qualname, "constant")
+        if symbol is None:
+            return None
+        return self.module(symbol.module).constants.get(symbol.local)
+
+    def enum_members(self, qualname: str) -> tuple[tuple[str, object], ...] | None:
+        info = self.class_info(qualname)
+        return info.enum_members if info is not None else None
+
+    def literal_values(self, annotation: str, context_module: str) -> tuple[str, ...] | None:
+        """Members a Literal/Enum annotation admits (through aliases and imports), None if open-ended."""
+        try:
+            node = ast.parse(annotation, mode="eval").body
+        except SyntaxError:
+            return None
+        values = self._literal_members(node, context_module, 0)
+        if values is None:
+            return None
+        return tuple(dict.fromkeys(values))
+
+    def _literal_members(self, node, module: str, depth: int) -> list | None:
+        if depth > MAX_RESOLVE_DEPTH:
+            return None
+        if isinstance(node, ast.Constant):
+            if node.value is None:
+                return []
+            if isinstance(node.value, str):  # a forward reference
+                try:
+                    return self._literal_members(ast.parse(node.value, mode="eval").body, module, depth + 1)
+                except SyntaxError:
+                    return None
+            return None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            left = self._literal_members(node.left, module, depth + 1)
+            right = self._literal_members(node.right, module, depth + 1)
+            return None if left is None or right is None else left + right
+        if isinstance(node, ast.Subscript):
+            head = _ast_dotted(node.value)
+            elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            tail = head.split(".")[-1] if head else ""
+            if tail == "Literal":
+                out = []
+                for el in elements:
+                    if isinstance(el, ast.Constant) and isinstance(el.value, (str, int, bool)) or (
+                            isinstance(el, ast.Constant) and el.value is None):
+                        if el.value is not None:
+                            out.append(el.value)
+                        continue
+                    sub = self._literal_members(el, module, depth + 1)  # Literal[Alias] nesting
+                    if sub is None:
+                        return None
+                    out.extend(sub)
+                return out
+            if tail in ("Optional", "Union"):
+                out = []
+                for el in elements:
+                    sub = self._literal_members(el, module, depth + 1)
+                    if sub is None:
+                        return None
+                    out.extend(sub)
+                return out
+            if tail in ("Annotated",):
+                return self._literal_members(elements[0], module, depth + 1)
+            return None
+        dotted = _ast_dotted(node)
+        if dotted is None:
+            return None
+        symbol = self.resolve_name(module, dotted)
+        if symbol is None:
+            return None
+        if symbol.kind == "constant":
+            const = self.module(symbol.module).constants[symbol.local]
+            try:
+                value_node = ast.parse(const.text, mode="eval").body
+            except SyntaxError:
+                return None
+            if isinstance(value_node, ast.Call) and _ast_dotted(value_node.func) in ("TypeAliasType", "typing.TypeAliasType") \
+                    and len(value_node.args) >= 2:
+                value_node = value_node.args[1]
+            return self._literal_members(value_node, symbol.module, depth + 1)
+        if symbol.kind == "class":
+            info = self._class_info(symbol)
+            if info.enum_members is not None:
+                return [name for name, _ in info.enum_members]
+        return None
+
+    # -- anchors ---------------------------------------------------------------------------------
+    def anchor(self, path: str, start: int, end: int | None = None, symbol: str = "", role: str = ""):
+        from srcreview.findings import Anchor
+
+        end = start if end is None else end
+        return Anchor(url=self.tree.url(path, start, end), path=path, start_line=start, end_line=end,
+                      symbol=symbol, role=role)
+
+    def symbol_anchor(self, symbol: Symbol, role: str = ""):
+        return self.anchor(symbol.path, symbol.start_line, symbol.end_line, symbol.qualname, role)
+
+
+def _ast_dotted(node) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _ast_dotted(node.value)
+        return f"{head}.{node.attr}" if head else None
+    return None

@@ -1,0 +1,170 @@
+"""Markdown for a pull-request comment or a CI step summary: decision first, then per recipe.
+
+Compact on purpose: the gate decision and counts, then for each recipe the knob table and
+the findings grouped by classification (refuted ones folded), each with its anchor links and
+its gate state (failing, waived, new...), then the baseline's new / fixed / unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from srcreview.findings import Anchor, Finding, Review
+from srcreview.report.sarif import shown_path
+
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|#]|(?<!\w)_|_(?!\w))")
+_GROUPS = (("confirmed", "Confirmed"), ("plausible", "Plausible"), ("refuted", "Refuted"))
+
+
+def render(reviews: Sequence[Review], *, gate=None, date: str | None = None) -> str:
+    """The Markdown summary of a run; deterministic for the same reviews, gate and date."""
+    if gate is not None:
+        reviews = gate.annotate(reviews)
+    reviews = sorted(reviews, key=lambda r: r.recipe.path)
+    failing = {(p, f.fingerprint) for p, f in gate.failing} if gate is not None else set()
+    out: list[str] = []
+    out += _header(reviews, gate, date)
+    for review in reviews:
+        out += _review(review, failing)
+    if gate is not None and gate.baseline is not None:
+        out += _baseline(gate)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _header(reviews: Sequence[Review], gate, date: str | None) -> list[str]:
+    if gate is not None:
+        title = f"## srcreview: gate {gate.decision} (exit {gate.exit_code})"
+    else:
+        title = "## srcreview review"
+    facts = []
+    if gate is not None:
+        facts.append(f"`--fail-on {gate.fail_on}`")
+    facts.append(f"{len(reviews)} recipe{'s' if len(reviews) != 1 else ''}")
+    if gate is not None:
+        facts.append(f"{len(gate.failing)} failing")
+        facts.append(f"{len(gate.waived)} waived")
+    if date is not None:
+        facts.append(f"review date {date}")
+    lines = [title, "", " · ".join(facts), ""]
+    lines += ["| recipe | vLLM | gate | confirmed | plausible | refuted |", "|---|---|---|---|---|---|"]
+    for review in reviews:
+        counts = {c: sum(1 for f in review.findings if f.classification == c) for c, _ in _GROUPS}
+        state = review.gate.status if review.gate is not None else ("incomplete" if review.incomplete else "-")
+        state = f"**{state}**" if state in ("failed", "incomplete") else state
+        lines.append(f"| {_code(shown_path(review.recipe.path))} | {_cell(_revision(review))} | {state} | "
+                     f"{counts['confirmed']} | {counts['plausible']} | {counts['refuted']} |")
+    return lines + [""]
+
+
+def _revision(review: Review) -> str:
+    rev = review.revision
+    short = rev.sha[:12]
+    return f"{rev.version} ({short})" if rev.version else short
+
+
+def _review(review: Review, failing: set) -> list[str]:
+    path = shown_path(review.recipe.path)
+    lines = [f"### {_code(path)}: {_text(review.recipe.name)}", ""]
+    facts = [f"vLLM {_text(_revision(review))}"]
+    if review.revision.recipe_pin:
+        agree = {True: "matches the recipe pin", False: f"differs from the recipe pin {_code(review.revision.recipe_pin)}",
+                 None: f"recipe pin {_code(review.revision.recipe_pin)}"}[review.revision.matches_recipe_pin]
+        facts.append(agree)
+    runner = review.runner
+    facts.append(f"runner {runner.value or 'unknown'} ({runner.status})")
+    lines += [" · ".join(facts), ""]
+    for reason in review.incomplete:
+        lines.append(f"> **Review incomplete:** {_text(reason)}")
+    if review.incomplete:
+        lines.append("")
+    if review.knobs:
+        lines += ["| knob | scope | value | status | line |", "|---|---|---|---|---|"]
+        for knob in sorted(review.knobs, key=lambda k: (k.recipe_line or 0, k.key, k.scope)):
+            status = f"**{knob.status}**" if knob.status not in ("applied", "accepted") else knob.status
+            line = str(knob.recipe_line) if knob.recipe_line else ""
+            lines.append(f"| {_code(knob.key)} | {knob.scope} | {_code(_value(knob.value))} | {status} | {line} |")
+        lines.append("")
+    findings = sorted(review.findings, key=lambda f: (f.sort_key(), f.fingerprint))
+    for classification, title in _GROUPS:
+        group = [f for f in findings if f.classification == classification]
+        if not group:
+            continue
+        if classification == "refuted":
+            lines += [f"<details><summary>{title} ({len(group)})</summary>", ""]
+        else:
+            lines += [f"**{title} ({len(group)})**", ""]
+        lines += [_finding(f, (review.recipe.path, f.fingerprint) in failing) for f in group]
+        lines.append("")
+        if classification == "refuted":
+            lines += ["</details>", ""]
+    for stale in sorted(review.stale_rules, key=lambda s: s.rule):
+        lines.append(f"- stale rule {_code(stale.rule)} at this revision: missing "
+                     f"{', '.join(_code(m) for m in stale.missing) or 'its anchors'}")
+    if review.missing_tests:
+        lines.append("- missing tests:")
+        lines += [f"  - {_text(t)}" for t in review.missing_tests]
+    if review.stale_rules or review.missing_tests:
+        lines.append("")
+    return lines
+
+
+def _finding(finding: Finding, is_failing: bool) -> str:
+    marks = []
+    if is_failing:
+        marks.append("**FAILS GATE**")
+    if finding.baseline is not None:
+        marks.append(f"baseline: {finding.baseline}")
+    if finding.waiver is not None:
+        w = finding.waiver
+        marks.append(f"*waived until {w.expires}: {_text(w.reason)} ({_text(shown_path(w.source))})*")
+    where = f"line {finding.recipe_line} · " if finding.recipe_line else ""
+    links = ", ".join(_link(a) for a in sorted(finding.evidence, key=Anchor.sort_key))
+    text = f"- **{finding.severity}** {_code(finding.rule)} · {where}{_text(finding.message)}"
+    if links:
+        text += f" ({links})"
+    if marks:
+        text += " · " + " · ".join(marks)
+    text += f" · `{finding.fingerprint}`"
+    return text
+
+
+def _baseline(gate) -> list[str]:
+    lines = [f"### Baseline {_code(shown_path(gate.baseline))}", "",
+             f"new {len(gate.new)} · worse {len(gate.worse)} · unchanged {len(gate.unchanged) + len(gate.improved)} "
+             f"(improved {len(gate.improved)}) · fixed {len(gate.fixed)}", ""]
+    for label, pairs in (("new", gate.new), ("worse", gate.worse)):
+        for path, finding in pairs:
+            lines.append(f"- {label}: {_code(shown_path(path))} {_code(finding.rule)} {finding.classification} "
+                         f"{finding.severity} `{finding.fingerprint}`")
+    for path, entry in gate.fixed:
+        lines.append(f"- fixed: {_code(shown_path(path))} {_code(entry.rule or '?')} (was {entry.classification}) "
+                     f"`{entry.fingerprint}`")
+    return lines + [""]
+
+
+def _link(anchor: Anchor) -> str:
+    label = anchor.symbol or f"{anchor.path}:{anchor.start_line}"
+    url = anchor.url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    return f"[{_text(label)}]({url})"
+
+
+def _value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "unset"
+    return str(value)
+
+
+def _text(text: str) -> str:
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    text = " ".join(str(text).split()).replace("`", "'").replace("|", "\\|")
+    return f"`{text}`"

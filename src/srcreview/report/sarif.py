@@ -1,0 +1,345 @@
+"""SARIF 2.1.0 for code scanning: results annotate the recipe line that sets the knob.
+
+Primary location: the recipe file (path relative, as shown in the review) at the line of
+the knob. The vLLM anchors are related locations (linked from the message as `[symbol](n)`),
+the trace is a codeFlow, and `versionControlProvenance` names the vLLM repository and
+revision each anchor base (`VLLM_<sha12>`) maps to. `partialFingerprints` carry the finding's
+fingerprint, built from meaning (rule, recipe key, symbols), so alerts survive line moves.
+
+Levels: confirmed findings map severity to error (high), warning (medium), note (low,
+info); plausible findings are one step milder (warning for high, else note) and say
+`plausible` in the message. Refuted findings are not alerts: they are listed in
+`run.properties.refuted`. Waived findings carry a SARIF suppression with the waiver's
+reason; with a baseline, `baselineState` says new / updated (worse) / unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath, PureWindowsPath
+from urllib.parse import quote
+
+from srcreview.findings import Anchor, Finding, Hop, Review
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+FINGERPRINT_KEY = "srcreviewFingerprint/v1"
+RECIPE_BASE = "%SRCROOT%"
+_TEMPLATE_FIELD = re.compile(r"\{([A-Za-z0-9_.\-]+)\}")
+_ANCHOR_URL = re.compile(r"^(?P<repo>.+?)/blob/(?P<sha>[0-9a-fA-F]{7,40})/")
+_CONFIRMED_LEVEL = {"high": "error", "medium": "warning", "low": "note", "info": "note"}
+_PLAUSIBLE_LEVEL = {"high": "warning", "medium": "note", "low": "note", "info": "note"}
+_DOC_TITLES = {"what": "What it checks", "why": "Why it matters", "instead": "What to do instead",
+               "references": "References"}
+_BASELINE_STATE = {"new": "new", "worse": "updated", "improved": "updated", "unchanged": "unchanged"}
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    """What SARIF shows about a rule: its claim and its doc (markdown)."""
+
+    id: str
+    summary: str = ""
+    description: str = ""
+    doc: str = ""
+    severity: str | None = None
+    help_uri: str | None = None
+
+
+def rule_docs(rules: Iterable[object] | Mapping[str, object] | None) -> dict[str, RuleDoc]:
+    """RuleDocs from rule objects or dicts (id, claim/summary, doc as text or sections, severity)."""
+    if rules is None:
+        return {}
+    items = rules.values() if isinstance(rules, Mapping) else rules
+    docs = {}
+    for rule in items:
+        if isinstance(rule, RuleDoc):
+            docs[rule.id] = rule
+            continue
+        get = (lambda k, r=rule: r.get(k)) if isinstance(rule, Mapping) else (lambda k, r=rule: getattr(r, k, None))
+        rule_id = get("id")
+        if not rule_id:
+            continue
+        summary = get("summary") or get("title") or get("claim") or ""
+        doc = get("doc")
+        what = doc.get("what") if isinstance(doc, Mapping) else getattr(doc, "what", None)
+        docs[str(rule_id)] = RuleDoc(id=str(rule_id), summary=_TEMPLATE_FIELD.sub(r"<\1>", str(summary)),
+                                     description=str(what or get("description") or ""), doc=_doc_text(doc),
+                                     severity=get("severity"), help_uri=get("help_uri") or get("url"))
+    return docs
+
+
+def _doc_text(doc) -> str:
+    if doc is None:
+        return ""
+    if isinstance(doc, str):
+        return doc
+    if not isinstance(doc, Mapping):
+        doc = {k: getattr(doc, k) for k in ("what", "why", "instead", "references") if getattr(doc, k, None)}
+    parts = []
+    for key, value in doc.items():
+        if not value:
+            continue
+        if isinstance(value, (list, tuple)):
+            value = "\n".join(f"- {v}" for v in value)
+        title = _DOC_TITLES.get(str(key), str(key).replace("_", " ").capitalize())
+        parts.append(f"**{title}**\n\n{value}")
+    return "\n\n".join(parts)
+
+
+def recipe_uri(path: str) -> str:
+    """A relative URI for a recipe path; an absolute path is cut to its file name, never leaked."""
+    text = path.replace("\\", "/")
+    if PurePosixPath(text).is_absolute() or PureWindowsPath(path).is_absolute():
+        text = PurePosixPath(text).name
+    while text.startswith("./"):
+        text = text[2:]
+    return quote(text, safe="/-_.~")
+
+
+def shown_path(path: str) -> str:
+    """A path for message text: as shown if relative, else only its file name."""
+    text = path.replace("\\", "/")
+    if PurePosixPath(text).is_absolute() or PureWindowsPath(path).is_absolute():
+        return PurePosixPath(text).name
+    return text
+
+
+def render(reviews: Sequence[Review], *, gate=None, date: str | None = None,
+           rules: Iterable[object] | Mapping[str, object] | None = None) -> str:
+    """The SARIF log of a run (one SARIF run for all recipes), as deterministic JSON."""
+    from srcreview import __version__
+
+    if gate is not None:
+        reviews = gate.annotate(reviews)
+    reviews = sorted(reviews, key=lambda r: r.recipe.path)
+    docs = rule_docs(rules)
+    bases = _Bases()
+    for review in reviews:
+        bases.add_review(review)
+    rule_ids = sorted({f.rule for r in reviews for f in r.findings if f.classification != "refuted"}
+                      | {s.rule for r in reviews for s in r.stale_rules})
+    index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
+    results, refuted = [], []
+    for review in reviews:
+        for finding in sorted(review.findings, key=lambda f: (f.sort_key(), f.fingerprint)):
+            if finding.classification == "refuted":
+                refuted.append({"recipe": recipe_uri(review.recipe.path), "rule": finding.rule,
+                                "fingerprint": finding.fingerprint, "message": finding.message})
+                continue
+            results.append(_result(review, finding, index, bases))
+
+    invocation: dict = {"executionSuccessful": not any(r.incomplete for r in reviews)}
+    notifications = [{"level": "error", "message": {"text": f"{shown_path(r.recipe.path)}: {reason}"}}
+                     for r in reviews for reason in r.incomplete]
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    stale = [{"level": "warning", "descriptor": {"id": s.rule, "index": index[s.rule]},
+              "message": {"text": f"rule {s.rule} is stale at {r.revision.sha[:12]}: "
+                                  f"missing {', '.join(s.missing) or 'its anchors'}"}}
+             for r in reviews for s in sorted(r.stale_rules, key=lambda s: s.rule)]
+    if stale:
+        invocation["toolConfigurationNotifications"] = stale
+    if gate is not None:
+        invocation["exitCode"] = gate.exit_code
+
+    properties: dict = {}
+    if date is not None:
+        properties["reviewDate"] = date
+    if gate is not None:
+        properties["gate"] = {"decision": gate.decision, "exitCode": gate.exit_code, "failOn": str(gate.fail_on),
+                              "failing": len(gate.failing), "waived": len(gate.waived)}
+        if gate.baseline is not None:
+            properties["gate"]["baseline"] = {
+                "file": shown_path(gate.baseline), "new": len(gate.new), "worse": len(gate.worse),
+                "unchanged": len(gate.unchanged) + len(gate.improved), "fixed": len(gate.fixed)}
+    if refuted:
+        properties["refuted"] = refuted
+
+    driver = {"name": "srcreview", "version": __version__, "semanticVersion": __version__,
+              "rules": [_rule(rule_id, docs.get(rule_id), reviews) for rule_id in rule_ids]}
+    run: dict = {
+        "tool": {"driver": driver},
+        "invocations": [invocation],
+        "results": results,
+        "columnKind": "unicodeCodePoints",
+    }
+    if bases.ids:
+        run["originalUriBaseIds"] = bases.original_uri_base_ids()
+        run["versionControlProvenance"] = bases.provenance()
+    if properties:
+        run["properties"] = properties
+    log = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+    return json.dumps(log, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+class _Bases:
+    """One uriBaseId per vLLM (repository, revision) the anchors point into."""
+
+    def __init__(self):
+        self.ids: dict[tuple[str, str], dict] = {}
+
+    def add_review(self, review: Review) -> None:
+        for anchor in _anchors(review):
+            self.of(anchor, review)
+
+    def of(self, anchor: Anchor, review: Review) -> str | None:
+        match = _ANCHOR_URL.match(anchor.url)
+        if match is None:
+            return None
+        key = (match.group("repo"), match.group("sha"))
+        if key not in self.ids:
+            self.ids[key] = {"id": f"VLLM_{key[1][:12]}",
+                             "version": review.revision.version if review.revision.sha[:7] == key[1][:7] else None}
+        return self.ids[key]["id"]
+
+    def original_uri_base_ids(self) -> dict:
+        out = {}
+        for (repo, sha), info in sorted(self.ids.items()):
+            label = f"vLLM {info['version']} ({sha[:12]})" if info["version"] else f"vLLM {sha[:12]}"
+            out[info["id"]] = {"uri": f"{repo}/blob/{sha}/", "description": {"text": f"{label} source"}}
+        return out
+
+    def provenance(self) -> list:
+        return [{"repositoryUri": repo, "revisionId": sha, "mappedTo": {"uriBaseId": info["id"]}}
+                for (repo, sha), info in sorted(self.ids.items())]
+
+
+def _anchors(review: Review) -> list[Anchor]:
+    found = [a for f in review.findings for a in f.evidence]
+    found += [h.anchor for f in review.findings for h in f.trace if h.anchor is not None]
+    return found
+
+
+def _recipe_line(review: Review, finding: Finding) -> int | None:
+    if finding.recipe_line:
+        return finding.recipe_line
+    for key in finding.knobs:
+        for knob in review.knobs:
+            if knob.key == key and knob.recipe_line:
+                return knob.recipe_line
+    return None
+
+
+def _recipe_location(review: Review, line: int | None) -> dict:
+    physical: dict = {"artifactLocation": {"uri": recipe_uri(review.recipe.path), "uriBaseId": RECIPE_BASE}}
+    if line:
+        physical["region"] = {"startLine": line}
+    return {"physicalLocation": physical}
+
+
+def _anchor_location(anchor: Anchor, review: Review, bases: _Bases) -> dict:
+    base = bases.of(anchor, review)
+    artifact = {"uri": quote(anchor.path, safe="/-_.~"), "uriBaseId": base} if base else {"uri": anchor.url}
+    region = {"startLine": max(anchor.start_line, 1), "endLine": max(anchor.end_line, anchor.start_line, 1)}
+    location = {"physicalLocation": {"artifactLocation": artifact, "region": region}}
+    text = ": ".join(p for p in (anchor.role, anchor.symbol) if p)
+    if text:
+        location["message"] = {"text": text}
+    if anchor.symbol:
+        location["logicalLocations"] = [{"fullyQualifiedName": anchor.symbol}]
+    return location
+
+
+def _hop_location(hop: Hop, review: Review, bases: _Bases) -> dict:
+    if hop.anchor is not None:
+        location = _anchor_location(hop.anchor, review, bases)
+    elif hop.recipe_line is not None or hop.kind == "recipe":
+        location = _recipe_location(review, hop.recipe_line)
+    else:
+        location = {}
+    location["message"] = {"text": hop.text}
+    return {"location": location, "kinds": [hop.kind]}
+
+
+def _result(review: Review, finding: Finding, index: dict, bases: _Bases) -> dict:
+    level = (_CONFIRMED_LEVEL if finding.classification == "confirmed" else _PLAUSIBLE_LEVEL)[finding.severity]
+    related = []
+    links = []
+    for i, anchor in enumerate(sorted(finding.evidence, key=Anchor.sort_key), start=1):
+        location = _anchor_location(anchor, review, bases)
+        location["id"] = i
+        related.append(location)
+        links.append(f"[{_escape_link(anchor.symbol or anchor.path)}]({i})")
+    text = f"{finding.classification} ({finding.severity}): {finding.message}"
+    if links:
+        text += " Evidence: " + ", ".join(links) + "."
+    result: dict = {
+        "ruleId": finding.rule,
+        "ruleIndex": index[finding.rule],
+        "kind": "fail",
+        "level": level,
+        "message": {"text": text},
+        "locations": [_recipe_location(review, _recipe_line(review, finding))],
+        "partialFingerprints": {FINGERPRINT_KEY: finding.fingerprint},
+        "properties": {
+            "classification": finding.classification,
+            "severity": finding.severity,
+            "claim": finding.claim,
+            "findingId": finding.id,
+            "knobs": list(finding.knobs),
+            "tags": sorted(finding.tags),
+            "recipe": recipe_uri(review.recipe.path),
+            "revision": review.revision.sha,
+        },
+    }
+    if finding.missing_tests:
+        result["properties"]["missingTests"] = list(finding.missing_tests)
+    if finding.assumptions:
+        result["properties"]["assumptions"] = list(finding.assumptions)
+    if related:
+        result["relatedLocations"] = related
+    if finding.trace:
+        result["codeFlows"] = [{"threadFlows": [{"locations": [_hop_location(h, review, bases)
+                                                               for h in finding.trace]}]}]
+    if finding.baseline is not None:
+        result["baselineState"] = _BASELINE_STATE[finding.baseline]
+    if finding.waiver is not None:
+        in_recipe = finding.waiver.source.rsplit(":", 1)[0] == review.recipe.path
+        result["suppressions"] = [{
+            "kind": "inSource" if in_recipe else "external",
+            "status": "accepted",
+            "justification": f"{finding.waiver.reason} (expires {finding.waiver.expires}; {shown_path(finding.waiver.source)})",
+        }]
+    return result
+
+
+def _escape_link(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def _rule(rule_id: str, doc: RuleDoc | None, reviews: Sequence[Review]) -> dict:
+    examples = sorted((f for r in reviews for f in r.findings if f.rule == rule_id),
+                      key=lambda f: (f.sort_key(), f.fingerprint))
+    summary = (doc.summary if doc and doc.summary else examples[0].claim if examples else rule_id)
+    severity = (doc.severity if doc and doc.severity else examples[0].severity if examples else None)
+    descriptor: dict = {"id": rule_id, "shortDescription": {"text": _first_line(summary)}}
+    if doc and (doc.description or doc.doc):
+        descriptor["fullDescription"] = {"text": doc.description or _first_paragraph(doc.doc)}
+    if doc and doc.doc:
+        descriptor["help"] = {"text": doc.doc.replace("**", ""), "markdown": doc.doc}
+    if doc and doc.help_uri:
+        descriptor["helpUri"] = doc.help_uri
+    if severity in _CONFIRMED_LEVEL:
+        descriptor["defaultConfiguration"] = {"level": _CONFIRMED_LEVEL[severity]}
+        descriptor["properties"] = {"severity": severity}
+    return descriptor
+
+
+def _first_paragraph(text: str) -> str:
+    """The first paragraph that is not a bold heading."""
+    for block in text.split("\n\n"):
+        block = block.strip()
+        if block and not (block.startswith("**") and block.endswith("**")):
+            return " ".join(block.split())
+    return _first_line(text)
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip().strip("*").strip()
+        if line:
+            return line
+    return text.strip() or "-"

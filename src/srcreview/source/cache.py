@@ -1,0 +1,350 @@
+"""The on-disk cache: verified source trees, the git cache, and other modules' files (facts).
+
+Everything written here is built aside and renamed into place, so a reader sees a whole entry
+or none. An entry carries a manifest (every file with its size and sha256, plus a digest of
+the manifest itself); an entry whose manifest is missing, unreadable or disagrees with the
+files is rebuilt, never trusted. Two runs sharing the cache serialize on a per-entry file
+lock; the one that waited finds the winner's entry complete and uses it.
+
+Location: `$SRCREVIEW_CACHE`, else `$XDG_CACHE_HOME/srcreview`, else `~/.cache/srcreview`.
+A read-only cache still serves the entries it already holds; building a new one there fails
+with one line (exit 2) naming the setting that chose the directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from srcreview.errors import SourceUnavailable
+
+MANIFEST = "manifest.json"
+TREE = "tree"
+MANIFEST_SCHEMA = 1
+STALE_SECONDS = 24 * 3600
+_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
+
+
+class CacheNotWritable(SourceUnavailable):
+    """The cache directory cannot be written; callers that can live without the cache catch this."""
+
+
+def default_root() -> tuple[Path, str]:
+    """The cache directory and the setting that chose it (for messages without local paths)."""
+    if os.environ.get("SRCREVIEW_CACHE"):
+        return Path(os.environ["SRCREVIEW_CACHE"]).expanduser(), "$SRCREVIEW_CACHE"
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "srcreview", "$XDG_CACHE_HOME/srcreview"
+    return Path.home() / ".cache" / "srcreview", "~/.cache/srcreview"
+
+
+def _check_part(value: str, what: str) -> str:
+    if not _KEY.match(value):
+        raise ValueError(f"invalid cache {what}: {value!r}")
+    return value
+
+
+def file_digests(root: Path) -> dict[str, list]:
+    """Every regular file and symlink under `root`: relpath -> [size, sha256] (links: [-1, sha256 of target])."""
+    found: dict[str, list] = {}
+    base = str(root)
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames.sort()
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, base).replace(os.sep, "/")
+            if os.path.islink(full):
+                target = os.readlink(full).encode()
+                found[rel] = [-1, hashlib.sha256(target).hexdigest()]
+                continue
+            digest = hashlib.sha256()
+            size = 0
+            with open(full, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(chunk)
+                    size += len(chunk)
+            found[rel] = [size, digest.hexdigest()]
+    return dict(sorted(found.items()))
+
+
+def _manifest_digest(meta: dict, files: dict) -> str:
+    body = json.dumps({"meta": meta, "files": files}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def read_manifest(path: Path) -> dict | None:
+    """The entry's manifest if it is intact (its own digest checks), else None."""
+    try:
+        data = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        if data.get("schema") != MANIFEST_SCHEMA:
+            return None
+        if data.get("digest") != _manifest_digest(data["meta"], data["files"]):
+            return None
+        return data
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def verify_entry(path: Path, deep: bool = False) -> dict | None:
+    """The manifest's meta if the entry at `path` is complete and unchanged, else None.
+
+    The quick check compares every file's presence and size (a stat walk); `deep` also
+    re-hashes every file's content.
+    """
+    data = read_manifest(path)
+    if data is None:
+        return None
+    files = data["files"]
+    tree = path / TREE
+    if not tree.is_dir():
+        return None
+    if deep:
+        return data["meta"] if file_digests(tree) == files else None
+    seen = 0
+    base = str(tree)
+    for dirpath, dirnames, filenames in os.walk(base):
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, base).replace(os.sep, "/")
+            expected = files.get(rel)
+            if expected is None:
+                return None
+            size = -1 if os.path.islink(full) else os.lstat(full).st_size
+            if size != expected[0]:
+                return None
+            seen += 1
+    return data["meta"] if seen == len(files) else None
+
+
+class Entry:
+    """One cache entry under construction or in use; see `Cache.entry`."""
+
+    def __init__(self, cache: Cache, kind: str, key: str, meta: dict | None):
+        self.cache = cache
+        self.kind = kind
+        self.key = key
+        self.path = cache.path_for(kind, key)
+        self.meta = meta
+        self._found = meta is not None
+        self._staging: Path | None = None
+
+    @property
+    def was_ready(self) -> bool:
+        """Whether the entry was already in place when the lock was taken (a cache hit)."""
+        return self._found
+
+    def invalidate(self) -> None:
+        """Drop an entry that is intact but no longer wanted (e.g. its pin changed), to rebuild it."""
+        if self.path.exists() or self.path.is_symlink():
+            self.cache._discard(self.path)
+        self.meta = None
+        self._found = False
+
+    @property
+    def ready(self) -> bool:
+        """Whether a verified entry is in place (built earlier, or by the run we waited for)."""
+        return self.meta is not None
+
+    @property
+    def tree(self) -> Path:
+        """The entry's tree (the files it caches); its manifest sits beside it."""
+        return self.path / TREE
+
+    def staging(self) -> Path:
+        """An empty directory to build the tree in; `commit` renames it into place with its manifest."""
+        if self._staging is None:
+            self.cache._ensure_writable()
+            parent = self.path.parent
+            parent.mkdir(parents=True, exist_ok=True)
+            self._staging = Path(tempfile.mkdtemp(prefix=f".{self.key}.", suffix=".tmp", dir=parent))
+            os.chmod(self._staging, 0o755)
+            (self._staging / TREE).mkdir()
+        return self._staging / TREE
+
+    def commit(self, meta: dict) -> dict:
+        """Write the manifest beside the staged tree and rename the whole entry into place."""
+        tree = self.staging()
+        files = file_digests(tree)
+        body = {"schema": MANIFEST_SCHEMA, "meta": meta, "files": files,
+                "digest": _manifest_digest(meta, files)}
+        _write_atomic(self._staging / MANIFEST, json.dumps(body, sort_keys=True, indent=0).encode())
+        if self.path.exists() or self.path.is_symlink():
+            self.cache._discard(self.path)
+        os.replace(self._staging, self.path)
+        self._staging = None
+        self.meta = meta
+        return meta
+
+    def _abandon(self) -> None:
+        if self._staging is not None:
+            shutil.rmtree(self._staging, ignore_errors=True)
+            self._staging = None
+
+
+class Cache:
+    """The srcreview cache rooted at `root` (default: see module docstring)."""
+
+    def __init__(self, root: Path | None = None, origin: str | None = None):
+        if root is None:
+            root, origin = default_root()
+        self.root = Path(root)
+        self.origin = origin or self.root.name
+
+    def path_for(self, kind: str, key: str) -> Path:
+        """Where entry `key` of `kind` ("registry", "github", "local", "git", ...) lives."""
+        return self.root / _check_part(kind, "kind") / _check_part(key, "key")
+
+    def tree_path(self, kind: str, key: str) -> Path:
+        """The tree of entry `key` of `kind` (valid only once `lookup` or `entry` verified it)."""
+        return self.path_for(kind, key) / TREE
+
+    def keys(self, kind: str) -> list[str]:
+        """Keys of the entries of `kind` currently present (complete or not), sorted."""
+        folder = self.root / _check_part(kind, "kind")
+        try:
+            return sorted(p.name for p in folder.iterdir() if not p.name.startswith(".") and p.is_dir())
+        except OSError:
+            return []
+
+    def lookup(self, kind: str, key: str, deep: bool = False) -> dict | None:
+        """The meta of a verified entry, without locking (entries are immutable once in place)."""
+        path = self.path_for(kind, key)
+        return verify_entry(path, deep) if path.is_dir() else None
+
+    @contextlib.contextmanager
+    def entry(self, kind: str, key: str, deep: bool = False) -> Iterator[Entry]:
+        """Hold the entry's lock; yield an Entry that is `ready` or must be built and committed.
+
+        A present but corrupt entry is discarded here so the caller rebuilds it. If the cache
+        cannot be written, a verified entry is still served (without a lock).
+        """
+        path = self.path_for(kind, key)
+        try:
+            fd = self._acquire(kind, key)
+        except CacheNotWritable:
+            meta = verify_entry(path, deep) if path.is_dir() else None
+            if meta is None:
+                raise
+            yield Entry(self, kind, key, meta)
+            return
+        try:
+            meta = verify_entry(path, deep) if path.is_dir() else None
+            if meta is None and (path.exists() or path.is_symlink()):
+                self._discard(path)
+            entry = Entry(self, kind, key, meta)
+            try:
+                yield entry
+            finally:
+                entry._abandon()
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def lock(self, kind: str, key: str) -> Iterator[None]:
+        """Hold the exclusive lock of (kind, key) for a block (e.g. to update a mutable entry)."""
+        fd = self._acquire(kind, key)
+        try:
+            yield
+        finally:
+            os.close(fd)
+
+    def _acquire(self, kind: str, key: str) -> int:
+        """Open and flock the lock file of (kind, key); closing the fd releases it."""
+        import fcntl
+
+        self._ensure_writable()
+        locks = self.root / ".locks"
+        try:
+            locks.mkdir(parents=True, exist_ok=True)
+            fd = os.open(locks / f"{_check_part(kind, 'kind')}--{_check_part(key, 'key')}.lock",
+                         os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise self._not_writable(exc) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _ensure_writable(self) -> None:
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise self._not_writable(exc) from None
+        if not os.access(self.root, os.W_OK | os.X_OK):
+            raise self._not_writable(None)
+
+    def _not_writable(self, exc: OSError | None) -> CacheNotWritable:
+        reason = f": {exc.strerror}" if exc is not None and exc.strerror else ""
+        return CacheNotWritable(f"cache directory ({self.origin}) is not writable{reason}; "
+                                "set SRCREVIEW_CACHE to a writable directory")
+
+    def _discard(self, path: Path) -> None:
+        """Move a stale entry aside (atomic) and delete it."""
+        trash = Path(tempfile.mkdtemp(prefix=".trash.", dir=path.parent))
+        os.replace(path, trash / "entry")
+        shutil.rmtree(trash, ignore_errors=True)
+
+    def temp_dir(self) -> Path:
+        """A fresh private directory inside the cache (same filesystem as the entries)."""
+        self._ensure_writable()
+        tmp = self.root / ".tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        self._sweep(tmp)
+        return Path(tempfile.mkdtemp(dir=tmp))
+
+    @staticmethod
+    def _sweep(tmp: Path, max_age: float = STALE_SECONDS) -> None:
+        """Remove scratch directories left by runs that were killed (older than a day)."""
+        now = time.time()
+        for child in tmp.iterdir():
+            with contextlib.suppress(OSError):
+                if now - child.stat().st_mtime > max_age:
+                    shutil.rmtree(child, ignore_errors=True)
+
+    def write_bytes_atomic(self, relpath: str, data: bytes) -> Path:
+        """Write a file under the cache root atomically (temp file beside it + os.replace)."""
+        target = self._file(relpath)
+        self._ensure_writable()
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomic(target, data)
+        except OSError as exc:
+            raise self._not_writable(exc) from None
+        return target
+
+    def read_bytes(self, relpath: str) -> bytes | None:
+        """A file written by `write_bytes_atomic`, or None if absent or unreadable."""
+        try:
+            return self._file(relpath).read_bytes()
+        except OSError:
+            return None
+
+    def _file(self, relpath: str) -> Path:
+        from srcreview.source.base import clean_relpath
+
+        return self.root / clean_relpath(relpath)
+
+
+def _write_atomic(target: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

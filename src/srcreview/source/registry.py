@@ -1,0 +1,168 @@
+"""Release sources from the package index: the `vllm-<version>.tar.gz` sdist, verified twice.
+
+The index is asked through the PEP 691 JSON simple API (PEP 503 HTML is understood as a
+fallback). The download must match both the sha256 the index publishes and the pin's
+`sdist_sha256`; the unpacked tree's `vllm/_version.py` must name the pinned commit. Only then
+is the tree renamed into the cache, keyed by version and commit, and later runs reuse it
+offline. `pip download` is not used: building vLLM's metadata fails.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from urllib.parse import urljoin, urlsplit
+
+from srcreview.errors import SourceUnavailable, UsageError
+from srcreview.revision import Revision
+from srcreview.source import http as nethttp
+from srcreview.source.archive import extract
+from srcreview.source.base import DirectoryTree, VerificationFailed
+from srcreview.source.cache import Cache
+from srcreview.source.pipindex import index_cert, index_url, redact_url
+from srcreview.source.sdist import verify_commit
+
+PROJECT = "vllm"
+KIND = "registry"
+JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
+
+
+@dataclass(frozen=True)
+class SdistFile:
+    filename: str
+    url: str
+    sha256: str | None
+    size: int | None = None
+
+
+class _Anchors(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links: list[tuple[str, str]] = []
+        self._href: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self._href = dict(attrs).get("href")
+            self._text = []
+
+    def handle_data(self, data):
+        if self._href is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag):
+        if tag == "a" and self._href is not None:
+            self.links.append((self._href, "".join(self._text).strip()))
+            self._href = None
+
+
+def parse_index(page_url: str, content_type: str, body: bytes) -> list[SdistFile]:
+    """The files a project page lists, with absolute URLs (PEP 691 JSON or PEP 503 HTML)."""
+    files = []
+    if "json" in content_type:
+        data = json.loads(body)
+        for item in data.get("files", []):
+            url = urljoin(page_url, item["url"])
+            hashes = item.get("hashes") or {}
+            files.append(SdistFile(item["filename"], url.split("#", 1)[0], hashes.get("sha256"), item.get("size")))
+        return files
+    parser = _Anchors()
+    parser.feed(body.decode("utf-8", errors="replace"))
+    for href, text in parser.links:
+        url = urljoin(page_url, href)
+        base, _, fragment = url.partition("#")
+        match = re.search(r"sha256=([0-9a-f]{64})", fragment)
+        filename = text or urlsplit(base).path.rsplit("/", 1)[-1]
+        files.append(SdistFile(filename, base, match.group(1) if match else None))
+    return files
+
+
+def find_sdist(http, index: str, version: str) -> SdistFile:
+    """The sdist of `version` on the index; SourceUnavailable if the index lacks it."""
+    page = f"{index}/{PROJECT}/"
+    shown = redact_url(index)
+    try:
+        final_url, content_type, body = nethttp.get_document(http, page, f"the package index {shown}",
+                                                         headers={"Accept": JSON_ACCEPT})
+    except nethttp.HTTPStatusError as exc:
+        if exc.status == 404:
+            raise SourceUnavailable(f"package index {shown} has no project {PROJECT} (HTTP 404)") from None
+        raise SourceUnavailable(f"package index {shown}: HTTP {exc.status}") from None
+    try:
+        files = parse_index(final_url, content_type, body)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise SourceUnavailable(f"package index {shown}: unreadable project page for {PROJECT}") from None
+    wanted = f"{PROJECT}-{version}.tar.gz"
+    for candidate in files:
+        if candidate.filename == wanted:
+            return candidate
+    raise SourceUnavailable(f"package index {shown} lists no {wanted}")
+
+
+def cache_key(revision: Revision) -> str:
+    pin = revision.pin
+    return f"{pin.version}-{pin.revision}"
+
+
+def open_registry(revision: Revision, cache: Cache, progress: nethttp.Progress | None = None,
+                  deep: bool = False) -> DirectoryTree:
+    """The verified sdist tree of a pinned release, from the cache or downloaded into it."""
+    pin = revision.pin
+    if pin is None or revision.version is None:
+        raise UsageError(f"--provider registry: {revision.sha} is not a pinned release; "
+                         "use --provider github or git for a commit")
+    with cache.entry(KIND, cache_key(revision), deep=deep) as entry:
+        if entry.ready and pin.sdist_sha256 and entry.meta.get("sdist_sha256") != pin.sdist_sha256:
+            entry.invalidate()
+        if not entry.ready:
+            _build(entry, revision, cache, progress)
+        return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready)
+
+
+def find_cached(revision: Revision, cache: Cache) -> DirectoryTree | None:
+    """The verified sdist tree of a pinned release already in the cache, if any (no lock, no network)."""
+    pin = revision.pin
+    if pin is None or revision.version is None:
+        return None
+    meta = cache.lookup(KIND, cache_key(revision))
+    if meta is None or (pin.sdist_sha256 and meta.get("sdist_sha256") != pin.sdist_sha256):
+        return None
+    return _tree(cache.tree_path(KIND, cache_key(revision)), revision, meta, cached=True)
+
+
+def _tree(path, revision: Revision, meta: dict, cached: bool) -> DirectoryTree:
+    tree = DirectoryTree(path, revision, provider=KIND)
+    tree.cached = cached
+    tree.origin = meta.get("sdist")
+    return tree
+
+
+def _build(entry, revision: Revision, cache: Cache, progress) -> None:
+    pin = revision.pin
+    index = index_url()
+    shown = redact_url(index)
+    http = nethttp.session(index_cert())
+    sdist = find_sdist(http, index, pin.version)
+    expected = {h for h in (sdist.sha256, pin.sdist_sha256) if h}
+    if not expected:
+        raise SourceUnavailable(f"{sdist.filename}: neither the index nor pins/ give a sha256 to verify it against")
+    scratch = cache.temp_dir()
+    try:
+        archive = scratch / sdist.filename
+        got = nethttp.download(http, sdist.url, archive, f"the package index {shown} for {sdist.filename}",
+                               sdist.filename, progress)
+        if sdist.sha256 and got != sdist.sha256:
+            raise VerificationFailed(f"{sdist.filename}: sha256 {got} does not match the index's {sdist.sha256}")
+        if pin.sdist_sha256 and got != pin.sdist_sha256:
+            raise VerificationFailed(f"{sdist.filename}: sha256 {got} does not match pins/ ({pin.sdist_sha256})")
+        staging = entry.staging()
+        extract(archive, staging, progress=progress)
+        commit = verify_commit(DirectoryTree(staging, revision), revision, sdist.filename)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    entry.commit({"provider": KIND, "version": pin.version, "sha": revision.sha, "commit_id": commit,
+                  "sdist": sdist.filename, "sdist_sha256": got})

@@ -1,0 +1,250 @@
+"""Shared fixtures: the real vLLM 0.29.0 tree, a local HTTP server, archives and git repos built here.
+
+`vllm_029` is obtained by the project's own registry provider into the user cache
+(`$SRCREVIEW_CACHE` or the user cache directory), so it is downloaded once and reused by every
+later run, on CI too. Everything else is built inside the test: no mocks of what is tested.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+import tarfile
+import threading
+import time
+import zipfile
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+# Commit ids used by tests that build their own trees (not vLLM commits).
+FAKE_SHA = "1234567890abcdef1234567890abcdef12345678"
+
+
+@pytest.fixture(scope="session")
+def vllm_029():
+    """SourceTree of the real vLLM 0.29.0 sdist, via the registry provider (cached between runs)."""
+    from srcreview.revision import resolve_rev
+    from srcreview.source.cache import Cache, default_root
+    from srcreview.source.obtain import open_source
+
+    root, origin = default_root()
+    return open_source(resolve_rev("0.29.0"), provider="registry", cache=Cache(root, origin))
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch) -> Path:
+    """A private, empty srcreview cache for this test (SRCREVIEW_CACHE points at it)."""
+    path = tmp_path / "cache"
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(path))
+    return path
+
+
+# --- a local HTTP server ---------------------------------------------------------------------
+
+
+@dataclass
+class Route:
+    body: bytes = b""
+    status: int = 200
+    content_type: str = "application/octet-stream"
+    content_length: int | None = None  # a lie larger than the body makes a truncated download
+    delay: float = 0.0
+
+
+@dataclass
+class Server:
+    """A real HTTP server on 127.0.0.1 answering from `routes` and counting requests per path."""
+
+    base: str
+    routes: dict[str, Route] = field(default_factory=dict)
+    hits: dict[str, int] = field(default_factory=dict)
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def serve_index(self, files: dict[str, bytes], *, prefix: str = "/simple", hashes: dict[str, str] | None = None,
+                    relative: bool = True) -> str:
+        """Publish `files` (name -> content) as project vllm on a PEP 691 index; returns the index URL."""
+        entries = []
+        for name, data in sorted(files.items()):
+            path = f"/files/{name}"
+            self.routes[path] = Route(data)
+            digest = (hashes or {}).get(name, hashlib.sha256(data).hexdigest())
+            entries.append({"filename": name, "url": f"../../files/{name}" if relative else self.url(path),
+                            "hashes": {"sha256": digest}, "size": len(data)})
+        page = {"meta": {"api-version": "1.1"}, "name": "vllm", "files": entries, "versions": []}
+        self.routes[f"{prefix}/vllm/"] = Route(json.dumps(page).encode(), content_type="application/vnd.pypi.simple.v1+json")
+        return self.url(prefix)
+
+
+@pytest.fixture
+def http_server():
+    routes: dict[str, Route] = {}
+    hits: dict[str, int] = {}
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server API
+            path = self.path.split("?", 1)[0]
+            with lock:
+                hits[path] = hits.get(path, 0) + 1
+            route = routes.get(path)
+            if route is None:
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if route.delay:
+                time.sleep(route.delay)
+            self.send_response(route.status)
+            self.send_header("Content-Type", route.content_type)
+            self.send_header("Content-Length", str(route.content_length or len(route.body)))
+            if route.content_length:
+                self.send_header("Connection", "close")
+                self.close_connection = True
+            self.end_headers()
+            self.wfile.write(route.body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield Server(f"http://127.0.0.1:{server.server_address[1]}", routes, hits)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def refused_url():
+    """An http URL on 127.0.0.1 where nothing listens (connection refused)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+# --- archives ----------------------------------------------------------------------------------
+
+
+def version_file(commit: str, version: str = "0.0.1") -> bytes:
+    """A vllm/_version.py as the sdist build writes it."""
+    return (f"__version__ = version = '{version}'\n"
+            f"__commit_id__ = commit_id = 'g{commit[:9]}'\n").encode()
+
+
+def sdist_files(commit: str = FAKE_SHA, version: str = "0.0.1") -> dict[str, bytes]:
+    return {
+        "vllm/__init__.py": b"",
+        "vllm/_version.py": version_file(commit, version),
+        "vllm/config/speculative.py": b"class SpeculativeConfig:\n    attention_backend: str | None = None\n",
+        "PKG-INFO": f"Name: vllm\nVersion: {version}\n".encode(),
+    }
+
+
+def make_tar(files: dict[str, bytes], top: str = "vllm-0.0.1", *, comment: str | None = None,
+             extra: list[tarfile.TarInfo] | None = None, compress: bool = True) -> bytes:
+    """A tarball with `files` under `top/`, plus raw `extra` members (to build hostile archives)."""
+    out = io.BytesIO()
+    pax = {"comment": comment} if comment else {}
+    with tarfile.open(fileobj=out, mode="w:gz" if compress else "w", format=tarfile.PAX_FORMAT,
+                      pax_headers=pax) as tar:
+        info = tarfile.TarInfo(top)
+        info.type = tarfile.DIRTYPE
+        info.mode = 0o755
+        tar.addfile(info)
+        for name, data in sorted(files.items()):
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+        for member in extra or []:
+            tar.addfile(member, io.BytesIO(b"x" * member.size) if member.isreg() else None)
+    return out.getvalue()
+
+
+def make_zip(files: dict[str, bytes], top: str = "vllm-0.0.1", *, links: dict[str, str] | None = None) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for name, data in sorted(files.items()):
+            zf.writestr(f"{top}/{name}" if top else name, data)
+        for name, target in (links or {}).items():
+            info = zipfile.ZipInfo(f"{top}/{name}")
+            info.external_attr = (0o120777 << 16)
+            zf.writestr(info, target)
+    return out.getvalue()
+
+
+# --- git repositories --------------------------------------------------------------------------
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+class GitRepo:
+    """A git repository built in a test: write files, commit, read ids."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        self.git("init", "--quiet", "--initial-branch=main")
+
+    def git(self, *args: str, input: bytes | None = None) -> str:
+        env = {**os.environ, **GIT_ENV, "HOME": str(self.path.parent)}
+        done = subprocess.run(["git", "-C", str(self.path), *args], input=input, capture_output=True, env=env,
+                              check=True)
+        return done.stdout.decode().strip()
+
+    def commit(self, files: dict[str, str | bytes], message: str = "change") -> str:
+        for name, data in files.items():
+            target = self.path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data.encode() if isinstance(data, str) else data)
+        self.git("add", "--all")
+        self.git("commit", "--quiet", "-m", message)
+        return self.git("rev-parse", "HEAD")
+
+
+@pytest.fixture
+def make_git_repo(tmp_path):
+    """Factory: make_git_repo(name) -> GitRepo under tmp_path."""
+    return lambda name="repo": GitRepo(tmp_path / name)
+
+
+# --- the CLI in-process --------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run `srcreview ARGS...` in this process; returns exit code, stdout and stderr."""
+    from srcreview.cli import main
+
+    def run(*args: str) -> Result:
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse usage errors
+            code = exc.code
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run

@@ -1,0 +1,360 @@
+"""`srcreview audit`: anchors of a hand-written review judged against a small tree written here.
+
+Expected line numbers are computed from the fixture text (where the described code really
+is), never copied from the tool's output.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from srcreview.audit import (
+    AnchorRef,
+    audit_review,
+    collect_anchors,
+    load_review,
+    parse_blob_url,
+    parse_purpose,
+)
+from srcreview.cli import main
+from srcreview.errors import DataError, SourceUnavailable
+from srcreview.index import Index
+from srcreview.revision import resolve_rev
+from srcreview.source.base import DirectoryTree
+
+from conftest import GitRepo
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+REPO = "https://github.com/vllm-project/vllm"
+
+FILES = {
+    "vllm/config/speculative.py": '''\
+        """Speculative decoding settings (fixture written for srcreview's tests)."""
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class SpeculativeConfig:
+            """Configuration for speculative decoding."""
+
+            method: str | None = None
+            """The speculative method, e.g. mtp."""
+            num_speculative_tokens: int = 1
+            """How many tokens the draft proposes per step."""
+            attention_backend: str | None = None
+            """Attention backend of the draft model."""
+            kv_cache_dtype: str | None = None
+            """KV cache dtype of the draft. When `None`, the draft inherits the
+            target's cache dtype."""
+
+            def describe(self) -> str:
+                parts = [str(self.method), str(self.num_speculative_tokens)]
+                if self.attention_backend is not None:
+                    parts.append(self.attention_backend)
+                if self.kv_cache_dtype is not None:
+                    parts.append(self.kv_cache_dtype)
+                return ",".join(parts)
+        ''',
+    "vllm/spec_decode/loader.py": '''\
+        from vllm.config.speculative import SpeculativeConfig
+
+
+        def get_model(config):
+            return config
+
+
+        def load_draft_model(config):
+            spec = config.speculative_config
+            if spec.kv_cache_dtype is not None:
+                config = config.with_cache_dtype(spec.kv_cache_dtype)
+            return get_model(config)
+        ''',
+    "vllm/engine/args.py": '''\
+        def add_cli_args(parser):
+            group = parser.add_argument_group("model")
+            group.add_argument("--max-model-len", type=int)
+            group.add_argument("--seed", type=int)
+            attention = parser.add_argument_group("attention")
+            attention.add_argument(
+                "--attention-backend", default=None
+            )
+            return parser
+        ''',
+    "vllm/backends/triton.py": '''\
+        def has_device_capability(value):
+            return value <= 120
+
+
+        class TritonImpl:
+            def __init__(self, kv_cache_dtype):
+                self.kv_cache_dtype = kv_cache_dtype
+                self.scale = 1.0
+                if self.kv_cache_dtype.startswith("fp8") and not has_device_capability(89):
+                    raise ValueError(
+                        "FP8 KV cache is not supported by Triton below SM89"
+                    )
+                self.ready = True
+        ''',
+}
+
+
+def _text(path: str) -> str:
+    return textwrap.dedent(FILES[path])
+
+
+def line_of(path: str, needle: str, nth: int = 1) -> int:
+    """1-based line of the nth line of a fixture file containing `needle`."""
+    hits = [n for n, line in enumerate(_text(path).splitlines(), start=1) if needle in line]
+    return hits[nth - 1]
+
+
+def url(path: str, start: int, end: int, sha: str = SHA, repo: str = REPO) -> str:
+    return f"{repo}/blob/{sha}/{path}#L{start}-L{end}"
+
+
+@pytest.fixture
+def tree_root(tmp_path) -> Path:
+    root = tmp_path / "tree"
+    for path in FILES:
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(_text(path))
+    return root
+
+
+def _auditor_inputs(root: Path):
+    def tree_for(rev: str):
+        revision = resolve_rev(rev)
+        if revision.sha != SHA:
+            raise SourceUnavailable(f"no source for {rev}")
+        return DirectoryTree(root, revision)
+
+    return tree_for, Index
+
+
+def _audit(root: Path, entries: list[tuple[str, str]]):
+    doc = {"artifacts": {"pinned_runtime": {"source_urls": [{"url": u, "purpose": p} for u, p in entries]}}}
+    tree_for, index_for = _auditor_inputs(root)
+    return audit_review(doc, "review.json", tree_for, index_for).entries
+
+
+SPEC = "vllm/config/speculative.py"
+LOADER = "vllm/spec_decode/loader.py"
+ARGS = "vllm/engine/args.py"
+TRITON = "vllm/backends/triton.py"
+
+
+# ---------------------------------------------------------------- purposes
+
+def test_purpose_identifiers_flags_and_concepts():
+    purpose = parse_purpose("standard MTP loads through load_eagle_model and accepts --attention-backend")
+    labels = [t.label for t in purpose.terms]
+    assert labels == ["mtp", "load_eagle_model", "--attention-backend"]
+    assert [t.kind for t in purpose.terms] == ["concept", "identifier", "flag"]
+
+
+def test_purpose_negated_terms_are_never_required():
+    purpose = parse_purpose("loader does not apply speculative_config.attention_backend and only replaces cache dtype")
+    assert [t.label for t in purpose.terms] == ["cache dtype"]
+    assert [t.label for t in purpose.absent] == ["speculative_config.attention_backend"]
+
+
+def test_purpose_slash_means_either():
+    purpose = parse_purpose("the MTP/EAGLE loader")
+    assert [[t.label for t in g] for g in purpose.required] == [["mtp", "eagle"]]
+
+
+def test_purpose_capability_and_declared():
+    purpose = parse_purpose("declared fields: Triton requires SM89 for FP8")
+    assert purpose.declared
+    assert [t.label for t in purpose.terms] == ["triton", "SM89", "fp8"]
+    assert not parse_purpose("Triton requires SM89").declared
+
+
+def test_purpose_with_nothing_checkable():
+    assert parse_purpose("generic upstream kernel coverage").required == ()
+
+
+# ---------------------------------------------------------------- anchors in the document
+
+def test_collect_anchors_finds_urls_anywhere_in_order():
+    a = url(SPEC, 1, 2)
+    b = url(LOADER, 3, 4)
+    c = url(ARGS, 5, 5)
+    doc = {
+        "artifacts": {"pinned_runtime": {"source_urls": [{"url": a, "purpose": "p1"}]}},
+        "breakage_probes": [{"evidence": f"see {b} where load_draft_model runs"}],
+        "notes": [{"link": c, "description": "the flag"}],
+        "plain": "https://github.com/vllm-project/vllm/blob/main/README.md has no line anchor",
+    }
+    found = collect_anchors(doc)
+    assert found == [
+        AnchorRef("/artifacts/pinned_runtime/source_urls/0/url", a, "p1"),
+        AnchorRef("/breakage_probes/0/evidence", b, "see where load_draft_model runs"),
+        AnchorRef("/notes/0/link", c, "the flag"),
+    ]
+
+
+def test_parse_blob_url_variants():
+    parsed = parse_blob_url(f"{REPO}/blob/{SHA}/vllm/a%20b.py#L7")
+    assert (parsed.repo, parsed.rev, parsed.path, parsed.start, parsed.end) == ("vllm-project/vllm", SHA, "vllm/a b.py", 7, 7)
+    assert parse_blob_url(f"{REPO}/blob/{SHA}/x.py#L3C2-L9C4").end == 9
+    with pytest.raises(DataError):
+        parse_blob_url(f"{REPO}/blob/{SHA}/x.py#L9-L3")
+
+
+def test_load_review_errors_are_data_errors():
+    with pytest.raises(DataError, match=r"review.json:3: malformed JSON"):
+        load_review(b'{\n  "a": \n}', "review.json")
+    with pytest.raises(DataError, match="not valid UTF-8"):
+        load_review(b'{"a": "\xff"}', "review.json")
+
+
+# ---------------------------------------------------------------- verdicts
+
+def test_ok_when_the_range_shows_every_named_thing(tree_root):
+    start = line_of(SPEC, "attention_backend: str")
+    end = line_of(SPEC, "target's cache dtype")
+    [entry] = _audit(tree_root, [(url(SPEC, start, end), "declared draft attention-backend and KV-dtype fields")])
+    assert entry.status == "ok", entry
+    assert entry.corrected is None
+    assert entry.terms == ("attention backend", "kv dtype")
+
+
+def test_drifted_field_declarations_get_whole_declarations_with_docstrings(tree_root):
+    method = line_of(SPEC, "def describe")
+    [entry] = _audit(tree_root, [(url(SPEC, 2, 4), "declared draft attention-backend and KV-dtype fields, "
+                                                   "including target-KV inheritance when unset")])
+    assert entry.status == "drifted"
+    assert entry.missing == ("attention backend", "kv dtype", "inherit")
+    # the fields, not the method that also reads both (which would be a smaller raw window)
+    assert (entry.corrected.start_line, entry.corrected.end_line) == (
+        line_of(SPEC, "attention_backend: str"), line_of(SPEC, "target's cache dtype"))
+    assert entry.corrected.start_line < method
+    assert entry.corrected.url == url(SPEC, entry.corrected.start_line, entry.corrected.end_line)
+
+
+def test_drifted_flag_points_at_the_whole_registration_statement(tree_root):
+    [entry] = _audit(tree_root, [(url(ARGS, 2, 4), "the CLI accepts --attention-backend")])
+    assert entry.status == "drifted"
+    assert (entry.corrected.path, entry.corrected.start_line, entry.corrected.end_line) == (
+        ARGS, line_of(ARGS, "attention.add_argument("), line_of(ARGS, "default=None") + 1)
+
+
+def test_a_raise_is_widened_to_the_condition_that_guards_it(tree_root):
+    [entry] = _audit(tree_root, [(url(TRITON, 1, 3), "Triton requires SM89 or newer for FP8 KV")])
+    assert entry.status == "drifted"
+    guard = line_of(TRITON, "if self.kv_cache_dtype.startswith")
+    assert (entry.corrected.start_line, entry.corrected.end_line) == (guard, guard + 3)
+
+
+def test_identifier_missing_from_the_file_is_found_in_another_file(tree_root):
+    [entry] = _audit(tree_root, [(url(SPEC, 5, 8), "load_draft_model replaces the cache dtype")])
+    assert entry.status == "drifted"
+    assert entry.corrected.path == LOADER
+    assert entry.corrected.start_line == line_of(LOADER, "def load_draft_model")
+    assert entry.corrected.end_line == line_of(LOADER, "return get_model(config)")
+    assert "is not in vllm/config/speculative.py" in entry.reason
+
+
+def test_identifier_nowhere_at_the_revision_is_unverifiable(tree_root):
+    [entry] = _audit(tree_root, [(url(SPEC, 5, 8), "calls load_eagle_model")])
+    assert entry.status == "unverifiable"
+    assert "load_eagle_model occurs nowhere" in entry.reason
+
+
+@pytest.mark.parametrize(("anchor", "purpose", "reason"), [
+    (url(SPEC, 1, 3), "generic coverage of the kernel", "names no identifier"),
+    (url(SPEC, 1, 3), "", "no purpose given"),
+    (url("vllm/missing.py", 1, 3), "reads attention_backend", "does not exist"),
+    (url(SPEC, 1, 3, repo="https://github.com/someone/fork"), "reads attention_backend", "not the configured repository"),
+    (url(SPEC, 1, 3, sha="main"), "reads attention_backend", "revision 'main'"),
+    (url(SPEC, 1, 3, sha="fedcba9876543210fedcba9876543210fedcba98"), "reads attention_backend", "no source for"),
+    (url(SPEC, 1, 3), "the flashinfer path decodes", "none of the named things occurs"),
+    (url(SPEC, 1, 3), "FlashInfer decodes", "FlashInfer occurs nowhere"),
+])
+def test_unverifiable_with_a_reason(tree_root, anchor, purpose, reason):
+    [entry] = _audit(tree_root, [(anchor, purpose)])
+    assert entry.status == "unverifiable"
+    assert reason in entry.reason
+
+
+def test_claimed_absent_terms_are_reported_not_required(tree_root):
+    start, end = line_of(LOADER, "def load_draft_model"), line_of(LOADER, "return get_model")
+    [entry] = _audit(tree_root, [(url(LOADER, start, end),
+                                  "the loader does not apply attention_backend and replaces the cache dtype")])
+    assert entry.status == "ok"
+    assert entry.claimed_absent == ("attention_backend",)
+    [entry] = _audit(tree_root, [(url(SPEC, 13, 16),
+                                  "declares kv_cache_dtype without attention_backend")])
+    assert any("said to be absent" in n for n in entry.notes)
+
+
+def test_range_past_the_end_of_file(tree_root):
+    [entry] = _audit(tree_root, [(url(LOADER, 400, 420), "load_draft_model")])
+    assert entry.status == "drifted"
+    assert any("past the last line" in n for n in entry.notes)
+
+
+def test_audit_is_deterministic(tree_root):
+    entries = [(url(SPEC, 2, 4), "declared attention-backend field"), (url(ARGS, 1, 2), "accepts --attention-backend")]
+    assert _audit(tree_root, entries) == _audit(tree_root, entries)
+
+
+# ---------------------------------------------------------------- command line, on a git repository
+
+@pytest.fixture
+def git_review(tmp_path):
+    repo = GitRepo(tmp_path / "tree")
+    sha = repo.commit({path: _text(path) for path in FILES}, "fixture")
+    review = {
+        "schema_version": "operator-workflow/v1",
+        "artifacts": {"pinned_runtime": {"vllm_revision": sha, "source_urls": [
+            {"url": url(LOADER, line_of(LOADER, "def load_draft_model"), line_of(LOADER, "return get_model"), sha=sha),
+             "purpose": "load_draft_model replaces the cache dtype"},
+            {"url": url(ARGS, 1, 3, sha=sha), "purpose": "the CLI accepts --attention-backend"},
+            {"url": url(SPEC, 1, 3, sha=sha), "purpose": "generic coverage"},
+        ]}},
+    }
+    path = tmp_path / "review.json"
+    path.write_text(json.dumps(review))
+    return path, sha
+
+
+def test_cli_json_exit_1_on_drift(git_review, capsys, monkeypatch):
+    path, sha = git_review
+    monkeypatch.chdir(path.parent)
+    code = main(["audit", "review.json", "--source", "tree", "--format", "json", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 1
+    data = json.loads(out)
+    assert data["summary"] == {"ok": 1, "drifted": 1, "unverifiable": 1}
+    assert [e["status"] for e in data["entries"]] == ["ok", "drifted", "unverifiable"]
+    assert data["entries"][1]["corrected"]["url"].startswith(f"{REPO}/blob/{sha}/{ARGS}#L")
+    assert str(path.parent) not in out
+
+
+def test_cli_text_exit_0_without_drift(git_review, capsys, monkeypatch):
+    path, sha = git_review
+    review = json.loads(path.read_text())
+    del review["artifacts"]["pinned_runtime"]["source_urls"][1]
+    path.write_text(json.dumps(review))
+    code = main(["audit", str(path), "--source", str(path.parent / "tree"), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "2 anchors: 1 ok, 0 drifted, 1 unverifiable" in out
+    assert str(path.parent) not in out
+
+
+def test_cli_usage_and_data_errors(tmp_path, capsys):
+    assert main(["audit", str(tmp_path / "absent.json")]) == 64
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["audit", str(bad)]) == 65
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and "malformed JSON" in err
+    assert str(tmp_path) not in err

@@ -1,0 +1,154 @@
+"""The fail-on policy and the gate's exit codes, on reviews of small recipes."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+from gate_support import DATA, NESTED_SPEC, copy_recipes, make_review
+
+from srcreview.cli import _Parser
+from srcreview.commands._gate_args import add_gate_args, run_gate
+from srcreview.dates import review_date, today
+from srcreview.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, UsageError
+from srcreview.gate import evaluate, parse_fail_on
+
+
+@pytest.fixture
+def nested(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    copy_recipes(tmp_path, "nested.toml", "toplevel.toml")
+    return make_review(DATA / "nested.toml", "recipes/nested.toml", NESTED_SPEC)
+
+
+def _fingerprints(nested, classification):
+    return {f.fingerprint for f in nested.findings if f.classification == classification}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("confirmed:high", "confirmed:high"),
+    ("CONFIRMED:High", "confirmed:high"),
+    ("plausible", "plausible:info"),
+    ("plausible:medium, confirmed:low", "confirmed:low,plausible:medium"),
+    ("any:low", "any:low"),
+    ("none", "none"),
+])
+def test_fail_on_syntax(text, expected):
+    assert str(parse_fail_on(text)) == expected
+
+
+@pytest.mark.parametrize("text", ["", "high", "confirmed:critical", "refuted:high", "none,confirmed", "confirmed:",
+                                  "confirmed:high:x", "confirmed;high", "confirmed:high,"])
+def test_malformed_fail_on_is_a_usage_error(text):
+    with pytest.raises(UsageError) as err:
+        parse_fail_on(text)
+    assert err.value.exit_code == EXIT_USAGE
+    assert "\n" not in err.value.message
+
+
+def test_default_gate_fails_on_confirmed_high_only(nested):
+    result = evaluate([nested])
+    assert result.exit_code == EXIT_GATE_FAILED and result.decision == "failed"
+    assert {f.fingerprint for _, f in result.failing} == _fingerprints(nested, "confirmed")
+    gate = result.reviews[0].gate
+    assert gate.status == "failed" and gate.fail_on == "confirmed:high"
+    assert set(gate.failing) == _fingerprints(nested, "confirmed")
+
+
+@pytest.mark.parametrize("policy, failing_classes", [
+    ("confirmed:high", {"confirmed"}),
+    ("plausible:medium", {"confirmed", "plausible"}),
+    ("plausible:high", {"confirmed"}),
+    ("any:high", {"confirmed", "refuted"}),
+    ("any:info", {"confirmed", "plausible", "refuted"}),
+    ("none", set()),
+])
+def test_policy_selects_classification_and_least_severity(nested, policy, failing_classes):
+    result = evaluate([nested], policy)
+    assert {f.classification for _, f in result.failing} == failing_classes
+    assert result.exit_code == (EXIT_GATE_FAILED if failing_classes else EXIT_OK)
+
+
+def test_bf16_like_recipe_without_confirmed_findings_passes():
+    spec = [s for s in NESTED_SPEC if s[2] != "confirmed"]
+    review = make_review(DATA / "toplevel.toml", "recipes/toplevel.toml",
+                         [(r, "attention_backend" if k.endswith("attention_backend") else k, c, s, kw)
+                          for r, k, c, s, kw in spec])
+    result = evaluate([review])
+    assert result.exit_code == EXIT_OK and result.failing == ()
+    assert result.reviews[0].gate.status == "passed"
+
+
+def test_incomplete_review_never_passes(nested):
+    broken = make_review(DATA / "toplevel.toml", "recipes/toplevel.toml", incomplete=["source unavailable: offline"])
+    assert evaluate([broken], "none").exit_code == EXIT_INCOMPLETE
+    mixed = evaluate([nested, broken])
+    assert mixed.exit_code == EXIT_INCOMPLETE and mixed.decision == "incomplete"
+    assert mixed.failing, "failures of the complete review are still reported"
+    statuses = {r.recipe.path: r.gate.status for r in mixed.reviews}
+    assert statuses == {"recipes/nested.toml": "failed", "recipes/toplevel.toml": "incomplete"}
+    assert evaluate([], "none").exit_code == EXIT_INCOMPLETE
+
+
+def test_several_recipes_one_result(nested):
+    other = make_review(DATA / "toplevel.toml", "recipes/toplevel.toml")
+    result = evaluate([other, nested])
+    assert [r.recipe.path for r in result.reviews] == ["recipes/nested.toml", "recipes/toplevel.toml"]
+    assert result.exit_code == EXIT_GATE_FAILED
+    assert {p for p, _ in result.failing} == {"recipes/nested.toml"}
+
+
+def test_annotate_is_idempotent_and_keeps_every_finding(nested):
+    result = evaluate([nested])
+    again = result.annotate(result.annotate([nested]))
+    assert again == result.reviews
+    assert len(again[0].findings) == len(nested.findings)
+
+
+def _parser():
+    parser = _Parser(prog="srcreview check")
+    parser.add_argument("recipes", nargs="*")
+    add_gate_args(parser)
+    return parser
+
+
+def test_gate_args_defaults_and_usage_errors(capsys):
+    args = _parser().parse_args([])
+    assert str(args.fail_on) == "confirmed:high" and args.baseline is None and args.date is None
+    for bad in (["--fail-on", "confirmed:urgent"], ["--date", "29/11/2026"]):
+        with pytest.raises(SystemExit) as exit_:
+            _parser().parse_args(bad)
+        assert exit_.value.code == EXIT_USAGE
+    assert "confirmed:urgent" in capsys.readouterr().err
+
+
+def test_run_gate_writes_sarif_and_markdown(tmp_path, nested, monkeypatch):
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    sarif, md = tmp_path / "out.sarif", tmp_path / "summary.md"
+    args = _parser().parse_args(["--fail-on", "plausible:medium", "--sarif", str(sarif), "--markdown", str(md),
+                                 "--date", "2026-11-29"])
+    run = run_gate(args, [nested])
+    assert run.result.exit_code == EXIT_GATE_FAILED and run.date == "2026-11-29"
+    assert '"version": "2.1.0"' in sarif.read_text()
+    assert "plausible:medium" in md.read_text() and "2026-11-29" in md.read_text()
+    bad = _parser().parse_args(["--sarif", str(tmp_path / "missing-dir" / "x.sarif")])
+    with pytest.raises(UsageError):
+        run_gate(bad, [nested])
+
+
+def test_review_date_from_option_or_source_date_epoch():
+    assert review_date("2026-11-29", {}) == "2026-11-29"
+    assert review_date(None, {"SOURCE_DATE_EPOCH": "1795910400"}) == "2026-11-29"
+    assert review_date("2026-01-02", {"SOURCE_DATE_EPOCH": "1795910400"}) == "2026-01-02"
+    assert review_date(None, {}) is None and review_date(None, {"SOURCE_DATE_EPOCH": ""}) is None
+    for env in ({"SOURCE_DATE_EPOCH": "yesterday"}, {"SOURCE_DATE_EPOCH": "-5"}, {"SOURCE_DATE_EPOCH": "9" * 30}):
+        with pytest.raises(UsageError):
+            review_date(None, env)
+    with pytest.raises(UsageError):
+        review_date("2026-02-30", {})
+    assert today("2026-11-29").isoformat() == "2026-11-29"
+
+
+def test_namespace_without_gate_options_uses_defaults(nested):
+    run = run_gate(argparse.Namespace(recipes=[]), [nested])
+    assert str(run.result.fail_on) == "confirmed:high" and run.result.exit_code == EXIT_GATE_FAILED

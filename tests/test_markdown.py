@@ -1,0 +1,90 @@
+"""The Markdown summary: gate decision, knob table, findings by classification with links."""
+
+from __future__ import annotations
+
+import pytest
+from gate_support import DATA, NESTED_SPEC, copy_recipes, make_review
+
+from srcreview.gate import evaluate
+from srcreview.recipe import load_recipe
+from srcreview.report import markdown
+
+
+@pytest.fixture
+def nested(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    copy_recipes(tmp_path, "nested.toml", "toplevel.toml")
+    return make_review(DATA / "nested.toml", "recipes/nested.toml", NESTED_SPEC,
+                       knob_status={"speculative_config.attention_backend": "ignored"})
+
+
+def _section(text: str, title: str) -> str:
+    start = text.index(title)
+    end = text.find("\n\n", start + len(title) + 2)
+    return text[start:end if end >= 0 else None]
+
+
+def test_decision_knob_table_and_findings(nested):
+    result = evaluate([nested])
+    text = markdown.render([nested], gate=result, date="2026-11-29")
+    lines = text.splitlines()
+    assert lines[0] == "## srcreview: gate failed (exit 1)"
+    assert "`--fail-on confirmed:high`" in text and "1 failing" in text and "review date 2026-11-29" in text
+    recipe = load_recipe(DATA / "nested.toml", "recipes/nested.toml")
+    for setting in recipe.settings:
+        row = next(line for line in lines if line.startswith(f"| `{setting.key}` |"))
+        assert row.rstrip(" |").endswith(str(setting.line))
+    assert "| **ignored** |" in next(line for line in lines if "`speculative_config.attention_backend`" in line)
+    confirmed = _section(text, "**Confirmed (1)**")
+    finding = next(f for f in nested.findings if f.classification == "confirmed")
+    for anchor in finding.evidence:
+        assert f"]({anchor.url})" in confirmed
+    assert "**FAILS GATE**" in confirmed and finding.fingerprint in confirmed
+    assert "**FAILS GATE**" not in _section(text, "**Plausible (1)**")
+    assert "<details><summary>Refuted (1)</summary>" in text
+    assert text.index("**Confirmed") < text.index("**Plausible") < text.index("Refuted (1)")
+
+
+def test_passing_and_ungated(nested):
+    result = evaluate([nested], "none")
+    text = markdown.render([nested], gate=result)
+    assert text.startswith("## srcreview: gate passed (exit 0)") and "FAILS GATE" not in text
+    assert "review date" not in text
+    plain = markdown.render([nested])
+    assert plain.startswith("## srcreview review") and "fail-on" not in plain
+
+
+def test_incomplete_is_shown(nested):
+    broken = make_review(DATA / "toplevel.toml", "recipes/toplevel.toml", incomplete=["source unavailable: offline"])
+    text = markdown.render([nested, broken], gate=evaluate([nested, broken]))
+    assert text.startswith("## srcreview: gate incomplete (exit 2)")
+    assert "> **Review incomplete:** source unavailable: offline" in text
+    assert "| `recipes/toplevel.toml` | 0.29.0 (98dff2a81d74) | **incomplete** |" in text
+
+
+def test_escaping_keeps_tables_and_html_intact(nested):
+    review = nested.model_copy(update={"knobs": (nested.knobs[0].model_copy(update={"value": "a|b"}),)})
+    finding = review.findings[0].model_copy(update={"message": "value <script> | *x*"})
+    review = review.model_copy(update={"findings": (finding,)})
+    text = markdown.render([review])
+    assert "`a\\|b`" in text and "<script>" not in text and "\\<script\\> \\| \\*x\\*" in text
+
+
+def test_deterministic_and_relative(nested, tmp_path):
+    first = markdown.render([nested], gate=evaluate([nested]), date="2026-11-29")
+    assert first == markdown.render([nested], gate=evaluate([nested]), date="2026-11-29")
+    absolute = nested.model_copy(update={"recipe": nested.recipe.model_copy(
+        update={"path": str(tmp_path / "recipes" / "nested.toml")})})
+    text = markdown.render([absolute], gate=evaluate([absolute]))
+    assert str(tmp_path) not in text and "`nested.toml`" in text
+
+
+def test_stale_rules_and_missing_tests_are_listed(nested):
+    from srcreview.findings import StaleRule
+
+    review = nested.model_copy(update={"missing_tests": ("MTP with fp8 KV cache", "sm120 start-up"),
+                                       "stale_rules": (StaleRule(rule="old-rule", missing=("Foo.bar",)),)})
+    lines = markdown.render([review]).splitlines()
+    assert "- stale rule `old-rule` at this revision: missing `Foo.bar`" in lines
+    start = lines.index("- missing tests:")
+    assert lines[start + 1:start + 3] == ["  - MTP with fp8 KV cache", "  - sm120 start-up"]

@@ -1,0 +1,266 @@
+"""Hostile and malformed recipes: a Recipe or one clear line with exit 65 (64 if unreadable), never a traceback.
+
+Property-based (hypothesis) over bytes, text and TOML-shaped documents, plus the named cases
+of docs/robustness.md: huge files, deep nesting, non-UTF-8, duplicate keys, kebab/snake
+duplicates, bad compute capabilities, unknown tables, wrong types.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from srcreview.errors import EXIT_DATA, EXIT_USAGE, DataError, UsageError
+from srcreview.recipe import MAX_KEY_DEPTH, MAX_RECIPE_BYTES, Recipe, load_recipe, parse_recipe
+
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                         HealthCheck.function_scoped_fixture])
+HEAD = '[recipe]\nname = "fuzz"\n'
+
+
+def outcome(text: str) -> Recipe | DataError:
+    """Parse; a DataError is an acceptable answer, anything else escapes and fails the test."""
+    try:
+        return parse_recipe(text, "recipe.toml")
+    except DataError as exc:
+        assert exc.exit_code == EXIT_DATA
+        assert "\n" not in exc.message and exc.message.startswith("recipe.toml")
+        return exc
+
+
+# ------------------------------------------------------------------------ property-based
+
+@FUZZ
+@given(st.binary(max_size=2000))
+def test_any_bytes_give_a_recipe_or_a_data_error(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("r") / "recipe.toml"
+    path.write_bytes(data)
+    try:
+        load_recipe(path, display_path="recipe.toml")
+    except DataError as exc:
+        assert "\n" not in exc.message and exc.message.startswith("recipe.toml")
+
+
+@FUZZ
+@given(st.text(max_size=2000))
+def test_any_text_gives_a_recipe_or_a_data_error(text):
+    outcome(text)
+    outcome(HEAD + text)
+
+
+_KEYS = st.sampled_from([
+    "recipe", "runtime", "hardware", "engine", "env", "srcreview", "name", "model", "gpu",
+    "compute_capability", "version", "revision", "speculative_config", "method", "attention-backend",
+    "attention_backend", "kv-cache-dtype", "kv_cache_dtype", "x", "VLLM_USE_V2_MODEL_RUNNER", "a.b",
+    '"q.k"', "engine.speculative_config", '""', "'lit'", "1", "-",
+])
+_VALUES = st.one_of(st.integers(-10**20, 10**20), st.floats(allow_nan=True), st.booleans(),
+                    st.text(max_size=12), st.sampled_from(["12.0", "8.9", 12.0, 8.95, 12, [], [1, "a"], {}]))
+
+
+def _toml(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return "{}"
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string (json.dumps would write surrogate pairs, which TOML refuses)."""
+    out = []
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+_LINES = st.lists(st.one_of(
+    _KEYS.map(lambda k: f"[{k}]"),
+    _KEYS.map(lambda k: f"[[{k}]]"),
+    st.tuples(_KEYS, _VALUES).map(lambda kv: f"{kv[0]} = {_toml(kv[1])}"),
+    st.text(max_size=16),
+), max_size=14)
+
+
+@FUZZ
+@given(_LINES)
+def test_toml_shaped_documents_give_a_recipe_or_a_data_error(lines):
+    outcome(HEAD + "\n".join(lines))
+    outcome("\n".join(lines))
+
+
+_NAME = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
+_SCALAR = st.one_of(st.integers(-1000, 1000), st.booleans(), st.text(st.characters(blacklist_categories=["Cs"]), max_size=8),
+                    st.floats(allow_nan=False, allow_infinity=False, width=32))
+
+
+@FUZZ
+@given(st.dictionaries(_NAME, _SCALAR, min_size=1, max_size=6),
+       st.dictionaries(_NAME, _SCALAR, min_size=1, max_size=4))
+def test_valid_recipes_keep_every_setting_with_its_line(top, nested):
+    """Whatever valid engine table is written, every scalar comes back under its key, on its line."""
+    nested = {k: v for k, v in nested.items() if k not in top}
+    text = HEAD + "[engine]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in top.items())
+    if nested:
+        text += "[engine.speculative_config]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in nested.items())
+    top = {k: v for k, v in top.items() if k != "speculative_config"} if nested else top
+    recipe = outcome(text)
+    assert isinstance(recipe, Recipe), recipe
+    lines = text.splitlines()
+    expected = {**top, **{f"speculative_config.{k}": v for k, v in nested.items()}}
+    assert {s.key for s in recipe.settings} == set(expected)
+    for setting in recipe.settings:
+        value = expected[setting.key]
+        assert setting.value == value or (isinstance(value, float) and math.isclose(setting.value, value))
+        assert lines[setting.line - 1].startswith(setting.key.rsplit(".", 1)[-1] + " =")
+
+
+# ------------------------------------------------------------------------ named cases
+
+def _err(text: str) -> str:
+    with pytest.raises(DataError) as info:
+        parse_recipe(text, "recipe.toml")
+    assert "\n" not in info.value.message
+    return info.value.message
+
+
+def test_huge_file_is_refused_before_parsing(tmp_path):
+    path = tmp_path / "big.toml"
+    path.write_bytes(HEAD.encode() + b"# " + b"x" * MAX_RECIPE_BYTES + b"\n")
+    start = time.monotonic()
+    with pytest.raises(DataError, match=r"big.toml: recipe is \d+ bytes, over the 1000000-byte limit"):
+        load_recipe(path, display_path="big.toml")
+    assert time.monotonic() - start < 1
+
+
+def test_largest_allowed_file_parses_quickly(tmp_path):
+    body = "".join(f"VAR_{i} = \"{i}\"\n" for i in range(40_000))
+    text = HEAD + "[env]\n" + body
+    assert len(text) < MAX_RECIPE_BYTES
+    start = time.monotonic()
+    recipe = parse_recipe(text, "recipe.toml")
+    assert len(recipe.env) == 40_000 and recipe.env[-1].line == text.count("\n")
+    assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("text, message", [
+    (HEAD + "[engine]\n" + ".".join(["a"] * 20_000) + " = 1\n", f"recipe.toml:4: key nested deeper than {MAX_KEY_DEPTH} levels"),
+    (HEAD + "[engine." + ".".join(["a"] * 2_000) + "]\nb = 1\n", f"recipe.toml:3: key nested deeper than {MAX_KEY_DEPTH} levels"),
+    (HEAD + "[engine]\nx = " + "{a = " * 40 + "1" + "}" * 40 + "\n", f"nested deeper than {MAX_KEY_DEPTH} levels"),
+    (HEAD + "[engine]\nx = " + "{a = " * 5_000 + "1" + "}" * 5_000 + "\n", "nesting too deep"),
+    (HEAD + "[engine]\nx = " + "[" * 5_000 + "1" + "]" * 5_000 + "\n", "nesting too deep"),
+])
+def test_deep_nesting_is_a_data_error_and_fast(text, message):
+    start = time.monotonic()
+    assert message in _err(text)
+    assert time.monotonic() - start < 2
+
+
+def test_non_utf8_names_the_line(tmp_path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(HEAD.encode() + b'[hardware]\ngpu = "GeForce \xe9"\n')
+    with pytest.raises(DataError, match=r"^latin1.toml:4: recipe is not valid UTF-8$"):
+        load_recipe(path, display_path="latin1.toml")
+
+
+def test_utf8_bom_is_accepted(tmp_path):
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + HEAD.encode())
+    assert load_recipe(path).name == "fuzz"
+
+
+@pytest.mark.parametrize("text, message", [
+    (HEAD + "[engine]\nmax_model_len = 1\nmax_model_len = 2\n", "recipe.toml:5: malformed TOML"),
+    (HEAD + "[engine]\n[engine]\n", "malformed TOML"),
+    (HEAD + "[engine]\nmax-model-len = 1\nmax_model_len = 2\n", "recipe.toml:5: engine key 'max_model_len' repeats 'max-model-len'"),
+    (HEAD + "[engine.speculative_config]\nkv-cache-dtype = 'a'\nkv_cache_dtype = 'b'\n",
+     "engine key 'kv_cache_dtype' repeats 'kv-cache-dtype'"),
+    (HEAD + "[engine]\n\"speculative_config.method\" = 'x'\n[engine.speculative_config]\nmethod = 'mtp'\n",
+     "engine key 'speculative_config.method' is not a setting name"),
+    (HEAD + "[engine]\n\"\" = 1\n", "engine key '' is not a setting name"),
+    (HEAD + "[engine.speculative_config]\n", "recipe.toml:3: [engine.speculative_config] is empty"),
+])
+def test_duplicate_and_ambiguous_keys(text, message):
+    assert message in _err(text)
+
+
+@pytest.mark.parametrize("value", ['"12"', '"twelve"', "8.95", "12.04", "true", "[12, 0]", '"12.0.1"', "-1",
+                                   '"1.2.3"', "nan", "inf", '"١٢.٠"', '""'])
+def test_bad_compute_capability(value):
+    message = _err(HEAD + f"[hardware]\ncompute_capability = {value}\n")
+    assert message.startswith("recipe.toml:4: hardware.compute_capability")
+
+
+@pytest.mark.parametrize("value, capability", [('"12.0"', (12, 0)), ("8.9", (8, 9)), ("12", (12, 0)), ('"9.0"', (9, 0))])
+def test_good_compute_capability(value, capability):
+    recipe = parse_recipe(HEAD + f"[hardware]\ncompute_capability = {value}\n", "recipe.toml")
+    assert recipe.hardware.capability == capability
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "recipe.toml:1: missing [recipe] table"),
+    ("[recipe]\n", "missing required key recipe.name"),
+    (HEAD + "[engines]\nx = 1\n", "recipe.toml:3: unknown table [engines]"),
+    (HEAD + "[recipe.extra]\n", "unknown key recipe.extra"),
+    (HEAD.replace('"fuzz"', "1"), "recipe.toml:2: recipe.name"),
+    ("recipe = 1\n", "[recipe] must be a table"),
+    ("engine = 1\n" + HEAD, "[engine] must be a table"),
+    (HEAD + "[runtime]\nversion = 0.29\n", "runtime.version"),
+    (HEAD + "[runtime]\nflavour = 'x'\n", "unknown key runtime.flavour"),
+    (HEAD + "[env]\nA = [1]\n", "env.A must be a string, number or boolean"),
+    (HEAD + '[env]\n"A=B" = "x"\n', "env.'A=B' is not an environment variable name"),
+    (HEAD + '[env]\nA = "x\\u0000y"\n', "env.A contains a NUL character"),
+    (HEAD + "[hardware]\ngpu = {a = 1}\n", "hardware.gpu"),
+    ("\x00\x01", "malformed TOML"),
+])
+def test_unknown_tables_and_wrong_types(text, message):
+    assert message in _err(text)
+
+
+def test_unreadable_paths_are_usage_errors(tmp_path):
+    with pytest.raises(UsageError, match="absent.toml: no such recipe file"):
+        load_recipe(tmp_path / "absent.toml", display_path="absent.toml")
+    with pytest.raises(UsageError, match="cannot read recipe"):
+        load_recipe(tmp_path, display_path="dir")
+
+
+# ------------------------------------------------------------------------ through the CLI
+
+@pytest.mark.parametrize("content", [
+    b"\xff\xfe not utf-8",
+    (HEAD + "[engine]\n" + ".".join(["a"] * 5000) + " = 1\n").encode(),
+    (HEAD + "[engine]\nx = 1\nx = 2\n").encode(),
+    (HEAD + "[hardware]\ncompute_capability = 'sm120'\n").encode(),
+    (HEAD + "[bogus]\n").encode(),
+    b"[recipe\n",
+])
+def test_cli_invalid_recipe_exits_65_with_one_line(tmp_path, cli, content, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.toml").write_bytes(content)
+    result = cli("check", "bad.toml", "--rev", "0.29.0")
+    assert result.code == EXIT_DATA, result
+    assert result.err.startswith("srcreview: error: bad.toml")
+    assert result.err.count("\n") == 1 and "Traceback" not in result.err
+    assert result.out == ""
+
+
+def test_cli_missing_recipe_exits_64(tmp_path, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = cli("check", "nope.toml", "--rev", "0.29.0")
+    assert result.code == EXIT_USAGE
+    assert "nope.toml" in result.err and "Traceback" not in result.err and str(tmp_path) not in result.err

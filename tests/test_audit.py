@@ -294,6 +294,15 @@ def test_claimed_absent_terms_are_reported_not_required(tree_root):
     assert any("said to be absent" in n for n in entry.notes)
 
 
+def test_a_file_that_does_not_parse_is_audited_on_its_lines(tree_root):
+    broken = tree_root / "vllm" / "broken.py"
+    broken.write_text("def load_draft_model(:\n    pass\n\n\nx = 1\nuses attention_backend here\n")
+    [entry] = _audit(tree_root, [(url("vllm/broken.py", 1, 2), "attention_backend is read")])
+    assert entry.status == "drifted"
+    assert (entry.corrected.start_line, entry.corrected.end_line) == (6, 6)
+    assert any("does not parse" in n for n in entry.notes)
+
+
 def test_range_past_the_end_of_file(tree_root):
     [entry] = _audit(tree_root, [(url(LOADER, 400, 420), "load_draft_model")])
     assert entry.status == "drifted"

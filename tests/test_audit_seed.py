@@ -103,3 +103,19 @@ def test_seed_negated_claim_is_not_required(seed_report):
     entry = seed_report.entries[3]  # "... loader does not apply speculative_config.attention_backend ..."
     assert entry.status == "ok"
     assert entry.claimed_absent == ("speculative_config.attention_backend",)
+
+
+def test_cli_audit_of_the_seed_gates_on_drift(vllm_029, cli):
+    """The command obtains 0.29.0 through the providers (the cache the fixture filled) and exits 1."""
+    result = cli("audit", str(SEED), "--format", "json", "--no-progress")
+    assert result.code == 1, result.err
+    data = json.loads(result.out)
+    assert data["summary"] == {"ok": 5, "drifted": 6, "unverifiable": 1}
+    assert data["incomplete"] == []
+    corrected = [(e["corrected"]["path"], e["corrected"]["start_line"], e["corrected"]["end_line"])
+                 for e in data["entries"] if e["corrected"]]
+    assert corrected == [(p, a, b) for _, (s, p, a, b) in sorted(EXPECTED.items()) if s == "drifted"]
+    text = cli("audit", str(SEED), "--no-progress")
+    assert text.code == 1
+    assert "12 anchors: 5 ok, 6 drifted, 1 unverifiable" in text.out
+    assert str(SEED.parent) not in text.out + result.out

@@ -93,7 +93,8 @@ def test_incomplete_review_never_passes(nested):
 def test_several_recipes_one_result(nested):
     other = make_review(DATA / "toplevel.toml", "recipes/toplevel.toml")
     result = evaluate([other, nested])
-    assert [r.recipe.path for r in result.reviews] == ["recipes/nested.toml", "recipes/toplevel.toml"]
+    assert [r.recipe.path for r in result.reviews] == ["recipes/toplevel.toml", "recipes/nested.toml"], \
+        "reviews keep the order the recipes were given"
     assert result.exit_code == EXIT_GATE_FAILED
     assert {p for p, _ in result.failing} == {"recipes/nested.toml"}
 
@@ -152,3 +153,16 @@ def test_review_date_from_option_or_source_date_epoch():
 def test_namespace_without_gate_options_uses_defaults(nested):
     run = run_gate(argparse.Namespace(recipes=[]), [nested])
     assert str(run.result.fail_on) == "confirmed:high" and run.result.exit_code == EXIT_GATE_FAILED
+
+
+def test_a_crash_is_an_incomplete_review_not_a_gate_failure(cli, tmp_path, monkeypatch):
+    """An unexpected exception inside a command exits 2, never 1 (which would read as 'gate failed')."""
+    import srcreview.commands.check as check
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("analysis bug")
+
+    monkeypatch.setattr(check, "review_recipes", explode)
+    recipe = copy_recipes(tmp_path, "nested.toml") / "nested.toml"
+    result = cli("check", str(recipe), "--rev", "0.29.0")
+    assert result.code == EXIT_INCOMPLETE and "internal error" in result.err

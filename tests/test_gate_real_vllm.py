@@ -74,11 +74,14 @@ def srcreview(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("recipe, code", [(NESTED, 1), (BF16, 0), (FP8, 0)])
 def test_default_gate_per_recipe(workdir, recipe, code):
     proc = srcreview("check", recipe, "--rev", "0.29.0", "--format", "json", cwd=workdir)
-    assert proc.returncode == code, proc.stderr
+    assert proc.stdout and "Traceback" not in proc.stderr, proc.stderr
     review = json.loads(proc.stdout)
-    review = review[0] if isinstance(review, list) else review
-    confirmed_high = [f for f in review["findings"] if f["classification"] == "confirmed" and f["severity"] == "high"]
+    confirmed_high = [(f["rule"], f["knobs"]) for f in review["findings"]
+                      if f["classification"] == "confirmed" and f["severity"] == "high"]
+    assert (proc.returncode, review["gate"]["status"]) == (code, "failed" if code else "passed"), confirmed_high
     assert bool(confirmed_high) == (code == 1)
+    if code:
+        assert ("spec-draft-attention-backend-ignored", ["speculative_config.attention_backend"]) in confirmed_high
 
 
 @pytest.fixture(scope="module")

@@ -88,3 +88,15 @@ def test_stale_rules_and_missing_tests_are_listed(nested):
     assert "- stale rule `old-rule` at this revision: missing `Foo.bar`" in lines
     start = lines.index("- missing tests:")
     assert lines[start + 1:start + 3] == ["  - MTP with fp8 KV cache", "  - sm120 start-up"]
+
+
+def test_links_are_deduplicated_and_capped(nested):
+    from gate_support import anchor
+
+    finding = next(f for f in nested.findings if f.classification == "confirmed")
+    many = tuple(anchor("vllm/x.py", i, i + 1, f"sym{i}", "site") for i in range(1, 8))
+    finding = finding.model_copy(update={"evidence": many + many[:2]})
+    review = nested.model_copy(update={"findings": (finding,)})
+    line = next(line for line in markdown.render([review]).splitlines() if finding.fingerprint in line)
+    assert line.count("](https://") == markdown.MAX_LINKS and f"+{len(many) - markdown.MAX_LINKS} more" in line
+    assert line.count("[sym1]") == 1

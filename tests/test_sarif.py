@@ -76,6 +76,7 @@ def test_related_locations_codeflow_and_provenance(validator, nested):
                    r["physicalLocation"]["region"]["endLine"]) for r in related) == \
         sorted((a.path, a.start_line, a.end_line) for a in finding.evidence)
     assert {r["physicalLocation"]["artifactLocation"]["uriBaseId"] for r in related} == {base}
+    assert res["properties"]["evidenceUrls"] == sorted(a.url for a in finding.evidence)
     for r in related:  # the message links each anchor by its related-location id
         assert f"]({r['id']})" in res["message"]["text"]
     flow = res["codeFlows"][0]["threadFlows"][0]["locations"]
@@ -149,3 +150,12 @@ def test_deterministic_and_no_absolute_path(validator, nested, tmp_path):
                                        ("recipes/x.toml", "recipes/x.toml")])
 def test_recipe_uri(path, uri):
     assert sarif.recipe_uri(path) == uri
+
+
+def test_every_result_has_a_region(validator, nested):
+    """A finding about the recipe as a whole (no knob line) is shown on line 1 (code scanning needs a region)."""
+    whole = nested.findings[0].model_copy(update={"recipe_line": None, "knobs": (), "trace": ()})
+    review = nested.model_copy(update={"findings": (whole,)})
+    log = json.loads(sarif.render([review]))
+    assert _errors(validator, log) == []
+    assert log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}

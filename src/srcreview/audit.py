@@ -42,7 +42,6 @@ from srcreview.errors import DataError, SourceUnavailable, UsageError
 from srcreview.source.base import anchor_url, clean_relpath, repo_url
 
 Status = Literal["ok", "drifted", "unverifiable"]
-STATUS_ORDER = ("drifted", "unverifiable", "ok")
 
 MAX_REVIEW_BYTES = 5_000_000
 MAX_UNIT_LINES = 120  # a declaration longer than this is shown by its header line, not whole
@@ -139,10 +138,8 @@ def collect_anchors(doc: Any) -> list[AnchorRef]:
     """
     found: list[AnchorRef] = []
     stack: list[tuple[str, Any, dict | None]] = [("", doc, None)]
-    depth_guard = 0
     while stack:
         pointer, value, parent = stack.pop()
-        depth_guard += 1
         if isinstance(value, dict):
             for key in reversed(list(value)):
                 stack.append((f"{pointer}/{_escape(str(key))}", value[key], value))
@@ -460,6 +457,7 @@ class Units:
     declarations: list[Declaration] = field(default_factory=list)
     statements: list[tuple[int, int]] = field(default_factory=list)
     guards: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)  # raise -> its `if`
+    parse_error: str | None = None  # the Index could not parse the file: lines are the only units
 
     def capped_end(self, decl: Declaration) -> int:
         return decl.end if decl.end - decl.start < MAX_UNIT_LINES else decl.start
@@ -494,7 +492,7 @@ class Units:
         for const in facts.constants.values():
             decls.append(Declaration(const.name, "constant", const.start_line, const.end_line))
         decls.sort(key=lambda d: (d.start, d.end, d.name))
-        return cls(decls, sorted(set(statements)), guards)
+        return cls(decls, sorted(set(statements)), guards, getattr(facts, "parse_error", None))
 
 
 def _statement_ranges(body, guards: dict) -> Iterator[tuple[int, int]]:
@@ -570,10 +568,6 @@ class Auditor:
             return Units.from_facts(index.module(path))
         except SourceUnavailable:
             return Units()
-        except Exception as exc:  # noqa: BLE001 - a file libcst cannot parse is audited on raw text
-            if exc.__class__.__name__ in ("ParserSyntaxError", "SyntaxError", "UnicodeDecodeError", "RecursionError"):
-                return Units()
-            raise
 
     # -- one anchor
 
@@ -608,6 +602,8 @@ class Auditor:
 
     def _judge_file(self, base: dict, purpose: Purpose, tree, text: FileText, url: ParsedUrl) -> AuditEntry:
         notes: list[str] = []
+        if text.units.parse_error:
+            notes.append(f"{text.path} does not parse ({text.units.parse_error}): ranges are whole lines")
         if url.end > len(text.lines):
             notes.append(f"range ends past the last line ({len(text.lines)})")
         hits = {t: text.hits(t) for t in purpose.terms}

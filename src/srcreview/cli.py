@@ -12,7 +12,7 @@ import importlib
 import sys
 
 from srcreview import __version__
-from srcreview.errors import EXIT_USAGE, SrcreviewError
+from srcreview.errors import EXIT_INCOMPLETE, EXIT_USAGE, SrcreviewError
 
 COMMANDS = ("check", "fetch", "show", "graph", "rules", "schema", "audit", "explain", "diff", "bisect")
 
@@ -80,3 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception:  # a crash is a review that did not complete, never a gate decision (exit 1)
+        import traceback
+
+        traceback.print_exc()
+        print("srcreview: internal error: the review could not complete (exit 2)", file=sys.stderr)
+        return EXIT_INCOMPLETE

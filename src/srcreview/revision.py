@@ -64,6 +64,14 @@ class Revision(BaseModel):
     version: str | None = None
     pin: Pin | None = None
 
+    @field_validator("sha")
+    @classmethod
+    def _sha_is_hex(cls, value: str) -> str:
+        # Every provider puts `sha` into git arguments and URLs: it can never be an option or a path.
+        if not HEX.fullmatch(value):
+            raise ValueError("must be 7 to 40 lowercase hex digits")
+        return value
+
     @property
     def is_full(self) -> bool:
         return len(self.sha) == 40

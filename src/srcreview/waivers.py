@@ -217,7 +217,8 @@ def _parse(raw, table: tuple[str, ...], lines: "_Lines", shown: str, allow_recip
                             "like 2027-01-31")
         for optional in ("rule", "recipe"):
             if optional in body and (not isinstance(body[optional], str) or not body[optional]):
-                raise DataError(f"{shown}:{where(optional)}: waiver {fingerprint}: {optional} must be a non-empty string")
+                raise DataError(f"{shown}:{where(optional)}: waiver {fingerprint}: {optional} must be "
+                                "a non-empty string")
         recipe = body.get("recipe")
         if recipe is not None and ("/" in recipe or "\\" in recipe):
             raise DataError(f"{shown}:{where('recipe')}: waiver {fingerprint}: recipe names a file in this "
@@ -274,7 +275,11 @@ class _Lines:
         return tuple(p.strip().strip("\"'") for p in re.split(r"\.(?=(?:[^\"']|\"[^\"]*\"|'[^']*')*$)", dotted))
 
     def header(self, table: tuple[str, ...], fallback: int | None = None) -> int:
-        return self._headers.get(table, fallback if fallback is not None else self.key(table[:-1], table[-1]) if table else 1)
+        if table in self._headers:
+            return self._headers[table]
+        if fallback is not None:
+            return fallback
+        return self.key(table[:-1], table[-1]) if table else 1
 
     def key(self, table: tuple[str, ...] | None, key: str, fallback: int | None = None) -> int:
         table = table or ()

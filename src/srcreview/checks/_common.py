@@ -97,7 +97,9 @@ def resolve_entries(ctx: CheckContext, params: EntryParams) -> Entries:
         method_anchor = ctx.symbol_anchor(method, f"entry: {cls}.{params.method}")
         hops = (Hop(kind="branch", text=f"{params.dispatch} -> {cls}", anchor=dispatch_anchor),
                 Hop(kind="call", text=f"{cls}.{params.method}", anchor=method_anchor))
-        assumptions = tuple(sorted({a.text for a in candidate.assumptions}))
+        assumptions = tuple(sorted({f"{params.dispatch} returns {cls} only if `{' '.join(a.text.split())}` takes the "
+                                    f"branch that leads there; undecided under the recipe"
+                                    + (f" ({a.reason})" if a.reason else "") for a in candidate.assumptions}))
         entries.append(Entry(method, hops, (dispatch_anchor, method_anchor), assumptions))
     if missing and not entries:
         return Entries(missing=tuple(missing))
@@ -122,9 +124,21 @@ def admits_none(annotation: str | None) -> bool:
     return bool(annotation) and ("None" in annotation.replace("NoneType", "None") or "Optional[" in annotation)
 
 
-def field_anchor(ctx: CheckContext, field, role: str) -> Anchor:
-    """Anchor of a class field declaration (FieldFact), wherever its owner class lives."""
-    owner = ctx.index.class_info(field.owner)
+def owner_of(ctx: CheckContext, info, field):
+    """The ClassInfo that declares `field` (found in the MRO of `info`, the class it was read from)."""
+    if info is None:
+        return None
+    for qualname in info.linearization:
+        if qualname == field.owner or qualname.endswith("." + field.owner):
+            found = ctx.index.class_info(qualname)
+            if found is not None:
+                return found
+    return info
+
+
+def field_anchor(ctx: CheckContext, field, role: str, info=None) -> Anchor:
+    """Anchor of a class field declaration (FieldFact), in the file of the class declaring it."""
+    owner = owner_of(ctx, info, field) if info is not None else ctx.index.class_info(field.owner)
     path = owner.symbol.path if owner is not None else ""
     return ctx.anchor(path, field.start_line, field.end_line, f"{short(field.owner)}.{field.name}", role)
 
@@ -150,5 +164,5 @@ def class_info(ctx: CheckContext, name: str, container: str = "VllmConfig"):
         return None
     if holder is None:
         return None
-    qualname = index.resolve_name(holder.symbol.module, name.rsplit(".", 1)[-1])
-    return index.class_info(qualname) if qualname else None
+    symbol = index.resolve_name(holder.symbol.module, name.rsplit(".", 1)[-1])
+    return index.class_info(symbol.qualname) if symbol is not None else None

@@ -44,8 +44,8 @@ def resolve_key(ctx: CheckContext, key: str, engine_class: str, container_class:
             return KeyDecl("stale", missing=(container_class,))
         holder = container.field(parts[0])
         cls_name = strip_optional(holder.annotation) if holder is not None else None
-        qualname = index.resolve_name(container.symbol.module, cls_name) if cls_name and cls_name.isidentifier() else None
-        nested = index.class_info(qualname) if qualname else None
+        symbol = index.resolve_name(container.symbol.module, cls_name) if cls_name and cls_name.isidentifier() else None
+        nested = index.class_info(symbol.qualname) if symbol is not None else None
         if nested is None:
             return KeyDecl("undecided", parent=top,
                            reason=f"the config class of {parts[0]} is not resolved from {container_class}")

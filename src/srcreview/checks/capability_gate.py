@@ -10,10 +10,11 @@ the evidence.
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, Params, short, stale
+from srcreview.checks._gate_eval import platform_of
 from srcreview.checks._backend import backend_class
 from srcreview.checks._common import find_one
-from srcreview.checks._ir import call_name, iter_calls, walk_statements
+from srcreview.checks._ir import UNDECIDED, call_name, iter_calls, walk_statements
 from srcreview.findings import Hop
 from srcreview.rules import fill
 
@@ -34,8 +35,6 @@ class Params(Params):  # noqa: F811
 
 
 def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
-    from srcreview.graph import evaluate_function
-
     index = ctx.index
     values = ctx.template_values
     evidence, hops = [], []
@@ -83,40 +82,88 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     fn = index.function(gate.qualname)
     gating = _gating_lines(ctx, fn, params.gate_words) if fn is not None else []
     evidence += gating
-    outcome = evaluate_function(index, gate.qualname, ctx.bindings, args=args)
-    assumptions = tuple(sorted({a.text for a in outcome.assumptions}))
+    try:
+        graph_result, graph_assumptions, graph_evidence = _graph_verdict(index, gate, fn, ctx, args, params)
+    except ANALYSIS_ERRORS as exc:
+        graph_result, graph_assumptions, graph_evidence = "undecided", set(), []
+        hops.append(Hop(kind="note", text=f"call graph evaluator unavailable: {type(exc).__name__}"))
+    own_result, decisions, own_evidence = _own_verdict(ctx, fn, args, params) if fn is not None else ("undecided", {}, [])
+    for anchor in gating:
+        seen = decisions.get(anchor.start_line)
+        if seen:
+            shown = "/".join(sorted("undecided" if v is UNDECIDED else str(bool(v)) for v in seen))
+            evidence[evidence.index(anchor)] = anchor.model_copy(update={"role": f"{anchor.role} -> {shown} under the recipe"})
+    evidence += graph_evidence + own_evidence
+    assumptions = tuple(sorted(graph_assumptions))
     details = {"gate": name, "args": ", ".join(f"{k}={v}" for k, v in sorted(args.items())),
                "capability": values.get("hardware.compute_capability")}
     tags: set[str] = set()
-    if params.mode == "returns":
-        for ret in outcome.returns:
-            evidence.append(ret.model_copy(update={"symbol": ret.symbol or "return",
-                                                   "role": ret.role or f"{name} returns under the recipe"}))
-        if outcome.decided and isinstance(outcome.value, bool):
-            admitted = outcome.value == params.admit
-            result = "admits" if admitted else "rejects"
-            hops.append(Hop(kind="note", text=f"{name} returns {outcome.value} under the recipe: {result}"))
-        else:
-            result = "undecided"
-            tags.add("runtime-branch")
-            hops.append(Hop(kind="note", text=f"{name}: return value undecided under the recipe"))
+    decided = {r for r in (graph_result, own_result) if r != "undecided"}
+    if len(decided) == 1:
+        result = decided.pop()
+        if graph_result == "undecided":
+            assumptions = ()
+        if own_result == result and platform_of(ctx.recipe) == "cuda":
+            assumptions = (*assumptions, "CUDA platform (the recipe names an NVIDIA GPU)")
     else:
-        gated = {(a.start_line, a.end_line) for a in gating}
-        reached = [s for s in outcome.raises if any(lo <= s.anchor.start_line <= hi for lo, hi in _blocks(fn, params.gate_words))]
-        for site in reached:
-            evidence.append(site.anchor.model_copy(update={"role": f"raise reached under the recipe: {site.text}"}))
-        if not reached:
-            result = "admits"
-            hops.append(Hop(kind="note", text=f"no raise guarded by {', '.join(params.gate_words)} is reached in {name}"))
-        elif outcome.decided:
-            result = "rejects"
-        else:
-            result = "undecided"
-            tags.add("runtime-branch")
-        del gated
+        result = "undecided"
+        tags.add("runtime-branch" if not decided else "evaluators-disagree")
+    hops.append(Hop(kind="note", text=f"{name} under the recipe: {result} (call graph evaluator: {graph_result}; "
+                    f"gate evaluator: {own_result})"))
     return CheckResult(result, evidence=_dedupe(evidence), trace=tuple(hops), tags=tuple(sorted(tags)),
                        assumptions=assumptions, details=details, symbols=(name,),
                        reason="" if result != "undecided" else f"{name} cannot be decided under the recipe")
+
+
+def _graph_verdict(index, gate, fn, ctx, args, params):
+    """The call-graph evaluator's verdict (srcreview.graph.evaluate_function)."""
+    from srcreview.graph import evaluate_function
+
+    outcome = evaluate_function(index, gate.qualname, ctx.bindings, args=args)
+    texts = {a.text for a in outcome.assumptions}
+    if params.mode == "returns":
+        evidence = [r.model_copy(update={"symbol": "return", "role": f"{short(gate.qualname)} returns"})
+                    for r in outcome.returns]
+        if outcome.decided and isinstance(outcome.value, bool):
+            return ("admits" if outcome.value == params.admit else "rejects"), texts, evidence
+        return "undecided", texts, evidence
+    blocks = _blocks(fn, params.gate_words)
+    reached = [s for s in outcome.raises if any(lo <= s.anchor.start_line <= hi for lo, hi in blocks)]
+    if not reached:
+        return "admits", texts, []
+    return ("rejects" if outcome.decided else "undecided"), texts, []
+
+
+def _own_verdict(ctx, fn, args, params):
+    """The gate evaluator's verdict (srcreview.checks._gate_eval), with the branch values it saw."""
+    from srcreview.checks._gate_eval import GateEvaluator, bind_args, platform_of
+
+    evaluator = GateEvaluator(ctx.recipe.hardware.capability, platform_of(ctx.recipe))
+    terminals = evaluator.run(fn.facts.body, bind_args(fn.facts, args))
+    decisions: dict[int, set] = {}
+    for term in terminals:
+        for line, _text, value in term.decisions:
+            decisions.setdefault(line, set()).add(value)
+    path = fn.symbol.path
+    if params.mode == "returns":
+        if any(t.kind == "raise" for t in terminals):
+            return "undecided", decisions, []
+        results = {t.value if t.kind == "return" else None for t in terminals}
+        evidence = [ctx.anchor(path, t.line, t.end_line, "return", f"returns {t.value} under the recipe")
+                    for t in terminals if t.kind == "return" and t.value is not UNDECIDED]
+        if len(results) == 1 and isinstance(next(iter(results)), bool):
+            value = next(iter(results))
+            return ("admits" if value == params.admit else "rejects"), decisions, evidence
+        return "undecided", decisions, evidence
+    blocks = _blocks(fn, params.gate_words)
+    gated = [t for t in terminals if t.kind == "raise" and any(lo <= t.line <= hi for lo, hi in blocks)]
+    evidence = [ctx.anchor(path, t.line, t.end_line, "raise", "guarded raise reached under the recipe")
+                for t in gated if t.certain]
+    if not gated:
+        return "admits", decisions, []
+    if any(t.certain for t in gated):
+        return "rejects", decisions, evidence
+    return "undecided", decisions, evidence
 
 
 def _typed(text: str):

@@ -43,7 +43,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         return CheckResult("undecided", tags=("ambiguous-symbol",), reason=f"{params.sink} names several functions")
     sink_name = sink.qualname if sink is not None else None
 
-    declaration = field_anchor(ctx, declared, f"declares {params.field} (default {declared.default})")
+    declaration = field_anchor(ctx, declared, f"declares {params.field} (default {declared.default})", cls)
     details = {"field": params.field, "default": declared.default, "entries": ", ".join(
         short(e.symbol.qualname) for e in entries.entries)}
     outcomes, evidence, hops, tags, assumptions, reasons, symbols = [], [], [], set(), set(), [], []
@@ -53,11 +53,13 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         key = f"trace:{entry.symbol.qualname}:{sink_name}:{params.max_depth}"
         t = ctx.memoized(key, lambda e=entry: trace(index, e.symbol.qualname, ctx.bindings, sink=sink_name,
                                                     max_depth=params.max_depth))
-        reads = field_reads(index, t, params.field)
+        reads = field_reads(index, t, f"{cls.symbol.qualname}.{attr}")
         evidence += entry.evidence
         hops += entry.hops
         assumptions.update(entry.assumptions)
-        assumptions.update(a.text for a in t.assumptions)
+        if t.assumptions:
+            hops.append(Hop(kind="note", text=f"{len(t.assumptions)} branch(es) undecided under the recipe: "
+                            "both sides followed"))
         path = t.paths[0] if t.paths else ()
         for hop in path[1:]:
             anchor = hop.call_anchor or hop.anchor
@@ -71,22 +73,45 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             tags.add("unresolved-call")
             reasons.append(f"{params.sink} is not reached from {short(entry.symbol.qualname)}")
             continue
-        if reads.reads:
+        retyped = [r for r in (_retype(ctx, site, cls, attr) for site in reads.dynamic) if r is not None]
+        if reads.reads or retyped:
             outcomes.append("applied")
+            for site, anchor, why in retyped:
+                evidence.append(anchor)
+                hops.append(Hop(kind="read", text=f"reads {params.field}: {site.text} ({why})", anchor=anchor))
             for read in reads.reads:
                 evidence.append(read.anchor.model_copy(update={"symbol": params.field,
                                                                 "role": f"reads {params.field} ({read.kind})"}))
                 hops.append(Hop(kind="read", text=f"reads {params.field}: {read.text}", anchor=read.anchor))
             continue
-        dynamic = list(reads.dynamic) + list(t.dynamic) + list(t.unresolved)
+        dynamic = list(reads.dynamic) + list(t.dynamic)
+        blind = [site for site in t.unresolved if _may_receive_config(site.text)]
+        dynamic += blind
         if dynamic:
             outcomes.append("undecided")
             for site in dynamic:
                 tags.add(site.kind)
                 evidence.append(site.anchor.model_copy(update={"role": f"{site.kind}: {site.text}"}))
                 hops.append(Hop(kind="note", text=f"{site.kind}: {site.text}", anchor=site.anchor))
-            reasons.append("dynamic access or unresolved calls on the path")
+            reasons.append("dynamic access, or an unresolved call that receives a config object, on the path")
             continue
+        seen = set(t.functions) | set(t.reachable)
+        elsewhere = _mentions(ctx, attr)
+        on_path = sorted(q for q, _ in elsewhere if q in seen and q not in t.functions)
+        if on_path:
+            outcomes.append("undecided")
+            tags.add("unresolved-call")
+            reasons.append(f"{', '.join(short(q) for q in on_path)} mention {attr} and are reachable")
+            continue
+        for site in t.unresolved:
+            hops.append(Hop(kind="note", text=f"{site.kind} {site.text}: receives no config object", anchor=site.anchor))
+        others = [a for q, a in elsewhere if q not in seen][:MAX_ELSEWHERE]
+        for anchor in others:
+            evidence.append(anchor)
+        if elsewhere:
+            hops.append(Hop(kind="note", text=f"{len(elsewhere)} function(s) in the tree mention .{attr}; none is on the "
+                            f"feasible path: " + ", ".join(short(q) for q, _ in elsewhere[:MAX_ELSEWHERE])
+                            + (" ..." if len(elsewhere) > MAX_ELSEWHERE else "")))
         outcomes.append("not-applied")
         for qualname in t.functions:
             info = index.function(qualname)
@@ -106,6 +131,115 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     return CheckResult(outcome, evidence=_dedupe(evidence), trace=tuple(hops), tags=tuple(sorted(tags)),
                        assumptions=tuple(sorted(assumptions)), details=details,
                        symbols=(params.field, *dict.fromkeys(symbols)), reason="; ".join(reasons))
+
+
+MAX_ELSEWHERE = 6
+
+
+def _retype(ctx: CheckContext, site, cls, attr: str):
+    """Type an `untyped-read` the call graph left open: `a.attr` where `a = x.<field of the
+    container config typed as cls>` and `x` is a parameter annotated with the container class
+    or the result of a call whose declared return type is the container class."""
+    from srcreview.checks._ir import call_name, dotted, walk_statements
+
+    if site.kind != "untyped-read" or not site.text.endswith(f".{attr}"):
+        return None
+    receiver = site.text[: -len(attr) - 1]
+    if "." in receiver:
+        head, _, container_attr = receiver.rpartition(".")
+        chain = [(head, container_attr)]
+    else:
+        chain = []
+    fn = ctx.index.function(site.function)
+    if fn is None:
+        return None
+    assigned = {}
+    for stmt in walk_statements(fn.facts.body):
+        if stmt[0] == "assign" and len(stmt[3]) == 1 and stmt[3][0][0] == "name":
+            assigned.setdefault(stmt[3][0][3], []).append(stmt[4])
+    if not chain:
+        values = assigned.get(receiver, [])
+        if len(values) != 1 or values[0][0] != "attr":
+            return None
+        head, container_attr = dotted(values[0][3]), values[0][4]
+        if head is None:
+            return None
+        chain = [(head, container_attr)]
+    head, container_attr = chain[0]
+    holder = ctx.index.class_info("VllmConfig")
+    if holder is None:
+        return None
+    holder_field = holder.field(container_attr)
+    from srcreview.checks._common import strip_optional
+
+    if holder_field is None or strip_optional(holder_field.annotation) != cls.symbol.local:
+        return None
+    param = next((p for p in fn.facts.params if p.name == head), None)
+    typed = param is not None and strip_optional(param.annotation) == holder.symbol.local
+    why = f"{head}: {holder.symbol.local} parameter"
+    if not typed:
+        values = assigned.get(head, [])
+        if len(values) != 1 or values[0][0] != "call":
+            return None
+        callee = (call_name(values[0]) or "").rsplit(".", 1)[-1]
+        module = fn.module.module
+        target = ctx.index.resolve_name(module, callee, scope=fn.facts.qualname)
+        info = ctx.index.function(target.qualname) if target is not None else None
+        if info is None or strip_optional(info.facts.returns) != holder.symbol.local:
+            return None
+        why = f"{head} = {callee}() -> {holder.symbol.local}"
+    anchor = site.anchor.model_copy(update={"symbol": f"{cls.symbol.local}.{attr}",
+                                            "role": f"reads {cls.symbol.local}.{attr} ({why})"})
+    return site, anchor, why
+
+
+def _may_receive_config(call_text: str) -> bool:
+    """Whether an unresolved call could be handed a config object (by the names it passes)."""
+    import re
+
+    return bool(re.search(r"config|cfg", call_text, re.IGNORECASE))
+
+
+def _mentions(ctx: CheckContext, attr: str) -> list[tuple[str, object]]:
+    """Every function in vllm/ whose text mentions `.attr` (or the string "attr"): a raw, cheap
+    superset of the readers of the field, with an anchor on the first mention."""
+    import ast
+    import re
+
+    def compute():
+        pattern = re.compile(rf"\.{re.escape(attr)}\b|[\"']{re.escape(attr)}[\"']")
+        found = []
+        for path in ctx.index.grep(attr, prefix="vllm/"):
+            text = ctx.tree.read_text(path)
+            lines = text.splitlines()
+            try:
+                module = ast.parse(text)
+            except SyntaxError:
+                continue
+            dotted_module = path[:-3].replace("/", ".").removesuffix(".__init__")
+            stack = [(module, "")]
+            while stack:
+                node, prefix = stack.pop()
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                        name = f"{prefix}{child.name}"
+                        if not isinstance(child, ast.ClassDef):
+                            hit = next((n for n in range(child.lineno, (child.end_lineno or child.lineno) + 1)
+                                        if pattern.search(lines[n - 1])), None)
+                            if hit is not None and not _nested_hit(child, hit):
+                                found.append((f"{dotted_module}.{name}", ctx.anchor(
+                                    path, hit, hit, attr, f"{name} mentions .{attr}: not on the feasible path")))
+                        stack.append((child, f"{name}." if isinstance(child, ast.ClassDef) else f"{name}.<locals>."))
+        return sorted(found, key=lambda item: item[0])
+
+    return ctx.memoized(f"mentions:{attr}", compute)
+
+
+def _nested_hit(func, line: int) -> bool:
+    import ast
+
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not func
+               and n.lineno <= line <= (n.end_lineno or n.lineno) for n in ast.walk(func))
 
 
 def _dedupe(anchors):

@@ -86,8 +86,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     if len(set(outcomes)) > 1:
         tags.add("runtime-branch")
         reasons.append("the feasible entries disagree")
-    evidence.append(field_anchor(ctx, declared, f"declares {params.field}"))
-    details = {"field": params.field, "container": params.container, "sink": params.sink}
+    evidence.append(field_anchor(ctx, declared, f"declares {params.field}", cls))
+    details = {"field": params.field, "container": params.container, "sink": params.sink,
+               "entries": ", ".join(short(e.symbol.qualname) for e in entries.entries)}
     return CheckResult(outcome, evidence=_dedupe(evidence), trace=tuple(hops), tags=tuple(sorted(tags)),
                        assumptions=tuple(sorted(assumptions)), details=details,
                        symbols=(params.field, *dict.fromkeys(symbols)), reason="; ".join(reasons))
@@ -141,7 +142,7 @@ def _flow(ctx, params, caller, call_line):
                 else:
                     walk(stmt[5], conditional)
             elif kind in ("with", "try", "for", "while"):
-                inner = {"with": stmt[4], "try": stmt[3], "for": stmt[5], "while": stmt[4]}[kind]
+                inner = stmt[{"with": 4, "try": 3, "for": 5, "while": 4}[kind]]
                 walk(inner, conditional or kind in ("for", "while"))
 
     walk(facts.body, False)

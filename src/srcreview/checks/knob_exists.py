@@ -23,7 +23,7 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
                "did_you_mean": f" (did you mean {decl.suggestion}?)" if decl.suggestion else "",
                "reason": decl.reason}
     if decl.status == "exists":
-        evidence = [field_anchor(ctx, decl.field, f"declares {setting.key}")]
+        evidence = [field_anchor(ctx, decl.field, f"declares {setting.key}", decl.owner)]
         return CheckResult("exists", evidence=tuple(evidence), details=details,
                            symbols=(f"{short(decl.field.owner)}.{decl.field.name}",))
     if decl.status == "missing":

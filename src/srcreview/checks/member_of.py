@@ -44,7 +44,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
 
     value = field.value if field is not None and field.value is not UNKNOWN else constant
     if field is not None:
-        owner = ctx.index.class_info(field.owner)
+        from srcreview.checks._common import owner_of
+
+        owner = owner_of(ctx, info, field)
         evidence.append(ctx.anchor(owner.symbol.path, field.start_line, field.end_line,
                                    f"{short(field.owner)}.{params.constant}",
                                    f"{short(field.owner)}.{params.constant} lists the admitted values"))

@@ -24,10 +24,12 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
     if decl.status != "exists":
         return CheckResult("not-applicable", reason=decl.reason)
     field = decl.field
-    module = ctx.index.class_info(field.owner).symbol.module
+    from srcreview.checks._common import owner_of
+
+    module = owner_of(ctx, decl.owner, field).symbol.module
     admitted = ctx.index.literal_values(field.annotation or "", module) if field.annotation else None
     details = {"key": setting.key, "value": setting.value, "annotation": field.annotation or ""}
-    anchor = field_anchor(ctx, field, f"declares {setting.key}: {field.annotation}")
+    anchor = field_anchor(ctx, field, f"declares {setting.key}: {field.annotation}", decl.owner)
     symbols = (f"{short(field.owner)}.{field.name}",)
     if not admitted:
         return CheckResult("unconstrained", evidence=(anchor,), details=details, symbols=symbols)

@@ -79,8 +79,9 @@ class _Sources:
     @staticmethod
     def index_for(tree):
         from srcreview.index import Index
+        from srcreview.source.cache import default_root
 
-        return Index(tree)
+        return Index(tree, cache_dir=default_root()[0] / "facts")
 
 
 def render_json(report, incomplete: dict[str, str]) -> str:

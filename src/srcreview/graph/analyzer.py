@@ -438,7 +438,12 @@ class Frame:
         return self.an.global_name(self.module, name, self.scope)
 
     def attr(self, receiver, name: str, e, record: bool, kind: str | None = None):
-        receiver = self.force(receiver) if isinstance(receiver, (LazyCall, Ref)) else receiver
+        if isinstance(receiver, LazyCall) and isinstance(receiver.target, Ref):
+            # the result of a call through an import: typed only if a condition needs its value,
+            # so that reading one attribute does not parse the callee's module
+            receiver = Obj(cls=None, origin=f"result of {receiver.text}")
+        elif isinstance(receiver, (LazyCall, Ref)):
+            receiver = self.force(receiver)
         if isinstance(receiver, Union):
             options = [self.attr(o, name, e, record, kind) for o in receiver.options
                        if not (isinstance(o, Const) and o.value is None)]
@@ -449,7 +454,10 @@ class Frame:
             else:
                 read_kind = kind or ("alias" if isinstance(receiver, Obj) and receiver.alias else "direct")
                 self.reads.append(ReadEvent(e[1], e[2], ir_text(e), receiver, name, read_kind))
-        return self.an.attribute(receiver, name, self)
+        value = self.an.attribute(receiver, name, self)
+        if isinstance(value, LazyCall) and isinstance(value.target, FuncRef) and value.target.via == "property":
+            self.calls.append(CallEvent(e[1], e[2], ir_text(e), value.target, "property", "static", args=(receiver,)))
+        return value
 
     def call(self, e):
         func_expr, arg_exprs, kwarg_exprs = e[3], e[4], e[5]
@@ -721,7 +729,7 @@ class Analyzer:
         if const is not None:
             if const.guard == "TYPE_CHECKING":
                 return Unknown(f"{name} is declared only for type checking")
-            return self.constant_value(module, const)
+            return Unknown(f"{name} is bound conditionally at import time")
         if name in _BUILTIN_NAMES:
             return Builtin(name)
         for imp in module.imports:
@@ -761,6 +769,10 @@ class Analyzer:
         return Unknown(symbol.qualname)
 
     def constant_value(self, module, const):
+        if const.reassigned:
+            return Unknown(f"{const.name} is bound more than once at import time")
+        if const.guard is not None:
+            return Unknown(f"{const.name} is bound conditionally at import time ({const.guard})")
         if const.value is not UNKNOWN and not (isinstance(const.value, dict) and any(v is UNKNOWN for v in const.value.values())):
             return Const(const.value)
         if const.expr is not None and const.expr[0] in ("tuple", "list", "set", "name", "attr", "binop"):
@@ -907,7 +919,6 @@ class Analyzer:
                     if k is not None and k[0] == "const" and k[3] == name and v[0] == "lambda":
                         env_frame = Frame(self, module)
                         value = env_frame.ev(v[4])
-                        frame.calls.extend(env_frame.calls)
                         return self.force(value, frame)
             return Unknown(f"{module_name}.{name} comes from the module's __getattr__")
         if name in module.constants:
@@ -1035,12 +1046,12 @@ class Analyzer:
     def _config_prefixes(self) -> dict[str, str]:
         if self._prefixes is None:
             self._prefixes = {}
-            try:
-                candidates = self.index.find(ROOT_CONFIG, "class")
-            except Exception:  # noqa: BLE001
-                candidates = []
-            if candidates:
-                root = self.index._class_info(candidates[0])
+            root_symbol = self.index.resolve(f"vllm.config.{ROOT_CONFIG}")
+            if root_symbol is None or root_symbol.kind != "class":
+                found = self.index.find(ROOT_CONFIG, "class")
+                root_symbol = found[0] if len(found) == 1 else None
+            if root_symbol is not None:
+                root = self.index._class_info(root_symbol)
                 for f in root.facts.fields:
                     if f.annotation:
                         names = [n for n in _identifiers(f.annotation) if n.endswith("Config")]
@@ -1327,8 +1338,6 @@ class Analyzer:
                 items = tuple(items)
             if isinstance(items, (tuple, list, frozenset, set)):
                 items = tuple(sorted(items, key=repr)) if isinstance(items, (set, frozenset)) else tuple(items)
-                if len(items) == 1:
-                    return Const(items[0])
                 return OneOf(items, source)
         return Unknown(f"element of {source}")
 

@@ -16,7 +16,7 @@ from srcreview.graph.model import (
     Site,
     Trace,
 )
-from srcreview.graph.values import ClassRef, Const, FuncRef, LazyCall, Obj, Ref, Unknown
+from srcreview.graph.values import ClassRef, Const, FuncRef, LazyCall, Obj, OneOf, Ref, Unknown
 
 DEFAULT_DEPTH_TO_SINK = 6
 DEFAULT_DEPTH_TREE = 2
@@ -33,10 +33,20 @@ def analyzer(index, bindings: dict) -> Analyzer:
 
 
 def _function_symbol(index, name: str):
+    return _entry(index, name)[0]
+
+
+def _entry(index, name: str):
+    """(function symbol, class of self) for a qualified-name suffix; `Class.method` may be inherited."""
     symbol = index.find_one(name, "function")
-    if symbol is None:
-        raise DataError(f"{name}: no such function at {index.tree.revision.label()}")
-    return symbol
+    if symbol is not None:
+        return symbol, _self_class(index, symbol)
+    owner, _, method = name.rpartition(".")
+    if owner:
+        info = index.class_info(owner)
+        if info is not None and method in info.methods:
+            return info.methods[method], info.qualname
+    raise DataError(f"{name}: no such function at {index.tree.revision.label()}")
 
 
 def _self_class(index, symbol) -> str | None:
@@ -46,12 +56,14 @@ def _self_class(index, symbol) -> str | None:
     return None
 
 
-def _sink_names(index, sink: str) -> set[str]:
-    names = set()
-    for kind in ("function", "class"):
-        for symbol in index.find(sink, kind):
-            names.add(symbol.qualname)
-    return names
+class _SinkMatcher:
+    """A sink named by qualified-name suffix; matched on the nodes reached, without a whole-tree search."""
+
+    def __init__(self, sink: str | None):
+        self.sink = sink
+
+    def __contains__(self, qualname: str) -> bool:
+        return bool(self.sink) and (qualname == self.sink or qualname.endswith("." + self.sink))
 
 
 class _Explorer:
@@ -65,7 +77,7 @@ class _Explorer:
         self.graph = nx.DiGraph()
         self.sink = sink
         self.sink_last = sink.split(".")[-1] if sink else None
-        self.sinks = _sink_names(index, sink) if sink else set()
+        self.sinks = _SinkMatcher(sink)
 
     def targets(self, event, lazy: bool):
         """Graph nodes a call event leads to; with `lazy`, static imports are resolved only if they may be the sink."""
@@ -149,10 +161,10 @@ def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth:
     """Feasible call paths from `entry` (to `sink`, if given) with the recipe's values bound."""
     import networkx as nx
 
-    entry_symbol = _function_symbol(index, entry)
+    entry_symbol, entry_self = _entry(index, entry)
     an = analyzer(index, bindings)
     explorer = _Explorer(index, an, sink)
-    start = (entry_symbol.qualname, _self_class(index, entry_symbol))
+    start = (entry_symbol.qualname, entry_self)
     depth_limit = max_depth if max_depth is not None else (DEFAULT_DEPTH_TO_SINK if sink else DEFAULT_DEPTH_TREE)
     found, depth = explorer.explore(start, depth_limit)
     graph = explorer.graph
@@ -261,8 +273,7 @@ def field_reads(index, source, field: str, bindings: dict | None = None, helpers
     else:
         contexts = []
         for q in source:
-            symbol = _function_symbol(index, q)
-            contexts.append((symbol.qualname, _self_class(index, symbol)))
+            contexts.append(tuple(x if i else x.qualname for i, x in enumerate(_entry(index, q))))
         skip = {c[0] for c in contexts}
         bindings = bindings or {}
     if info is None or (info.field(name) is None and name not in info.methods):
@@ -284,8 +295,13 @@ def field_reads(index, source, field: str, bindings: dict | None = None, helpers
         frame = an.summary(qualname, self_cls, args)
         functions.append(qualname)
         for r in frame.reads:
-            if r.attr == name and matcher.is_instance(r.receiver):
+            if r.attr != name:
+                continue
+            if matcher.is_instance(r.receiver):
                 reads.append(Read(field, qualname, r.kind, _anchor(index, frame, r.line, r.end_line, "read"), r.text, r.line))
+            elif matcher.untyped(r.receiver):
+                # `.field` on a value of unknown type may be this field: never counted as absent
+                dynamic.append(Site("untyped-read", r.text, qualname, _anchor(index, frame, r.line, r.end_line, "untyped-read")))
         for d in frame.dynamic:
             if matcher.may_hold(d.receiver):
                 dynamic.append(Site(d.kind, d.text, qualname, _anchor(index, frame, d.line, d.end_line, d.kind)))
@@ -334,6 +350,11 @@ class _Matcher:
             return self.index.subclass_of(cls, self.target) or self.index.subclass_of(self.target, cls)
         return self.target_path is not None and value.path == self.target_path
 
+    def untyped(self, value) -> bool:
+        if isinstance(value, Obj):
+            return value.cls is None and value.path is None
+        return isinstance(value, (Unknown, OneOf))
+
     def may_hold(self, value) -> bool:
         """Dynamic access on `value` may touch the field: it is the class, or its type is unknown."""
         if self.is_instance(value):
@@ -356,8 +377,7 @@ class _Matcher:
 
 def resolve_dispatch(index, function: str, bindings: dict) -> Dispatch:
     """The candidates a dispatcher (e.g. init_speculator) returns under the bindings."""
-    symbol = _function_symbol(index, function)
-    self_cls = _self_class(index, symbol)
+    symbol, self_cls = _entry(index, function)
     bound = analyzer(index, bindings).summary(symbol.qualname, self_cls)
     free = analyzer(index, {}).summary(symbol.qualname, self_cls)
 
@@ -369,9 +389,7 @@ def resolve_dispatch(index, function: str, bindings: dict) -> Dispatch:
                 continue
             conds = tuple(Assumption(c.text, symbol.qualname, _anchor(index, frame, c.line, c.end_line, "assumption"),
                                      c.reason, c.taken) for c in r.conditions)
-            cls_symbol = index.resolve(qual)
-            anchor = index.symbol_anchor(cls_symbol, "candidate") if cls_symbol is not None else \
-                _anchor(index, frame, r.line, r.end_line, "candidate")
+            anchor = _anchor(index, frame, r.line, r.end_line, "candidate")
             out.append((Candidate(qual, anchor, conds), r))
         return out
 
@@ -380,6 +398,13 @@ def resolve_dispatch(index, function: str, bindings: dict) -> Dispatch:
     if not chosen:
         chosen = [c for c, _ in feasible]
     alternatives = [c for c, _ in feasible if c not in chosen]
+    canonical = []
+    for c in chosen:  # the chosen class, named and anchored where it is defined
+        cls_symbol = index.resolve(c.symbol)
+        if cls_symbol is not None and cls_symbol.kind == "class":
+            c = Candidate(cls_symbol.qualname, index.symbol_anchor(cls_symbol, "candidate"), c.assumptions)
+        canonical.append(c)
+    chosen = canonical
     everything = [c for c, _ in candidates(free, analyzer(index, {}))]
     return Dispatch(
         function=symbol.qualname, chosen=tuple(chosen), alternatives=tuple(alternatives),
@@ -392,7 +417,7 @@ def _returned_class(an: Analyzer, value) -> str | None:
     if isinstance(value, LazyCall):
         target = value.target
         if isinstance(target, Ref):
-            target = an.force(target)
+            return target.dotted  # named by its import; canonical only if chosen (parsing costs)
         if isinstance(target, ClassRef):
             return target.qualname
         return None
@@ -444,11 +469,10 @@ def model_runner(index, bindings: dict) -> RunnerDecision:
 
 def evaluate_function(index, function: str, bindings: dict, args: dict | None = None) -> Outcome:
     """The value a function returns under the bindings and the given argument values."""
-    symbol = _function_symbol(index, function)
+    symbol, self_cls = _entry(index, function)
     an = analyzer(index, bindings)
     values = {k: (v if isinstance(v, (Obj, Const, Unknown)) else Const(v)) for k, v in (args or {}).items()}
     info = index.function_at(symbol)
-    self_cls = _self_class(index, symbol)
     self_obj = Obj(cls=self_cls, nonnull=True, path=an.config_path_for(self_cls)) if self_cls else None
     frame = Frame(an, info.module, info.facts, symbol, self_obj, values).run()
     truths = []

@@ -196,7 +196,15 @@ class _Builder:
         for target in targets:
             if isinstance(target, cst.Name):
                 name = target.value
-                self.constants[name] = ConstantFact(name, literal, text, start, end, expr, annotation, guard)
+                if value is None and name in self.constants:
+                    continue  # a bare `NAME: T` declaration after the assignment adds nothing
+                fact = ConstantFact(name, literal, text, start, end, expr, annotation, guard)
+                previous = self.constants.get(name)
+                if previous is not None and previous.expr is not None:
+                    # bound twice (if/else, try/except, or reassigned): keep the first site, drop the value
+                    fact = ConstantFact(name, UNKNOWN, previous.text, previous.start_line, previous.end_line,
+                                        previous.expr, previous.annotation, previous.guard or guard, True)
+                self.constants[name] = fact
                 if name == "__all__" and isinstance(literal, (list, tuple)):
                     if all(isinstance(v, str) for v in literal):
                         self.all_names = tuple(literal)
@@ -370,7 +378,7 @@ class _Builder:
             other = (self.if_stmt(orelse),)
         else:
             other = self.block(orelse.body)
-        return ("if", l, e, self.expr(node.test), self.block(node.body), other, self.text(node.test))
+        return ("if", l, e, self.expr(node.test), self.block(node.body), other, _one_line(self.text(node.test)))
 
     def small(self, node, line_node) -> list:
         l, e = self.lines(line_node)
@@ -394,7 +402,7 @@ class _Builder:
         if isinstance(node, cst.Raise):
             return [("raise", l, e, self.expr(node.exc) if node.exc is not None else None)]
         if isinstance(node, cst.Assert):
-            return [("assert", l, e, self.expr(node.test), self.text(node.test))]
+            return [("assert", l, e, self.expr(node.test), _one_line(self.text(node.test)))]
         if isinstance(node, (cst.Import, cst.ImportFrom)):
             if self._func_imports is not None:
                 self.add_import(node, self._scope)
@@ -506,6 +514,12 @@ class _Builder:
             return ("other", l, e, "walrus", (self.expr(node.target), self.expr(node.value)))
         # f-strings, yield, starred, ...: keep sub-expressions so calls and reads inside are seen
         return ("other", l, e, type(node).__name__, tuple(self.expr(c) for c in _child_exprs(node)))
+
+
+def _one_line(text: str) -> str:
+    """A multi-line condition as one line, for messages: `f(\n    a,\n)` -> `f(a)`."""
+    out = " ".join(text.split())
+    return out.replace("( ", "(").replace(" )", ")").replace(", )", ")").replace(",)", ")")
 
 
 def _child_exprs(node):

@@ -53,7 +53,7 @@ from typing import Any
 
 # Bump whenever the shape or meaning of any fact changes: cached facts of another version are
 # rebuilt, never reused.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 5
 
 Expr = tuple
 Stmt = tuple
@@ -188,7 +188,8 @@ class ConstantFact:
     end_line: int
     expr: Expr | None = None
     annotation: str | None = None
-    guard: str | None = None  # test text of an enclosing module-level `if` ("TYPE_CHECKING"), if any
+    guard: str | None = None  # test text of an enclosing module-level `if` ("TYPE_CHECKING"), "try", ...
+    reassigned: bool = False  # bound more than once at module level: its value is not static
 
 
 @dataclass(frozen=True, slots=True)

@@ -117,9 +117,12 @@ class Index:
         needle = text.encode()
         return [p for p in self.python_files(prefix) if needle in self._raw_text(p)]
 
-    def grep_re(self, pattern: str, prefix: str = "vllm/") -> list[str]:
+    def grep_re(self, pattern: str, prefix: str = "vllm/", literal: str | None = None) -> list[str]:
+        """Files matching a regex; `literal`, a substring every match contains, skips most files cheaply."""
         regex = re.compile(pattern.encode(), re.M)
-        return [p for p in self.python_files(prefix) if regex.search(self._raw_text(p))]
+        needle = literal.encode() if literal else None
+        return [p for p in self.python_files(prefix)
+                if (needle is None or needle in self._raw_text(p)) and regex.search(self._raw_text(p))]
 
     def python_files(self, prefix: str = "vllm/") -> list[str]:
         prefix = prefix.strip("/")
@@ -177,7 +180,7 @@ class Index:
             raise DataError(f"{suffix!r}: not a dotted Python name")
         last = re.escape(parts[-1])
         pattern = rf"(?:\b(?:def|class)\s+{last}\b|^[ \t]*{last}[ \t]*[:=])"
-        candidates = self.grep_re(pattern, prefix)
+        candidates = self.grep_re(pattern, prefix, literal=parts[-1])
         if len(parts) >= 2:
             owner = parts[-2]
             owner_re = re.compile(rf"\bclass\s+{re.escape(owner)}\b".encode())

@@ -14,6 +14,7 @@ from srcreview.findings import Anchor, Finding, Review
 from srcreview.report.sarif import shown_path
 
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|#]|(?<!\w)_|_(?!\w))")
+MAX_LINKS = 4  # per finding; the JSON and SARIF carry every anchor
 _GROUPS = (("confirmed", "Confirmed"), ("plausible", "Plausible"), ("refuted", "Refuted"))
 
 
@@ -68,9 +69,9 @@ def _review(review: Review, failing: set) -> list[str]:
     lines = [f"### {_code(path)}: {_text(review.recipe.name)}", ""]
     facts = [f"vLLM {_text(_revision(review))}"]
     if review.revision.recipe_pin:
-        agree = {True: "matches the recipe pin", False: f"differs from the recipe pin {_code(review.revision.recipe_pin)}",
-                 None: f"recipe pin {_code(review.revision.recipe_pin)}"}[review.revision.matches_recipe_pin]
-        facts.append(agree)
+        pin = _code(review.revision.recipe_pin)
+        facts.append({True: "matches the recipe pin", False: f"differs from the recipe pin {pin}",
+                      None: f"recipe pin {pin}"}[review.revision.matches_recipe_pin])
     runner = review.runner
     facts.append(f"runner {runner.value or 'unknown'} ({runner.status})")
     lines += [" · ".join(facts), ""]
@@ -119,7 +120,14 @@ def _finding(finding: Finding, is_failing: bool) -> str:
         w = finding.waiver
         marks.append(f"*waived until {w.expires}: {_text(w.reason)} ({_text(shown_path(w.source))})*")
     where = f"line {finding.recipe_line} · " if finding.recipe_line else ""
-    links = ", ".join(_link(a) for a in sorted(finding.evidence, key=Anchor.sort_key))
+    anchors, seen = [], set()
+    for anchor in sorted(finding.evidence, key=Anchor.sort_key):
+        if anchor.url not in seen:
+            seen.add(anchor.url)
+            anchors.append(anchor)
+    links = ", ".join(_link(a) for a in anchors[:MAX_LINKS])
+    if len(anchors) > MAX_LINKS:
+        links += f", +{len(anchors) - MAX_LINKS} more"
     text = f"- **{finding.severity}** {_code(finding.rule)} · {where}{_text(finding.message)}"
     if links:
         text += f" ({links})"

@@ -3,8 +3,11 @@
 Primary location: the recipe file (path relative, as shown in the review) at the line of
 the knob. The vLLM anchors are related locations (linked from the message as `[symbol](n)`),
 the trace is a codeFlow, and `versionControlProvenance` names the vLLM repository and
-revision each anchor base (`VLLM_<sha12>`) maps to. `partialFingerprints` carry the finding's
-fingerprint, built from meaning (rule, recipe key, symbols), so alerts survive line moves.
+revision each anchor base (`VLLM_<sha12>`) maps to. Viewers that honour originalUriBaseIds
+open the pinned GitHub lines; GitHub code scanning ignores that mapping (it shows the vLLM
+paths without content), so each result also lists its anchors in `properties.evidenceUrls`.
+`partialFingerprints` carry the finding's fingerprint, built from meaning (rule, recipe key,
+symbols), so alerts survive line moves.
 
 Levels: confirmed findings map severity to error (high), warning (medium), note (low,
 info); plausible findings are one step milder (warning for high, else note) and say
@@ -213,21 +216,24 @@ def _anchors(review: Review) -> list[Anchor]:
     return found
 
 
-def _recipe_line(review: Review, finding: Finding) -> int | None:
+def _recipe_line(review: Review, finding: Finding) -> int:
+    """The recipe line of the finding, else of its knob, else of a trace hop, else 1.
+
+    Code scanning needs a region on every result (GitHub's GH1003), so a finding about the
+    recipe as a whole (its name, the runner it selects) is shown on the first line.
+    """
     if finding.recipe_line:
         return finding.recipe_line
     for key in finding.knobs:
         for knob in review.knobs:
             if knob.key == key and knob.recipe_line:
                 return knob.recipe_line
-    return None
+    return next((hop.recipe_line for hop in finding.trace if hop.recipe_line), 1)
 
 
-def _recipe_location(review: Review, line: int | None) -> dict:
-    physical: dict = {"artifactLocation": {"uri": recipe_uri(review.recipe.path), "uriBaseId": RECIPE_BASE}}
-    if line:
-        physical["region"] = {"startLine": line}
-    return {"physicalLocation": physical}
+def _recipe_location(review: Review, line: int) -> dict:
+    return {"physicalLocation": {"artifactLocation": {"uri": recipe_uri(review.recipe.path), "uriBaseId": RECIPE_BASE},
+                                 "region": {"startLine": max(line, 1)}}}
 
 
 def _anchor_location(anchor: Anchor, review: Review, bases: _Bases) -> dict:
@@ -247,7 +253,7 @@ def _hop_location(hop: Hop, review: Review, bases: _Bases) -> dict:
     if hop.anchor is not None:
         location = _anchor_location(hop.anchor, review, bases)
     elif hop.recipe_line is not None or hop.kind == "recipe":
-        location = _recipe_location(review, hop.recipe_line)
+        location = _recipe_location(review, hop.recipe_line or 1)
     else:
         location = {}
     location["message"] = {"text": hop.text}
@@ -291,17 +297,20 @@ def _result(review: Review, finding: Finding, index: dict, bases: _Bases) -> dic
         result["properties"]["assumptions"] = list(finding.assumptions)
     if related:
         result["relatedLocations"] = related
+        # code scanning ignores originalUriBaseIds, so the pinned links travel as data too
+        result["properties"]["evidenceUrls"] = sorted({a.url for a in finding.evidence})
     if finding.trace:
         result["codeFlows"] = [{"threadFlows": [{"locations": [_hop_location(h, review, bases)
                                                                for h in finding.trace]}]}]
     if finding.baseline is not None:
         result["baselineState"] = _BASELINE_STATE[finding.baseline]
     if finding.waiver is not None:
-        in_recipe = finding.waiver.source.rsplit(":", 1)[0] == review.recipe.path
+        waiver = finding.waiver
+        in_recipe = waiver.source.rsplit(":", 1)[0] == review.recipe.path
         result["suppressions"] = [{
             "kind": "inSource" if in_recipe else "external",
             "status": "accepted",
-            "justification": f"{finding.waiver.reason} (expires {finding.waiver.expires}; {shown_path(finding.waiver.source)})",
+            "justification": f"{waiver.reason} (expires {waiver.expires}; {shown_path(waiver.source)})",
         }]
     return result
 

@@ -23,17 +23,15 @@ _CERT_KEYS = (":env:.cert", "download.cert", "install.cert", "global.cert")
 
 
 def redact_url(url: str) -> str:
-    """The URL with any user name or password replaced by `***`."""
+    """The URL with any user name, password or query (tokens) replaced by `***`; never raises."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return "<unparsable URL>"
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+    query = "***" if parts.query else ""  # private indexes also take tokens as ?token=...
+    userinfo, at, host = parts.netloc.rpartition("@")  # textual: a malformed port must not raise here
+    netloc = f"***@{host}" if at else host
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def _unquote(value: str) -> str:
@@ -87,9 +85,15 @@ def index_url() -> str:
         raise SourceUnavailable("no package index is configured and pip is not available to name its default; "
                                 "set PIP_INDEX_URL")
     url = url.split()[0]
-    scheme = urlsplit(url).scheme
+    try:
+        parts = urlsplit(url)
+        scheme, host, _port = parts.scheme, parts.hostname, parts.port  # .port raises on a bad port
+    except ValueError:
+        raise SourceUnavailable(f"package index {redact_url(url)}: not a valid URL (check its host and port)") from None
     if scheme not in ("http", "https"):
         raise SourceUnavailable(f"package index {redact_url(url)}: only http(s) indexes are supported")
+    if not host:
+        raise SourceUnavailable(f"package index {redact_url(url)}: the URL names no host")
     return url.rstrip("/")
 
 

@@ -1,0 +1,94 @@
+"""`srcreview graph --rev REV --from SYMBOL [--to SYMBOL] [--recipe R]`: feasible call paths.
+
+Walks the call graph of the pinned source from SYMBOL (a qualified-name suffix such as
+MTPSpeculator.load_draft_model, so the question survives files moving between releases),
+with the recipe's settings bound: branches the recipe decides are followed on one side
+only; the others on both sides, listed as assumptions. Each hop carries its anchor.
+With --reads Class.field, the reads of that config field on the paths are listed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from srcreview.commands._common import add_source_args
+from srcreview.errors import EXIT_OK, UsageError
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("graph", help="feasible call paths from a symbol, with the recipe's settings bound",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_source_args(p, rev_required=True)
+    p.add_argument("--from", dest="entry", required=True, metavar="SYMBOL",
+                   help="entry function, by qualified-name suffix (MTPSpeculator.load_draft_model)")
+    p.add_argument("--to", dest="sink", metavar="SYMBOL", help="sink function; only paths reaching it are shown")
+    p.add_argument("--recipe", metavar="R", help="recipe TOML whose settings, env and hardware are bound")
+    p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                   help="bind one more value (speculative_config.method=mtp, env.VLLM_USE_V2_MODEL_RUNNER=1)")
+    p.add_argument("--reads", metavar="CLASS.FIELD", help="also list reads of this config field on the paths")
+    p.add_argument("--depth", type=int, default=None, metavar="N", help="call levels to explore (default 6 with --to, else 2)")
+    p.add_argument("--format", default="text", choices=["text", "dot", "json"], help="output format (default: text)")
+    p.set_defaults(run=run)
+
+
+def parse_setting(text: str) -> tuple[str, object]:
+    """KEY=VALUE with VALUE read as JSON when it is JSON (3, true, null, "x"), else as a string."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise UsageError(f"--set {text!r}: expected KEY=VALUE")
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = value
+    return key.strip(), parsed
+
+
+def run(args) -> int:
+    from srcreview.commands._common import tree_from_args
+    from srcreview.graph import field_reads, render_trace, trace
+    from srcreview.index import Index
+    from srcreview.source.cache import default_root
+
+    if args.depth is not None and not 1 <= args.depth <= 20:
+        raise UsageError("--depth: must be between 1 and 20")
+    bindings: dict = {}
+    if args.recipe:
+        from srcreview.recipe import load_recipe
+
+        bindings.update(load_recipe(args.recipe).bindings)
+    for text in args.settings:
+        key, value = parse_setting(text)
+        bindings[key] = value
+    tree = tree_from_args(args)
+    root, _ = default_root()
+    index = Index(tree, cache_dir=root)
+    result = trace(index, args.entry, bindings, sink=args.sink, max_depth=args.depth)
+    out = render_trace(result, args.format)
+    if args.reads:
+        reads = field_reads(index, result, args.reads)
+        out = _with_reads(out, reads, args.format)
+    sys.stdout.write(out)
+    return EXIT_OK
+
+
+def _with_reads(out: str, reads, fmt: str) -> str:
+    from srcreview.graph.render import trace_to_dict
+
+    if fmt == "json":
+        data = json.loads(out)
+        data["field_reads"] = trace_to_dict(reads)
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    if fmt == "dot":
+        return out
+    lines = [out.rstrip("\n"), "", f"reads of {reads.field}: {len(reads.reads)}"
+             + ("" if reads.exists else " (no such field at this revision)")]
+    for r in reads.reads:
+        lines.append(f"  - {r.kind}: {r.text} in {r.function}")
+        lines.append(f"    {r.anchor.url}")
+    lines.append(f"dynamic access that may touch it: {len(reads.dynamic)}")
+    for d in reads.dynamic:
+        lines.append(f"  - {d.kind}: {d.text}")
+        lines.append(f"    {d.anchor.url}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,68 @@
+"""`srcreview graph` end to end, on a git repository of a pattern tree made in the test."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from srcreview.cli import main
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """The mro_overrides tree committed to a fresh git repository; returns (path, commit)."""
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "vllm-src"
+    shutil.copytree(FIXTURES / "mro_overrides", path)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "fixture"]):
+        subprocess.run(cmd, cwd=path, check=True, env=env)
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=path, check=True, env=env,
+                         capture_output=True, text=True).stdout.strip()
+    return path, sha
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_text_tree_with_anchors(repo, capsys):
+    path, sha = repo
+    code, out, _ = run(capsys, "graph", "--rev", sha, "--source", str(path),
+                       "--from", "MTPProposer.load_model", "--to", "get_model")
+    assert code == 0
+    assert "MTPProposer.load_draft_model  vllm/spec/mtp.py:6-7 (called at line 11, call)" in out
+    assert f"https://github.com/vllm-project/vllm/blob/{sha}/vllm/spec/base.py#L11" in out
+    assert str(path) not in out
+
+
+def test_json_and_dot(repo, capsys):
+    path, sha = repo
+    code, out, _ = run(capsys, "graph", "--rev", sha, "--source", str(path), "--from", "MTPProposer.load_model",
+                       "--to", "get_model", "--format", "json", "--reads", "SpeculativeConfig.attention_backend")
+    assert code == 0
+    data = json.loads(out)
+    assert [h["symbol"] for h in data["paths"][0]] == [
+        "vllm.spec.base.BaseProposer.load_model", "vllm.spec.mtp.MTPProposer.load_draft_model", "vllm.loader.get_model"]
+    assert data["field_reads"]["reads"] == [] and data["field_reads"]["exists"] is True
+    code, out, _ = run(capsys, "graph", "--rev", sha, "--source", str(path), "--from", "MTPProposer.load_model",
+                       "--to", "get_model", "--format", "dot")
+    assert code == 0 and out.startswith("digraph trace {")
+    assert '"vllm.spec.mtp.MTPProposer.load_draft_model" -> "vllm.loader.get_model" [label="L7 call"];' in out
+
+
+def test_errors_are_one_line_with_their_exit_code(repo, capsys):
+    path, sha = repo
+    code, _, err = run(capsys, "graph", "--rev", sha, "--source", str(path), "--from", "Nope.nothing")
+    assert code == 65 and err.strip().endswith("Nope.nothing: no such function at " + sha[:9])
+    code, _, err = run(capsys, "graph", "--rev", sha, "--source", str(path), "--from", "x", "--set", "novalue")
+    assert code == 64 and "KEY=VALUE" in err

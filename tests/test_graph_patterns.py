@@ -1,0 +1,198 @@
+"""Call graph, reachability and field reads on one hand-written tree per pattern.
+
+Expected lines come from `# mark: label` comments in the fixture files, so each expectation
+sits beside the code it describes and is computed independently of the analysis.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from srcreview.errors import DataError
+from srcreview.graph import field_reads, model_runner, render_trace, resolve_dispatch, trace
+from srcreview.index import Index
+from srcreview.revision import Revision
+from srcreview.source.base import DirectoryTree
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
+SHA = "1234567890abcdef1234567890abcdef12345678"
+URL = f"https://github.com/vllm-project/vllm/blob/{SHA}"
+
+
+def index_of(name: str) -> Index:
+    return Index(DirectoryTree(FIXTURES / name, Revision(requested="fixture", sha=SHA)))
+
+
+def mark(name: str, path: str, label: str) -> int:
+    lines = (FIXTURES / name / path).read_text().splitlines()
+    found = [n for n, line in enumerate(lines, 1) if line.rstrip().endswith(f"# mark: {label}")]
+    assert len(found) == 1, (path, label, found)
+    return found[0]
+
+
+def hops(t):
+    return [[(h.symbol, h.call_line, h.via) for h in path] for path in t.paths]
+
+
+def test_aliasing_reads_and_sink_through_an_aliased_import():
+    name, path = "aliasing", "vllm/spec/loader.py"
+    index = index_of(name)
+    t = trace(index, "Drafter.load", {}, sink="get_model")
+    assert t.found_sink
+    assert hops(t) == [[("vllm.spec.loader.Drafter.load", None, "entry"),
+                        ("vllm.loader.get_model", mark(name, path, "call-sink"), "call")]]
+    sink_hop = t.paths[0][1]
+    assert sink_hop.anchor.url == f"{URL}/vllm/loader.py#L4-L5"
+    assert sink_hop.call_anchor.url == f"{URL}/{path}#L{mark(name, path, 'call-sink')}"
+    assert t.functions == ("vllm.spec.loader.Drafter.load",)
+
+    dtype = field_reads(index, t, "SpeculativeConfig.kv_cache_dtype")
+    assert [(r.kind, r.line, r.text) for r in dtype.reads] == [
+        ("alias", mark(name, path, "read-alias"), "cfg.kv_cache_dtype")]
+    assert dtype.reads[0].anchor.url == f"{URL}/{path}#L{mark(name, path, 'read-alias')}"
+    method = field_reads(index, t, "SpeculativeConfig.method")
+    assert [(r.kind, r.line) for r in method.reads] == [("direct", mark(name, path, "read-direct"))]
+    backend = field_reads(index, t, "SpeculativeConfig.attention_backend")
+    assert backend.reads == () and backend.dynamic == () and backend.exists
+    assert not field_reads(index, t, "SpeculativeConfig.no_such_field").exists
+
+
+def test_relative_imports_and_imports_inside_functions_resolve():
+    name, path = "relative_imports", "vllm/spec/entry.py"
+    t = trace(index_of(name), "run", {}, max_depth=1)
+    assert sorted((h[1][0], h[1][1]) for h in hops(t)) == sorted([
+        ("vllm.spec.helpers.prepare", mark(name, path, "call-prep")),
+        ("vllm.spec.helpers.finish", mark(name, path, "call-finish")),
+        ("vllm.spec.late.late_step", mark(name, path, "call-late")),
+        ("vllm.loader.get_model", mark(name, path, "call-sink")),
+    ])
+    assert t.unresolved == ()
+
+
+def test_mro_overrides_and_super():
+    name = "mro_overrides"
+    base = "vllm/spec/base.py"
+    t = trace(index_of(name), "MTPProposer.load_model", {}, sink="get_model")
+    # load_model is inherited: self.load_draft_model() dispatches on the receiver's class
+    assert hops(t) == [[("vllm.spec.base.BaseProposer.load_model", None, "entry"),
+                        ("vllm.spec.mtp.MTPProposer.load_draft_model", mark(name, base, "call-virtual"), "call"),
+                        ("vllm.loader.get_model", mark(name, "vllm/spec/mtp.py", "call-sink"), "call")]]
+    tree = trace(index_of(name), "MTPProposer.load_model", {}, max_depth=2)
+    assert [("vllm.spec.base.BaseProposer.load_model", None, "entry"),
+            ("vllm.spec.base.DraftProposer.post_load", mark(name, base, "call-post"), "call"),
+            ("vllm.spec.base.BaseProposer.post_load", mark(name, base, "call-super"), "super")] in hops(tree)
+
+
+def test_property_and_env_table_decide_the_runner():
+    name, path = "properties", "vllm/config/vllm.py"
+    index = index_of(name)
+    v2 = model_runner(index, {"env.VLLM_USE_V2_MODEL_RUNNER": "1"})
+    assert v2.value == "v2"
+    assert f"{URL}/{path}#L{mark(name, path, 'return-env')}" in [a.url for a in v2.evidence]
+    assert model_runner(index, {"env.VLLM_USE_V2_MODEL_RUNNER": "0"}).value == "v1"
+    # env unset: the unsupported-features gate decides from the recipe
+    unset = model_runner(index, {"speculative_config.method": "mtp"})
+    assert unset.value == "v2" and "VLLM_USE_V2_MODEL_RUNNER" in unset.reason
+    gated = model_runner(index, {"speculative_config.method": "draft_model"})
+    assert gated.value == "v1"
+    assert f"{URL}/{path}#L{mark(name, path, 'return-unsupported')}" in [a.url for a in gated.evidence]
+    # nothing bound: undecided, and it says on what
+    open_ = model_runner(index, {})
+    assert open_.value is None
+    assert [a.anchor.start_line for a in open_.assumptions] == [mark(name, path, "unsupported-branch")]
+
+    worker = "vllm/worker.py"
+    t = trace(index, "make_runner", {"env.VLLM_USE_V2_MODEL_RUNNER": "1"}, max_depth=1)
+    assert sorted(h[1][:3] for h in hops(t)) == sorted([
+        ("vllm.config.vllm.VllmConfig.use_v2_model_runner", mark(name, worker, "runner-branch"), "property"),
+        ("vllm.worker.build_v2", mark(name, worker, "call-v2"), "call"),
+    ])
+    both = trace(index, "make_runner", {}, max_depth=1)
+    assert {h[1][0] for h in hops(both)} >= {"vllm.worker.build_v1", "vllm.worker.build_v2"}
+    assert [(a.anchor.path, a.anchor.start_line) for a in both.assumptions] == [
+        (path, mark(name, path, "unsupported-branch")), (worker, mark(name, worker, "runner-branch"))]
+
+
+def test_dispatch_on_a_config_value():
+    name, path = "config_dispatch", "vllm/spec/__init__.py"
+    index = index_of(name)
+    mtp = resolve_dispatch(index, "init_speculator", {"speculative_config.method": "mtp"})
+    assert [c.symbol for c in mtp.chosen] == ["vllm.spec.mtp.MTPSpeculator"]
+    assert mtp.chosen[0].anchor.url == f"{URL}/vllm/spec/mtp.py#L{mark(name, 'vllm/spec/mtp.py', 'class')}-L6"
+    assert [(a.text, a.taken, a.anchor.start_line) for a in mtp.chosen[0].assumptions] == [
+        ("spec.is_special_mtp()", False, mark(name, path, "branch-special"))]
+    assert [c.symbol for c in mtp.alternatives] == ["vllm.spec.special.SpecialSpeculator"]
+    assert "draft_hf_config" in mtp.alternatives[0].assumptions[0].reason
+    assert [c.symbol.rsplit(".", 1)[1] for c in mtp.candidates] == ["EagleSpeculator", "SpecialSpeculator", "MTPSpeculator"]
+
+    eagle = resolve_dispatch(index, "init_speculator", {"speculative_config.method": "eagle"})
+    assert [c.symbol for c in eagle.chosen] == ["vllm.spec.eagle.EagleSpeculator"] and eagle.alternatives == ()
+    assert eagle.chosen[0].assumptions == ()
+    none = resolve_dispatch(index, "init_speculator", {"speculative_config.method": "draft_model"})
+    assert none.chosen == () and none.alternatives == ()
+
+
+def test_getattr_over_a_constant_table():
+    name, path = "getattr_table", "vllm/spec/overrides.py"
+    index = index_of(name)
+    dtype = field_reads(index, ["apply_overrides"], "SpeculativeConfig.kv_cache_dtype")
+    assert [(r.kind, r.line) for r in dtype.reads] == [("getattr-table", mark(name, path, "getattr-table"))]
+    assert dtype.dynamic == ()
+    counts = field_reads(index, ["apply_overrides"], "SpeculativeConfig.num_speculative_tokens")
+    assert [(r.kind, r.line) for r in counts.reads] == [
+        ("getattr-literal", mark(name, path, "getattr-literal")), ("getattr-table", mark(name, path, "getattr-comp"))]
+    backend = field_reads(index, ["apply_overrides"], "SpeculativeConfig.attention_backend")
+    assert backend.reads == () and backend.dynamic == ()
+
+
+@pytest.mark.parametrize("function, kind, label", [
+    ("read_named", "dynamic-getattr", "dynamic-getattr"),
+    ("forward", "kwargs-forward", "kwargs-forward"),
+    ("dump", "dunder-dict", "dunder"),
+    ("hand_off", "unresolved-call", "unresolved"),
+])
+def test_unresolvable_dynamic_access_is_reported(function, kind, label):
+    name, path = "dynamic_access", "vllm/spec/dynamic.py"
+    result = field_reads(index_of(name), [function], "SpeculativeConfig.attention_backend")
+    assert result.reads == ()
+    assert [(d.kind, d.anchor.start_line) for d in result.dynamic] == [(kind, mark(name, path, label))]
+
+
+def test_a_typed_read_of_another_field_is_not_dynamic():
+    name, path = "dynamic_access", "vllm/spec/dynamic.py"
+    index = index_of(name)
+    result = field_reads(index, ["untouched"], "SpeculativeConfig.attention_backend")
+    assert result.reads == () and result.dynamic == ()
+    dtype = field_reads(index, ["untouched"], "SpeculativeConfig.kv_cache_dtype")
+    assert [(r.kind, r.line) for r in dtype.reads] == [("direct", mark(name, path, "typed-read"))]
+
+
+def test_a_helper_two_calls_deep():
+    name = "helper_two_deep"
+    index = index_of(name)
+    t = trace(index, "load_draft", {}, sink="get_model")
+    assert hops(t) == [[("vllm.spec.drafter.load_draft", None, "entry"),
+                        ("vllm.loader.get_model", mark(name, "vllm/spec/drafter.py", "call-sink"), "call")]]
+    on_path = field_reads(index, t, "SpeculativeConfig.attention_backend")
+    assert on_path.reads == () and on_path.functions == ("vllm.spec.drafter.load_draft",)
+    deep = field_reads(index, t, "SpeculativeConfig.attention_backend", helpers=True)
+    assert [(r.function, r.kind, r.line) for r in deep.reads] == [
+        ("vllm.spec.util._apply_backend", "alias", mark(name, "vllm/spec/util.py", "read-backend"))]
+    assert deep.functions == ("vllm.spec.drafter.load_draft", "vllm.spec.util.prepare_draft_config",
+                              "vllm.spec.util._apply_backend")
+
+
+def test_unknown_entry_is_a_data_error():
+    with pytest.raises(DataError, match="no such function"):
+        trace(index_of("aliasing"), "Nope.nothing", {})
+
+
+@pytest.mark.parametrize("fmt", ["text", "dot", "json"])
+def test_rendering_is_deterministic_and_carries_anchors(fmt):
+    first = render_trace(trace(index_of("mro_overrides"), "MTPProposer.load_model", {}, sink="get_model"), fmt)
+    second = render_trace(trace(index_of("mro_overrides"), "MTPProposer.load_model", {}, sink="get_model"), fmt)
+    assert first == second
+    assert f"{URL}/vllm/spec/mtp.py#L" in first
+    assert "/tmp" not in first and str(FIXTURES) not in first

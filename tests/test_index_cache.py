@@ -1,0 +1,88 @@
+"""The facts cache: keyed by blob id and schema, warm runs parse nothing, corrupt entries are rebuilt."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+from srcreview.index import SCHEMA_VERSION, Index
+from srcreview.index.cache import FactsCache
+from srcreview.revision import Revision
+from srcreview.source.base import DirectoryTree
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
+SHA = "1234567890abcdef1234567890abcdef12345678"
+
+
+def index_of(name: str, cache_dir) -> Index:
+    return Index(DirectoryTree(FIXTURES / name, Revision(requested="fixture", sha=SHA)), cache_dir=cache_dir)
+
+
+def _entries(cache_dir: Path) -> list[Path]:
+    return sorted((cache_dir / "facts" / f"v{SCHEMA_VERSION}").rglob("*.pickle"))
+
+
+def test_warm_run_loads_facts_without_parsing(tmp_path):
+    cold = index_of("mro_overrides", tmp_path)
+    info = cold.class_info("MTPProposer")
+    assert cold.parsed  # parsed with libcst the first time
+    warm = index_of("mro_overrides", tmp_path)
+    again = warm.class_info("MTPProposer")
+    assert warm.parsed == []
+    assert again.mro == info.mro and again.fields == info.fields
+    blob = cold.tree.blob_id("vllm/spec/mtp.py")
+    assert (tmp_path / "facts" / f"v{SCHEMA_VERSION}" / blob[:2] / f"{blob}.pickle").is_file()
+
+
+def test_corrupt_or_foreign_entries_are_rebuilt_never_trusted(tmp_path):
+    index_of("aliasing", tmp_path).module("vllm.spec.loader")
+    blob = index_of("aliasing", None).tree.blob_id("vllm/spec/loader.py")
+    target = tmp_path / "facts" / f"v{SCHEMA_VERSION}" / blob[:2] / f"{blob}.pickle"
+    assert target in _entries(tmp_path)
+
+    target.write_bytes(b"\x80\x05garbage")
+    index = index_of("aliasing", tmp_path)
+    assert "Drafter" in index.module("vllm.spec.loader").classes
+    assert index.parsed == ["vllm/spec/loader.py"]
+
+    # a pickle that names any other global is refused, not executed
+    target.write_bytes(pickle.dumps(subprocess.Popen))
+    index = index_of("aliasing", tmp_path)
+    assert "Drafter" in index.module("vllm.spec.loader").classes
+    assert index.parsed == ["vllm/spec/loader.py"]
+
+    # facts stored for other content are not taken for this content
+    other = index_of("aliasing", None).module("vllm.loader")
+    target.write_bytes(pickle.dumps(other))
+    index = index_of("aliasing", tmp_path)
+    assert "Drafter" in index.module("vllm.spec.loader").classes
+
+
+def test_cache_entry_is_keyed_by_content_not_by_path(tmp_path):
+    facts = index_of("aliasing", None).module("vllm.loader")
+    cache = FactsCache(tmp_path)
+    cache.store(facts)
+    assert cache.load(facts.blob_id, facts.module, facts.path) == facts
+    assert cache.load("0" * 40, facts.module, facts.path) is None
+
+
+def test_warm_analysis_does_not_import_libcst(tmp_path):
+    script = f"""
+import sys
+from pathlib import Path
+from srcreview.index import Index
+from srcreview.graph import trace, field_reads
+from srcreview.revision import Revision
+from srcreview.source.base import DirectoryTree
+tree = DirectoryTree(Path({str(FIXTURES / "aliasing")!r}), Revision(requested="fixture", sha={SHA!r}))
+index = Index(tree, cache_dir=Path({str(tmp_path)!r}))
+t = trace(index, "Drafter.load", {{}}, sink="get_model")
+reads = field_reads(index, t, "SpeculativeConfig.kv_cache_dtype")
+print(len(reads.reads), len(index.parsed), "libcst" in sys.modules)
+"""
+    cold = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert cold.stdout.split()[0] == "1" and cold.stdout.split()[2] == "True"
+    warm = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert warm.stdout.split() == ["1", "0", "False"]

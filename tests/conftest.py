@@ -26,15 +26,40 @@ import pytest
 FAKE_SHA = "1234567890abcdef1234567890abcdef12345678"
 
 
+REAL_SOURCE_FIXTURES = ("vllm_029",)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test that needs the real vLLM source is a `network` test, marked or not in its file.
+
+    So `-m "not network"` always deselects them, and `-m network` always selects them.
+    """
+    for item in items:
+        if any(name in getattr(item, "fixturenames", ()) for name in REAL_SOURCE_FIXTURES) \
+                and item.get_closest_marker("network") is None:
+            item.add_marker(pytest.mark.network)
+
+
 @pytest.fixture(scope="session")
 def vllm_029():
-    """SourceTree of the real vLLM 0.29.0 sdist, via the registry provider (cached between runs)."""
+    """SourceTree of the real vLLM 0.29.0 sdist, via the registry provider (cached between runs).
+
+    Offline with an empty cache this FAILS (never skips: CI must not pass without the real
+    source) with one line saying what to do.
+    """
+    from srcreview.errors import SrcreviewError
     from srcreview.revision import resolve_rev
     from srcreview.source.cache import Cache, default_root
     from srcreview.source.obtain import open_source
 
     root, origin = default_root()
-    return open_source(resolve_rev("0.29.0"), provider="registry", cache=Cache(root, origin))
+    try:
+        return open_source(resolve_rev("0.29.0"), provider="registry", cache=Cache(root, origin))
+    except SrcreviewError as exc:
+        pytest.fail(f"vllm_029: the real vLLM 0.29.0 source is neither in the cache ({origin}) nor obtainable: "
+                    f"{exc.message}. Run the tests once with the package index reachable (PIP_INDEX_URL or "
+                    "pip's configuration), point SRCREVIEW_CACHE at a cache that holds it, or deselect "
+                    "these tests with -m 'not network'.", pytrace=False)
 
 
 @pytest.fixture
@@ -53,8 +78,9 @@ class Route:
     body: bytes = b""
     status: int = 200
     content_type: str = "application/octet-stream"
-    content_length: int | None = None  # a lie larger than the body makes a truncated download
-    delay: float = 0.0
+    content_length: int | None = None  # a lie larger than the body makes a truncated download; -1: none
+    delay: float = 0.0  # before the status line
+    trickle: tuple[int, float] | None = None  # (bytes, seconds): send the body that many bytes at a time
 
 
 @dataclass
@@ -104,17 +130,29 @@ def http_server():
                 time.sleep(route.delay)
             self.send_response(route.status)
             self.send_header("Content-Type", route.content_type)
-            self.send_header("Content-Length", str(route.content_length or len(route.body)))
+            if route.content_length != -1:  # -1: no length; the body ends when the connection closes
+                self.send_header("Content-Length", str(route.content_length or len(route.body)))
             if route.content_length:
                 self.send_header("Connection", "close")
                 self.close_connection = True
             self.end_headers()
-            self.wfile.write(route.body)
+            if route.trickle is None:
+                self.wfile.write(route.body)
+                return
+            step, pause = route.trickle
+            for start in range(0, len(route.body), step):
+                self.wfile.write(route.body[start:start + step])
+                self.wfile.flush()
+                time.sleep(pause)
 
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class QuietServer(ThreadingHTTPServer):
+        def handle_error(self, request, client_address):
+            pass  # clients that give up (timeouts, retries) close sockets under the handler
+
+    server = QuietServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
@@ -134,6 +172,20 @@ def refused_url():
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def silent_url():
+    """An http URL on 127.0.0.1 that accepts connections and never answers (a hung server)."""
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)  # the kernel completes the handshakes; nobody ever reads or writes
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        sock.close()
 
 
 # --- archives ----------------------------------------------------------------------------------
@@ -222,6 +274,41 @@ class GitRepo:
 def make_git_repo(tmp_path):
     """Factory: make_git_repo(name) -> GitRepo under tmp_path."""
     return lambda name="repo": GitRepo(tmp_path / name)
+
+
+# --- separate processes ---------------------------------------------------------------------------
+
+# Linux capability numbers (linux/capability.h) and prctl(PR_CAPBSET_DROP)
+_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH, _PR_CAPBSET_DROP = 1, 2, 24
+
+
+def _drop_permission_override() -> None:  # runs in the child, between fork and exec
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH):
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
+def permission_bound() -> dict:
+    """subprocess keyword arguments that make the child obey file permissions, even as root.
+
+    root ignores permission bits through CAP_DAC_OVERRIDE; dropping it (and
+    CAP_DAC_READ_SEARCH) from the child's bounding set before exec makes a read-only
+    directory really read-only for it, without changing users, mounts or the test's files.
+    """
+    return {"preexec_fn": _drop_permission_override} if os.geteuid() == 0 else {}
+
+
+def srcreview_process(*args: str, env: dict, cwd: Path | None = None, bound: bool = False,
+                      **popen) -> subprocess.Popen:
+    """Start `python -m srcreview ARGS...` as its own process (stdout/stderr piped, text)."""
+    import sys
+
+    extra = permission_bound() if bound else {}
+    return subprocess.Popen([sys.executable, "-m", "srcreview", *args], env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, **extra, **popen)
 
 
 # --- the CLI in-process --------------------------------------------------------------------------

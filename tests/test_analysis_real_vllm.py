@@ -107,7 +107,7 @@ def test_same_questions_on_other_releases(version):
 
     root, origin = default_root()
     tree = open_source(resolve_rev(version), provider="registry", cache=Cache(root, origin))
-    index = Index(tree)
+    index = Index(tree, cache_dir=root)  # facts shared between runs; the cache itself is tested elsewhere
     dispatch = resolve_dispatch(index, "init_speculator", MTP)
     assert [c.symbol.rsplit(".", 1)[1] for c in dispatch.chosen] == ["MTPSpeculator"]
     t = trace(index, "MTPSpeculator.load_draft_model", MTP, sink="get_model")

@@ -11,6 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from srcreview.audit import (
     AnchorRef,
@@ -261,6 +263,13 @@ def test_identifier_missing_from_the_file_is_found_in_another_file(tree_root):
     assert "is not in vllm/config/speculative.py" in entry.reason
 
 
+def test_a_camelcase_name_is_looked_up_where_it_is_declared(tree_root):
+    [entry] = _audit(tree_root, [(url(SPEC, 5, 8), "TritonImpl checks the FP8 capability")])
+    assert entry.status == "drifted"
+    assert entry.corrected.path == TRITON
+    assert entry.corrected.start_line == line_of(TRITON, "class TritonImpl")
+
+
 def test_identifier_nowhere_at_the_revision_is_unverifiable(tree_root):
     [entry] = _audit(tree_root, [(url(SPEC, 5, 8), "calls load_eagle_model")])
     assert entry.status == "unverifiable"
@@ -275,12 +284,28 @@ def test_identifier_nowhere_at_the_revision_is_unverifiable(tree_root):
     (url(SPEC, 1, 3, sha="main"), "reads attention_backend", "revision 'main'"),
     (url(SPEC, 1, 3, sha="fedcba9876543210fedcba9876543210fedcba98"), "reads attention_backend", "no source for"),
     (url(SPEC, 1, 3), "the flashinfer path decodes", "none of the named things occurs"),
-    (url(SPEC, 1, 3), "FlashInfer decodes", "FlashInfer occurs nowhere"),
+    (url(SPEC, 1, 3), "FlashInfer decodes", "FlashInfer is neither in vllm/config/speculative.py nor declared anywhere"),
+    (url(SPEC, 1, 3), "reads speculative_config.draft_backend_name", "draft_backend_name occurs nowhere"),
 ])
 def test_unverifiable_with_a_reason(tree_root, anchor, purpose, reason):
     [entry] = _audit(tree_root, [(anchor, purpose)])
     assert entry.status == "unverifiable"
     assert reason in entry.reason
+
+
+def test_a_revision_is_obtained_once_even_when_it_fails(tree_root):
+    calls = []
+
+    def tree_for(rev):
+        calls.append(rev)
+        raise SourceUnavailable("offline")
+
+    other = "fedcba9876543210fedcba9876543210fedcba98"
+    doc = [{"url": url(SPEC, 1, 2, sha=other), "purpose": "attention_backend"},
+           {"url": url(LOADER, 1, 2, sha=other), "purpose": "load_draft_model"}]
+    report = audit_review(doc, "review.json", tree_for, Index)
+    assert [e.status for e in report.entries] == ["unverifiable", "unverifiable"]
+    assert calls == [other]
 
 
 def test_claimed_absent_terms_are_reported_not_required(tree_root):
@@ -360,10 +385,101 @@ def test_cli_text_exit_0_without_drift(git_review, capsys, monkeypatch):
 
 
 def test_cli_usage_and_data_errors(tmp_path, capsys):
-    assert main(["audit", str(tmp_path / "absent.json")]) == 64
+    good = tmp_path / "good.json"
+    good.write_text("{}")
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    assert main(["audit", str(bad)]) == 65
-    err = capsys.readouterr().err
-    assert err.count("\n") == 2 and "malformed JSON" in err
-    assert str(tmp_path) not in err
+    cases = [
+        (["audit", str(tmp_path / "absent.json")], 64, "absent.json: no such review file"),
+        (["audit", str(good), "--source", str(tmp_path / "no-such-dir")], 64, "--source no-such-dir: no such file"),
+        (["audit", str(good), "--provider", "local"], 64, "--provider local needs --source PATH"),
+        (["audit", str(good), "--source", str(tmp_path), "--provider", "github"], 64, "cannot be combined"),
+        (["audit", str(bad)], 65, "bad.json:1: malformed JSON"),
+    ]
+    for args, code, message in cases:
+        assert main(args) == code
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err and str(tmp_path) not in err
+
+
+# ---------------------------------------------------------------- hostile review files
+
+@pytest.mark.parametrize("anchor, reason", [
+    (f"{REPO}/blob/{SHA}/../../etc/passwd#L1-L2", "not a path inside the source tree"),
+    (f"{REPO}/blob/{SHA}/vllm/%2e%2e/%2e%2e/x.py#L1-L2", "not a path inside the source tree"),
+    (f"{REPO}/blob/{SHA}/vllm/config/speculative.py#L0-L2", "is empty"),
+])
+def test_hostile_anchor_urls_are_unverifiable(tree_root, anchor, reason):
+    [entry] = _audit(tree_root, [(anchor, "reads attention_backend")])
+    assert entry.status == "unverifiable"
+    assert reason in entry.reason
+
+
+def test_deeply_nested_review_is_a_data_error():
+    with pytest.raises(DataError, match="nesting too deep|malformed JSON"):
+        load_review(b"[" * 100_000 + b"]" * 100_000, "review.json")
+
+
+_PIECES = st.sampled_from([SPEC, LOADER, ARGS, TRITON, "vllm/none.py", "../x.py", ""])
+_URLS = st.builds(lambda path, a, b, sha: f"{REPO}/blob/{sha}/{path}#L{a}-L{b}", _PIECES,
+                  st.integers(0, 40), st.integers(0, 40), st.sampled_from([SHA, "main", "abc", SHA[:7]]))
+_PURPOSES = st.one_of(st.text(max_size=40), st.sampled_from([
+    "declared attention-backend and KV-dtype fields", "accepts --attention-backend", "load_draft_model",
+    "MTP/EAGLE loader does not apply attention_backend", "Triton requires SM89 for FP8 KV; sm120 passes"]))
+_JSON = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=10), _URLS,
+                               st.builds(lambda u, p: f"{p} {u} {p}", _URLS, _PURPOSES)),
+                     lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                             st.dictionaries(st.sampled_from(["url", "purpose", "x", "evidence"]), inner, max_size=4),
+                                             st.fixed_dictionaries({"url": _URLS, "purpose": _PURPOSES})),
+                     max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                   HealthCheck.too_slow])
+@given(doc=_JSON)
+def test_any_review_document_gets_a_verdict_for_every_anchor(tree_root, doc):
+    tree_for, index_for = _auditor_inputs(tree_root)
+    report = audit_review(doc, "review.json", tree_for, index_for)
+    assert len(report.entries) == len(collect_anchors(doc))
+    for entry in report.entries:
+        assert entry.reason and "\n" not in entry.reason
+        if entry.status == "drifted" and entry.corrected is not None:
+            assert entry.corrected.start_line <= entry.corrected.end_line
+        if entry.status == "ok":
+            assert not entry.missing
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["alpha", "beta", "gamma", "x", "alpha beta"]), min_size=1, max_size=25))
+def test_best_window_is_the_smallest_span_showing_every_term(lines):
+    import itertools
+
+    from srcreview.audit import FileText, Term, Units, best_window
+
+    text = FileText.build("f.py", "\n".join(lines), Units())
+    terms = [Term(w, "concept", phrases=((w,),)) for w in ("alpha", "beta", "gamma")]
+    groups = [(t,) for t in terms if text.hits(t)]
+    if not groups:
+        return
+    start, end = best_window(text, groups, declared=False)
+    choices = [[a for a, _ in text.hits(g[0])] for g in groups]
+    spans = sorted((max(c) - min(c), min(c)) for c in itertools.product(*choices))
+    assert (end - start, start) == spans[0]
+
+
+def test_each_anchor_is_read_at_its_own_revision(tmp_path, cli, monkeypatch):
+    """The same path and range: true at the first commit, drifted at the second where code moved."""
+    repo = GitRepo(tmp_path / "tree")
+    body = "class SpeculativeConfig:\n    attention_backend: str | None = None\n    \"\"\"Draft backend.\"\"\"\n"
+    first = repo.commit({"vllm/config/speculative.py": body})
+    second = repo.commit({"vllm/config/speculative.py": "# moved\n" * 10 + body})
+    doc = {"source_urls": [{"url": url(SPEC, 2, 3, sha=sha), "purpose": "declares attention_backend"}
+                           for sha in (first, second)]}
+    (tmp_path / "review.json").write_text(json.dumps(doc))
+    monkeypatch.chdir(tmp_path)
+    result = cli("audit", "review.json", "--source", "tree", "--format", "json", "--no-progress")
+    assert result.code == 1, result.err
+    entries = json.loads(result.out)["entries"]
+    assert [e["status"] for e in entries] == ["ok", "drifted"]
+    assert (entries[1]["corrected"]["start_line"], entries[1]["corrected"]["end_line"]) == (12, 13)
+    assert entries[1]["corrected"]["url"] == url(SPEC, 12, 13, sha=second)

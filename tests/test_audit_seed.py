@@ -18,6 +18,13 @@ from srcreview.index import Index
 
 SEED = Path(__file__).parent / "data" / "independent-review-thinkingcap-98dff2a.json"
 
+
+def index_for(tree):
+    """The Index as the command builds it: facts cached in the user cache, shared between runs."""
+    from srcreview.source.cache import default_root
+
+    return Index(tree, cache_dir=default_root()[0] / "facts")
+
 # source_urls index -> (status, corrected path, start, end)
 EXPECTED = {
     0: ("drifted", "vllm/config/vllm.py", 2562, 2589),
@@ -55,7 +62,7 @@ def seed_report(vllm_029):
             raise SourceUnavailable(f"only 0.29.0 is available to this test, not {rev}")
         return vllm_029
 
-    return audit_review(doc, SEED.name, tree_for, Index)
+    return audit_review(doc, SEED.name, tree_for, index_for)
 
 
 def test_seed_is_the_users_file_unchanged():
@@ -119,3 +126,20 @@ def test_cli_audit_of_the_seed_gates_on_drift(vllm_029, cli):
     assert text.code == 1
     assert "12 anchors: 5 ok, 6 drifted, 1 unverifiable" in text.out
     assert str(SEED.parent) not in text.out + result.out
+
+
+def test_an_identifier_missing_from_the_file_is_found_where_0_29_0_has_it(vllm_029):
+    sha = vllm_029.revision.sha
+    doc = [{"url": f"https://github.com/vllm-project/vllm/blob/{sha}/vllm/config/speculative.py#L10-L20",
+            "purpose": purpose} for purpose in ("load_eagle_model replaces the draft cache dtype",
+                                                 "TritonAttentionBackend lists fp8_per_token_head")]
+    report = audit_review(doc, "review.json", lambda rev: vllm_029, index_for)
+    found = [(e.status, e.corrected.path, e.corrected.start_line, e.corrected.end_line) for e in report.entries]
+    assert found == [
+        ("drifted", "vllm/v1/worker/gpu/spec_decode/eagle/utils.py", 36, 114),  # def load_eagle_model, whole
+        ("drifted", "vllm/v1/attention/backends/triton_attn.py", 274, 374),  # class TritonAttentionBackend, whole
+    ]
+    utils = vllm_029.read_text(found[0][1]).splitlines()
+    assert utils[35].startswith("def load_eagle_model(") and "cache_dtype=speculative_config.kv_cache_dtype" in "\n".join(utils[35:114])
+    triton = vllm_029.read_text(found[1][1]).splitlines()
+    assert triton[273].startswith("class TritonAttentionBackend(") and triton[376].startswith("class TritonAttentionImpl(")

@@ -101,7 +101,10 @@ def test_property_and_env_table_decide_the_runner():
     # nothing bound: undecided, and it says on what
     open_ = model_runner(index, {})
     assert open_.value is None
-    assert [a.anchor.start_line for a in open_.assumptions] == [mark(name, path, "unsupported-branch")]
+    assert sorted((a.anchor.start_line, a.text) for a in open_.assumptions) == [
+        (mark(name, path, "env-read"), "env VLLM_USE_V2_MODEL_RUNNER unset"),
+        (mark(name, path, "unsupported-branch"), "self._unsupported_features()"),
+    ]
 
     worker = "vllm/worker.py"
     t = trace(index, "make_runner", {"env.VLLM_USE_V2_MODEL_RUNNER": "1"}, max_depth=1)
@@ -111,8 +114,11 @@ def test_property_and_env_table_decide_the_runner():
     ])
     both = trace(index, "make_runner", {}, max_depth=1)
     assert {h[1][0] for h in hops(both)} >= {"vllm.worker.build_v1", "vllm.worker.build_v2"}
-    assert [(a.anchor.path, a.anchor.start_line) for a in both.assumptions] == [
-        (path, mark(name, path, "unsupported-branch")), (worker, mark(name, worker, "runner-branch"))]
+    assert [(a.anchor.path, a.anchor.start_line, a.text) for a in both.assumptions] == [
+        (path, mark(name, path, "env-read"), "env VLLM_USE_V2_MODEL_RUNNER unset"),
+        (path, mark(name, path, "unsupported-branch"), "self._unsupported_features()"),
+        (worker, mark(name, worker, "runner-branch"), "env VLLM_USE_V2_MODEL_RUNNER unset"),
+        (worker, mark(name, worker, "runner-branch"), "vllm_config.use_v2_model_runner")]
 
 
 def test_dispatch_on_a_config_value():
@@ -196,3 +202,39 @@ def test_rendering_is_deterministic_and_carries_anchors(fmt):
     assert first == second
     assert f"{URL}/vllm/spec/mtp.py#L" in first
     assert "/tmp" not in first and str(FIXTURES) not in first
+
+
+def test_classmethods_see_the_class_they_are_called_through():
+    from srcreview.graph import evaluate_function
+
+    name, path = "mro_overrides", "vllm/spec/backends.py"
+    index = index_of(name)
+    inherited = evaluate_function(index, "TritonBackend.supports_kv_cache_dtype", {}, {"kv_cache_dtype": "fp8_per_token_head"})
+    assert (inherited.value, inherited.decided) == (True, True)
+    assert [a.start_line for a in inherited.returns] == [mark(name, path, "member-check")]
+    base = evaluate_function(index, "Backend.supports_kv_cache_dtype", {}, {"kv_cache_dtype": "fp8_per_token_head"})
+    assert (base.value, base.decided) == (False, True)
+    assert index.class_info("TritonBackend").constants["supported_kv_cache_dtypes"] == ["auto", "fp8", "fp8_per_token_head"]
+
+
+@pytest.mark.parametrize("capability, value, raises", [((8, 0), True, False), ((7, 5), False, False)])
+def test_capability_gate_evaluated_for_the_recipe_gpu(capability, value, raises):
+    from srcreview.graph import evaluate_function
+
+    outcome = evaluate_function(index_of("mro_overrides"), "Backend.supports_compute_capability",
+                                {"hardware.compute_capability": capability}, {"capability": capability})
+    assert (outcome.value, outcome.decided, bool(outcome.raises)) == (value, True, raises)
+
+
+def test_capability_gate_that_raises_on_new_architectures():
+    from srcreview.graph import evaluate_function
+
+    name, path = "mro_overrides", "vllm/spec/backends.py"
+    index = index_of(name)
+    sm120 = evaluate_function(index, "TritonBackend.supports_compute_capability", {}, {"capability": (12, 0)})
+    assert sm120.decided is False and sm120.returns == ()
+    assert [s.anchor.start_line for s in sm120.raises] == [mark(name, path, "raise-new-arch")]
+    sm90 = evaluate_function(index, "TritonBackend.supports_compute_capability", {}, {"capability": (9, 0)})
+    assert (sm90.value, sm90.decided, sm90.raises) == (True, True, ())
+    unknown = evaluate_function(index, "TritonBackend.supports_compute_capability", {})
+    assert unknown.decided is False and len(unknown.raises) == 1 and len(unknown.assumptions) == 1

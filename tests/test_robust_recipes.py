@@ -158,6 +158,26 @@ def test_largest_allowed_file_parses_quickly(tmp_path):
     assert time.monotonic() - start < 10
 
 
+@pytest.mark.parametrize("text", [
+    HEAD + "[engine]\n" + '"' * 900_000 + " = 1\n",
+    HEAD + "[engine]\n" + '"a".' * 15 + '"' + "b" * 900_000 + '" = 1\n',
+    HEAD + "[engine]\n" + "a " * 450_000 + "= 1\n",
+    HEAD + "[" + "a " * 450_000 + "\n",
+    HEAD + "[" * 900_000 + "\n",
+    HEAD + "[engine]\n" + "x = 1\n" * 150_000,
+    HEAD + "".join(f"[engine.t{i}]\nx = 1\n" for i in range(45_000)),
+    HEAD + 'description = "' + "x" * 950_000 + '"\n',
+    HEAD + '[engine]\nx = "' + "." * 900_000 + '"\n',
+    HEAD + "[engine]\n" + "".join(f"k{i} = [" + "1, " * 20 + "]\n" for i in range(12_000)),
+], ids=["quotes", "long-quoted-part", "spaces", "open-header", "brackets", "repeated-key", "45k-tables",
+        "long-string", "dots-in-value", "many-arrays"])
+def test_pathological_large_inputs_finish_quickly(text):
+    assert len(text.encode()) <= MAX_RECIPE_BYTES
+    start = time.monotonic()
+    outcome(text)
+    assert time.monotonic() - start < 5
+
+
 @pytest.mark.parametrize("text, message", [
     (HEAD + "[engine]\n" + ".".join(["a"] * 20_000) + " = 1\n", f"recipe.toml:4: key nested deeper than {MAX_KEY_DEPTH} levels"),
     (HEAD + "[engine." + ".".join(["a"] * 2_000) + "]\nb = 1\n", f"recipe.toml:3: key nested deeper than {MAX_KEY_DEPTH} levels"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 
@@ -140,16 +139,36 @@ def test_existing_entries_are_served_when_the_cache_cannot_be_written(tmp_path):
         build(cache, key="other")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
+READ_ONLY_BUILD = """
+import sys
+from srcreview.source.cache import Cache, CacheNotWritable
+try:
+    with Cache(sys.argv[1], "$SRCREVIEW_CACHE").entry("trees", "k") as entry:
+        entry.staging()
+except CacheNotWritable as exc:
+    print(exc.message)
+"""
+
+
 def test_read_only_directory(tmp_path):
+    """chmod 555, obeyed even when the tests run as root (the child drops the override capability)."""
+    import subprocess
+    import sys
+
+    from conftest import permission_bound
+
     root = tmp_path / "c"
     root.mkdir()
     root.chmod(0o555)
     try:
-        with pytest.raises(CacheNotWritable):
-            build(Cache(root))
+        done = subprocess.run([sys.executable, "-c", READ_ONLY_BUILD, str(root)], capture_output=True, text=True,
+                              **permission_bound())
     finally:
         root.chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("cache directory ($SRCREVIEW_CACHE) is not writable; "
+                           "set SRCREVIEW_CACHE to a writable directory\n")
+    assert list(root.iterdir()) == []
 
 
 def test_write_and_read_bytes_for_other_modules(tmp_path):

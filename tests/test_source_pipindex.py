@@ -57,6 +57,10 @@ def test_non_http_index_is_refused_without_credentials(no_pip_env, monkeypatch):
     ("https://user:pw@example.invalid:8443/simple", "https://***@example.invalid:8443/simple"),
     ("https://token@example.invalid/simple", "https://***@example.invalid/simple"),
     ("https://example.invalid/simple", "https://example.invalid/simple"),
+    ("https://example.invalid/simple?token=abc", "https://example.invalid/simple?***"),
+    ("http://user:pw@example.invalid:notaport/simple", "http://***@example.invalid:notaport/simple"),
+    ("http://user:p@ss@example.invalid/simple", "http://***@example.invalid/simple"),
+    ("http://user:pw@[::1/simple", "<unparsable URL>"),
 ])
 def test_redact_url(url, shown):
     assert redact_url(url) == shown

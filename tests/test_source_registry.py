@@ -140,7 +140,7 @@ def test_unreachable_index_is_one_line_without_credentials(cache_dir, monkeypatc
         open_source(release(sdist), provider="registry")
     message = one_line(info.value)
     assert message.startswith("cannot reach the package index http://***@127.0.0.1:")
-    assert message.endswith(": connection refused")
+    assert message.endswith(": connection refused (3 attempts)")
     assert "s3cret" not in message and "alice" not in message
 
 

@@ -58,7 +58,9 @@ def test_the_package_is_where_we_look():
 FORBIDDEN_CALLS = {"eval", "exec", "compile", "__import__", "execfile", "builtins.eval", "builtins.exec",
                    "runpy.run_path", "runpy.run_module", "os.system", "os.popen", "pty.spawn",
                    "importlib.util.spec_from_file_location", "importlib.machinery.SourceFileLoader",
-                   "subprocess.getoutput", "subprocess.getstatusoutput", "code.interact", "marshal.loads"}
+                   "subprocess.getoutput", "subprocess.getstatusoutput", "code.interact", "marshal.loads",
+                   "marshal.load", "pickle.load", "pickle.loads", "pickle.Unpickler", "shelve.open", "yaml.load",
+                   "yaml.unsafe_load", "dill.load", "dill.loads", "torch.load"}
 
 
 def test_no_eval_exec_or_file_loaders():
@@ -72,6 +74,17 @@ def test_no_eval_exec_or_file_loaders():
                 if isinstance(node.func, ast.Attribute) and node.func.attr in ("exec_module", "load_module"):
                     found.append(f"{rel}:{node.lineno}: .{node.func.attr}(")
     assert found == []
+
+
+def test_unpicklers_are_restricted():
+    """The only unpickling is through Unpickler subclasses that override find_class (the facts cache)."""
+    subclasses = []
+    for rel, tree in _trees():
+        for _, node in _functions(tree):
+            if isinstance(node, ast.ClassDef) and any(_dotted(b) == "pickle.Unpickler" for b in node.bases):
+                methods = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+                subclasses.append((rel, node.name, "find_class" in methods))
+    assert subclasses and all(restricted for *_, restricted in subclasses), subclasses
 
 
 def test_dynamic_imports_only_name_srcreview_modules():
@@ -391,3 +404,30 @@ def test_invalid_recipe_errors_name_the_recipe_as_given(hostile_env, cli):
     assert result.code == 65
     assert result.err.startswith("srcreview: error: bad.toml:2:")
     _clean(result, hostile_env)
+
+
+def _user_cache_root() -> Path:
+    from srcreview.source.cache import default_root
+
+    return default_root()[0]
+
+
+USER_CACHE = _user_cache_root()  # read before any test changes the environment
+
+
+def test_check_in_every_format_names_no_local_path(vllm_029, hostile_env, cli, monkeypatch):
+    """A full review of an example recipe, source given as a local sdist directory; the warm user cache."""
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(USER_CACHE))
+    recipe = Path(__file__).parents[1] / "examples" / "thinkingcap-awq-vllm029-5090-16k-mtp3-nested-triton.toml"
+    (hostile_env / "recipe.toml").write_bytes(recipe.read_bytes())
+    source = str(vllm_029.root)
+    first = cli("check", "recipe.toml", "--rev", "0.29.0", "--source", source, "--format", "json",
+                "--sarif", "out.sarif", "--markdown", "out.md")
+    second = cli("check", "recipe.toml", "--rev", "0.29.0", "--source", source, "--format", "review", "-v")
+    assert first.code in (0, 1) and second.code in (0, 1), (first.err, second.err)
+    for result in (first, second):
+        _clean(result, hostile_env)
+        assert source not in result.out + result.err and str(USER_CACHE) not in result.out + result.err
+    for name in ("out.sarif", "out.md"):
+        text = (hostile_env / name).read_text()
+        assert str(hostile_env) not in text and source not in text and SECRET not in text

@@ -38,7 +38,7 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
-from srcreview.errors import DataError, SourceUnavailable, UsageError
+from srcreview.errors import DataError, SourceUnavailable, SrcreviewError, UsageError
 from srcreview.source.base import anchor_url, clean_relpath, repo_url
 
 Status = Literal["ok", "drifted", "unverifiable"]
@@ -46,6 +46,8 @@ Status = Literal["ok", "drifted", "unverifiable"]
 MAX_REVIEW_BYTES = 5_000_000
 MAX_UNIT_LINES = 120  # a declaration longer than this is shown by its header line, not whole
 MAX_CANDIDATE_FILES = 3  # other files named in a reason when the described code is ambiguous
+MAX_DECLARING_FILES = 25  # a name declared in more files than this says too little to pick one
+MAX_RAW_FILES = 200  # files showing every missing name: more than this, no single correction
 
 _BLOB_URL = re.compile(r"https://github\.com/[^\s\"'<>)\]]+?#L\d+(?:C\d+)?(?:-L?\d+(?:C\d+)?)?(?![\dC])")
 _BLOB_PARTS = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/blob/(?P<rev>[^/]+)/(?P<path>.+)$")
@@ -528,7 +530,7 @@ class Auditor:
         self._index_for = index_for
         self._trees: dict[str, Any] = {}
         self._indexes: dict[int, Any] = {}
-        self._files: dict[tuple[int, str], FileText | None] = {}
+        self._files: dict[tuple[int, str, bool], FileText | None] = {}
 
     def audit(self, doc: Any, review_name: str) -> AuditReport:
         entries = [self.judge(ref) for ref in collect_anchors(doc)]
@@ -537,9 +539,16 @@ class Auditor:
     # -- sources
 
     def _tree(self, rev: str):
+        """The tree of `rev`, obtained once; a failure is remembered too (no refetch per anchor)."""
         if rev not in self._trees:
-            self._trees[rev] = self._tree_for(rev)
-        return self._trees[rev]
+            try:
+                self._trees[rev] = self._tree_for(rev)
+            except SrcreviewError as exc:
+                self._trees[rev] = exc
+        found = self._trees[rev]
+        if isinstance(found, SrcreviewError):
+            raise found
+        return found
 
     def _index(self, tree):
         if self._index_for is None:
@@ -549,15 +558,16 @@ class Auditor:
             self._indexes[key] = self._index_for(tree)
         return self._indexes[key]
 
-    def _file(self, tree, path: str) -> FileText | None:
-        key = (id(tree), path)
+    def _file(self, tree, path: str, parse: bool = True) -> FileText | None:
+        """The file's text and words; with its declarations and statements unless `parse` is False."""
+        key = (id(tree), path, parse)
         if key not in self._files:
             try:
                 text = tree.read_text(path)
             except SourceUnavailable:
                 self._files[key] = None
                 return None
-            self._files[key] = FileText.build(path, text, self._units(tree, path))
+            self._files[key] = FileText.build(path, text, self._units(tree, path) if parse else Units())
         return self._files[key]
 
     def _units(self, tree, path: str) -> Units:
@@ -619,7 +629,8 @@ class Auditor:
             if any(url.start <= a and b <= url.end for a, b in text.hits(term)):
                 notes.append(f"{term.label} (said to be absent) occurs in the range")
         missing_strong = [g for g in purpose.required if all(t.strong and not hits[t] for t in g)]
-        missing = tuple(_label_group(g) for g in purpose.required if not any(in_range[t] for t in g))
+        missing = tuple(_label_group(g) for g in purpose.required
+                        if not any(in_range[t] for t in g) and (any(hits[t] for t in g) or g in missing_strong))
         base = {**base, "missing": missing}
         if missing_strong:
             return self._elsewhere(base, purpose, tree, text, url, missing_strong, notes)
@@ -639,54 +650,89 @@ class Auditor:
 
     def _elsewhere(self, base: dict, purpose: Purpose, tree, text: FileText, url: ParsedUrl,
                    missing_strong: list[tuple[Term, ...]], notes: list[str]) -> AuditEntry:
-        """A named identifier is not in the anchored file at all: look for the file that has it."""
+        """A named identifier is not in the anchored file at all: look for the file that has it.
+
+        Candidates are the files that show every missing identifier; the Index says which of
+        them declare one (preferred). A CamelCase word that nothing declares may be prose
+        ("PyTorch") and is not searched for.
+        """
         names = [g[0] for g in missing_strong]
-        candidates = self._files_with(tree, names, exclude=text.path)
         label = ", ".join(_label_group(g) for g in missing_strong)
+        declared = {t: self._declaring_files(tree, t) for t in names}
+        prose = [t.label for t in names if _maybe_prose(t) and self._index(tree) is not None and not declared[t]]
+        if prose:
+            return AuditEntry(**base, status="unverifiable", notes=tuple(notes),
+                              reason=f"{', '.join(prose)} is neither in {text.path} nor declared anywhere at "
+                                     f"{url.rev[:12]} (it may be prose, not code)")
+        try:
+            candidates = self._files_with(tree, names, exclude=text.path)
+        except _TooMany as many:
+            return AuditEntry(**base, status="drifted", notes=tuple(notes),
+                              reason=f"{label} is not in {text.path}; {many.count} other files show it")
         if not candidates:
             return AuditEntry(**base, status="unverifiable", notes=tuple(notes),
                               reason=f"{label} occurs nowhere in {text.path} nor elsewhere at {url.rev[:12]}")
-        scored = []
+        top = text.path.split("/", 1)[0]
+        ranked = []  # on raw text (cheap); only the winner is parsed for whole-unit ranges
         for path in candidates:
-            other = self._file(tree, path)
-            groups = [tuple(t for t in g if other.hits(t)) for g in purpose.required]
-            groups = [g for g in groups if g]
-            declares = sum(1 for g in missing_strong if any(_names(t, d.name) for t in g for d in other.units.declarations))
-            window = best_window(other, groups, purpose.declared)
-            scored.append((-len(groups), -declares, window[1] - window[0], path, window))
-        scored.sort()
-        best = scored[0]
-        ties = [s[3] for s in scored if s[:3] == best[:3]]
+            raw = self._file(tree, path, parse=False)
+            groups = [g for g in (tuple(t for t in g if raw.hits(t)) for g in purpose.required) if g]
+            declares = sum(1 for t in names if path in declared[t])
+            window = best_window(raw, groups, declared=False)
+            ranked.append((-len(groups), -declares, path.split("/", 1)[0] != top, window[1] - window[0], path))
+        ranked.sort()
+        ties = [r[-1] for r in ranked if r[:-1] == ranked[0][:-1]]
         if len(ties) > 1:
             listed = ", ".join(ties[:MAX_CANDIDATE_FILES]) + (" ..." if len(ties) > MAX_CANDIDATE_FILES else "")
             return AuditEntry(**base, status="drifted", notes=tuple(notes),
                               reason=f"{label} is not in {text.path}; it occurs equally in {len(ties)} files: {listed}")
-        path, window = best[3], best[4]
+        path = ranked[0][-1]
+        other = self._file(tree, path)
+        groups = [g for g in (tuple(t for t in g if other.hits(t)) for g in purpose.required) if g]
+        window = best_window(other, groups, purpose.declared)
         corrected = Range(path=path, start_line=window[0], end_line=window[1],
                           url=anchor_url(url.rev, path, window[0], window[1], base=_base_url(url)))
         return AuditEntry(**base, status="drifted", corrected=corrected, notes=tuple(notes),
                           reason=f"{label} is not in {text.path}; found in {path} at lines {window[0]}-{window[1]}")
 
-    def _files_with(self, tree, terms: list[Term], exclude: str) -> list[str]:
+    def _declaring_files(self, tree, term: Term) -> set[str]:
+        """Files where the Index finds a declaration of the identifier (empty without an Index)."""
         index = self._index(tree)
-        needles = [t.name for t in terms]
-        if index is not None and hasattr(index, "grep"):
-            candidates = set(index.grep(needles[0], prefix=""))
-        else:
-            candidates = {p for p in tree.files() if p.endswith(".py")}
-        result = []
-        for path in sorted(candidates):
-            if path == exclude or not path.endswith(".py"):
-                continue
-            try:
-                raw = tree.read(path)
-            except SourceUnavailable:
-                continue
-            if all(n.encode() in raw for n in needles):
-                other = self._file(tree, path)
-                if other is not None and all(other.hits(t) for t in terms):
-                    result.append(path)
-        return result
+        if index is None or term.kind != "identifier":
+            return set()
+        maybe = index.definition_names().get(term.name, [])
+        if len(maybe) > MAX_DECLARING_FILES:
+            return set(maybe)  # declared, surely; too many to parse for a ranking hint
+        return {s.path for s in index.find(term.name, prefix="") if s.local.rsplit(".", 1)[-1] == term.name}
+
+    def _files_with(self, tree, terms: list[Term], exclude: str) -> list[str]:
+        """Files other than `exclude` whose text shows every term."""
+        index = self._index(tree)
+        found: set[str] | None = None
+        for term in terms:
+            if index is not None:
+                paths = set(index.grep(term.name, prefix=""))
+            else:
+                paths = {p for p in tree.files() if p.endswith(".py") and term.name.encode() in tree.read(p)}
+            found = paths if found is None else found & paths
+        found = (found or set()) - {exclude}
+        if len(found) > MAX_RAW_FILES:
+            raise _TooMany(len(found))
+        return [p for p in sorted(found) if all(self._file(tree, p, parse=False).hits(t) for t in terms)]
+
+
+class _TooMany(Exception):
+    """Too many files to tell which one a review meant; the anchor is drifted all the same."""
+
+    def __init__(self, count: int):
+        super().__init__(count)
+        self.count = count
+
+
+def _maybe_prose(term: Term) -> bool:
+    """A bare CamelCase word (no `_`, no dots, no backticks) may be a product name, not code."""
+    return term.kind == "identifier" and "_" not in term.name.strip("_") and "." not in term.label \
+        and not term.label.startswith("`")
 
 
 def _cut_units(text: FileText, hit_lists: list[list[tuple[int, int]]], url: ParsedUrl) -> list[str]:

@@ -114,8 +114,12 @@ def _runner(index, recipe) -> tuple[RunnerInfo, list[str]]:
     reason = decision.reason
     if decision.assumptions:
         reason += " (assuming: " + "; ".join(sorted({a.text for a in decision.assumptions})) + ")"
+    roles = {"runner-selection": "decides the model runner", "decided": "branch decided under the recipe",
+             "returns": "return taken under the recipe"}
+    evidence = tuple(a.model_copy(update={"role": f"model runner selection: {roles.get(a.role, a.role)}"})
+                     for a in decision.evidence)
     return RunnerInfo(value=decision.value, status="resolved" if decision.value else "undecided",
-                      evidence=tuple(decision.evidence), reason=reason), []
+                      evidence=evidence, reason=reason), []
 
 
 class _Values(dict):
@@ -359,8 +363,18 @@ def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, do
                                                              "tags": tuple(sorted(set(old.tags) | set(tags)))})
 
 
+_KNOB_ROLE_ORDER = ("reads", "inspected", "passes", "replaces", "branch", "gating", "declares")
+
+
 def _knob_evidence(evidence: tuple[Anchor, ...]) -> tuple[Anchor, ...]:
-    return tuple(evidence[:8])
+    """The anchors that decide a knob's status first (reads, inspected functions, the config
+    handed on), then the path that led there; at most eight."""
+    def rank(anchor: Anchor) -> int:
+        return next((n for n, prefix in enumerate(_KNOB_ROLE_ORDER) if anchor.role.startswith(prefix)),
+                    len(_KNOB_ROLE_ORDER))
+
+    ordered = sorted(enumerate(evidence), key=lambda item: (rank(item[1]), item[0]))
+    return tuple(a for _, a in ordered[:8])
 
 
 def _knob_order(k: Knob) -> tuple:

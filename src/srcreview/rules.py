@@ -229,15 +229,22 @@ def parse_rule(text: str, shown: str) -> Rule:
         rule = Rule.model_validate({**data, "path": shown})
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = tuple(err["loc"])
+        loc = tuple(p for p in err["loc"] if isinstance(p, int) or "[" not in str(p))
         where = ".".join(str(p) for p in loc) or "rule"
         if err["type"] == "extra_forbidden":
             msg = f"unknown key {where}"
         elif err["type"] == "missing":
             msg = f"missing required key {where}"
             loc = loc[:-1]
-        else:
-            msg = f"{where}: {err['msg'].removeprefix('Value error, ')}" if loc else err["msg"].removeprefix("Value error, ")
+        elif loc:
+            msg = f"{where}: {err['msg'].removeprefix('Value error, ')}"
+        else:  # a whole-rule check: its message starts with the key it is about
+            msg = err["msg"].removeprefix("Value error, ")
+            head = re.match(r"([a-z_]+(?:\.[a-z_]+)*):", msg)
+            loc = tuple(head.group(1).split(".")) if head else ()
+            quoted = re.search(r"'([^']+)'", msg)
+            if loc and loc[0] in ("verdict",) and quoted:
+                loc = (*loc, quoted.group(1))
         raise DataError(f"{shown}:{_line_of(text, loc)}: {msg}") from None
     expected = Path(shown).stem
     if rule.id != expected:

@@ -68,9 +68,9 @@ def resolve_entries(ctx: CheckContext, params: EntryParams) -> Entries:
         if symbol is None:
             names = ", ".join(s.qualname for s in found)
             return Entries(undecided=f"{params.entry} names several functions: {names}", tags=("ambiguous-symbol",))
-        return Entries(entries=(Entry(symbol, (Hop(kind="call", text=f"entry {short(symbol.qualname)}",
-                                                     anchor=ctx.symbol_anchor(symbol, "entry")),),
-                                      (ctx.symbol_anchor(symbol, "entry"),)),))
+        anchor = ctx.symbol_anchor(symbol, f"entry: {short(symbol.qualname)}")
+        return Entries(entries=(Entry(symbol, (Hop(kind="call", text=f"entry {short(symbol.qualname)}", anchor=anchor),),
+                                      (anchor,)),))
     from srcreview.graph import resolve_dispatch
 
     dispatcher, found = find_one(index, params.dispatch)
@@ -91,22 +91,37 @@ def resolve_entries(ctx: CheckContext, params: EntryParams) -> Entries:
             missing.append(f"{short(candidate.symbol)}.{params.method}")
             continue
         cls = short(candidate.symbol)
-        dispatch_anchor = candidate.anchor.model_copy(update={
-            "symbol": candidate.anchor.symbol or cls,
-            "role": f"{params.dispatch} selects {cls} under the recipe"})
+        class_anchor = ctx.symbol_anchor(info.symbol, f"{cls}: the class {params.dispatch} returns under the recipe")
+        dispatch_anchor = _return_anchor(ctx, dispatcher, cls.split(".")[-1]) or class_anchor
         method_anchor = ctx.symbol_anchor(method, f"entry: {cls}.{params.method}")
         hops = (Hop(kind="branch", text=f"{params.dispatch} -> {cls}", anchor=dispatch_anchor),
                 Hop(kind="call", text=f"{cls}.{params.method}", anchor=method_anchor))
         assumptions = tuple(sorted({f"{params.dispatch} returns {cls} only if `{' '.join(a.text.split())}` takes the "
                                     f"branch that leads there; undecided under the recipe"
                                     + (f" ({a.reason})" if a.reason else "") for a in candidate.assumptions}))
-        entries.append(Entry(method, hops, (dispatch_anchor, method_anchor), assumptions))
+        evidence = tuple(dict.fromkeys((dispatch_anchor, class_anchor, method_anchor)))
+        entries.append(Entry(method, hops, evidence, assumptions))
     if missing and not entries:
         return Entries(missing=tuple(missing))
     if missing:
         return Entries(undecided=f"dispatched classes without {params.method}: {', '.join(missing)}",
                        tags=("unresolved-call",))
     return Entries(entries=tuple(entries))
+
+
+def _return_anchor(ctx: CheckContext, dispatcher, cls_name: str) -> Anchor | None:
+    """The dispatcher's `return Cls(...)` line for the chosen class."""
+    from srcreview.checks._ir import call_name, walk_statements
+
+    fn = ctx.index.function(dispatcher.qualname)
+    if fn is None:
+        return None
+    for stmt in walk_statements(fn.facts.body):
+        if stmt[0] == "return" and stmt[3] is not None and stmt[3][0] == "call" \
+                and (call_name(stmt[3]) or "").split(".")[-1] == cls_name:
+            return ctx.anchor(dispatcher.path, stmt[1], stmt[2], cls_name,
+                              f"{short(dispatcher.qualname)} returns {cls_name} under the recipe")
+    return None
 
 
 def strip_optional(annotation: str | None) -> str | None:
@@ -166,3 +181,13 @@ def class_info(ctx: CheckContext, name: str, container: str = "VllmConfig"):
         return None
     symbol = index.resolve_name(holder.symbol.module, name.rsplit(".", 1)[-1])
     return index.class_info(symbol.qualname) if symbol is not None else None
+
+
+def site_anchor(site) -> Anchor:
+    """A graph Site's anchor named after what the line shows (the called or read name)."""
+    import re
+
+    head = site.text.split("(", 1)[0].strip()
+    name = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", head)
+    return site.anchor.model_copy(update={"symbol": name[-1] if name else site.kind,
+                                          "role": f"{site.kind}: {site.text}"})

@@ -93,7 +93,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         if seen:
             shown = "/".join(sorted("undecided" if v is UNDECIDED else str(bool(v)) for v in seen))
             evidence[evidence.index(anchor)] = anchor.model_copy(update={"role": f"{anchor.role} -> {shown} under the recipe"})
-    evidence += graph_evidence + own_evidence
+    evidence += own_evidence if own_result != "undecided" else graph_evidence
     assumptions = tuple(sorted(graph_assumptions))
     details = {"gate": name, "args": ", ".join(f"{k}={v}" for k, v in sorted(args.items())),
                "capability": values.get("hardware.compute_capability")}

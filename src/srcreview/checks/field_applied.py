@@ -8,7 +8,7 @@ could read it. Anything else is `undecided`, with the reason tagged.
 from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, short, stale
-from srcreview.checks._common import EntryParams, class_info, field_anchor, find_one, resolve_entries, split_field
+from srcreview.checks._common import EntryParams, site_anchor, class_info, field_anchor, find_one, resolve_entries, split_field
 from srcreview.findings import Hop
 
 OUTCOMES = ("applied", "not-applied", "undecided")
@@ -58,13 +58,12 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         hops += entry.hops
         assumptions.update(entry.assumptions)
         if t.assumptions:
-            hops.append(Hop(kind="note", text=f"{len(t.assumptions)} branch(es) undecided under the recipe: "
-                            "both sides followed"))
+            hops.append(Hop(kind="note", text="branches undecided under the recipe: both sides followed"))
         path = t.paths[0] if t.paths else ()
         for hop in path[1:]:
-            anchor = hop.call_anchor or hop.anchor
-            evidence.append(anchor.model_copy(update={"symbol": short(hop.symbol).split(".")[-1],
-                                                      "role": f"calls {short(hop.symbol)}"}))
+            anchor = (hop.call_anchor or hop.anchor).model_copy(update={
+                "symbol": short(hop.symbol).split(".")[-1], "role": f"calls {short(hop.symbol)}"})
+            evidence.append(anchor)
             hops.append(Hop(kind="sink" if params.sink and hop is path[-1] else "call",
                             text=f"-> {short(hop.symbol)}", anchor=anchor))
         symbols += [short(h.symbol) for h in path] or [short(entry.symbol.qualname)]
@@ -91,8 +90,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             outcomes.append("undecided")
             for site in dynamic:
                 tags.add(site.kind)
-                evidence.append(site.anchor.model_copy(update={"role": f"{site.kind}: {site.text}"}))
-                hops.append(Hop(kind="note", text=f"{site.kind}: {site.text}", anchor=site.anchor))
+                anchor = site_anchor(site)
+                evidence.append(anchor)
+                hops.append(Hop(kind="note", text=f"{site.kind}: {site.text}", anchor=anchor))
             reasons.append("dynamic access, or an unresolved call that receives a config object, on the path")
             continue
         seen = set(t.functions) | set(t.reachable)
@@ -104,14 +104,8 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             reasons.append(f"{', '.join(short(q) for q in on_path)} mention {attr} and are reachable")
             continue
         for site in t.unresolved:
-            hops.append(Hop(kind="note", text=f"{site.kind} {site.text}: receives no config object", anchor=site.anchor))
-        others = [a for q, a in elsewhere if q not in seen][:MAX_ELSEWHERE]
-        for anchor in others:
-            evidence.append(anchor)
-        if elsewhere:
-            hops.append(Hop(kind="note", text=f"{len(elsewhere)} function(s) in the tree mention .{attr}; none is on the "
-                            f"feasible path: " + ", ".join(short(q) for q, _ in elsewhere[:MAX_ELSEWHERE])
-                            + (" ..." if len(elsewhere) > MAX_ELSEWHERE else "")))
+            hops.append(Hop(kind="note", text=f"{site.kind} {site.text}: receives no config object",
+                            anchor=site_anchor(site)))
         outcomes.append("not-applied")
         for qualname in t.functions:
             info = index.function(qualname)
@@ -121,6 +115,12 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
                                        short(qualname), f"inspected: no read of {params.field}"))
         hops.append(Hop(kind="note", text=f"inspected {len(t.functions)} function(s): "
                         + ", ".join(short(q) for q in t.functions) + f"; none reads {params.field}"))
+        others = [a for q, a in elsewhere if q not in seen][:MAX_ELSEWHERE]
+        evidence.extend(others)
+        if elsewhere:
+            hops.append(Hop(kind="note", text=f"{len(elsewhere)} function(s) in the tree mention .{attr}; none is on the "
+                            f"feasible path: " + ", ".join(short(q) for q, _ in elsewhere[:MAX_ELSEWHERE])
+                            + (" ..." if len(elsewhere) > MAX_ELSEWHERE else "")))
     outcome = outcomes[0] if len(set(outcomes)) == 1 else "undecided"
     if len(set(outcomes)) > 1:
         tags.add("runtime-branch")

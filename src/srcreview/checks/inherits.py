@@ -10,7 +10,7 @@ carries the field; `overridden`: a replacement of it is certain; otherwise `unde
 from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, short, stale
-from srcreview.checks._common import EntryParams, class_info, field_anchor, find_one, resolve_entries, split_field
+from srcreview.checks._common import EntryParams, site_anchor, class_info, field_anchor, find_one, resolve_entries, split_field
 from srcreview.checks._ir import UNDECIDED, call_kwarg, call_name, dotted, evaluate, iter_calls
 from srcreview.checks._knobs import resolve_key
 from srcreview.findings import Hop
@@ -65,9 +65,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             continue
         path = t.paths[0]
         for hop in path[1:]:
-            anchor = hop.call_anchor or hop.anchor
-            evidence.append(anchor.model_copy(update={"symbol": short(hop.symbol).split(".")[-1],
-                                                      "role": f"calls {short(hop.symbol)}"}))
+            anchor = (hop.call_anchor or hop.anchor).model_copy(update={
+                "symbol": short(hop.symbol).split(".")[-1], "role": f"calls {short(hop.symbol)}"})
+            evidence.append(anchor)
             hops.append(Hop(kind="sink" if hop is path[-1] else "call", text=f"-> {short(hop.symbol)}", anchor=anchor))
         symbols += [short(h.symbol) for h in path]
         caller = index.function(path[-2].symbol) if len(path) >= 2 else None

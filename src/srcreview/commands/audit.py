@@ -42,6 +42,7 @@ def run(args) -> int:
     except OSError as exc:
         raise UsageError(f"{shown}: cannot read review: {exc.strerror or exc}") from None
     doc = load_review(raw, shown)
+    _check_source_args(args)
     sources = _Sources(args)
     report = audit_review(doc, shown, sources.tree_for, sources.index_for)
     text = render_json(report, sources.incomplete) if args.format == "json" else None
@@ -52,6 +53,16 @@ def run(args) -> int:
     if report.drifted:
         return EXIT_GATE_FAILED
     return EXIT_INCOMPLETE if sources.incomplete else EXIT_OK
+
+
+def _check_source_args(args) -> None:
+    """Command-line mistakes are usage errors up front, not a verdict on every anchor."""
+    if args.source and not Path(args.source).exists():
+        raise UsageError(f"--source {Path(args.source).name}: no such file or directory")
+    if args.provider == "local" and not args.source:
+        raise UsageError("--provider local needs --source PATH")
+    if args.source and args.provider not in ("auto", "local"):
+        raise UsageError(f"--source cannot be combined with --provider {args.provider}")
 
 
 class _Sources:

@@ -58,7 +58,7 @@ def review_recipes(args, recipes, rules):
         key = rev_from_args(args, recipe)
         if key not in trees:
             tree = tree_from_args(args, recipe, progress=sys.stderr.isatty())
-            trees[key] = (tree, Index(tree, cache_dir=default_root()[0] / "facts"))
+            trees[key] = (tree, Index(tree, cache_dir=default_root()[0]))
         tree, index = trees[key]
         reviews.append(review(recipe, tree, rules=rules, index=index))
     return reviews

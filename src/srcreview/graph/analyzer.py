@@ -140,6 +140,8 @@ class Frame:
         self.raises: list[RaiseEvent] = []
         self.conds: list[Condition] = []
         self.env: dict[str, object] = {}
+        self.env_reads: dict[str, tuple[int, int]] = {}  # env vars the recipe does not set, read here or below -> line
+        self.current: tuple[int, int] = (fn.start_line, fn.start_line) if fn is not None else (1, 1)
         self.kwargs_param = fn.kwargs_param if fn is not None else None
         if fn is not None:
             self._bind_params(args or {})
@@ -151,8 +153,13 @@ class Frame:
         if params and fn.owner and not fn.is_staticmethod:
             first = params.pop(0)
             if fn.is_classmethod:
-                owner_q = f"{self.module.module}.{fn.owner}"
-                self.env[first.name] = args.get(first.name, ClassRef(owner_q))
+                # `cls` is the class the method was reached through, not the one declaring it
+                receiver = self.self_obj
+                if isinstance(receiver, Obj) and receiver.cls:
+                    receiver = ClassRef(self.an.canonical(receiver.cls) or receiver.cls)
+                if not isinstance(receiver, ClassRef):
+                    receiver = ClassRef(f"{self.module.module}.{fn.owner}")
+                self.env[first.name] = args.get(first.name, receiver)
             else:
                 self.env[first.name] = self.self_obj if self.self_obj is not None else Obj(
                     cls=f"{self.module.module}.{fn.owner}", nonnull=True, origin="self")
@@ -170,10 +177,13 @@ class Frame:
 
     # -- walking -----------------------------------------------------------------------------
     def run(self):
+        self.an.stack.append(self)
         try:
             self.block(self.fn.body)
         except RecursionError:
             self.assumptions.append(Condition("<too deep>", self.fn.start_line, self.fn.end_line, "analysis depth"))
+        finally:
+            self.an.stack.pop()
         return self
 
     def block(self, stmts) -> bool:
@@ -188,6 +198,7 @@ class Frame:
 
     def stmt(self, s) -> bool:
         kind = s[0]
+        self.current = (s[3][1], s[3][2]) if kind in ("if", "while", "for") else (s[1], s[2])
         if kind == "expr":
             self.expr_stmt(s[3])
             return False
@@ -618,7 +629,7 @@ class Analyzer:
         self._instance_attr: dict = {}
         self._prefixes: dict[str, str] | None = None
         self.depth = 0
-        self.env_assumptions: dict[str, str] = {}
+        self.stack: list[Frame] = []  # frames being walked, innermost last
         self._prefix_keys = {k.rsplit(".", i)[0] for k in self.bindings for i in range(1, k.count(".") + 1)}
 
     # -- walks -------------------------------------------------------------------------------
@@ -651,10 +662,12 @@ class Analyzer:
         bound = {}
         params = list(fn.params)
         self_obj = target.bound
-        if params and fn.owner and not fn.is_staticmethod:
+        if isinstance(self_obj, ClassRef) and not fn.is_classmethod:
+            self_obj = None  # Class.method(instance, ...): the instance comes as the first argument
+        if params and fn.owner and not fn.is_staticmethod and (self_obj is not None or fn.is_classmethod):
             first = params.pop(0)
-            if target.bound is not None:
-                bound[first.name] = target.bound
+            if self_obj is not None:
+                bound[first.name] = self_obj
         positional = [p for p in params if p.kind == "positional"]
         for p, a in zip(positional, args):
             bound[p.name] = a
@@ -672,8 +685,10 @@ class Analyzer:
                     pass
         key = (symbol.qualname, _value_key(self_obj), _args_key(bound))
         if key in self._returns:
-            return self._returns[key]
-        self._returns[key] = Unknown(f"{symbol.local}() is recursive")
+            value, env_reads = self._returns[key]
+            self._note_env(env_reads)
+            return value
+        self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), ())
         self_cls = self_obj.cls if isinstance(self_obj, Obj) else None
         self.depth += 1
         try:
@@ -682,8 +697,14 @@ class Analyzer:
         finally:
             self.depth -= 1
         value = self.returns_of(frame, fn)
-        self._returns[key] = value
+        self._returns[key] = (value, tuple(sorted(frame.env_reads)))
+        self._note_env(frame.env_reads)
         return value
+
+    def _note_env(self, names) -> None:
+        for frame in self.stack:
+            for name in names:
+                frame.env_reads.setdefault(name, frame.current)
 
     def returns_of(self, frame: Frame, fn):
         values = [r.value for r in frame.returns]
@@ -918,8 +939,13 @@ class Analyzer:
                 for k, v in zip(table.expr[3], table.expr[4]):
                     if k is not None and k[0] == "const" and k[3] == name and v[0] == "lambda":
                         env_frame = Frame(self, module)
-                        value = env_frame.ev(v[4])
-                        return self.force(value, frame)
+                        self.stack.append(env_frame)
+                        try:
+                            value = self.force(env_frame.ev(v[4]), env_frame)
+                        finally:
+                            self.stack.pop()
+                        self._note_env(env_frame.env_reads)
+                        return value
             return Unknown(f"{module_name}.{name} comes from the module's __getattr__")
         if name in module.constants:
             return Unknown(f"{module_name}.{name} is declared only for type checking")
@@ -933,7 +959,7 @@ class Analyzer:
             return Const(EnumMember(qualname, name))
         method = info.methods.get(name)
         if method is not None:
-            return FuncRef(method.qualname)
+            return FuncRef(method.qualname, bound=ClassRef(qualname))
         f = info.field(name)
         if f is not None and f.value is not UNKNOWN:
             return Const(f.value)
@@ -1124,7 +1150,7 @@ class Analyzer:
         if key in self.bindings:
             value = self.bindings[key]
             return Const(value if isinstance(value, str) or value is None else str(value))
-        self.env_assumptions[name] = "not set by the recipe: taken as unset"
+        self._note_env((name,))
         return self.force(default, frame) if default is not None else NONE
 
     def capability_call(self, method: str, args):
@@ -1262,7 +1288,7 @@ class Analyzer:
             if isinstance(right, External) and right.name == "os.environ" and isinstance(left, Const):
                 present = f"env.{left.value}" in self.bindings
                 if not present:
-                    self.env_assumptions[left.value] = "not set by the recipe: taken as unset"
+                    self._note_env((left.value,))
                 return (present if op == "in" else not present), ""
             if isinstance(left, Const) and isinstance(right, Const):
                 try:

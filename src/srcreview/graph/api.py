@@ -93,6 +93,8 @@ class _Explorer:
             self_cls = None
             if isinstance(target.bound, Obj) and target.bound.cls:
                 self_cls = self.an.canonical(target.bound.cls)
+            elif isinstance(target.bound, ClassRef):
+                self_cls = target.bound.qualname
             if self_cls is None:
                 self_cls = _self_class(self.index, symbol)
             return [((symbol.qualname, self_cls), target.via)]
@@ -238,6 +240,9 @@ def _anchor(index, frame: Frame, line: int, end: int, role: str):
 def _assumptions(index, frame: Frame):
     for c in frame.assumptions:
         yield Assumption(c.text, frame.symbol.qualname, _anchor(index, frame, c.line, c.end_line, "assumption"), c.reason)
+    for name, (line, end) in sorted(frame.env_reads.items()):
+        yield Assumption(f"env {name} unset", frame.symbol.qualname, _anchor(index, frame, line, end, "assumption"),
+                         "env-unset: not set by the recipe, taken as unset")
 
 
 def _unresolved(index, frame: Frame):
@@ -446,7 +451,7 @@ def model_runner(index, bindings: dict) -> RunnerDecision:
     evidence = [index.symbol_anchor(symbol, "runner-selection")]
     evidence += [_anchor(index, frame, d.line, d.end_line, "decided") for d in frame.decisions]
     assumptions = tuple(_assumptions(index, frame))
-    env_notes = [f"env {k}: {v}" for k, v in sorted(an.env_assumptions.items())]
+    env_notes = [f"env {k}: not set by the recipe, taken as unset" for k in sorted(frame.env_reads)]
     values = {t for t, _, _ in outcomes}
     if outcomes and values <= {True} or values <= {False} and outcomes:
         value = "v2" if values == {True} else "v1"
@@ -457,7 +462,7 @@ def model_runner(index, bindings: dict) -> RunnerDecision:
         if env_notes:
             reason += "; " + "; ".join(env_notes)
         return RunnerDecision(value, reason, tuple(evidence), assumptions)
-    depends = [a.text + (f" ({a.reason})" if a.reason else "") for a in assumptions]
+    depends = [a.text + (f" ({a.reason})" if a.reason else "") for a in assumptions if not a.text.startswith("env ")]
     undecided_returns = [reason for t, reason, _ in outcomes if t is None and reason]
     parts = depends or undecided_returns or ["no return reached"]
     reason = "runner depends on: " + "; ".join(dict.fromkeys(parts))
@@ -468,7 +473,11 @@ def model_runner(index, bindings: dict) -> RunnerDecision:
 
 
 def evaluate_function(index, function: str, bindings: dict, args: dict | None = None) -> Outcome:
-    """The value a function returns under the bindings and the given argument values."""
+    """The value a function returns under the bindings and the given argument values.
+
+    `decided` only when every feasible path returns that same constant and none raises; the
+    raise statements reachable under the bindings are listed either way.
+    """
     symbol, self_cls = _entry(index, function)
     an = analyzer(index, bindings)
     values = {k: (v if isinstance(v, (Obj, Const, Unknown)) else Const(v)) for k, v in (args or {}).items()}
@@ -481,7 +490,8 @@ def evaluate_function(index, function: str, bindings: dict, args: dict | None = 
         truths.append(v)
     value, decided = None, False
     if truths and all(isinstance(v, Const) for v in truths) and len({repr(v.value) for v in truths}) == 1:
-        value, decided = truths[0].value, True
+        value = truths[0].value
+        decided = not frame.raises  # a reachable raise is another outcome: not decided
     raises = tuple(Site("raise", r.text, symbol.qualname, _anchor(index, frame, r.line, r.end_line, "raise"))
                    for r in frame.raises)
     returns = tuple(_anchor(index, frame, r.line, r.end_line, "returns") for r in frame.returns)

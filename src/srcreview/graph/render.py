@@ -35,7 +35,8 @@ def trace_to_dict(trace) -> dict:
         return repr(value)
 
     data = convert(trace)
-    data["bindings"] = {k: convert(v) for k, v in trace.bindings}
+    if hasattr(trace, "bindings"):
+        data["bindings"] = {k: convert(v) for k, v in trace.bindings}
     return data
 
 

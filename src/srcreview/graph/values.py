@@ -59,7 +59,7 @@ class ClassRef:
 @dataclass(frozen=True)
 class FuncRef:
     qualname: str
-    bound: Obj | None = field(default=None, compare=False, hash=False)
+    bound: "Obj | ClassRef | None" = field(default=None, compare=False, hash=False)
     via: str = "call"
 
 

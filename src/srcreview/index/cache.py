@@ -75,6 +75,38 @@ class FactsCache:
             return  # a cache that cannot be written only costs time
 
 
+    def load_names(self, key: str) -> dict[str, list[str]] | None:
+        import json
+
+        try:
+            data = json.loads((self.root / "names" / f"{key}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("paths"), list):
+            return None
+        paths = data["paths"]
+        try:
+            return {name: [paths[i] for i in indices] for name, indices in data["names"].items()}
+        except (TypeError, IndexError, AttributeError):
+            return None
+
+    def store_names(self, key: str, names: dict[str, list[str]]) -> None:
+        import json
+
+        paths = sorted({p for ps in names.values() for p in ps})
+        position = {p: i for i, p in enumerate(paths)}
+        data = {"key": key, "paths": paths, "names": {n: [position[p] for p in ps] for n, ps in sorted(names.items())}}
+        target = self.root / "names" / f"{key}.json"
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, separators=(",", ":"))
+            os.replace(tmp, target)
+        except OSError:
+            return
+
+
 def _renamed(facts: ModuleFacts, module: str, path: str) -> ModuleFacts | None:
     # Relative imports were resolved against the old module name: only reuse when the
     # module has none (the common case for identical files is the same path anyway).

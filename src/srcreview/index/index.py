@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srcreview.errors import DataError, SourceUnavailable
-from srcreview.index.facts import UNKNOWN, ClassFacts, ConstantFact, FieldFact, FunctionFacts, ModuleFacts
+from srcreview.index.facts import SCHEMA_VERSION, UNKNOWN, ClassFacts, ConstantFact, FieldFact, FunctionFacts, ModuleFacts
 
 MAX_RESOLVE_DEPTH = 12
+_DEFINITION = re.compile(rb"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)|^[ \t]*(\w+)[ \t]*(?::|=(?!=))", re.M)
 _ENUM_BASES = ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag")
 _GENERIC = re.compile(r"\[.*\]$", re.S)
 
@@ -79,6 +80,7 @@ class Index:
         self._raw: dict[str, bytes] = {}
         self._class_infos: dict[str, ClassInfo] = {}
         self._resolved: dict[str, Symbol | None] = {}
+        self._names: dict[str, list[str]] | None = None
         self.parsed: list[str] = []  # paths parsed with libcst in this run (the rest came from the cache)
 
     # -- files and modules -------------------------------------------------------------------
@@ -160,6 +162,50 @@ class Index:
     def has_module(self, module: str) -> bool:
         return self.module_path(module) is not None
 
+    def definition_names(self) -> dict[str, list[str]]:
+        """Name -> files that may define it (`def`/`class` NAME, or NAME at the start of an assignment).
+
+        The raw-text prefilter behind `find`: one scan of the tree, kept on disk per revision
+        listing (with file sizes and times where the tree is a directory), so a warm run reads
+        no file it does not need. A candidate is only ever confirmed from its parsed facts.
+        """
+        if self._names is not None:
+            return self._names
+        files = self.python_files("")
+        key = self._listing_key(files)
+        if self._cache is not None:
+            cached = self._cache.load_names(key)
+            if cached is not None:
+                self._names = cached
+                return cached
+        found: dict[str, list[str]] = {}
+        for path in files:
+            for match in _DEFINITION.finditer(self._raw_text(path)):
+                name = (match.group(1) or match.group(2)).decode()
+                bucket = found.setdefault(name, [])
+                if not bucket or bucket[-1] != path:
+                    bucket.append(path)
+        self._names = found
+        if self._cache is not None:
+            self._cache.store_names(key, found)
+        return found
+
+    def _listing_key(self, files: list[str]) -> str:
+        import hashlib
+        import os
+
+        digest = hashlib.sha256(f"{SCHEMA_VERSION}\n{self.tree.revision.sha}\n".encode())
+        root = getattr(self.tree, "root", None)
+        for path in files:
+            digest.update(path.encode() + b"\0")
+            if root is not None:
+                try:
+                    st = os.stat(os.path.join(root, path))
+                    digest.update(f"{st.st_size}:{st.st_mtime_ns}\0".encode())
+                except OSError:
+                    digest.update(b"?\0")
+        return digest.hexdigest()
+
     # -- symbols -------------------------------------------------------------------------------
     def symbols(self, facts: ModuleFacts):
         """Every definition of a module as Symbols (classes, functions, fields, constants)."""
@@ -178,14 +224,13 @@ class Index:
         parts = [p for p in suffix.split(".") if p]
         if not parts or not all(p.isidentifier() or p == "<locals>" for p in parts):
             raise DataError(f"{suffix!r}: not a dotted Python name")
-        last = re.escape(parts[-1])
-        pattern = rf"(?:\b(?:def|class)\s+{last}\b|^[ \t]*{last}[ \t]*[:=])"
-        candidates = self.grep_re(pattern, prefix, literal=parts[-1])
+        names = self.definition_names()
+        prefix = prefix.strip("/")
+        candidates = [p for p in names.get(parts[-1], ()) if not prefix or p.startswith(prefix + "/")]
         if len(parts) >= 2:
             owner = parts[-2]
-            owner_re = re.compile(rf"\bclass\s+{re.escape(owner)}\b".encode())
-            candidates = [p for p in candidates
-                          if owner_re.search(self._raw_text(p)) or owner in p.removesuffix(".py").split("/")]
+            owners = set(names.get(owner, ()))
+            candidates = [p for p in candidates if p in owners or owner in p.removesuffix(".py").split("/")]
         found = []
         for path in candidates:
             facts = self.module(path)
@@ -237,6 +282,13 @@ class Index:
 
     def _resolve_in(self, module: str, rest: list[str], depth: int) -> Symbol | None:
         facts = self.module(module)
+        joined = ".".join(rest)
+        if joined in facts.classes:
+            c = facts.classes[joined]
+            return Symbol(f"{module}.{joined}", "class", module, joined, facts.path, c.start_line, c.end_line)
+        if joined in facts.functions:
+            fn = facts.functions[joined]
+            return Symbol(f"{module}.{joined}", "function", module, joined, facts.path, fn.start_line, fn.end_line)
         head = rest[0]
         if head in facts.classes:
             local = head

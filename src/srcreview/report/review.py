@@ -134,8 +134,8 @@ def document(reviews: Sequence[Review] | Review, *, rules=None, date: str | None
             probe = _probe(f, rules_by_id.get(f.rule), r)
             if probe:
                 probes.append(probe)
-    summary.sort(key=lambda e: (-SEVERITY_ORDER[e["severity"]], {"confirmed": 0, "plausible": 1, "refuted": 2}
-                                [e["classification"]], e["rule"], e.get("target", ""), e["finding"]))
+    summary.sort(key=lambda e: ({"confirmed": 0, "plausible": 1, "refuted": 2}[e["classification"]],
+                                -SEVERITY_ORDER[e["severity"]], e["rule"], e.get("target", ""), e["finding"]))
     probes = list({json.dumps(p, sort_keys=True): p for p in probes}.values())
     probes.sort(key=lambda p: (p["axis"], p["input_or_state"]))
     missing = sorted({t for r in reviews for t in r.missing_tests})
@@ -199,8 +199,7 @@ def _probe(finding, rule, review) -> dict | None:
     values["hardware.compute_capability"] = _capability(review)
     probe = {"axis": rule.probe.axis, "input_or_state": fill(rule.probe.input_or_state, values),
              "wrong_result": fill(rule.probe.wrong_result, values), "classification": finding.classification}
-    if finding.evidence:
-        probe["evidence"] = finding.claim
+    probe["evidence"] = finding.message
     return probe
 
 

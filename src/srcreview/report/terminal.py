@@ -18,7 +18,7 @@ _GROUPS = (("confirmed", "Confirmed"), ("plausible", "Plausible (open)"), ("refu
 
 
 def render(reviews: Sequence[Review] | Review, *, verbose: bool = False, color: bool = False,
-           width: int = 110, **_options) -> str:
+           width: int = 120, **_options) -> str:
     from rich.console import Console
 
     if isinstance(reviews, Review):
@@ -50,8 +50,12 @@ def _review(console, review: Review, verbose: bool) -> None:
         console.print(f"  {anchor.url}  {anchor.role}", soft_wrap=True)
 
     table = Table(title="Knobs", title_justify="left", show_lines=False)
-    for column in ("key", "value", "scope", "status", "line", "evidence"):
-        table.add_column(column, overflow="fold")
+    table.add_column("key", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    table.add_column("scope", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("line", no_wrap=True, justify="right")
+    table.add_column("evidence", overflow="fold")
     for knob in review.knobs:
         first = knob.evidence[0] if knob.evidence else None
         evidence = f"{first.path}:{first.start_line}" if first else ""

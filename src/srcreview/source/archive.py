@@ -10,6 +10,9 @@ is stripped.
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import os
 import posixpath
 import stat
@@ -22,9 +25,28 @@ from pathlib import Path, PurePosixPath
 from srcreview.errors import SourceUnavailable
 from srcreview.source.base import VerificationFailed
 
+# The real vLLM 0.29.0 sdist expands to about 110 MB in about 7,700 members: the defaults
+# leave room for many times that and still stop a bomb before it fills a disk.
 MAX_TOTAL_BYTES = 4 << 30
 MAX_MEMBERS = 200_000
 _CHUNK = 1 << 20
+
+
+def default_limits() -> tuple[int, int]:
+    """(max bytes, max members): `SRCREVIEW_ARCHIVE_MAX_BYTES` / `_MAX_MEMBERS`, else the defaults."""
+    from srcreview.errors import UsageError
+
+    found = []
+    for name, default in (("SRCREVIEW_ARCHIVE_MAX_BYTES", MAX_TOTAL_BYTES),
+                          ("SRCREVIEW_ARCHIVE_MAX_MEMBERS", MAX_MEMBERS)):
+        raw = os.environ.get(name, "").strip()
+        if not raw:
+            found.append(default)
+        elif raw.isdigit() and int(raw) > 0:
+            found.append(int(raw))
+        else:
+            raise UsageError(f"{name}={raw[:40]!r}: expected a positive whole number")
+    return found[0], found[1]
 
 
 class ArchiveInfo:
@@ -167,9 +189,15 @@ class _Writer:
             self.file(name, parts, fh, executable=bool(source.stat().st_mode & 0o111))
 
 
-def extract(archive: Path, dest: Path, *, max_bytes: int = MAX_TOTAL_BYTES, max_members: int = MAX_MEMBERS,
+def extract(archive: Path, dest: Path, *, max_bytes: int | None = None, max_members: int | None = None,
             progress: Callable[[str, int, int | None], None] | None = None) -> ArchiveInfo:
-    """Extract `archive` into the existing empty directory `dest`, stripping the top directory."""
+    """Extract `archive` into the existing empty directory `dest`, stripping the top directory.
+
+    Limits default to `default_limits()` (the environment, else MAX_TOTAL_BYTES / MAX_MEMBERS).
+    """
+    env_bytes, env_members = default_limits()
+    max_bytes = env_bytes if max_bytes is None else max_bytes
+    max_members = env_members if max_members is None else max_members
     kind = archive_kind(archive)
     label = archive.name
     limits = _Limits(label, max_bytes, max_members)
@@ -184,7 +212,8 @@ def extract(archive: Path, dest: Path, *, max_bytes: int = MAX_TOTAL_BYTES, max_
             raise SourceUnavailable(f"archive {label}: not a .tar.gz, .tar or .zip file")
     except SourceUnavailable:
         raise
-    except (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError) as exc:
+    except (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError, gzip.BadGzipFile, lzma.LZMAError,
+            UnicodeDecodeError) as exc:
         raise VerificationFailed(f"archive {label}: truncated or corrupt ({_reason(exc)})") from None
     except OSError as exc:
         raise SourceUnavailable(f"archive {label}: cannot be extracted ({_reason(exc)})") from None
@@ -199,36 +228,93 @@ def _reason(exc: BaseException) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
+class _BlockReader:
+    """The decompressed tar stream, remembering the last header-sized block tarfile read.
+
+    tarfile stops quietly at a damaged header or a cut-short stream as if the archive had
+    ended; the block it stopped at tells: a real end is a block of zeros.
+    """
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.last: bytes | None = None
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        if size == tarfile.BLOCKSIZE:
+            self.last = data
+        return data
+
+    def seek(self, *args):
+        return self.raw.seek(*args)
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def _decompressed(archive: Path):
+    """The archive's bytes, decompressed by what its first bytes say it is (not by its name)."""
+    with open(archive, "rb") as fh:
+        magic = fh.read(6)
+    if magic.startswith(b"\x1f\x8b"):
+        return gzip.open(archive, "rb")
+    if magic.startswith(b"BZh"):
+        return bz2.open(archive, "rb")
+    if magic.startswith(b"\xfd7zXZ\x00"):
+        return lzma.open(archive, "rb")
+    return open(archive, "rb")
+
+
 def _extract_tar(archive: Path, writer: _Writer, limits: _Limits, progress) -> str | None:
-    with tarfile.open(archive, "r:*") as tar:
-        for member in tar:
-            name = member.name
-            limits.member(name)
-            if member.isdev() or member.isfifo():
-                raise _error(writer.archive, name, "is a device or fifo")
-            parts = writer.rel(name)
-            if member.islnk():
-                if parts is None:
-                    raise _error(writer.archive, name, "is a hard link replacing the top directory")
-                writer.hardlink(name, parts, member.linkname)
-            elif member.issym():
-                if parts is None:
-                    raise _error(writer.archive, name, "is a symbolic link replacing the top directory")
-                writer.symlink(name, parts, member.linkname)
-            elif parts is None:
-                if not member.isdir():
-                    raise _error(writer.archive, name, "is a file at the top level; expected one top directory")
-            elif member.isdir():
-                writer.directory(name, parts)
-            elif member.isreg():
-                source = tar.extractfile(member)
-                writer.file(name, parts, source, executable=bool(member.mode & 0o111))
-            else:
-                raise _error(writer.archive, name, "has an unsupported member type")
-            if progress is not None and limits.members % 500 == 0:
-                progress(f"extracting {writer.archive}", limits.members, None)
-        comment = tar.pax_headers.get("comment") if tar.pax_headers else None
+    stream = _BlockReader(_decompressed(archive))
+    try:
+        with tarfile.open(fileobj=stream, mode="r:") as tar:
+            for member in tar:
+                _tar_member(tar, member, writer, limits)
+                if progress is not None and limits.members % 500 == 0:
+                    progress(f"extracting {writer.archive}", limits.members, None)
+            if stream.last != bytes(tarfile.BLOCKSIZE):
+                raise _error(writer.archive, None, "truncated or corrupt (a damaged member header, or the "
+                                                   "archive ends without its end-of-archive marker)")
+            comment = tar.pax_headers.get("comment") if tar.pax_headers else None
+        # read to the end, so the compressor checks its own checksum (gzip's CRC is at the very end)
+        while True:
+            chunk = stream.raw.read(_CHUNK)
+            if not chunk:
+                break
+            limits.add("(end of archive)", len(chunk))
+    finally:
+        stream.close()
     return comment
+
+
+def _tar_member(tar: tarfile.TarFile, member: tarfile.TarInfo, writer: _Writer, limits: _Limits) -> None:
+    name = member.name
+    limits.member(name)
+    if member.isdev() or member.isfifo():
+        raise _error(writer.archive, name, "is a device or fifo")
+    parts = writer.rel(name)
+    if member.islnk():
+        if parts is None:
+            raise _error(writer.archive, name, "is a hard link replacing the top directory")
+        writer.hardlink(name, parts, member.linkname)
+    elif member.issym():
+        if parts is None:
+            raise _error(writer.archive, name, "is a symbolic link replacing the top directory")
+        writer.symlink(name, parts, member.linkname)
+    elif parts is None:
+        if not member.isdir():
+            raise _error(writer.archive, name, "is a file at the top level; expected one top directory")
+    elif member.isdir():
+        writer.directory(name, parts)
+    elif member.isreg():
+        source = tar.extractfile(member)
+        writer.file(name, parts, source, executable=bool(member.mode & 0o111))
+    else:
+        raise _error(writer.archive, name, "has an unsupported member type")
 
 
 def _extract_zip(archive: Path, writer: _Writer, limits: _Limits, progress) -> None:

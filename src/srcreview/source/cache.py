@@ -30,6 +30,7 @@ MANIFEST = "manifest.json"
 TREE = "tree"
 MANIFEST_SCHEMA = 1
 STALE_SECONDS = 24 * 3600
+TRASH_SECONDS = 3600
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 
 
@@ -236,6 +237,7 @@ class Cache:
             yield Entry(self, kind, key, meta)
             return
         try:
+            self._sweep_leftovers(kind, key)
             meta = verify_entry(path, deep) if path.is_dir() else None
             if meta is None and (path.exists() or path.is_symlink()):
                 self._discard(path)
@@ -287,6 +289,28 @@ class Cache:
         reason = f": {exc.strerror}" if exc is not None and exc.strerror else ""
         return CacheNotWritable(f"cache directory ({self.origin}) is not writable{reason}; "
                                 "set SRCREVIEW_CACHE to a writable directory")
+
+    def _sweep_leftovers(self, kind: str, key: str) -> None:
+        """Remove what killed runs left beside entry `key`: its staging trees and discarded entries.
+
+        Called with the entry's lock held: only the lock holder stages `key`, so any staging
+        tree of `key` found now belongs to a run that died. None of it was ever trusted (it is
+        not at the entry's path); this only gives the disk space back.
+        """
+        folder = self.root / kind
+        staging = re.compile(r"^\." + re.escape(key) + r"\.[A-Za-z0-9_]+\.tmp$")
+        try:
+            names = [p.name for p in folder.iterdir()]
+        except OSError:
+            return
+        now = time.time()
+        for name in names:
+            if staging.match(name):
+                shutil.rmtree(folder / name, ignore_errors=True)
+            elif name.startswith(".trash."):  # another run may be discarding into it right now
+                with contextlib.suppress(OSError):
+                    if now - (folder / name).stat().st_mtime > TRASH_SECONDS:
+                        shutil.rmtree(folder / name, ignore_errors=True)
 
     def _discard(self, path: Path) -> None:
         """Move a stale entry aside (atomic) and delete it."""

@@ -1,8 +1,12 @@
-"""HTTP for the source providers: bounded retries, streamed downloads, one-line errors.
+"""HTTP for the source providers: bounded retries, bounded time and size, one-line errors.
 
-Connection errors, timeouts, cut-short bodies and 5xx answers are retried a few times with
-backoff; a 4xx answer is final. Every failure becomes one SourceUnavailable line that says
-what could not be reached and why ("connection refused", "timed out", "HTTP 404"), with
+Connection errors, timeouts, too-slow transfers, cut-short or unreadable bodies and 5xx/429
+answers are retried (ATTEMPTS in all, with backoff); any other 4xx answer is final (the
+server answered; asking again would get the same answer). Every transfer is bounded three
+ways: a timeout for each connect and each read (`SRCREVIEW_HTTP_TIMEOUT`, seconds), a deadline
+for the whole body (`SRCREVIEW_HTTP_DEADLINE`, seconds: a server that trickles bytes cannot
+hold a run forever) and a size cap. Every failure becomes one SourceUnavailable line that
+says what could not be reached and why ("connection refused", "timed out", "HTTP 404"), with
 credentials redacted and without the exception chain.
 """
 
@@ -10,19 +14,54 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import os
 import socket
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from srcreview.errors import SourceUnavailable
-from srcreview.source.base import Progress
+from srcreview.errors import SourceUnavailable, UsageError
+from srcreview.source.base import Progress, VerificationFailed
 from srcreview.source.pipindex import redact_url
-
 
 ATTEMPTS = 3
 BACKOFF_SECONDS = 0.5
-TIMEOUT = (15, 60)
+CONNECT_TIMEOUT = 15.0
+READ_TIMEOUT = 60.0
+DEADLINE_SECONDS = 1800.0  # one attempt at one body; an sdist of vLLM is tens of MB
+MAX_DOCUMENT_BYTES = 64 << 20  # an index page
+MAX_DOWNLOAD_BYTES = 2 << 30  # an archive, unless the index states its size
 _CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds of one transfer attempt (from the environment, else the defaults above)."""
+
+    connect: float
+    read: float
+    deadline: float
+
+
+def _seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise UsageError(f"{name}={raw[:40]!r}: expected a positive number of seconds")
+    return value
+
+
+def limits() -> Limits:
+    """`SRCREVIEW_HTTP_TIMEOUT` bounds each connect and read; `SRCREVIEW_HTTP_DEADLINE` one whole body."""
+    timeout = _seconds("SRCREVIEW_HTTP_TIMEOUT", 0.0)
+    connect, read = (timeout, timeout) if timeout else (CONNECT_TIMEOUT, READ_TIMEOUT)
+    return Limits(connect, read, _seconds("SRCREVIEW_HTTP_DEADLINE", DEADLINE_SECONDS))
 
 
 class HTTPStatusError(SourceUnavailable):
@@ -45,7 +84,9 @@ def session(verify: str | bool = True):
 
 
 def describe_failure(exc: BaseException) -> str:
-    """A short reason for a network failure, found anywhere in the exception chain."""
+    """A short reason for a network failure, found anywhere in the exception chain (never a URL)."""
+    if isinstance(exc, _Retryable):
+        return exc.reason
     seen = set()
     stack = [exc]
     texts = []
@@ -76,38 +117,59 @@ def describe_failure(exc: BaseException) -> str:
                            ("certificate", "TLS certificate verification failed"), ("ssl", "TLS error"),
                            ("incompleteread", "connection closed before the whole body arrived"),
                            ("connection broken", "connection closed before the whole body arrived"),
-                           ("reset", "connection reset")):
+                           ("reset", "connection reset"),
+                           ("invalidurl", "invalid URL"), ("invalidschema", "unsupported URL scheme"),
+                           ("missingschema", "invalid URL"), ("locationparseerror", "invalid URL")):
         if needle in text:
             return reason
     return "network error"
 
 
+class _Retryable(Exception):
+    """A fault of this attempt (short or unreadable body, too slow) that another attempt may not meet."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _network_errors() -> tuple[type[BaseException], ...]:
+    import requests
+    import urllib3
+
+    return (requests.RequestException, urllib3.exceptions.HTTPError, _Retryable, HTTPStatusError)
+
+
 def _retryable(exc: BaseException) -> bool:
     import requests
+    import urllib3
 
     if isinstance(exc, HTTPStatusError):
         return exc.status >= 500 or exc.status == 429
+    if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
+                        requests.exceptions.MissingSchema, urllib3.exceptions.LocationValueError)):
+        return False
     return isinstance(exc, (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
-                            _ShortBody))
+                            requests.exceptions.ContentDecodingError, urllib3.exceptions.HTTPError, _Retryable))
 
 
-class _ShortBody(Exception):
-    pass
-
-
-def _with_retries(what: str, action, attempts: int = ATTEMPTS):
-    import requests
-
+def _with_retries(what: str, action, attempts: int | None = None):
+    attempts = attempts or ATTEMPTS
+    errors = _network_errors()
     for attempt in range(attempts):
         try:
             return action()
-        except (requests.RequestException, _ShortBody, HTTPStatusError) as exc:
-            if attempt + 1 < attempts and _retryable(exc):
+        except errors as exc:
+            retry = _retryable(exc)
+            if attempt + 1 < attempts and retry:
                 time.sleep(BACKOFF_SECONDS * (2 ** attempt))
                 continue
+            tried = f" ({attempt + 1} attempts)" if attempt else ""
             if isinstance(exc, HTTPStatusError):
-                raise
-            raise SourceUnavailable(f"cannot reach {what}: {describe_failure(exc)}") from None
+                raise HTTPStatusError(exc.message + tried, exc.status) from None
+            if isinstance(exc, _Retryable):
+                raise SourceUnavailable(f"{what}: {exc.reason}{tried}") from None
+            raise SourceUnavailable(f"cannot reach {what}: {describe_failure(exc)}{tried}") from None
     raise AssertionError("unreachable")
 
 
@@ -116,37 +178,93 @@ def _check_status(response, what: str) -> None:
         raise HTTPStatusError(f"{what}: HTTP {response.status_code}", response.status_code)
 
 
-def get_document(http, url: str, what: str, headers: dict | None = None) -> tuple[str, str, bytes]:
-    """GET a small document; returns (final URL, content type, body)."""
+def _stream(http, url: str, what: str, sink: Callable[[bytes], None], *, headers: dict | None, max_bytes: int,
+            expected_size: int | None = None, progress: Progress | None = None, label: str = "") -> tuple[str, str]:
+    """One attempt: GET `url` and feed the body to `sink`, within the time and size bounds.
+
+    Returns (final URL, content type). Reads with `read1` so a trickling server meets the
+    deadline between any two reads, not only after a full chunk.
+    """
+    bounds = limits()
+    deadline = time.monotonic() + bounds.deadline
+    with http.get(url, headers=headers or {}, stream=True, timeout=(bounds.connect, bounds.read),
+                  allow_redirects=True) as response:
+        _check_status(response, what)
+        declared = response.headers.get("Content-Length")
+        encoded = response.headers.get("Content-Encoding", "identity") not in ("", "identity")
+        total = int(declared) if declared and declared.isdigit() and not encoded else None
+        if expected_size is not None:
+            total = expected_size
+        raw = response.raw
+        read = getattr(raw, "read1", None) or raw.read
+        done = 0
+        while True:
+            if time.monotonic() > deadline:
+                raise _Retryable(f"too slow: the body did not arrive within {bounds.deadline:g} s "
+                                 "(SRCREVIEW_HTTP_DEADLINE)")
+            chunk = read(_CHUNK, decode_content=True)
+            if not chunk:
+                break
+            done += len(chunk)
+            if expected_size is not None and done > expected_size:
+                raise VerificationFailed(f"{what}: {label or 'the body'} is larger than the {expected_size} bytes "
+                                         "the index states")
+            if done > max_bytes:
+                raise SourceUnavailable(f"{what}: {label or 'the body'} is larger than {max_bytes} bytes; refused")
+            sink(chunk)
+            if progress is not None:
+                progress(label, done, total)
+        if total is not None and done != total:
+            raise _Retryable(f"connection closed before the whole body arrived (got {done} of {total} bytes)")
+        return response.url, response.headers.get("Content-Type", "")
+
+
+def get_document(http, url: str, what: str, headers: dict | None = None,
+                 parse: Callable[[str, str, bytes], object] | None = None):
+    """GET a small document; returns (final URL, content type, body), or `parse` of them.
+
+    `parse` runs inside the retried attempt: it raises `BadDocument` when the body is not what
+    was asked for (an error page of a proxy, a truncated page), which is retried like a fault.
+    """
 
     def action():
-        response = http.get(url, headers=headers or {}, timeout=TIMEOUT, allow_redirects=True)
-        _check_status(response, what)
-        return response.url, response.headers.get("Content-Type", ""), response.content
+        parts: list[bytes] = []
+        final_url, content_type = _stream(http, url, what, parts.append, headers=headers,
+                                          max_bytes=MAX_DOCUMENT_BYTES)
+        body = b"".join(parts)
+        return parse(final_url, content_type, body) if parse else (final_url, content_type, body)
 
     return _with_retries(what, action)
 
 
-def download(http, url: str, dest: Path, what: str, label: str, progress: Progress | None = None) -> str:
-    """Stream `url` into `dest` (overwritten per attempt); returns the sha256 of what was written."""
+class BadDocument(_Retryable):
+    """The server answered 200 with something that is not the document asked for."""
+
+
+def download(http, url: str, dest: Path, what: str, label: str, progress: Progress | None = None,
+             expected_size: int | None = None) -> str:
+    """Stream `url` into `dest` (overwritten per attempt); returns the sha256 of what was written.
+
+    `expected_size` (when the index states it) both detects a short body and caps a long one.
+    The caller keeps `dest` out of any place the cache trusts until the digest is checked.
+    """
 
     def action():
         digest = hashlib.sha256()
-        with http.get(url, stream=True, timeout=TIMEOUT, allow_redirects=True) as response:
-            _check_status(response, what)
-            total = response.headers.get("Content-Length")
-            encoded = response.headers.get("Content-Encoding", "identity") not in ("", "identity")
-            total = int(total) if total and total.isdigit() and not encoded else None
-            done = 0
-            with open(dest, "wb") as out:
-                for chunk in response.iter_content(_CHUNK):
+        try:
+            out = open(dest, "wb")
+        except OSError as exc:
+            raise SourceUnavailable(f"cannot write {label}: {exc.strerror or exc}") from None
+        with out:
+            def sink(chunk: bytes) -> None:
+                try:
                     out.write(chunk)
-                    digest.update(chunk)
-                    done += len(chunk)
-                    if progress is not None:
-                        progress(label, done, total)
-            if total is not None and done != total:
-                raise _ShortBody(f"IncompleteRead: got {done} of {total} bytes")
+                except OSError as exc:
+                    raise SourceUnavailable(f"cannot write {label}: {exc.strerror or exc}") from None
+                digest.update(chunk)
+
+            _stream(http, url, what, sink, headers=None, max_bytes=MAX_DOWNLOAD_BYTES,
+                    expected_size=expected_size, progress=progress, label=label)
         return digest.hexdigest()
 
     return _with_retries(what, action)

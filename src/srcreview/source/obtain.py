@@ -79,6 +79,7 @@ def find_cached(revision: Revision, cache) -> SourceTree | None:
 
 
 def _auto(revision: Revision, cache, progress, verify: bool) -> SourceTree:
+    from srcreview.source.cache import CacheNotWritable
     from srcreview.source.github import open_github
     from srcreview.source.registry import open_registry
 
@@ -98,8 +99,8 @@ def _auto(revision: Revision, cache, progress, verify: bool) -> SourceTree:
     for attempt in attempts:
         try:
             return attempt()
-        except VerificationFailed:
-            raise
+        except (VerificationFailed, CacheNotWritable):
+            raise  # a forged source stops here; and no provider can work without a writable cache
         except SourceUnavailable as exc:
             failures.append(exc.message)
     raise SourceUnavailable(f"cannot obtain vLLM {revision.label()}: " + "; ".join(failures))

@@ -61,17 +61,47 @@ class _Anchors(HTMLParser):
 
 
 def parse_index(page_url: str, content_type: str, body: bytes) -> list[SdistFile]:
-    """The files a project page lists, with absolute URLs (PEP 691 JSON or PEP 503 HTML)."""
-    files = []
-    if "json" in content_type:
+    """The files a project page lists, with absolute URLs (PEP 691 JSON or PEP 503 HTML).
+
+    Anything else (a proxy's error page, a truncated page, another content type) raises
+    `BadDocument`: it is not the index's answer, so it is retried and then reported, never
+    read as "the index lists nothing".
+    """
+    kind = content_type.split(";", 1)[0].strip().lower()
+    head = body.lstrip()[:1]
+    if "json" in kind or (not kind and head == b"{"):
+        return _parse_json(page_url, body, kind or "no content type")
+    if "html" in kind or (not kind and head == b"<"):
+        return _parse_html(page_url, body, kind or "no content type")
+    raise nethttp.BadDocument(f"answered with content type {kind[:60]!r}, not a PEP 691 JSON or "
+                              "PEP 503 HTML project page")
+
+
+def _parse_json(page_url: str, body: bytes, kind: str) -> list[SdistFile]:
+    try:
         data = json.loads(body)
-        for item in data.get("files", []):
+        files = []
+        for item in data["files"]:
             url = urljoin(page_url, item["url"])
             hashes = item.get("hashes") or {}
-            files.append(SdistFile(item["filename"], url.split("#", 1)[0], hashes.get("sha256"), item.get("size")))
-        return files
+            size = item.get("size")
+            files.append(SdistFile(str(item["filename"]), url.split("#", 1)[0], hashes.get("sha256"),
+                                   size if isinstance(size, int) and size >= 0 else None))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise nethttp.BadDocument(f"answered with an unreadable {kind} project page "
+                                  "(not PEP 691 JSON, or cut short)") from None
+    return files
+
+
+def _parse_html(page_url: str, body: bytes, kind: str) -> list[SdistFile]:
     parser = _Anchors()
     parser.feed(body.decode("utf-8", errors="replace"))
+    parser.close()
+    if not parser.links and b"<a" not in body.lower():
+        # a PEP 503 project page is a list of links; a page without any is someone else's page
+        raise nethttp.BadDocument(f"answered with a {kind} page that is not a project page "
+                                  "(no file links; expected PEP 691 JSON)")
+    files = []
     for href, text in parser.links:
         url = urljoin(page_url, href)
         base, _, fragment = url.partition("#")
@@ -85,17 +115,13 @@ def find_sdist(http, index: str, version: str) -> SdistFile:
     """The sdist of `version` on the index; SourceUnavailable if the index lacks it."""
     page = f"{index}/{PROJECT}/"
     shown = redact_url(index)
+    what = f"the package index {shown}"
     try:
-        final_url, content_type, body = nethttp.get_document(http, page, f"the package index {shown}",
-                                                         headers={"Accept": JSON_ACCEPT})
+        files = nethttp.get_document(http, page, what, headers={"Accept": JSON_ACCEPT}, parse=parse_index)
     except nethttp.HTTPStatusError as exc:
         if exc.status == 404:
             raise SourceUnavailable(f"package index {shown} has no project {PROJECT} (HTTP 404)") from None
-        raise SourceUnavailable(f"package index {shown}: HTTP {exc.status}") from None
-    try:
-        files = parse_index(final_url, content_type, body)
-    except (ValueError, KeyError, TypeError, AttributeError):
-        raise SourceUnavailable(f"package index {shown}: unreadable project page for {PROJECT}") from None
+        raise SourceUnavailable(f"package index {shown}: {exc.message.removeprefix(what + ': ')}") from None
     wanted = f"{PROJECT}-{version}.tar.gz"
     for candidate in files:
         if candidate.filename == wanted:
@@ -154,7 +180,7 @@ def _build(entry, revision: Revision, cache: Cache, progress) -> None:
     try:
         archive = scratch / sdist.filename
         got = nethttp.download(http, sdist.url, archive, f"the package index {shown} for {sdist.filename}",
-                               sdist.filename, progress)
+                               sdist.filename, progress, expected_size=sdist.size)
         if sdist.sha256 and got != sdist.sha256:
             raise VerificationFailed(f"{sdist.filename}: sha256 {got} does not match the index's {sdist.sha256}")
         if pin.sdist_sha256 and got != pin.sdist_sha256:

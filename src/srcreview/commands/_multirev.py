@@ -1,0 +1,158 @@
+"""Reviewing one recipe at several revisions, for `diff` and `bisect`: sources, engine, progress.
+
+Each revision's source comes from `open_source` (the same providers and cache as `check`) and
+is reviewed by the same engine with the same facts cache; only the Review is kept, so trees
+and indexes of earlier revisions are freed as the run moves on. Progress (sources to fetch,
+revisions analysed) is reported through a callback; `progress_display` draws it with rich on
+stderr, only when stderr is a terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from srcreview.errors import UsageError
+
+# (event, label): event is "fetch" (obtaining the source of label) or "analyse" or "done"
+StepCallback = Callable[[str, str], None]
+
+
+def add_multi_source_args(parser) -> None:
+    """--source, --provider and --rules (the revisions come from each command's own options)."""
+    from srcreview.commands._common import PROVIDER_CHOICES
+
+    parser.add_argument("--source", metavar="PATH",
+                        help="local vLLM git checkout (every revision is read from it as committed), "
+                             "unpacked sdist directory or sdist archive")
+    parser.add_argument("--provider", default="auto", choices=PROVIDER_CHOICES,
+                        help="where to obtain each revision's source (default: auto, as for check)")
+    parser.add_argument("--rules", metavar="DIR", help="rule directory (default: the rules shipped with srcreview)")
+
+
+def load_rules_arg(args):
+    from srcreview.rules import load_rules
+
+    return load_rules(Path(args.rules)) if getattr(args, "rules", None) else load_rules()
+
+
+class RevisionReviewer:
+    """Reviews of one recipe by rev, each obtained and analysed once (check's engine and caches)."""
+
+    def __init__(self, recipe, rules, *, source: str | None = None, provider: str = "auto",
+                 on_step: StepCallback | None = None, download=None):
+        self.recipe = recipe
+        self.rules = rules
+        self.source = Path(source) if source else None
+        self.provider = provider or "auto"
+        self.on_step = on_step or (lambda event, label: None)
+        self.download = download
+        self._reviews: dict[str, object] = {}
+
+    def review(self, rev: str):
+        """The Review of the recipe at `rev` (a release version or commit)."""
+        from srcreview.engine import review
+        from srcreview.index import Index
+        from srcreview.revision import resolve_rev
+        from srcreview.source.cache import default_root
+        from srcreview.source.obtain import open_source
+
+        if rev not in self._reviews:
+            revision = resolve_rev(rev)
+            label = revision.label()
+            self.on_step("fetch", label)
+            tree = open_source(revision, source=self.source, provider=self.provider, progress=self.download)
+            self.on_step("analyse", label)
+            index = Index(tree, cache_dir=default_root()[0] / "facts")
+            self._reviews[rev] = review(self.recipe, tree, rules=self.rules, index=index)
+            self.on_step("done", label)
+        return self._reviews[rev]
+
+
+def parse_rev_list(text: str) -> list[str]:
+    """`A,B,C` -> ["A", "B", "C"], each a valid rev (a release known to pins/ or a commit), no repeats."""
+    from srcreview.revision import resolve_rev
+
+    revs = [part.strip() for part in text.split(",") if part.strip()]
+    for rev in revs:
+        resolve_rev(rev)
+    if len(set(revs)) != len(revs):
+        raise UsageError("--revs: a revision is listed twice")
+    return revs
+
+
+class _Steps:
+    """The drawing side of the callbacks: one bar for revisions, one per download."""
+
+    def __init__(self, bar, total: int | None):
+        self.bar = bar
+        self.total = total
+        self.done = 0
+        self.task = bar.add_task("revisions", total=total, detail=self._detail())
+        self.downloads: dict[str, int] = {}
+
+    def _detail(self) -> str:
+        return f"{self.done}/{self.total} revisions analysed" if self.total else f"{self.done} revisions analysed"
+
+    def step(self, event: str, label: str) -> None:
+        if event == "done":
+            self.done += 1
+            if self.total is not None and self.done > self.total:
+                self.total = self.done
+            self.bar.update(self.task, description="revisions", completed=self.done, total=self.total,
+                            detail=self._detail())
+            return
+        verb = "obtaining source of" if event == "fetch" else "analysing"
+        self.bar.update(self.task, description=f"{verb} vLLM {label}", detail=self._detail())
+
+    def download(self, label: str, done: int, total: int | None) -> None:
+        if label.startswith("extracting "):
+            return
+        size = f"{done / 1e6:.1f}" + (f"/{total / 1e6:.1f} MB" if total else " MB")
+        if label not in self.downloads:
+            self.downloads[label] = self.bar.add_task(f"fetching {label}", total=total, detail=size)
+        self.bar.update(self.downloads[label], completed=done, total=total, detail=size)
+
+
+@contextlib.contextmanager
+def progress_display(total: int | None, enabled: bool | None = None) -> Iterator[tuple[StepCallback | None, object]]:
+    """(step callback, download callback) drawing on stderr; (None, None) when it is not a terminal."""
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled:
+        yield None, None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
+               TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        steps = _Steps(bar, total)
+        yield steps.step, steps.download
+
+
+def add_output_args(parser, formats=("text", "json")) -> None:
+    parser.add_argument("--format", choices=formats, default="text", help="output on stdout (default: text)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="text: every anchor of both sides")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="text: colors (default: auto)")
+
+
+def color_from_args(args) -> bool:
+    import os
+
+    if args.color == "always":
+        return True
+    if args.color == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
+def load_recipe_arg(path: str):
+    from srcreview.commands._gate_args import shown_path
+    from srcreview.recipe import load_recipe
+
+    return load_recipe(path, display_path=shown_path(path))

@@ -1,0 +1,62 @@
+"""`srcreview diff RECIPE --rev A --rev B`: what changes for a recipe between two vLLM revisions.
+
+Reviews the recipe at both revisions with the same engine as `check`, then prints the knob
+table and the findings side by side and, for each change (a setting ignored at A and applied
+at B, a finding whose classification moved), both sides' evidence and the anchors found on
+one side only: the lines that made the difference.
+
+Exit codes: 0 no change, 1 something changed, 2 a review is incomplete (source unavailable,
+analysis could not finish), 64 usage, 65 invalid recipe or rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EPILOG = """\
+examples:
+  srcreview diff examples/thinkingcap-awq-vllm029-5090-16k-mtp3-nested-triton.toml --rev 0.25.0 --rev 0.30.0
+  srcreview diff recipe.toml --rev 1a2b3c4 --rev 5d6e7f8 --source ~/src/vllm --format json
+"""
+
+
+def add_parser(sub) -> None:
+    from srcreview.commands._multirev import add_multi_source_args, add_output_args
+
+    p = sub.add_parser("diff", help="what changes for a recipe between two vLLM revisions",
+                       description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("recipe", metavar="RECIPE", help="recipe TOML file")
+    p.add_argument("--rev", action="append", required=True, metavar="REV",
+                   help="vLLM release (0.29.0) or commit; give it twice: the old revision, then the new one")
+    add_multi_source_args(p)
+    add_output_args(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from srcreview.commands._multirev import (RevisionReviewer, color_from_args, load_recipe_arg, load_rules_arg,
+                                              progress_display)
+    from srcreview.compare import compare_reviews
+    from srcreview.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, UsageError
+    from srcreview.report import diff as report
+    from srcreview.revision import resolve_rev
+
+    if len(args.rev) != 2:
+        raise UsageError(f"--rev: give exactly two revisions (the old one, then the new one), got {len(args.rev)}")
+    for rev in args.rev:
+        resolve_rev(rev)  # every usage error before any source is fetched
+    rules = load_rules_arg(args)
+    recipe = load_recipe_arg(args.recipe)
+    with progress_display(total=2) as (step, download):
+        reviewer = RevisionReviewer(recipe, rules, source=args.source, provider=args.provider,
+                                    on_step=step, download=download)
+        before, after = (reviewer.review(rev) for rev in args.rev)
+    diff = compare_reviews(before, after)
+    if args.format == "json":
+        sys.stdout.write(report.render_json(diff))
+    else:
+        sys.stdout.write(report.render_text(diff, verbose=args.verbose, color=color_from_args(args)))
+    if diff.incomplete:
+        return EXIT_INCOMPLETE
+    return EXIT_GATE_FAILED if diff.changed else EXIT_OK

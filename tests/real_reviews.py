@@ -1,0 +1,78 @@
+"""Reviews of the example recipes at real vLLM 0.29.0, computed once per test session.
+
+Shared by tests/test_check_real_vllm.py and tests/test_reports.py (the tree comes from the
+`vllm_029` fixture, obtained by the project's own registry provider).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+NESTED = "examples/thinkingcap-awq-vllm029-5090-16k-mtp3-nested-triton.toml"
+BF16 = "examples/thinkingcap-awq-vllm029-5090-16k-mtp3-triton-bf16.toml"
+FP8 = "examples/thinkingcap-awq-vllm029-5090-16k-mtp3-triton-fp8.toml"
+RECIPES = (NESTED, BF16, FP8)
+
+_INDEXES: dict[int, object] = {}
+
+
+def index_for(tree):
+    from srcreview.index import Index
+
+    key = id(tree)
+    if key not in _INDEXES:
+        _INDEXES[key] = Index(tree)
+    return _INDEXES[key]
+
+
+def review_text(tree, text: str, shown: str):
+    """The review of a recipe given as TOML text (for variants built in a test)."""
+    from srcreview.engine import review
+    from srcreview.recipe import parse_recipe
+
+    return review(parse_recipe(text, shown), tree, index=index_for(tree), source_label="registry")
+
+
+@lru_cache(maxsize=None)
+def _cached(tree_id: int, path: str):
+    from srcreview.engine import review
+    from srcreview.recipe import load_recipe
+
+    tree = _TREES[tree_id]
+    return review(load_recipe(ROOT / path, display_path=path), tree, index=index_for(tree), source_label="registry")
+
+
+_TREES: dict[int, object] = {}
+
+
+def review_of(tree, path: str):
+    _TREES[id(tree)] = tree
+    return _cached(id(tree), path)
+
+
+REPORTS = ROOT / "reports"
+COMBINED = "thinkingcap-awq-vllm029-5090-16k-mtp3"
+
+
+def generate_reports(tree) -> dict[str, str]:
+    """reports/ as `srcreview check --format json|review` writes it: one JSON and one
+    independent review per recipe, and the review of the three together (gate applied,
+    default policy, no date)."""
+    from srcreview.gate import evaluate
+    from srcreview.report import json as report_json
+    from srcreview.report import review as report_review
+    from srcreview.rules import load_rules
+
+    rules = load_rules()
+    reviews = [review_of(tree, path) for path in RECIPES]
+    gated = list(evaluate(reviews).reviews)
+    files = {}
+    for review in gated:
+        name = review.recipe.name
+        files[f"{name}.json"] = report_json.render(review)
+        files[f"{name}.review.json"] = report_review.render(review, rules=rules)
+    files[f"{COMBINED}.review.json"] = report_review.render(gated, rules=rules)
+    return files

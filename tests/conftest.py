@@ -26,7 +26,7 @@ import pytest
 FAKE_SHA = "1234567890abcdef1234567890abcdef12345678"
 
 
-REAL_SOURCE_FIXTURES = ("vllm_029",)
+REAL_SOURCE_FIXTURES = ("vllm_029", "vllm_release")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -41,25 +41,40 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def vllm_029():
-    """SourceTree of the real vLLM 0.29.0 sdist, via the registry provider (cached between runs).
+def vllm_release():
+    """Factory: `vllm_release("0.27.0")` is the SourceTree of that pinned release's real sdist.
 
-    Offline with an empty cache this FAILS (never skips: CI must not pass without the real
-    source) with one line saying what to do.
+    Obtained by the registry provider into the user cache (`$SRCREVIEW_CACHE` or the user
+    cache directory), so downloaded once and reused offline afterwards. Offline with an empty
+    cache it FAILS (never skips: CI must not pass without the real source) with one line
+    saying what to do.
     """
     from srcreview.errors import SrcreviewError
     from srcreview.revision import resolve_rev
     from srcreview.source.cache import Cache, default_root
     from srcreview.source.obtain import open_source
 
-    root, origin = default_root()
-    try:
-        return open_source(resolve_rev("0.29.0"), provider="registry", cache=Cache(root, origin))
-    except SrcreviewError as exc:
-        pytest.fail(f"vllm_029: the real vLLM 0.29.0 source is neither in the cache ({origin}) nor obtainable: "
-                    f"{exc.message}. Run the tests once with the package index reachable (PIP_INDEX_URL or "
-                    "pip's configuration), point SRCREVIEW_CACHE at a cache that holds it, or deselect "
-                    "these tests with -m 'not network'.", pytrace=False)
+    trees = {}
+
+    def obtain(version: str):
+        if version not in trees:
+            root, origin = default_root()
+            try:
+                trees[version] = open_source(resolve_rev(version), provider="registry", cache=Cache(root, origin))
+            except SrcreviewError as exc:
+                pytest.fail(f"the real vLLM {version} source is neither in the cache ({origin}) nor obtainable: "
+                            f"{exc.message}. Run the tests once with the package index reachable (PIP_INDEX_URL "
+                            "or pip's configuration), point SRCREVIEW_CACHE at a cache that holds it, or "
+                            "deselect these tests with -m 'not network'.", pytrace=False)
+        return trees[version]
+
+    return obtain
+
+
+@pytest.fixture(scope="session")
+def vllm_029(vllm_release):
+    """SourceTree of the real vLLM 0.29.0 sdist (see `vllm_release`)."""
+    return vllm_release("0.29.0")
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """Git histories built in the test from fixtures/vllm_snippets/history_spec_decode/.
 
 `build_history(repo, steps)` commits one step at a time and returns the commit ids: "base"
-(the whole tree), "applied" (the loader starts applying speculative_config.attention_backend),
+(the whole tree of fixtures/vllm_snippets/rules_spec_decode, which the rule examples keep
+at "confirmed" for the rule bisected here), "applied" (the loader starts applying speculative_config.attention_backend),
 "reverted" (the loader as in base again) or "note" (an unrelated edit that changes no verdict).
 """
 
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-HISTORY = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_snippets" / "history_spec_decode"
+SNIPPETS = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_snippets"
+HISTORY = SNIPPETS / "history_spec_decode"
+BASE = SNIPPETS / "rules_spec_decode"
 RECIPE = HISTORY / "recipe.toml"
 RULE = "spec-draft-attention-backend-ignored"
 KNOB = "speculative_config.attention_backend"
@@ -27,11 +30,11 @@ def build_history(repo, steps: list[str]) -> list[str]:
     notes = 0
     for step in steps:
         if step == "base":
-            files = _files(HISTORY / "base")
+            files = _files(BASE)
         elif step == "applied":
             files = _files(HISTORY / "applied")
         elif step == "reverted":
-            files = {LOADER: (HISTORY / "base" / LOADER).read_bytes()}
+            files = {LOADER: (BASE / LOADER).read_bytes()}
         elif step == "note":
             notes += 1
             envs = (repo.path / "vllm" / "envs.py").read_text()

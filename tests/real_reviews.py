@@ -24,7 +24,9 @@ def index_for(tree):
 
     key = id(tree)
     if key not in _INDEXES:
-        _INDEXES[key] = Index(tree)
+        from srcreview.source.cache import default_root
+
+        _INDEXES[key] = Index(tree, cache_dir=default_root()[0])
     return _INDEXES[key]
 
 

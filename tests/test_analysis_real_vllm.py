@@ -76,6 +76,18 @@ def test_mtp_draft_loader_path_and_field_reads(index):
     assert t.dynamic == ()
 
 
+def test_v1_proposer_applies_the_nested_backend_in_a_helper(index):
+    t = trace(index, "SpecDecodeBaseProposer.load_model", MTP, sink="get_model")
+    assert [h.symbol.rsplit(".", 1)[1] for h in t.paths[0]] == ["load_model", "_get_model", "get_model"]
+    backend = field_reads(index, t, "SpeculativeConfig.attention_backend")
+    proposer = "vllm/v1/spec_decode/llm_base_proposer.py"
+    assert [(r.function.rsplit(".", 1)[1], r.anchor.path, r.line) for r in backend.reads] == [
+        ("_create_draft_vllm_config", proposer, 1311)]
+    assert "backend=spec_cfg.attention_backend" in source_line(index.tree, proposer, 1311)
+    # on the hops alone, nothing reads it: the helper is where it is applied
+    assert field_reads(index, t, "SpeculativeConfig.attention_backend", helpers=False).reads == ()
+
+
 @pytest.mark.parametrize("env, expected", [("1", "v2"), ("0", "v1")])
 def test_runner_follows_the_env_variable(index, env, expected):
     decision = model_runner(index, {**MTP, "env.VLLM_USE_V2_MODEL_RUNNER": env})

@@ -270,6 +270,13 @@ def test_a_camelcase_name_is_looked_up_where_it_is_declared(tree_root):
     assert entry.corrected.start_line == line_of(TRITON, "class TritonImpl")
 
 
+def test_a_camelcase_word_nobody_declares_is_prose_not_a_drift(tree_root):
+    start, end = line_of(SPEC, "attention_backend: str"), line_of(SPEC, "Attention backend of the draft")
+    [entry] = _audit(tree_root, [(url(SPEC, start, end), "PyTorch reads the declared attention_backend field")])
+    assert entry.status == "ok"
+    assert any("PyTorch is declared nowhere" in n for n in entry.notes)
+
+
 def test_identifier_nowhere_at_the_revision_is_unverifiable(tree_root):
     [entry] = _audit(tree_root, [(url(SPEC, 5, 8), "calls load_eagle_model")])
     assert entry.status == "unverifiable"
@@ -284,7 +291,7 @@ def test_identifier_nowhere_at_the_revision_is_unverifiable(tree_root):
     (url(SPEC, 1, 3, sha="main"), "reads attention_backend", "revision 'main'"),
     (url(SPEC, 1, 3, sha="fedcba9876543210fedcba9876543210fedcba98"), "reads attention_backend", "no source for"),
     (url(SPEC, 1, 3), "the flashinfer path decodes", "none of the named things occurs"),
-    (url(SPEC, 1, 3), "FlashInfer decodes", "FlashInfer is neither in vllm/config/speculative.py nor declared anywhere"),
+    (url(SPEC, 1, 3), "FlashInfer decodes", "none of the named things occurs"),
     (url(SPEC, 1, 3), "reads speculative_config.draft_backend_name", "draft_backend_name occurs nowhere"),
 ])
 def test_unverifiable_with_a_reason(tree_root, anchor, purpose, reason):

@@ -109,7 +109,8 @@ def _finding(rule, key, classification):
 
 def test_the_question_reduces_a_review_to_one_verdict():
     review = _review(findings=[_finding("r1", "a", "confirmed"), _finding("r1", "b", "refuted")],
-                     knobs=[Knob(key="a", scope="draft", status="ignored"), Knob(key="a", scope="target", status="applied")])
+                     knobs=[Knob(key="a", scope="draft", status="ignored"),
+                            Knob(key="a", scope="target", status="applied")])
     assert Question(rule="r1", knob="a").verdict(review) == "confirmed"
     assert Question(rule="r1").verdict(review) == "r1:a: confirmed; r1:b: refuted"
     assert Question(rule="r2").verdict(review) == "no finding"

@@ -75,7 +75,8 @@ def test_text_output_names_the_boundary_and_the_tested_commits(cli, history):
     repo, commits = history
     result = cli("bisect", str(RECIPE), "--source", str(repo.path), "--revs", ",".join(commits), "--rule", RULE)
     assert result.code == 0, result.err
-    assert f"First change at {commits[BOUNDARY][:12]}: confirmed at {commits[BOUNDARY - 1][:12]} -> refuted" in result.out
+    old, new = commits[BOUNDARY - 1][:12], commits[BOUNDARY][:12]
+    assert f"First change at {new}: confirmed at {old} -> refuted" in result.out
     assert "untested" in result.out and "tested in this order:" in result.out
     assert result.err == ""  # no progress drawn when stderr is not a terminal
 
@@ -111,3 +112,43 @@ def test_usage_errors_exit_64_before_any_source_is_fetched(cli, cache_dir, args,
     assert result.code == 64, result.err
     assert message in result.err
     assert not (cache_dir / "registry").exists()
+
+
+def test_progress_is_drawn_on_stderr_only_when_it_is_a_terminal(history, tmp_path):
+    """Run the real CLI with stderr on a pseudo-terminal: progress there, stdout unchanged."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    import threading
+
+    repo, commits = history
+    args = [sys.executable, "-m", "srcreview", "bisect", str(RECIPE), "--rule", RULE, "--source", str(repo.path),
+            "--revs", ",".join(commits), "--format", "json"]
+    plain = subprocess.run(args, capture_output=True, env=os.environ.copy())
+    assert plain.returncode == 0 and plain.stderr == b""
+    main, side = pty.openpty()
+    drawn = bytearray()
+
+    def drain():  # read while the command runs, so a full terminal buffer never blocks it
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            drawn.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        on_tty = subprocess.run(args, stdout=subprocess.PIPE, stderr=side, env=dict(os.environ, COLUMNS="100"),
+                                timeout=120)
+    finally:
+        os.close(side)
+        reader.join(timeout=10)
+        os.close(main)
+    assert on_tty.returncode == 0
+    assert on_tty.stdout == plain.stdout
+    assert b"revisions analysed" in drawn

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from history_support import HISTORY, KNOB, LOADER, RECIPE, RULE, build_history
+from history_support import BASE, HISTORY, KNOB, LOADER, RECIPE, RULE, build_history
 
 from srcreview.compare import compare_reviews
 from srcreview.engine import review
@@ -24,10 +24,10 @@ def two_reviews(tmp_path_factory):
     import shutil
 
     applied = tmp_path_factory.mktemp("applied")
-    shutil.copytree(HISTORY / "base", applied, dirs_exist_ok=True)
+    shutil.copytree(BASE, applied, dirs_exist_ok=True)
     shutil.copytree(HISTORY / "applied", applied, dirs_exist_ok=True)
     recipe = load_recipe(RECIPE, "recipe.toml")
-    before = review(recipe, DirectoryTree(HISTORY / "base", Revision(requested="a", sha="a" * 40)))
+    before = review(recipe, DirectoryTree(BASE, Revision(requested="a", sha="a" * 40)))
     after = review(recipe, DirectoryTree(applied, Revision(requested="b", sha="b" * 40)))
     return before, after
 

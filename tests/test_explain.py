@@ -98,3 +98,29 @@ def test_explain_errors(cli, saved, tmp_path, args, code, message):
     result = cli("explain", *[swap.get(a, a) for a in args], "--no-source")
     assert result.code == code, result.err
     assert message in result.err
+
+
+def test_a_long_anchor_is_cut_and_says_so(tmp_path):
+    from srcreview.explain import excerpt
+    from srcreview.findings import Anchor
+    from srcreview.revision import Revision
+    from srcreview.source.base import DirectoryTree
+
+    (tmp_path / "m.py").write_text("".join(f"line{n}\n" for n in range(1, 101)))
+    tree = DirectoryTree(tmp_path, Revision(requested="x", sha="c" * 40))
+
+    def at(start, end):
+        return Anchor(url="u", path="m.py", start_line=start, end_line=end)
+
+    short = excerpt(tree, at(10, 12), context=2, max_lines=24)
+    assert (short.first_line, short.lines[0], short.lines[-1], short.truncated) == (8, "line8", "line14", False)
+    context_only = excerpt(tree, at(10, 30), context=2, max_lines=24)
+    assert (context_only.lines[-1], context_only.truncated) == ("line31", False)
+    long = excerpt(tree, at(10, 60), context=2, max_lines=24)
+    assert (len(long.lines), long.truncated) == (24, True)
+    edge = excerpt(tree, at(1, 1), context=3)
+    assert edge.first_line == 1 and edge.lines == ("line1", "line2", "line3", "line4")
+    from srcreview.errors import SourceUnavailable
+
+    with pytest.raises(SourceUnavailable):
+        excerpt(tree, at(101, 101))

@@ -181,9 +181,9 @@ def test_a_helper_two_calls_deep():
     t = trace(index, "load_draft", {}, sink="get_model")
     assert hops(t) == [[("vllm.spec.drafter.load_draft", None, "entry"),
                         ("vllm.loader.get_model", mark(name, "vllm/spec/drafter.py", "call-sink"), "call")]]
-    on_path = field_reads(index, t, "SpeculativeConfig.attention_backend")
+    on_path = field_reads(index, t, "SpeculativeConfig.attention_backend", helpers=False)
     assert on_path.reads == () and on_path.functions == ("vllm.spec.drafter.load_draft",)
-    deep = field_reads(index, t, "SpeculativeConfig.attention_backend", helpers=True)
+    deep = field_reads(index, t, "SpeculativeConfig.attention_backend")  # helpers are followed by default
     assert [(r.function, r.kind, r.line) for r in deep.reads] == [
         ("vllm.spec.util._apply_backend", "alias", mark(name, "vllm/spec/util.py", "read-backend"))]
     assert deep.functions == ("vllm.spec.drafter.load_draft", "vllm.spec.util.prepare_draft_config",
@@ -238,3 +238,32 @@ def test_capability_gate_that_raises_on_new_architectures():
     assert (sm90.value, sm90.decided, sm90.raises) == (True, True, ())
     unknown = evaluate_function(index, "TritonBackend.supports_compute_capability", {})
     assert unknown.decided is False and len(unknown.raises) == 1 and len(unknown.assumptions) == 1
+
+
+def test_constructor_calls_lead_to_init_on_the_feasible_branch_only():
+    name, path = "config_dispatch", "vllm/spec/__init__.py"
+    t = trace(index_of(name), "init_speculator", {"speculative_config.method": "eagle"}, max_depth=1)
+    assert sorted(h[1] for h in hops(t)) == [
+        ("vllm.spec.eagle.EagleSpeculator.__init__", mark(name, path, "return-eagle"), "init")]
+    assert t.assumptions == ()
+    open_ = trace(index_of(name), "init_speculator", {}, max_depth=1)
+    assert sorted(h[1][0] for h in hops(open_) if len(h) > 1 and h[1][2] == "init") == [
+        "vllm.spec.eagle.EagleSpeculator.__init__", "vllm.spec.mtp.MTPSpeculator.__init__",
+        "vllm.spec.special.SpecialSpeculator.__init__"]
+    assert [a.anchor.start_line for a in open_.assumptions] == [
+        mark(name, path, "branch-eagle"), mark(name, path, "branch-special"), mark(name, path, "branch-mtp")]
+
+
+@pytest.mark.parametrize("function, label, kind", [
+    ("closure", "closure-read", "untyped-read"),  # a free variable of the closure: type unknown there
+    ("by_key", "lambda-read", "untyped-read"),
+    ("by_match", "match-read", None),
+])
+def test_reads_in_closures_lambdas_and_match_cases_are_never_missed(function, label, kind):
+    name, path = "dynamic_access", "vllm/spec/dynamic.py"
+    result = field_reads(index_of(name), [function], "SpeculativeConfig.attention_backend")
+    if kind is None:
+        assert [(r.kind, r.line) for r in result.reads] == [("direct", mark(name, path, label))]
+    else:
+        assert result.reads == ()
+        assert [(d.kind, d.anchor.start_line) for d in result.dynamic] == [(kind, mark(name, path, label))]

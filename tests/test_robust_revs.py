@@ -128,3 +128,27 @@ def test_audit_review_with_hostile_url_revs_marks_them_unverifiable(offline_worl
     assert [e["status"] for e in entries] == ["unverifiable"] * len(urls)
     assert all(e["reason"].startswith("revision ") for e in entries)
     assert offline_world.hits == {}
+
+
+# ------------------------------------------------------------------------ a damaged pins file
+
+@pytest.mark.parametrize("content", [
+    b"[[release]]\nversion = '1.0'\nrevision = 'xyz'\n",
+    b"[[release]]\nversion = '1.0'\nrevision = '--upload-pack=x'\n",
+    b"release = 1\n",
+    b"release = [1, 2]\n",
+    b"[[release]\n",
+    b"\xff\xfe",
+    b"[[release]]\nversion = '1.0'\nrevision = 'abcdef0'\nsdist_sha256 = 'nothex'\n",
+    b"[[release]]\nversion = '1.0'\nrevision = 'abcdef0'\nextra = 1\n",
+])
+def test_damaged_pins_file_is_one_line_data_error(tmp_path, content):
+    from srcreview.errors import DataError
+    from srcreview.revision import load_pins
+
+    path = tmp_path / "vllm.toml"
+    path.write_bytes(content)
+    with pytest.raises(DataError) as info:
+        load_pins(path)
+    assert info.value.message.startswith("vllm.toml: invalid pins file: ")
+    assert "\n" not in info.value.message and str(tmp_path) not in info.value.message

@@ -455,6 +455,31 @@ def test_a_run_killed_mid_download_leaves_nothing_the_cache_trusts(http_server, 
     assert [p.name for p in (cache_dir / "github").iterdir()] == [FAKE_SHA]  # the dead run's staging is gone
 
 
+@pytest.mark.parametrize("server", ["hung", "trickling"])
+def test_git_fetch_from_a_hung_or_trickling_server_is_bounded(cli, cache_dir, http_server, silent_url, monkeypatch,
+                                                             server):
+    """git gives up on a stalled transfer after the read timeout, and is killed at the deadline."""
+    monkeypatch.setenv("SRCREVIEW_HTTP_TIMEOUT", "1")
+    monkeypatch.setenv("SRCREVIEW_HTTP_DEADLINE", "2")
+    if server == "hung":
+        url = silent_url
+    else:  # one byte every 0.3 s: never "too slow" for git's own low-speed limit, never done either
+        http_server.routes["/vllm.git/info/refs"] = Route(b"#" * 1000, content_type="text/plain", trickle=(1, 0.3))
+        url = http_server.base
+    monkeypatch.setenv("SRCREVIEW_GIT_URL", with_credentials(url) + "/vllm.git")
+    started = time.monotonic()
+    result = cli("fetch", "--rev", "abcdef0", "--provider", "git")
+    elapsed = time.monotonic() - started
+    line = error_line(result)
+    assert line.startswith(r"git fetch from http://***@127.0.0.1:"), line
+    killed = line.endswith("too slow: no complete answer within 2 s (SRCREVIEW_HTTP_DEADLINE)")
+    gave_up = "Operation too slow" in line  # git's own low-speed limit (needs git >= 2.31)
+    assert (gave_up or killed) if server == "hung" else killed, line
+    assert elapsed < 8, f"{elapsed:.1f} s"
+    no_secret(result.out, result.err)
+    assert Cache(cache_dir).keys("git") in ([], ["vllm.git"])  # at most the empty clone, never a commit
+
+
 def test_malformed_index_urls_are_one_line_without_credentials(cli, release, cache_dir, monkeypatch):
     for url in (f"http://{USER}:{SECRET}@example.invalid:notaport/simple",
                 f"http://{USER}:{SECRET}@example.invalid:99999/simple",
@@ -677,7 +702,7 @@ def test_vllm_029_offline_and_uncached_fails_loudly_and_is_a_network_test(tmp_pa
     ran = subprocess.run(base, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert "1 error" in ran.stdout and "skipped" not in ran.stdout, ran.stdout
-    assert "vllm_029: the real vLLM 0.29.0 source is neither in the cache ($SRCREVIEW_CACHE) nor obtainable: " \
+    assert "the real vLLM 0.29.0 source is neither in the cache ($SRCREVIEW_CACHE) nor obtainable: " \
            "package index http://127.0.0.1:notaport/simple: not a valid URL" in ran.stdout, ran.stdout
     assert "-m 'not network'" in ran.stdout and "Traceback" not in ran.stdout
     deselected = subprocess.run(base + ["-m", "not network"], capture_output=True, text=True, env=env, cwd=tmp_path,

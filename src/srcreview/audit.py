@@ -629,6 +629,10 @@ class Auditor:
             if any(url.start <= a and b <= url.end for a, b in text.hits(term)):
                 notes.append(f"{term.label} (said to be absent) occurs in the range")
         missing_strong = [g for g in purpose.required if all(t.strong and not hits[t] for t in g)]
+        prose = [g for g in missing_strong if all(self._is_prose(tree, t) for t in g)]
+        for group in prose:
+            notes.append(f"{_label_group(group)} is declared nowhere at {url.rev[:12]}: taken as prose, not checked")
+        missing_strong = [g for g in missing_strong if g not in prose]
         missing = tuple(_label_group(g) for g in purpose.required
                         if not any(in_range[t] for t in g) and (any(hits[t] for t in g) or g in missing_strong))
         base = {**base, "missing": missing}
@@ -653,17 +657,11 @@ class Auditor:
         """A named identifier is not in the anchored file at all: look for the file that has it.
 
         Candidates are the files that show every missing identifier; the Index says which of
-        them declare one (preferred). A CamelCase word that nothing declares may be prose
-        ("PyTorch") and is not searched for.
+        them declare one (preferred).
         """
         names = [g[0] for g in missing_strong]
         label = ", ".join(_label_group(g) for g in missing_strong)
         declared = {t: self._declaring_files(tree, t) for t in names}
-        prose = [t.label for t in names if _maybe_prose(t) and self._index(tree) is not None and not declared[t]]
-        if prose:
-            return AuditEntry(**base, status="unverifiable", notes=tuple(notes),
-                              reason=f"{', '.join(prose)} is neither in {text.path} nor declared anywhere at "
-                                     f"{url.rev[:12]} (it may be prose, not code)")
         try:
             candidates = self._files_with(tree, names, exclude=text.path)
         except _TooMany as many:
@@ -694,6 +692,10 @@ class Auditor:
                           url=anchor_url(url.rev, path, window[0], window[1], base=_base_url(url)))
         return AuditEntry(**base, status="drifted", corrected=corrected, notes=tuple(notes),
                           reason=f"{label} is not in {text.path}; found in {path} at lines {window[0]}-{window[1]}")
+
+    def _is_prose(self, tree, term: Term) -> bool:
+        """A bare CamelCase word that nothing at this revision declares ("PyTorch", "FlashInfer")."""
+        return _maybe_prose(term) and self._index(tree) is not None and not self._declaring_files(tree, term)
 
     def _declaring_files(self, tree, term: Term) -> set[str]:
         """Files where the Index finds a declaration of the identifier (empty without an Index)."""

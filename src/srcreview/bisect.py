@@ -9,6 +9,10 @@ changes, so a range that goes confirmed -> plausible -> refuted reports both bou
 What it cannot see, it says: with equal verdicts at both ends, a change reverted inside the
 range is invisible unless every revision is tested (`exhaustive`); and when the tested
 verdicts show a value coming back after another one, the result is flagged not monotonic.
+
+`Question` is the verdict `srcreview bisect` asks of each Review (a rule's classification,
+optionally for one recipe key, or a knob row's status); `summarize` turns a bisection into
+the report with both sides' findings, knob rows and the anchors found on one side only.
 """
 
 from __future__ import annotations
@@ -239,7 +243,8 @@ def summarize(question: Question, result: BisectResult, review_of: Callable[[str
 
     def side(i: int) -> Side:
         review = review_of(revs[i])
-        return Side(rev=str(revs[i]), label=_label(review.revision), revision=review.revision, verdict=str(result.verdicts[i]),
+        return Side(rev=str(revs[i]), label=_label(review.revision), revision=review.revision,
+                    verdict=str(result.verdicts[i]),
                     findings=question.findings(review), knobs=question.knobs(review), incomplete=review.incomplete)
 
     changes = []

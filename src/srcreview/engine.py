@@ -242,6 +242,10 @@ def _run_check(rule: Rule, ctx: CheckContext, subject) -> tuple[CheckResult, str
             f"{rule.id}: {exc}"
     except DataError as exc:  # the index refuses an ambiguous symbol: undecided, never a guess
         return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=("ambiguous-symbol",), reason=str(exc)), ""
+    except Exception as exc:  # noqa: BLE001 - a defect in the analysis must not pass as a verdict
+        reason = f"analysis failed ({type(exc).__name__})"
+        return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=("analysis-error",), reason=reason), \
+            f"{rule.id}: {reason}"
 
 
 def _values(ctx: CheckContext, subject, result: CheckResult) -> dict:
@@ -272,7 +276,7 @@ def _finding(rule: Rule, ctx: CheckContext, subject, result: CheckResult, downgr
     if classification == "none":
         return None
     tags = set(result.tags)
-    assumptions = list(result.assumptions)
+    assumptions = list(result.assumptions) + list(rule.assumptions)
     if downgrade and classification in ("confirmed", "refuted"):
         classification = "plausible"
         tags.add("runner-undecided")

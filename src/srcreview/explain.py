@@ -46,7 +46,7 @@ class Excerpt(_Frozen):
     lines: tuple[str, ...]
     start_line: int
     end_line: int
-    truncated: bool = False
+    truncated: bool = False  # the anchored range is longer than the excerpt shows
 
 
 class Step(_Frozen):
@@ -130,9 +130,9 @@ def excerpt(tree, anchor: Anchor, context: int = DEFAULT_CONTEXT, max_lines: int
                                 f"({len(lines)} lines) at {tree.revision.label()}")
     first = max(1, anchor.start_line - context)
     last = min(len(lines), max(anchor.end_line, anchor.start_line) + context)
-    truncated = last - first + 1 > max_lines
-    if truncated:
+    if last - first + 1 > max_lines:
         last = first + max_lines - 1
+    truncated = last < anchor.end_line  # the anchored lines themselves are cut, not just context
     return Excerpt(path=anchor.path, first_line=first, lines=tuple(lines[first - 1:last]),
                    start_line=anchor.start_line, end_line=anchor.end_line, truncated=truncated)
 
@@ -165,6 +165,7 @@ def _rule_reason(rule, finding: Finding) -> RuleReason:
     downgraded = finding.classification == "plausible" and "runner-undecided" in finding.tags
     if downgraded:
         outcomes = tuple(sorted(o for o, c in rule.verdict.items() if c != "none"))
-    return RuleReason(downgraded=downgraded, id=rule.id, claim=rule.claim, severity=rule.severity, check_kind=rule.check.kind,
+    return RuleReason(downgraded=downgraded, id=rule.id, claim=rule.claim, severity=rule.severity,
+                      check_kind=rule.check.kind,
                       verdict=dict(sorted(rule.verdict.items())), outcomes=outcomes, what=rule.doc.what,
                       why=rule.doc.why, instead=rule.doc.instead, references=tuple(rule.doc.references))

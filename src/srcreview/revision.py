@@ -12,7 +12,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from srcreview.errors import DataError, UsageError
 from srcreview.resources import data_dir
@@ -94,9 +94,13 @@ def load_pins(path: Path | None = None) -> tuple[Pin, ...]:
     path = path or data_dir("pins") / "vllm.toml"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-        pins = tuple(Pin.model_validate(p) for p in data.get("release", []))
-    except (tomllib.TOMLDecodeError, ValidationError, OSError) as exc:
-        raise DataError(f"{path.name}: invalid pins file: {exc}") from None
+        releases = data.get("release", [])
+        if not isinstance(releases, list):
+            raise TypeError("[[release]] must be an array of tables")
+        pins = tuple(Pin.model_validate(p) for p in releases)
+    except (ValueError, TypeError, OSError) as exc:  # TOML, UTF-8 and validation errors are ValueErrors
+        reason = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())[:300]
+        raise DataError(f"{path.name}: invalid pins file: {reason}") from None
     return pins
 
 

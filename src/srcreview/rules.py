@@ -116,6 +116,7 @@ class Rule(_Strict):
     when: dict[str, Condition | str | bool] = {}
     for_each: Literal["setting"] | None = None
     requires_runner: Literal["v1", "v2"] | None = None
+    assumptions: tuple[str, ...] = Field((), description="what the rule takes for granted, shown with every finding")
     check: CheckSpec
     verdict: dict[str, Verdict]
     message: dict[Literal["confirmed", "refuted", "plausible"], str]
@@ -225,8 +226,12 @@ def parse_rule(text: str, shown: str) -> Rule:
         pos = re.search(r"\(at line (\d+)", str(exc))
         raise DataError(f"{shown}:{pos.group(1) if pos else 1}: malformed TOML: "
                         f"{re.sub(r' ?[(]at line.*[)]', '', str(exc))}") from None
+    except RecursionError:  # tomllib recurses on nested arrays and inline tables
+        raise DataError(f"{shown}:1: malformed TOML: nesting too deep") from None
     try:
         rule = Rule.model_validate({**data, "path": shown})
+    except RecursionError:
+        raise DataError(f"{shown}:1: rule data nested too deep") from None
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(p for p in err["loc"] if isinstance(p, int) or "[" not in str(p))

@@ -51,6 +51,16 @@ def find_one(index, suffix: str, kind: str = "function"):
     """(symbol, candidates): the one definition a suffix names; when several match, the one
     whose module-relative name is exactly the suffix (a module-level function over methods)."""
     found = index.find(suffix, kind=kind)
+    if not found and kind == "function" and "." in suffix:
+        # a method the class inherits: `EagleProposer._get_model` defined on a base class
+        cls, _, method = suffix.rpartition(".")
+        try:
+            info = index.class_info(cls)
+        except Exception:  # noqa: BLE001 - an ambiguous class name: not found here
+            info = None
+        inherited = info.methods.get(method) if info is not None else None
+        if inherited is not None:
+            return inherited, [inherited]
     if len(found) > 1:
         exact = [s for s in found if s.local == suffix]
         if len(exact) == 1:

@@ -49,6 +49,8 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     outcomes, evidence, hops, tags, assumptions, reasons, symbols = [], [], [], set(), set(), [], []
     if params.show_declaration:
         evidence.append(declaration)
+    if params.max_depth == 0:  # the entry alone: a read there proves `applied`, nothing proves the absence
+        return _local(ctx, params, cls, attr, entries, declaration, details)
     for entry in entries.entries:
         key = f"trace:{entry.symbol.qualname}:{sink_name}:{params.max_depth}"
         t = ctx.memoized(key, lambda e=entry: trace(index, e.symbol.qualname, ctx.bindings, sink=sink_name,
@@ -86,13 +88,18 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         dynamic = list(reads.dynamic) + list(t.dynamic)
         blind = [site for site in t.unresolved if _may_receive_config(site.text)]
         dynamic += blind
-        if dynamic:
+        own = _dynamic_config_access(ctx, t.functions)
+        if dynamic or own:
             outcomes.append("undecided")
             for site in dynamic:
                 tags.add(site.kind)
                 anchor = site_anchor(site)
                 evidence.append(anchor)
                 hops.append(Hop(kind="note", text=f"{site.kind}: {site.text}", anchor=anchor))
+            for kind, anchor in own:
+                tags.add(kind)
+                evidence.append(anchor)
+                hops.append(Hop(kind="note", text=anchor.role, anchor=anchor))
             reasons.append("dynamic access, or an unresolved call that receives a config object, on the path")
             continue
         seen = set(t.functions) | set(t.reachable)
@@ -134,6 +141,32 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
 
 
 MAX_ELSEWHERE = 6
+
+
+def _local(ctx, params, cls, attr, entries, declaration, details) -> CheckResult:
+    from srcreview.graph import field_reads
+
+    evidence, hops, outcomes = [], [], []
+    for entry in entries.entries:
+        evidence += entry.evidence
+        hops += entry.hops
+        reads = field_reads(ctx.index, [entry.symbol.qualname], f"{cls.symbol.qualname}.{attr}")
+        found = [(r.anchor.model_copy(update={"symbol": params.field, "role": f"reads {params.field} ({r.kind})"}),
+                  r.text) for r in reads.reads]
+        found += [(anchor, site.text) for site, anchor, _ in
+                  (x for x in (_retype(ctx, d, cls, attr) for d in reads.dynamic) if x is not None)]
+        for anchor, text in found:
+            evidence.append(anchor)
+            hops.append(Hop(kind="read", text=f"reads {params.field}: {text}", anchor=anchor))
+        outcomes.append("applied" if found else "undecided")
+    outcome = "applied" if set(outcomes) == {"applied"} else "undecided"
+    if params.show_declaration or outcome != "applied":
+        evidence.append(declaration)
+    return CheckResult(outcome, evidence=_dedupe(evidence), trace=tuple(hops), details=details,
+                       symbols=(params.field, *(short(e.symbol.qualname) for e in entries.entries)),
+                       tags=() if outcome == "applied" else ("not-traced",),
+                       reason="" if outcome == "applied" else f"no read of {params.field} in the entry itself "
+                       "(the rule does not trace further)")
 
 
 def _retype(ctx: CheckContext, site, cls, attr: str):
@@ -191,6 +224,46 @@ def _retype(ctx: CheckContext, site, cls, attr: str):
     anchor = site.anchor.model_copy(update={"symbol": f"{cls.symbol.local}.{attr}",
                                             "role": f"reads {cls.symbol.local}.{attr} ({why})"})
     return site, anchor, why
+
+
+def _dynamic_config_access(ctx: CheckContext, qualnames) -> list[tuple[str, object]]:
+    """A second look, independent of the call graph, for access by computed name to a config
+    object in the inspected functions: `getattr(cfg, name)` with a non-literal name,
+    `vars(cfg)`, `cfg.__dict__`. A receiver counts as a config when its name, or what it was
+    assigned from, says so (config, cfg): conservative on purpose."""
+    import re
+
+    from srcreview.checks._ir import call_name, dotted, iter_exprs, walk_statements
+
+    found = []
+    for qualname in qualnames:
+        info = ctx.index.function(qualname)
+        if info is None:
+            continue
+        origin = {}
+        for stmt in walk_statements(info.facts.body):
+            if stmt[0] == "assign" and len(stmt[3]) == 1 and stmt[3][0][0] == "name":
+                origin[stmt[3][0][3]] = dotted(stmt[4]) or ""
+
+        def config_like(expr) -> bool:
+            name = dotted(expr) or ""
+            text = f"{name} {origin.get(name.split('.')[0], '')}"
+            return bool(re.search(r"config|cfg", text, re.IGNORECASE))
+
+        for expr in iter_exprs(info.facts.body):
+            if expr[0] == "call":
+                callee = call_name(expr) or ""
+                args = expr[4]
+                if callee == "getattr" and len(args) >= 2 and args[1][0] != "const" and config_like(args[0]):
+                    found.append(("dynamic-getattr", ctx.anchor(info.symbol.path, expr[1], expr[2], "getattr",
+                                  f"dynamic-getattr: getattr({dotted(args[0])}, <computed name>) in {short(qualname)}")))
+                elif callee == "vars" and args and config_like(args[0]):
+                    found.append(("dunder-dict", ctx.anchor(info.symbol.path, expr[1], expr[2], "vars",
+                                  f"dunder-dict: vars({dotted(args[0])}) in {short(qualname)}")))
+            elif expr[0] == "attr" and expr[4] == "__dict__" and config_like(expr[3]):
+                found.append(("dunder-dict", ctx.anchor(info.symbol.path, expr[1], expr[2], "__dict__",
+                              f"dunder-dict: {dotted(expr[3])}.__dict__ in {short(qualname)}")))
+    return found
 
 
 def _may_receive_config(call_text: str) -> bool:

@@ -112,28 +112,38 @@ def _flow(ctx, params, caller, call_line):
         return "undecided", [], [], f"the {params.argument} passed to {params.sink} is not a local name", ("runtime-branch",)
     evidence = [ctx.anchor(path, call[1], call[2], sink_name, f"passes {name} to {params.sink}")]
     hops = [Hop(kind="call", text=f"{short(caller.qualname)} passes {name} to {params.sink}", anchor=evidence[0])]
-    aliases = _aliases(facts.body)
-    lookup = _lookup(ctx, params, aliases)
-    assigns = []  # (stmt, target, source name or None, replaced keys, conditional), in source order
+    outcome, why, tags = _backward(ctx, params, caller, name, call[1], evidence, hops, depth=0)
+    return outcome, evidence, hops, why, tags
+
+
+MAX_CALL_DEPTH = 3
+
+
+def _backward(ctx, params, info, name, before, evidence, hops, depth):
+    """Where the config `name` holds at line `before` of function `info` comes from: follow its
+    assignments back (replace() of another config, an alias, or the return value of an in-tree
+    call) to a parameter or an attribute of self, noting every container replaced on the way."""
+    facts = info.facts
+    path = info.symbol.path
+    lookup = _lookup(ctx, params, _aliases(facts.body))
+    assigns = []  # (stmt, target, value, conditional), in source order
 
     def walk(body, conditional):
         for stmt in body:
-            if stmt[1] >= call[1]:
+            if stmt[1] >= before:
                 return
             kind = stmt[0]
             if kind == "assign" and len(stmt[3]) == 1 and stmt[3][0][0] == "name":
-                value = stmt[4]
-                if value[0] == "call" and (call_name(value) or "").split(".")[-1] == "replace" and value[4]:
-                    assigns.append((stmt, stmt[3][0][3], dotted(value[4][0]), {k for k, _ in value[5] if k}, conditional))
-                else:
-                    assigns.append((stmt, stmt[3][0][3], None, set(), conditional))
+                assigns.append((stmt, stmt[3][0][3], stmt[4], conditional))
             elif kind == "if":
                 test = evaluate(stmt[3], lookup)
                 shown = "undecided" if test is UNDECIDED else bool(test)
-                anchor = ctx.anchor(path, stmt[3][1], stmt[3][2], _last_attr(stmt[3]) or "if",
-                                    f"branch: {' '.join(stmt[6].split())} -> {shown} under the recipe")
-                evidence.append(anchor)
-                hops.append(Hop(kind="branch", text=f"if {' '.join(stmt[6].split())}: {shown}", anchor=anchor))
+                text = " ".join(stmt[6].split())
+                if _mentions_target(stmt, name, assigns_of=None):
+                    anchor = ctx.anchor(path, stmt[3][1], stmt[3][2], _last_attr(stmt[3]) or "if",
+                                        f"branch: {text} -> {shown} under the recipe")
+                    evidence.append(anchor)
+                    hops.append(Hop(kind="branch", text=f"if {text}: {shown}", anchor=anchor))
                 if test is UNDECIDED:
                     walk(stmt[4], True)
                     walk(stmt[5], True)
@@ -146,31 +156,87 @@ def _flow(ctx, params, caller, call_line):
                 walk(inner, conditional or kind in ("for", "while"))
 
     walk(facts.body, False)
-    current, before = name, call[1]
+    current = name
     while True:
         prior = [a for a in assigns if a[1] == current and a[0][1] < before]
         if not prior:
             break
-        stmt, _target, source, keys, conditional = prior[-1]
-        if source is None:
-            evidence.append(ctx.anchor(path, stmt[1], stmt[2], current, f"assigns {current} from something other than a replace"))
-            return "undecided", evidence, hops, f"{current} is assigned from something other than a replace", ("runtime-branch",)
-        role = f"{current} = replace({source}, {', '.join(sorted(keys)) or 'nothing'})"
-        evidence.append(ctx.anchor(path, stmt[1], stmt[2], "replace", role))
-        hops.append(Hop(kind="note", text=role + (" (under an undecided branch)" if conditional else ""), anchor=evidence[-1]))
-        if params.container in keys:
-            if conditional:
-                return "undecided", evidence, hops, f"{params.container} is replaced under an undecided branch", ("runtime-branch",)
-            return "overridden", evidence, hops, "", ()
-        if conditional and source != current:
-            return "undecided", evidence, hops, f"{current} may come from {source} or not", ("runtime-branch",)
-        current, before = source, stmt[1]
-    params_names = {p.name for p in facts.params}
-    if current not in params_names:
-        return "undecided", evidence, hops, f"{current} is not traced back to a parameter of {short(caller.qualname)}", ("runtime-branch",)
-    hops.append(Hop(kind="note", text=f"{params.sink} receives {name} with {params.container} of parameter {current} "
-                    f"unchanged: {params.field} is inherited"))
-    return "inherited", evidence, hops, "", ()
+        stmt, _target, value, conditional = prior[-1]
+        before = stmt[1]
+        callee = (call_name(value) or "") if value[0] == "call" else ""
+        if callee.split(".")[-1] == "replace" and value[4] and dotted(value[4][0]):
+            source = dotted(value[4][0])
+            keys = {k for k, _ in value[5] if k}
+            role = f"{current} = replace({source}, {', '.join(sorted(keys)) or 'nothing'})"
+            evidence.append(ctx.anchor(path, stmt[1], stmt[2], "replace", role))
+            hops.append(Hop(kind="note", text=role + (" (under an undecided branch)" if conditional else ""),
+                            anchor=evidence[-1]))
+            if params.container in keys:
+                if conditional:
+                    return "undecided", f"{params.container} is replaced under an undecided branch", ("runtime-branch",)
+                return "overridden", "", ()
+            if conditional and source != current:
+                return "undecided", f"{current} may come from {source} or not", ("runtime-branch",)
+            current = source
+            continue
+        if conditional:
+            return "undecided", f"{current} is reassigned under an undecided branch", ("runtime-branch",)
+        alias = dotted(value)
+        if alias is not None:
+            evidence.append(ctx.anchor(path, stmt[1], stmt[2], alias.split(".")[-1], f"{current} = {alias}"))
+            hops.append(Hop(kind="note", text=f"{current} = {alias}", anchor=evidence[-1]))
+            current = alias
+            continue
+        if value[0] == "call" and depth < MAX_CALL_DEPTH:
+            target = _resolve_call(ctx, info, callee)
+            returned = _returned_name(target) if target is not None else None
+            if returned is not None:
+                ret_stmt, ret_name = returned
+                anchor = ctx.anchor(path, stmt[1], stmt[2], callee.split(".")[-1],
+                                    f"{current} = {callee}(): followed into {short(target.qualname)}")
+                evidence.append(anchor)
+                hops.append(Hop(kind="call", text=f"{current} = {callee}() -> {short(target.qualname)} returns {ret_name}",
+                                anchor=anchor))
+                return _backward(ctx, params, target, ret_name, ret_stmt[1], evidence, hops, depth + 1)
+        evidence.append(ctx.anchor(path, stmt[1], stmt[2], current, f"assigns {current} from an unresolved expression"))
+        return "undecided", f"{current} is assigned from something the analysis does not follow", ("unresolved-call",)
+    if current in {p.name for p in facts.params} or current.startswith("self."):
+        origin = f"parameter {current}" if "." not in current else current
+        hops.append(Hop(kind="note", text=f"the config comes from {origin} of {short(info.qualname)} with "
+                        f"{params.container} unchanged: {params.field} is inherited"))
+        return "inherited", "", ()
+    return "undecided", f"{current} is not traced back to a parameter or to self", ("runtime-branch",)
+
+
+def _mentions_target(stmt, name, assigns_of=None) -> bool:
+    """Whether an if-statement's body assigns something (its decision matters for the flow)."""
+    from srcreview.checks._ir import walk_statements
+
+    return any(s[0] == "assign" for s in walk_statements(stmt[4])) or \
+        any(s[0] == "assign" for s in walk_statements(stmt[5]))
+
+
+def _resolve_call(ctx, info, callee: str):
+    """The in-tree function a call names: `self.m` along the class's MRO, or a name in scope."""
+    index = ctx.index
+    if callee.startswith("self.") and callee.count(".") == 1 and info.facts.owner:
+        owner = index.class_info(f"{info.module.module}.{info.facts.owner}")
+        method = owner.methods.get(callee[5:]) if owner is not None else None
+        return index.function(method.qualname) if method is not None else None
+    if "." not in callee and callee:
+        symbol = index.resolve_name(info.module.module, callee, scope=info.facts.qualname)
+        return index.function(symbol.qualname) if symbol is not None and symbol.kind == "function" else None
+    return None
+
+
+def _returned_name(info):
+    """(return statement, name) when the function returns one local name or self attribute."""
+    from srcreview.checks._ir import walk_statements
+
+    returns = [s for s in walk_statements(info.facts.body) if s[0] == "return" and s[3] is not None]
+    if len(returns) != 1 or dotted(returns[0][3]) is None:
+        return None
+    return returns[0], dotted(returns[0][3])
 
 
 def _aliases(body) -> dict[str, str]:

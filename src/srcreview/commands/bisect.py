@@ -12,7 +12,7 @@ so when the tested verdicts contradict that, and --all tests every release to be
 
 Other histories: `--revs A,B,C,...` bisects an explicit ordered list of releases or commits
 (oldest first) instead of pins/; with `--source PATH` to a git checkout, commits are read
-from it as committed (e.g. `--revs $(git rev-list --reverse --first-parent A^..B | paste -sd,)`).
+from it as committed (e.g. `--revs $(git rev-list --reverse --first-parent A^..B | paste -sd, -)`).
 
 Exit codes: 0 answered, 2 a tested review was incomplete, 64 usage, 65 invalid recipe or rules.
 """

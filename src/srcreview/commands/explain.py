@@ -37,7 +37,8 @@ def add_parser(sub) -> None:
     p.add_argument("--review", metavar="JSON", help="a saved `srcreview check --format json` output")
     add_source_args(p)
     p.add_argument("--rules", metavar="DIR", help="rule directory (default: the rules shipped with srcreview)")
-    p.add_argument("--context", type=int, default=2, metavar="N", help="source lines shown around each anchor (default: 2)")
+    p.add_argument("--context", type=int, default=2, metavar="N",
+                   help="source lines shown around each anchor (default: 2)")
     p.add_argument("--no-source", action="store_true",
                    help="do not obtain the source: anchors without excerpts (works offline on a saved review)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output on stdout (default: text)")

@@ -22,24 +22,43 @@ Public API (everything else in the package is internal):
                        "dynamic-getattr", "kwargs-forward", "dunder-dict", "unresolved-call",
                        "runtime-branch")
           found_sink   whether the sink was reached on some feasible path
+          contexts     (function, class of self) of each inspected function
+          edges        (caller, callee, call line, via) of every call explored
+          depth        call levels explored. With a sink, exploration stops at the first level
+                       where the sink is reached (shortest feasible paths); imports are resolved
+                       lazily, so modules off the way are not parsed.
         Hop: symbol (absolute qualname), path, start_line, end_line (the function), call_line
         (line of the call in the previous hop, None for the entry), anchor and call_anchor
-        (srcreview.findings.Anchor), via ("call" | "init" | "property" | "super" | "dispatch").
+        (srcreview.findings.Anchor), via ("entry" | "call" | "init" | "property" | "super").
+        Assumption: text, function, anchor, reason, taken (the side assumed, None if both).
+        An env var the recipe does not set is read as unset, and says so: an Assumption
+        "env NAME unset" with reason "env-unset" at the line that reads it.
+        The entry may name an inherited method (MTPProposer.load_model): it is walked with
+        self of that class, so self.x() dispatches along that class's MRO.
 
-    field_reads(index, trace_or_qualnames, "SpeculativeConfig.kv_cache_dtype") -> FieldReads
+    field_reads(index, trace_or_qualnames, "SpeculativeConfig.kv_cache_dtype", bindings=None,
+                helpers=True) -> FieldReads
         reads   tuple of Read(field, function, kind, anchor, text, line); kind is "direct"
                 (x.f with x typed as the class), "alias" (x came from an assignment),
                 "getattr-literal" (getattr(x, "f")), "getattr-table" (getattr(x, name) with
                 name drawn from a module-level constant table)
-        dynamic tuple of Site: dynamic access that may touch the class (unknown-name getattr,
-                **kwargs forwarding of it, __dict__/vars()); empty means "proved absent"
-                together with no unresolved calls in trace.unresolved.
+        dynamic tuple of Site: access that may touch the field without naming it statically:
+                "dynamic-getattr" (getattr with a run-time name), "kwargs-forward", "dunder-dict"
+                (__dict__ / vars()), "unresolved-call" (an unresolved or out-of-tree call that
+                receives the class or a config holding it), "untyped-read" (`.field` on a value
+                of unknown type). Empty dynamic and no read = proved absent on those functions.
+        functions the functions inspected; exists False when Class.field is absent (stale rule).
+        By default (helpers=True) resolved callees that receive the config (off the trace's
+        own hops, two calls deep; constructors are not followed) are inspected too and their
+        reads included: the V1 proposer applies the nested backend in such a helper.
 
     resolve_dispatch(index, "init_speculator", bindings) -> Dispatch
-        chosen      the candidate classes/functions a call of the dispatcher can return under
-                    the bindings (Candidate: symbol, anchor, assumptions)
-        candidates  every candidate the dispatcher names, decided or not
-        assumptions conditions that stayed undecided
+        chosen       the feasible candidates whose path assumes every undecided condition false
+                     (the branch the recipe selects unless the model itself enables another);
+                     Candidate: symbol (absolute), anchor (the class), assumptions (with taken)
+        alternatives the other feasible candidates, each with the conditions it needs
+        candidates   every class the dispatcher can return with nothing bound (named as imported)
+        assumptions  conditions that stayed undecided
 
     model_runner(index, bindings) -> RunnerDecision
         value ("v1" | "v2" | None), evidence (Anchors), reason (one line), assumptions —
@@ -48,8 +67,13 @@ Public API (everything else in the package is internal):
     evaluate_function(index, "TritonAttentionBackend.supports_compute_capability", bindings,
                       args={"capability": (12, 0)}) -> Outcome
         the return value of a function under bindings: value (a Python value or None when
-        undecided), decided (bool), raises (Sites of reachable raise statements),
-        assumptions. Used for capability gates and boolean config properties.
+        undecided), decided (True only when every feasible path returns that value and none
+        raises), raises (Sites of reachable raise statements), assumptions, returns (anchors).
+        classmethods see the class they are named through (Triton...supports_kv_cache_dtype
+        uses Triton's supported_kv_cache_dtypes). Used for capability gates and config properties.
+
+Bindings are taken as the run-time values: normalisation the engine applies to a setting
+after parsing it (e.g. in __post_init__) is not modelled.
 
     render_trace(trace, fmt="text" | "dot" | "json") -> str   (used by `srcreview graph`)
 

@@ -418,6 +418,12 @@ class Frame:
                 return self.ev(e[5])
             return self.an.union([self.ev(e[4]), self.ev(e[5])])
         if kind == "lambda":
+            # the body may run later: walk it once so its calls and reads are seen
+            saved = dict(self.env)
+            for name in e[3]:
+                self.env[name] = Unknown(f"lambda parameter {name}")
+            self.ev(e[4])
+            self.env = saved
             return Unknown("lambda")
         if kind == "comp":
             saved = dict(self.env)
@@ -485,10 +491,15 @@ class Frame:
             return self.builtin_call(callee.name, arg_exprs, kwarg_exprs, e)
         args = tuple(self.ev(a) for a in arg_exprs)
         kwargs = []
+        static = isinstance(callee, (FuncRef, Ref, ClassRef))
         for key, value_expr in kwarg_exprs:
             value = self.ev(value_expr)
             if key is None:
-                self.note_kwargs(value, value_expr, text)
+                # `f(**mapping)`: dynamic when the mapping is this function's own **kwargs (anything
+                # a caller passed) or when it goes where the analysis cannot follow
+                forwards_own = value_expr[0] == "name" and value_expr[3] == self.kwargs_param
+                if forwards_own or not static:
+                    self.note_kwargs(value, value_expr, text)
             else:
                 kwargs.append((key, value))
         kwargs = tuple(kwargs)

@@ -261,11 +261,13 @@ def _dynamic(index, frame: Frame):
 # ---------------------------------------------------------------------------------------------
 
 
-def field_reads(index, source, field: str, bindings: dict | None = None, helpers: bool = False) -> FieldReads:
+def field_reads(index, source, field: str, bindings: dict | None = None, helpers: bool = True) -> FieldReads:
     """Reads of `Class.field` in the functions of a Trace (or given function qualnames).
 
-    With `helpers`, functions called from them (other than the trace's own hops and sink)
-    that receive the config are inspected too, two calls deep.
+    With `helpers` (the default), functions called from them (other than the trace's own
+    hops and sink) that receive the config are inspected too, two calls deep: a helper that
+    builds the draft config before the sink is where a field is applied. Constructors are
+    not followed.
     """
     owner, _, name = field.rpartition(".")
     if not owner:
@@ -299,6 +301,10 @@ def field_reads(index, source, field: str, bindings: dict | None = None, helpers
         done.add(key)
         frame = an.summary(qualname, self_cls, args)
         functions.append(qualname)
+        local = frame.symbol.local + ".<locals>."
+        for nested in sorted(frame.module.functions):  # closures may run on the path too
+            if nested.startswith(local) and ".<locals>." not in nested[len(local):]:
+                queue.append(((f"{frame.module.module}.{nested}", self_cls), level, None))
         for r in frame.reads:
             if r.attr != name:
                 continue
@@ -311,7 +317,7 @@ def field_reads(index, source, field: str, bindings: dict | None = None, helpers
             if matcher.may_hold(d.receiver):
                 dynamic.append(Site(d.kind, d.text, qualname, _anchor(index, frame, d.line, d.end_line, d.kind)))
         for c in frame.calls:
-            carries = any(matcher.may_contain(a) for a in c.args)
+            carries = any(matcher.may_contain(a) for a in c.args) or _on_self(c.target)
             if c.status in ("unresolved", "external") and carries:
                 kind = "unresolved-call"
                 dynamic.append(Site(kind, f"{c.text}: {c.reason}", qualname, _anchor(index, frame, c.line, c.end_line, kind)))
@@ -327,6 +333,11 @@ def field_reads(index, source, field: str, bindings: dict | None = None, helpers
                                       _call_args(index, symbol, c.args)))
     reads = sorted(set(reads), key=lambda r: (r.anchor.path, r.line, r.kind, r.function))
     return FieldReads(field, tuple(reads), _unique(dynamic), tuple(dict.fromkeys(functions)))
+
+
+def _on_self(target) -> bool:
+    """A method called on `self`: it sees every config the object holds."""
+    return isinstance(target, FuncRef) and isinstance(target.bound, Obj) and target.bound.origin == "self"
 
 
 def _call_args(index, symbol, args):

@@ -6,11 +6,16 @@ Usage (all names below are the public API; everything else in the package is int
     index = Index(tree, cache_dir=None)           # tree: srcreview.source.SourceTree
 
     index.grep("attention_backend", prefix="vllm/") -> list[str]      raw-text prefilter, no parsing
+    index.grep_re(r"regex", prefix="vllm/", literal=None) -> list[str]
     index.module("vllm.config.speculative")       -> ModuleFacts        (dotted name or tree path)
-    index.find("MTPSpeculator.load_draft_model", kind="function") -> list[Symbol]
+    index.find("MTPSpeculator.load_draft_model", kind="function", prefix="vllm/") -> list[Symbol]
         qualified-name suffix lookup over the whole tree; kind is "class" | "function" |
         "field" | "constant" | "any". Symbol: qualname ("vllm.v1....MTPSpeculator.load_draft_model"),
         kind, path, start_line, end_line, module, local (module-relative qualname).
+        Only files whose raw text may define the name are parsed (definition_files()).
+    index.find_one(suffix, kind)                  -> Symbol | None; DataError when ambiguous
+    index.resolve("vllm.config.VllmConfig")       -> Symbol | None  an absolute dotted name, through re-exports
+    index.python_files(prefix)                    -> sorted .py paths
     index.class_info("SpeculativeConfig")         -> ClassInfo | None   (suffix or full qualname)
         bases, mro (in-tree qualnames; out-of-tree bases kept as written), fields (own and
         inherited, FieldFact: name, annotation, default, docstring, lines, value),
@@ -26,7 +31,14 @@ Usage (all names below are the public API; everything else in the package is int
     index.enum_members("AttentionBackendEnum")    -> tuple[(name, value), ...] | None
     index.constant("vllm.envs.environment_variables") -> ConstantFact | None  (suffix accepted)
     index.resolve_name(module, name, scope="")    -> str | None  absolute qualname a name refers to
-    index.anchor(symbol_or_path, start, end, symbol="", role="") -> srcreview.findings.Anchor
+    index.anchor(path, start, end, symbol="", role="") -> srcreview.findings.Anchor
+    index.symbol_anchor(symbol, role="")          -> Anchor of a Symbol's whole definition
+    index.parsed                                  -> paths parsed with libcst by this Index (cache misses)
+
+Module-level constants bound more than once or under an `if`/`try` keep their first site but
+carry no value (ConstantFact.reassigned / .guard): a value the import decides at run time is
+never taken for a static one. Class fields include plain class attributes (annotation None),
+which is also how Enum members are read.
 
 Facts are cached on disk under `cache_dir` (when given), keyed by the git blob id of the
 file and SCHEMA_VERSION; a corrupt or foreign entry is rebuilt, never trusted. Nothing is

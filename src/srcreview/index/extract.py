@@ -367,6 +367,10 @@ class _Builder:
         if isinstance(node, cst.ClassDef):
             self.add_class(node, f"{self._scope}.<locals>.")
             return [("def", l, e, f"{self._scope}.<locals>.{node.name.value}")]
+        if isinstance(node, cst.Match):
+            # any case may run: the subject is evaluated, then one of the bodies
+            cases = tuple((None, self.block(case.body)) for case in node.cases)
+            return [("expr", l, l, self.expr(node.subject)), ("try", l, e, (), cases, (), ())]
         return [("other", l, e, ())]
 
     def if_stmt(self, node: cst.If) -> tuple:

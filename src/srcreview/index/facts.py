@@ -53,7 +53,7 @@ from typing import Any
 
 # Bump whenever the shape or meaning of any fact changes: cached facts of another version are
 # rebuilt, never reused.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 Expr = tuple
 Stmt = tuple

@@ -11,7 +11,6 @@ from srcreview.errors import DataError, SourceUnavailable
 from srcreview.index.facts import SCHEMA_VERSION, UNKNOWN, ClassFacts, ConstantFact, FieldFact, FunctionFacts, ModuleFacts
 
 MAX_RESOLVE_DEPTH = 12
-_DEFINITION = re.compile(rb"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)|^[ \t]*(\w+)[ \t]*(?::|=(?!=))", re.M)
 _ENUM_BASES = ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag")
 _GENERIC = re.compile(r"\[.*\]$", re.S)
 
@@ -81,6 +80,7 @@ class Index:
         self._class_infos: dict[str, ClassInfo] = {}
         self._resolved: dict[str, Symbol | None] = {}
         self._names: dict[str, list[str]] | None = None
+        self._names_key = ""
         self.parsed: list[str] = []  # paths parsed with libcst in this run (the rest came from the cache)
 
     # -- files and modules -------------------------------------------------------------------
@@ -162,33 +162,35 @@ class Index:
     def has_module(self, module: str) -> bool:
         return self.module_path(module) is not None
 
-    def definition_names(self) -> dict[str, list[str]]:
-        """Name -> files that may define it (`def`/`class` NAME, or NAME at the start of an assignment).
+    def definition_files(self, name: str, prefix: str = "vllm/") -> list[str]:
+        """Files under `prefix` that may define `name` (`def`/`class` NAME, or NAME starting an assignment).
 
-        The raw-text prefilter behind `find`: one scan of the tree, kept on disk per revision
-        listing (with file sizes and times where the tree is a directory), so a warm run reads
-        no file it does not need. A candidate is only ever confirmed from its parsed facts.
+        The raw-text prefilter behind `find`: a substring scan, then a line regex on the few
+        files that contain the name. Answers are kept on disk per revision listing (with file
+        sizes and times where the tree is a directory), so a warm run reads no file it does
+        not need. A candidate is only ever confirmed from its parsed facts.
         """
-        if self._names is not None:
-            return self._names
-        files = self.python_files("")
-        key = self._listing_key(files)
+        prefix = prefix.strip("/")
+        key = f"{prefix}\0{name}"
+        if self._names is None:
+            self._names_key = self._listing_key(self.python_files(""))
+            cached = self._cache.load_names(self._names_key) if self._cache is not None else None
+            self._names = cached or {}
+        if key in self._names:
+            return self._names[key]
+        needle = name.encode()
+        pattern = re.compile(rb"(?:\b(?:def|class)[ \t]+" + re.escape(needle) + rb"\b|^[ \t]*" + re.escape(needle)
+                             + rb"[ \t]*(?::|=(?!=)))", re.M)
+        found = [p for p in self.python_files(prefix)
+                 if needle in self._raw_text(p) and pattern.search(self._raw_text(p))]
+        self._names[key] = found
         if self._cache is not None:
-            cached = self._cache.load_names(key)
-            if cached is not None:
-                self._names = cached
-                return cached
-        found: dict[str, list[str]] = {}
-        for path in files:
-            for match in _DEFINITION.finditer(self._raw_text(path)):
-                name = (match.group(1) or match.group(2)).decode()
-                bucket = found.setdefault(name, [])
-                if not bucket or bucket[-1] != path:
-                    bucket.append(path)
-        self._names = found
-        if self._cache is not None:
-            self._cache.store_names(key, found)
+            self._cache.store_names(self._names_key, self._names)
         return found
+
+    def definition_names(self) -> "_DefinitionNames":
+        """Name -> files anywhere in the tree that may define it, as a lazy mapping (`.get`, `[]`, `in`)."""
+        return _DefinitionNames(self)
 
     def _listing_key(self, files: list[str]) -> str:
         import hashlib
@@ -224,12 +226,10 @@ class Index:
         parts = [p for p in suffix.split(".") if p]
         if not parts or not all(p.isidentifier() or p == "<locals>" for p in parts):
             raise DataError(f"{suffix!r}: not a dotted Python name")
-        names = self.definition_names()
-        prefix = prefix.strip("/")
-        candidates = [p for p in names.get(parts[-1], ()) if not prefix or p.startswith(prefix + "/")]
+        candidates = self.definition_files(parts[-1], prefix)
         if len(parts) >= 2:
             owner = parts[-2]
-            owners = set(names.get(owner, ()))
+            owners = set(self.definition_files(owner, prefix)) if owner != "<locals>" else set(candidates)
             candidates = [p for p in candidates if p in owners or owner in p.removesuffix(".py").split("/")]
         found = []
         for path in candidates:
@@ -562,6 +562,26 @@ class Index:
 
     def symbol_anchor(self, symbol: Symbol, role: str = ""):
         return self.anchor(symbol.path, symbol.start_line, symbol.end_line, symbol.qualname, role)
+
+
+class _DefinitionNames:
+    """`index.definition_names()[name]`: files that may define `name`, computed on first ask."""
+
+    def __init__(self, index: Index):
+        self._index = index
+
+    def get(self, name: str, default=None):
+        found = self._index.definition_files(name, prefix="")
+        return found if found else default
+
+    def __getitem__(self, name: str) -> list[str]:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and bool(self.get(name))
 
 
 def _ast_dotted(node) -> str | None:

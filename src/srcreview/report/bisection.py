@@ -33,7 +33,10 @@ def render_text(report: BisectReport, *, verbose: bool = False, color: bool = Fa
     console.print(f"bisecting the {report.asked} over {len(report.revisions)} revisions "
                   f"({how}; {tested} tested)")
     for n, row in enumerate(report.revisions, 1):
-        verdict = Text(row.verdict, style=_STYLE.get(row.verdict or "", "")) if row.tested else Text("untested", style="dim")
+        if row.tested:
+            verdict = Text(row.verdict, style=_STYLE.get(row.verdict or "", ""))
+        else:
+            verdict = Text("untested", style="dim")
         line = Text(f"  {n:>2}. {row.label:<24} ")
         line.append_text(verdict)
         if row.incomplete:
@@ -71,6 +74,7 @@ def _change(console, change: Change, verbose: bool) -> None:
                 console.print(f"      {anchor.url}  {anchor.role}", soft_wrap=True)
         for reason in side.incomplete:
             console.print(f"    review incomplete: {reason}", soft_wrap=True)
-    for mark, rev, anchors in (("-", change.before.label, change.only_before), ("+", change.after.label, change.only_after)):
+    sides = (("-", change.before.label, change.only_before), ("+", change.after.label, change.only_after))
+    for mark, rev, anchors in sides:
         for anchor in anchors:
             console.print(f"  {mark} only at {rev}: {anchor.url}  {anchor.role}", soft_wrap=True)

@@ -25,7 +25,7 @@ def render(reviews: Sequence[Review] | Review, *, verbose: bool = False, color: 
         reviews = [reviews]
     out = io.StringIO()
     console = Console(file=out, width=width, color_system="standard" if color else None,
-                      force_terminal=color, highlight=False, emoji=False)
+                      force_terminal=color, highlight=False, emoji=False, markup=False)
     for n, review in enumerate(reviews):
         if n:
             console.print()

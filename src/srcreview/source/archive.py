@@ -2,9 +2,11 @@
 
 An sdist or a GitHub tarball is data from the network: no member may land outside the
 extraction root (absolute names, `..`, links pointing out, writes through links), no device
-or fifo is created, and the total size and member count are bounded (decompression bombs).
-Any violation, and any truncated or corrupt archive, is one SourceUnavailable line naming
-the archive and the member. The single top-level directory (`vllm-0.29.0/`, `vllm-<sha>/`)
+or fifo is created, and the total size and member count are bounded (decompression bombs;
+`SRCREVIEW_ARCHIVE_MAX_BYTES` / `SRCREVIEW_ARCHIVE_MAX_MEMBERS` override the defaults).
+Any violation, and any truncated or corrupt archive (a tar must end with its end-of-archive
+marker and its compressed stream must check out to the last byte), is one SourceUnavailable
+line naming the archive and the member. The single top-level directory (`vllm-0.29.0/`, `vllm-<sha>/`)
 is stripped.
 """
 

@@ -4,7 +4,9 @@ Everything written here is built aside and renamed into place, so a reader sees 
 or none. An entry carries a manifest (every file with its size and sha256, plus a digest of
 the manifest itself); an entry whose manifest is missing, unreadable or disagrees with the
 files is rebuilt, never trusted. Two runs sharing the cache serialize on a per-entry file
-lock; the one that waited finds the winner's entry complete and uses it.
+lock; the one that waited finds the winner's entry complete and uses it. What a killed run
+leaves (a staging tree, a half-downloaded file in `.tmp/`) is never at an entry's path, so it
+is never trusted; the next run that locks that entry removes its staging trees.
 
 Location: `$SRCREVIEW_CACHE`, else `$XDG_CACHE_HOME/srcreview`, else `~/.cache/srcreview`.
 A read-only cache still serves the entries it already holds; building a new one there fails

@@ -13,6 +13,7 @@ without blobs, then the blobs of that one tree in a single batch, so later reads
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import re
@@ -34,24 +35,47 @@ KIND = "git"
 CACHE_KEY = "vllm.git"
 
 
-def _env() -> dict[str, str]:
+def _env(config: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment git runs in; `config` becomes git configuration without any argument."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", LC_ALL="C")
+    for n, (key, value) in enumerate(sorted((config or {}).items())):
+        env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
+    if config:
+        env["GIT_CONFIG_COUNT"] = str(len(config))
     return env
 
 
-def run_git(git_dir: Path, *args: str, input: bytes | None = None, what: str = "git") -> bytes:
-    """Run git on `git_dir` (a .git or bare directory); SourceUnavailable with git's first error line."""
+def run_git(git_dir: Path, *args: str, input: bytes | None = None, what: str = "git",
+            timeout: float | None = None, config: dict[str, str] | None = None) -> bytes:
+    """Run git on `git_dir` (a .git or bare directory); SourceUnavailable with git's first error line.
+
+    `timeout` (network operations) kills git and its transport helpers after that many seconds;
+    `config` is passed through the environment (GIT_CONFIG_COUNT), never as arguments.
+    """
+    import signal
+
     try:
-        done = subprocess.run(["git", f"--git-dir={git_dir}", *args], input=input, capture_output=True,
-                              env=_env(), stdin=None if input is not None else subprocess.DEVNULL)
+        proc = subprocess.Popen(["git", f"--git-dir={git_dir}", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=_env(config), start_new_session=timeout is not None,
+                                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL)
     except OSError as exc:
         raise SourceUnavailable(f"{what}: cannot run git ({exc.strerror or exc})") from None
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.decode(errors="replace").splitlines() if line.strip()]
+    try:
+        stdout, stderr = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)  # git and its remote helper (own session, see above)
+        proc.communicate()
+        raise SourceUnavailable(f"{what}: too slow: no complete answer within {timeout:g} s "
+                                "(SRCREVIEW_HTTP_DEADLINE)") from None
+    if proc.returncode != 0:
+        lines = [line for line in stderr.decode(errors="replace").splitlines() if line.strip()]
         reason = next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[-1] if lines else "")
-        raise SourceUnavailable(f"{what}: {redact_urls(reason) or f'git exited with {done.returncode}'}")
-    return done.stdout
+        raise SourceUnavailable(f"{what}: {redact_urls(reason) or f'git exited with {proc.returncode}'}")
+    return stdout
+
+
 
 
 def redact_urls(text: str) -> str:
@@ -241,7 +265,13 @@ class GitCache:
         return [line[1:] for line in out if line.startswith("?")]
 
     def ensure(self, revision: Revision) -> str:
-        """Fetch `revision` (and the blobs of its tree) into the cache; returns its full id."""
+        """Fetch `revision` (and the blobs of its tree) into the cache; returns its full id.
+
+        Each fetch is bounded: git gives up on a transfer stalled for the HTTP read timeout,
+        and is killed after the HTTP deadline.
+        """
+        from srcreview.source.http import limits
+
         shown = redact_url(remote_url())
         what = f"git fetch from {shown}"
         self.cache._ensure_writable()
@@ -249,18 +279,21 @@ class GitCache:
             if not self._usable():
                 self._create()
             present = commits_with_prefix(self.git_dir, revision.sha, "git cache")
+            bounds = limits()  # a transfer stalled for the read timeout is given up; all is killed at the deadline
+            net = {"timeout": bounds.deadline,
+                   "config": {"http.lowSpeedLimit": "1", "http.lowSpeedTime": str(max(1, round(bounds.read)))}}
             if len(present) != 1:
                 fetch = ["fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin"]
                 if revision.is_full:
-                    run_git(self.git_dir, *fetch, revision.sha, what=what)
+                    run_git(self.git_dir, *fetch, revision.sha, what=what, **net)
                 else:
-                    run_git(self.git_dir, *fetch, "+refs/heads/*:refs/remotes/origin/*", what=what)
+                    run_git(self.git_dir, *fetch, "+refs/heads/*:refs/remotes/origin/*", what=what, **net)
             full = resolve_commit(self.git_dir, revision.sha, f"git repository {shown}")
             missing = self._missing_blobs(full)
             if missing:
                 run_git(self.git_dir, "-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags",
                         "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin",
-                        "origin", input=("\n".join(missing) + "\n").encode(), what=what)
+                        "origin", input=("\n".join(missing) + "\n").encode(), what=what, **net)
             return full
 
     def tree(self, revision: Revision, full: str, cached: bool) -> GitTree:

@@ -177,6 +177,29 @@ def test_purpose_capability_and_declared():
     assert not parse_purpose("Triton requires SM89").declared
 
 
+def test_purpose_remarks_and_keys_are_context_not_requirements():
+    purpose = parse_purpose("reads AttentionConfig.backend (vllm_config = get_current_vllm_config() -> VllmConfig)")
+    assert [t.label for t in purpose.terms] == ["AttentionConfig.backend"]
+    assert [t.label for t in purpose.context] == ["vllm_config", "get_current_vllm_config", "VllmConfig"]
+    purpose = parse_purpose("covers kv_cache_dtype=fp8_per_token_head only")
+    assert [t.label for t in purpose.terms] == ["fp8_per_token_head"]
+    assert [t.label for t in purpose.context] == ["kv_cache_dtype"]
+    # a comparison is not key=value, a call's parentheses are not a remark
+    purpose = parse_purpose('gate: self.kv_cache_dtype == "bfloat16" and has_device_capability(80)')
+    assert [t.label for t in purpose.terms] == ["self.kv_cache_dtype", "has_device_capability"]
+
+
+def test_purpose_dotted_names_and_what_is_not_code():
+    purpose = parse_purpose("entry: Attention.__init__ reads CacheConfig.cache_dtype; see vllm/config/speculative.py")
+    terms = {t.label: (t.qualifier, t.name) for t in purpose.terms}
+    assert terms == {"Attention.__init__": ("Attention", "__init__"), "CacheConfig.cache_dtype": ("CacheConfig", "cache_dtype")}
+
+
+def test_negation_before_quoted_code_is_not_a_claim_of_absence():
+    purpose = parse_purpose('condition: x.startswith("fp8") and not (platform.has_device_capability(89))')
+    assert purpose.absent == ()
+
+
 def test_purpose_with_nothing_checkable():
     assert parse_purpose("generic upstream kernel coverage").required == ()
 
@@ -275,6 +298,38 @@ def test_a_camelcase_word_nobody_declares_is_prose_not_a_drift(tree_root):
     [entry] = _audit(tree_root, [(url(SPEC, start, end), "PyTorch reads the declared attention_backend field")])
     assert entry.status == "ok"
     assert any("PyTorch is declared nowhere" in n for n in entry.notes)
+
+
+def test_a_line_inside_the_named_function_is_in_it(tree_root):
+    line = line_of(LOADER, "if spec.kv_cache_dtype is not None")
+    [entry] = _audit(tree_root, [(url(LOADER, line, line), "load_draft_model reads .kv_cache_dtype")])
+    assert entry.status == "ok", entry.reason
+    [entry] = _audit(tree_root, [(url(SPEC, line_of(SPEC, "def describe"), line_of(SPEC, "def describe")),
+                                  "load_draft_model reads .kv_cache_dtype")])
+    assert entry.status == "drifted"  # describe() is not load_draft_model
+
+
+def test_a_qualified_name_needs_its_qualifier_on_the_line_or_around_it(tree_root):
+    field = line_of(SPEC, "kv_cache_dtype: str")
+    read = line_of(LOADER, "if spec.kv_cache_dtype is not None")
+    [inside, elsewhere, spelled] = _audit(tree_root, [
+        (url(SPEC, field, field), "declares SpeculativeConfig.kv_cache_dtype"),  # in class SpeculativeConfig
+        (url(LOADER, read, read), "reads SpeculativeConfig.kv_cache_dtype"),  # `spec.`: qualifier unseen
+        (url(SPEC, line_of(SPEC, "self.kv_cache_dtype is not None"), line_of(SPEC, "self.kv_cache_dtype is not None")),
+         "reads SpeculativeConfig.kv_cache_dtype"),
+    ])
+    assert inside.status == "ok" and spelled.status == "ok"
+    assert elsewhere.status == "ok"  # no line of the file shows the qualifier: it cannot be checked, so it is not
+
+
+def test_the_qualifier_picks_the_right_one_of_two_same_names(tree_root):
+    (tree_root / "vllm" / "two.py").write_text(
+        "class FirstConfig:\n    value: int = 1\n    \"\"\"First.\"\"\"\n\n\n"
+        "class SecondConfig:\n    value: int = 2\n    \"\"\"Second.\"\"\"\n")
+    [right, wrong] = _audit(tree_root, [(url("vllm/two.py", 7, 8), "declares SecondConfig.value"),
+                                        (url("vllm/two.py", 2, 3), "declares SecondConfig.value")])
+    assert right.status == "ok"
+    assert wrong.status == "drifted" and (wrong.corrected.start_line, wrong.corrected.end_line) == (7, 8)
 
 
 def test_identifier_nowhere_at_the_revision_is_unverifiable(tree_root):
@@ -490,3 +545,33 @@ def test_each_anchor_is_read_at_its_own_revision(tmp_path, cli, monkeypatch):
     assert [e["status"] for e in entries] == ["ok", "drifted"]
     assert (entries[1]["corrected"]["start_line"], entries[1]["corrected"]["end_line"]) == (12, 13)
     assert entries[1]["corrected"]["url"] == url(SPEC, 12, 13, sha=second)
+
+
+def test_text_output_cannot_drive_the_terminal(tree_root, tmp_path, cli, monkeypatch):
+    """Review text is shown, never obeyed: no rich markup, no escape sequence reaches the terminal."""
+    repo = GitRepo(tmp_path / "repo")
+    sha = repo.commit({path: _text(path) for path in FILES})
+    start = line_of(SPEC, "attention_backend: str")
+    purpose = "[bold red]x[/] attention_backend \x1b]52;c;cGF5bG9hZA==\x07 \x1b[31m \u202e [link=file:///x]y[/link]"
+    doc = {"source_urls": [{"url": url(SPEC, start, start + 1, sha=sha), "purpose": purpose}]}
+    (tmp_path / "review.json").write_text(json.dumps(doc))
+    monkeypatch.chdir(tmp_path)
+    result = cli("audit", "review.json", "--source", "repo", "--no-progress")
+    assert result.code == 0, result.err
+    assert "\x1b" not in result.out and "\x07" not in result.out and "\u202e" not in result.out
+    assert "\\x1b[31m" in result.out and "[bold red]x[/]" in result.out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=120) | st.lists(st.sampled_from(
+    ["not", "(", ")", "=", "/", "load_eagle_model", "MTP", "KV-dtype", "`x y`", "A.b", "a.py", "--flag", "SM89",
+     "rather than", "and", ";", "attention backend", "__init__", "Owner.__init__", ".", "kv_cache_dtype=fp8"]),
+    max_size=14).map(" ".join))
+def test_parse_purpose_is_total_and_names_only_what_is_written(text):
+    purpose = parse_purpose(text)
+    required = set(purpose.terms)
+    assert not required & set(purpose.absent) and not required & set(purpose.context)
+    for term in (*purpose.terms, *purpose.absent, *purpose.context):
+        if term.kind in ("identifier", "flag"):
+            assert term.label in text.replace("`", "")
+            assert term.name and term.label.endswith(term.name)

@@ -12,7 +12,6 @@ import sys
 import time
 
 import pytest
-
 from real_reviews import BF16, FP8, NESTED, RECIPES, ROOT, review_of, review_text
 
 pytestmark = pytest.mark.network
@@ -43,7 +42,7 @@ def test_nested_backend_is_ignored_by_the_v2_mtp_loader(vllm_029):
     assert "vllm/v1/worker/gpu/spec_decode/mtp/speculator.py" in paths
     (drift,) = _findings(review, "recipe-identity-drift")
     assert drift.classification == "confirmed"
-    assert "automatic selection" in drift.message
+    assert "selected automatically" in drift.message
     assert _knob(review, "kv_cache_dtype", "draft").status == "applied"
 
 
@@ -156,3 +155,16 @@ def test_cli_invalid_recipe_is_a_data_error(tmp_path):
     bad.write_text('[recipe]\nname = "x"\n[hardware]\ncompute_capability = "twelve"\n')
     result = _cli("check", "bad.toml", "--rev", "0.29.0", cwd=tmp_path)
     assert result.returncode == 65 and "bad.toml:4" in result.stderr
+
+
+def test_cli_formats_review_and_verbose_text(vllm_029):
+    import json
+
+    review_of(vllm_029, NESTED)
+    doc = _cli("check", NESTED, "--rev", "0.29.0", "--format", "review")
+    assert doc.returncode == 1
+    assert json.loads(doc.stdout)["schema_version"] == "operator-workflow/v1"
+    text = _cli("check", NESTED, "--rev", "0.29.0", "--verbose", "--color", "never")
+    assert text.returncode == 1
+    assert text.stdout.index("Knobs") < text.stdout.index("Confirmed:")
+    assert "trace:" in text.stdout and "[sink] -> get_model" in text.stdout

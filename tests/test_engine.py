@@ -166,3 +166,11 @@ def test_when_conditions(when, value, holds):
     from srcreview.rules import Condition
 
     assert _holds(Condition.model_validate(when), value, None) is holds
+
+
+def test_inherited_draft_row_shows_the_declared_default_through_a_field_reference():
+    """EngineArgs.kv_cache_dtype defaults to `CacheConfig.cache_dtype`: the draft inherits "auto"."""
+    result = _review(RECIPE.replace('kv_cache_dtype = "fp8_per_token_head"\n', ""))
+    draft = next(k for k in result.knobs if k.key == "kv_cache_dtype" and k.scope == "draft")
+    assert (draft.value, draft.status, draft.recipe_line) == ("auto", "applied", None)
+    assert not any(k.key == "kv_cache_dtype" and k.scope == "target" for k in result.knobs)

@@ -267,3 +267,39 @@ def test_reads_in_closures_lambdas_and_match_cases_are_never_missed(function, la
     else:
         assert result.reads == ()
         assert [(d.kind, d.anchor.start_line) for d in result.dynamic] == [(kind, mark(name, path, label))]
+
+
+def test_values_typed_by_a_declared_return_type():
+    name, path = "aliasing", "vllm/spec/loader.py"
+    index = index_of(name)
+    typed = field_reads(index, ["current_backend"], "SpeculativeConfig.attention_backend")
+    assert [(r.kind, r.line) for r in typed.reads] == [("alias", mark(name, path, "read-through-return-type"))]
+    assert typed.dynamic == ()
+    untyped = field_reads(index, ["opaque_backend"], "SpeculativeConfig.attention_backend")
+    assert untyped.reads == ()
+    assert [(d.kind, d.anchor.start_line) for d in untyped.dynamic] == [("untyped-read", mark(name, path, "read-untyped"))]
+
+
+def test_none_placeholders_do_not_hide_the_assigned_type_nor_a_call():
+    name, path = "mro_overrides", "vllm/spec/runner.py"
+    t = trace(index_of(name), "Runner.load", {}, sink="get_model")
+    assert hops(t) == [[("vllm.spec.runner.Runner.load", None, "entry"),
+                        ("vllm.spec.base.BaseProposer.load_model", mark(name, path, "call-placeholder-typed"), "call"),
+                        ("vllm.spec.mtp.MTPProposer.load_draft_model", mark(name, "vllm/spec/base.py", "call-virtual"), "call"),
+                        ("vllm.loader.get_model", mark(name, "vllm/spec/mtp.py", "call-sink"), "call")]]
+    assert [(u.kind, u.anchor.start_line) for u in t.unresolved] == [("unresolved-call", mark(name, path, "call-on-none"))]
+
+
+def test_a_call_into_an_abstract_method_is_reported_as_virtual():
+    name = "mro_overrides"
+    t = trace(index_of(name), "BaseProposer.load_model", {}, max_depth=1)
+    virtual = [u for u in t.unresolved if u.kind == "virtual-call"]
+    assert [(u.function, u.anchor.start_line) for u in virtual] == [
+        ("vllm.spec.base.BaseProposer.load_model", mark(name, "vllm/spec/base.py", "call-virtual"))]
+
+
+def test_isinstance_narrows_the_receiver():
+    name, path = "mro_overrides", "vllm/spec/runner.py"
+    t = trace(index_of(name), "Runner.maybe_load", {}, max_depth=1)
+    assert [h[1] for h in hops(t) if len(h) > 1] == [
+        ("vllm.spec.base.BaseProposer.load_model", mark(name, path, "call-narrowed"), "call")]

@@ -93,6 +93,8 @@ def test_mro_inside_the_tree_with_out_of_tree_bases_kept_as_written():
     assert info.methods["load_draft_model"].qualname == "vllm.spec.mtp.MTPProposer.load_draft_model"
     assert info.methods["post_load"].qualname == "vllm.spec.base.DraftProposer.post_load"
     assert info.methods["load_model"].qualname == "vllm.spec.base.BaseProposer.load_model"
+    assert index.function("MTPProposer.load_model").qualname == "vllm.spec.base.BaseProposer.load_model"
+    assert index.function("MTPProposer.nothing") is None
 
 
 def test_properties_and_instance_attributes():

@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-
 from real_reviews import NESTED, REPORTS, ROOT, generate_reports, review_of
 
 SEED = ROOT.parent / "shared" / "seeds" / "independent-review-thinkingcap-98dff2a.json"
@@ -85,3 +84,22 @@ def test_terminal_output_knob_table_first_then_findings_by_classification(vllm_0
     assert "trace:" not in text
     verbose = terminal.render(review_of(vllm_029, NESTED), verbose=True)
     assert "trace:" in verbose and "[recipe]" in verbose and "[sink]" in verbose
+
+
+@pytest.mark.network
+def test_report_anchors_point_at_what_they_name(vllm_029):
+    """Every anchor written in reports/*.json names something on the lines it points at."""
+    import re
+
+    checked = 0
+    for path in sorted(REPORTS.glob("*.json")):
+        if path.name.endswith(".review.json"):
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        anchors = [a for f in data["findings"] for a in f["evidence"]] + [a for k in data["knobs"] for a in k["evidence"]]
+        for a in anchors:
+            lines = vllm_029.read_text(a["path"]).splitlines()[a["start_line"] - 1:a["end_line"]]
+            name = a["symbol"].split(".")[-1]
+            assert any(re.search(rf"\b{re.escape(name)}\b", line) for line in lines), (path.name, a)
+            checked += 1
+    assert checked > 50

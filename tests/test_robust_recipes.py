@@ -105,7 +105,7 @@ def test_toml_shaped_documents_give_a_recipe_or_a_data_error(lines):
 
 
 _NAME = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
-_SCALAR = st.one_of(st.integers(-1000, 1000), st.booleans(), st.text(st.characters(blacklist_categories=["Cs"]), max_size=8),
+_SCALAR = st.one_of(st.integers(-1000, 1000), st.booleans(), st.text(st.characters(blacklist_categories=["Cs", "Cc", "Cf"]), max_size=8),
                     st.floats(allow_nan=False, allow_infinity=False, width=32))
 
 
@@ -244,12 +244,32 @@ def test_good_compute_capability(value, capability):
     (HEAD + "[runtime]\nflavour = 'x'\n", "unknown key runtime.flavour"),
     (HEAD + "[env]\nA = [1]\n", "env.A must be a string, number or boolean"),
     (HEAD + '[env]\n"A=B" = "x"\n', "env.'A=B' is not an environment variable name"),
-    (HEAD + '[env]\nA = "x\\u0000y"\n', "env.A contains a NUL character"),
+    (HEAD + '[env]\nA = "x\\u0000y"\n', "recipe.toml:4: env.A contains the control character U+0000"),
     (HEAD + "[hardware]\ngpu = {a = 1}\n", "hardware.gpu"),
     ("\x00\x01", "malformed TOML"),
 ])
 def test_unknown_tables_and_wrong_types(text, message):
     assert message in _err(text)
+
+
+@pytest.mark.parametrize("where, value, char", [
+    ("[recipe]\nname", "evil\\u001b]0;title\\u0007", "U+001B"),
+    ("[recipe]\nname = 'x'\nmodel", "m\\u001b[31mred", "U+001B"),
+    ("[recipe]\nname = 'x'\n[hardware]\ngpu", "RTX\\u0007", "U+0007"),
+    ("[recipe]\nname = 'x'\n[engine.speculative_config]\nmethod", "mtp\\u202e", "U+202E"),
+    ("[recipe]\nname = 'x'\n[engine]\nlimits", "\\u009b31m", "U+009B"),
+    ("[recipe]\nname = 'x'\n[srcreview]\nnote", "\\u2066hidden\\u2069", "U+2066"),
+])
+def test_control_and_bidi_characters_are_refused(where, value, char):
+    """They would drive the terminal (set its title, write the clipboard) or hide text wherever shown."""
+    text = f'{where} = "{value}"\n'
+    message = _err(text)
+    assert message.startswith(f"recipe.toml:{text.count(chr(10))}: ") and message.endswith(char)
+
+
+def test_tabs_and_newlines_in_values_are_fine():
+    recipe = parse_recipe('[recipe]\nname = "x"\ndescription = """two\n\tlines"""\n', "recipe.toml")
+    assert recipe.info.description == "two\n\tlines"
 
 
 def test_unreadable_paths_are_usage_errors(tmp_path):

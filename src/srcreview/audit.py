@@ -12,7 +12,12 @@ and checks whether the anchored lines contain the things the purpose names:
   CamelCase split, `attn` read as `attention`, plurals folded).
 
 Words of the purpose that are neither are ignored; things it says are *not* there ("does not
-apply X", "rather than Y", "not proof of Z") are recorded but never required. The verdicts:
+apply X", "rather than Y", "not proof of Z"), things named in a remark "(default None)" and
+the key of `key=value` are recorded but never required. `Owner.name` needs `name` on a line
+that also shows the owner (in any spelling: `cache_config` for `CacheConfig`) or inside the
+owner's declaration, when the file lets that be told. A range inside the function a term
+names shows that term. A bare CamelCase word that nothing at the revision declares is taken
+as prose ("PyTorch"). The verdicts:
 
 - `ok`: every required term occurs inside the anchored lines;
 - `drifted`: some required term is missing from the range but occurs elsewhere: the corrected
@@ -84,6 +89,7 @@ class AuditEntry(_Frozen):
     terms: tuple[str, ...] = ()  # what the purpose names and the audit looked for
     missing: tuple[str, ...] = ()  # terms the anchored range does not show
     claimed_absent: tuple[str, ...] = ()  # terms the purpose says are NOT there (never required)
+    context: tuple[str, ...] = ()  # terms of remarks "(…)" and keys of key=value (never required)
     corrected: Range | None = None
     notes: tuple[str, ...] = ()
 
@@ -268,7 +274,8 @@ class Term:
     label: str
     kind: Literal["identifier", "flag", "concept", "capability"]
     phrases: tuple[tuple[str, ...], ...] = ()  # word sequences, for concepts and capabilities
-    name: str = ""  # identifier or flag as written in code
+    name: str = ""  # identifier or flag as written in code (the last part of a dotted name)
+    qualifier: str = ""  # what comes before it: "CacheConfig" in "CacheConfig.cache_dtype"
 
     @property
     def strong(self) -> bool:
@@ -281,20 +288,52 @@ class Purpose:
     required: tuple[tuple[Term, ...], ...]  # each group is satisfied by any one of its terms
     absent: tuple[Term, ...]
     declared: bool  # the purpose speaks of declarations: prefer declaration sites
+    context: tuple[Term, ...] = ()  # named in a remark "(…)" or as the key of key=value: not required
 
     @property
     def terms(self) -> tuple[Term, ...]:
         return tuple(t for group in self.required for t in group)
 
 
+_FILE_SUFFIXES = {"py", "pyi", "toml", "json", "md", "yaml", "yml", "txt", "html", "cfg", "ini", "sh"}
+
+
 def _is_identifier(token: str) -> bool:
+    """Code, not prose: snake_case, CamelCase, a dunder, or a dotted name with such a part."""
     if token.startswith("`") or token.startswith("--"):
         return True
-    last = token.rsplit(".", 1)[-1]
-    if "_" in last.strip("_") and len(last) >= 3:
+    parts = token.split(".")
+    if len(parts) > 1:
+        return parts[-1] not in _FILE_SUFFIXES and any(_identifier_like(p) for p in parts)
+    return _identifier_like(token)
+
+
+def _identifier_like(part: str) -> bool:
+    if len(part) > 4 and part.startswith("__") and part.endswith("__"):
         return True
-    uppers = sum(c.isupper() for c in last)
-    return uppers >= 2 and any(c.islower() for c in last) and last[0].isalpha()
+    if "_" in part.strip("_") and len(part) >= 3:
+        return True
+    uppers = sum(c.isupper() for c in part)
+    return uppers >= 2 and any(c.islower() for c in part) and part[0].isalpha()
+
+
+def _remark_spans(text: str) -> list[tuple[int, int]]:
+    """Parenthesised remarks of the prose ("(default None)"), not calls ("f(x)"): context only."""
+    spans, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char == "(":
+            if depth == 0 and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_.")):
+                start, depth = i, 1
+            elif depth:
+                depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, i + 1))
+    return spans
+
+
+_KEY_VALUE = re.compile(r"\b([A-Za-z_][\w.]*)\s*(?<![=!<>])=(?!=)\s*[\"']?[\w.\-]+")
 
 
 def parse_purpose(text: str) -> Purpose:
@@ -309,10 +348,10 @@ def parse_purpose(text: str) -> Purpose:
             term = Term(token, "flag", name=token)
         else:
             bare = token.strip("`")
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", bare):
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", bare) or bare.endswith("."):
                 continue
-            name = bare.rsplit(".", 1)[-1]
-            term = Term(bare, "identifier", name=name)
+            qualifier, _, name = bare.rpartition(".")
+            term = Term(bare, "identifier", name=name, qualifier=qualifier.rsplit(".", 1)[-1])
         spans.append((match.start(), match.end(), term))
         masked[match.start():match.end()] = " " * (match.end() - match.start())
     rest = "".join(masked)
@@ -326,10 +365,17 @@ def parse_purpose(text: str) -> Purpose:
     spans.sort(key=lambda s: (s[0], s[1]))
 
     negated = _negated_spans(text)
+    remarks = _remark_spans(text) + [m.span(1) for m in _KEY_VALUE.finditer(text)]
     required: list[list[Term]] = []
     absent: list[Term] = []
+    context: list[Term] = []
     previous_end = None
     for start, end, term in spans:
+        if any(a <= start < b for a, b in remarks):
+            if term not in context:
+                context.append(term)
+            previous_end = None
+            continue
         if any(a <= start < b for a, b in negated):
             if term not in absent:
                 absent.append(term)
@@ -341,7 +387,9 @@ def parse_purpose(text: str) -> Purpose:
             required.append([term])
         previous_end = end
     declared = bool(set(words_of(text)) & {normalize_word(w) for w in _DECLARATION_WORDS})
-    return Purpose(tuple(tuple(g) for g in required), tuple(absent), declared)
+    required_terms = {t for g in required for t in g}  # named positively anywhere: required, only that
+    return Purpose(tuple(tuple(g) for g in required), tuple(t for t in absent if t not in required_terms),
+                   declared, tuple(t for t in context if t not in required_terms and t not in absent))
 
 
 def _concept_spans(text: str) -> Iterator[tuple[int, int, Term]]:
@@ -362,6 +410,8 @@ def _concept_spans(text: str) -> Iterator[tuple[int, int, Term]]:
 def _negated_spans(text: str) -> list[tuple[int, int]]:
     spans = []
     for cue in _NEGATION.finditer(text):
+        if text[cue.end():].lstrip().startswith("("):
+            continue  # "not (x.has_y(89))": code quoted in the purpose, not a claim of absence
         end = _SCOPE_END.search(text, cue.end())
         spans.append((cue.start(), end.start() if end else len(text)))
     return spans
@@ -401,7 +451,8 @@ class FileText:
             return [(n, n) for n, line in enumerate(self.lines, start=1) if pattern.search(line)]
         if term.kind == "identifier":
             pattern = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(term.name) + r"(?![A-Za-z0-9_])")
-            return [(n, n) for n, line in enumerate(self.lines, start=1) if pattern.search(line)]
+            found = [(n, n) for n, line in enumerate(self.lines, start=1) if pattern.search(line)]
+            return self._qualified(term, found) if term.qualifier else found
         found = []
         for phrase in term.phrases:
             size = len(phrase)
@@ -410,19 +461,42 @@ class FileText:
                     found.append((self.words[i][1], self.words[i + size - 1][1]))
         return sorted(set(found))
 
+    def _qualified(self, term: Term, found: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Of `name`'s lines, those that show its qualifier: on the line in any spelling
+        (`CacheConfig` as `cache_config`) or as the class/function the line sits in. Where
+        none does (a local alias), all of them: the qualifier cannot be checked, so it is not.
+        """
+        qualifier = tuple(words_of(term.qualifier))
+        inside = [d for d in self.units.declarations if d.name == term.qualifier]
+        kept = [(a, b) for a, b in found
+                if _contains(tuple(words_of(self.lines[a - 1])), qualifier)
+                or any(d.start <= a and b <= d.end for d in inside)]
+        return kept or found
+
+    def named_declarations(self, term: Term) -> list[Declaration]:
+        """Declarations the term names; for `Owner.name`, those inside `Owner` when the file has one."""
+        named = [d for d in self.units.declarations if _names(term, d.name)]
+        owners = [d for d in self.units.declarations if term.qualifier and d.name == term.qualifier]
+        if owners:
+            named = [d for d in named if any(o.start <= d.start and d.end <= o.end for o in owners)]
+        return named
+
+    def encloses(self, term: Term, start: int, end: int) -> bool:
+        """Whether lines start..end lie inside a declaration the term names (a line of `f`'s body is in `f`)."""
+        return any(d.start <= start and end <= d.end for d in self.named_declarations(term))
+
     def occurrences(self, term: Term, declared: bool) -> list[_Occurrence]:
         """Places the term shows, each widened to its unit; declaration sites only if asked and any."""
         if declared:
-            decls = [d for d in self.units.declarations if _names(term, d.name)]
+            decls = self.named_declarations(term)
             if decls:
                 return [_Occurrence(d.start, d.start, d.start, self.units.capped_end(d)) for d in decls]
         result = []
         for first, last in self.hits(term):
             start, end = self.units.unit_of(first, last)
             result.append(_Occurrence(first, last, start, end))
-        for decl in self.units.declarations:
-            if _names(term, decl.name):
-                result.append(_Occurrence(decl.start, decl.start, decl.start, self.units.capped_end(decl)))
+        for decl in self.named_declarations(term):
+            result.append(_Occurrence(decl.start, decl.start, decl.start, self.units.capped_end(decl)))
         return result
 
 
@@ -594,7 +668,8 @@ class Auditor:
                               reason=f"URL is in {url.repo}, not the configured repository {configured}")
         purpose = parse_purpose(ref.purpose)
         base.update(terms=tuple(t.label for t in purpose.terms),
-                    claimed_absent=tuple(t.label for t in purpose.absent))
+                    claimed_absent=tuple(t.label for t in purpose.absent),
+                    context=tuple(t.label for t in purpose.context))
         if not purpose.required:
             what = "no purpose given" if not ref.purpose else "purpose names no identifier, flag or known concept to look for"
             return AuditEntry(**base, status="unverifiable", reason=what)
@@ -617,7 +692,8 @@ class Auditor:
         if url.end > len(text.lines):
             notes.append(f"range ends past the last line ({len(text.lines)})")
         hits = {t: text.hits(t) for t in purpose.terms}
-        in_range = {t: any(url.start <= a and b <= url.end for a, b in hits[t]) for t in purpose.terms}
+        in_range = {t: any(url.start <= a and b <= url.end for a, b in hits[t]) or text.encloses(t, url.start, url.end)
+                    for t in purpose.terms}
         groups = []
         for group in purpose.required:
             present = [t for t in group if hits[t]]

@@ -76,13 +76,19 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
     findings.sort(key=lambda f: f.sort_key())
     missing_tests = sorted({t for f in findings for t in f.missing_tests})
     revision = tree.revision
-    pin = recipe.runtime.revision
+    pin = recipe.runtime.revision or recipe.runtime.version
+    if pin is None:
+        matches = None
+    elif recipe.runtime.revision:
+        matches = revision.matches_commit(pin)
+    else:
+        matches = revision.version == pin
     return Review(
         tool=ToolInfo(version=__version__),
         recipe=RecipeRef(path=recipe.path, name=recipe.name, model=recipe.info.model, gpu=recipe.hardware.gpu,
                          compute_capability=recipe.hardware.compute_capability),
         revision=RevisionInfo(sha=revision.sha, version=revision.version, recipe_pin=pin,
-                              matches_recipe_pin=revision.matches_commit(pin) if pin else None,
+                              matches_recipe_pin=matches,
                               source=source_label or getattr(tree, "provider", "")),
         runner=runner,
         knobs=tuple(sorted(knobs.values(), key=_knob_order)),
@@ -111,6 +117,8 @@ def _runner(index, recipe) -> tuple[RunnerInfo, list[str]]:
             "model runner: the analysis core could not evaluate VllmConfig.use_v2_model_runner"]
     except SourceUnavailable as exc:
         return RunnerInfo(reason=str(exc)), [f"model runner: {exc}"]
+    except DataError as exc:  # e.g. VllmConfig absent or ambiguous at this revision
+        return RunnerInfo(reason=f"undecided: {exc}"), []
     reason = decision.reason
     if decision.assumptions:
         reason += " (assuming: " + "; ".join(sorted({a.text for a in decision.assumptions})) + ")"
@@ -155,9 +163,21 @@ def default_of(ctx: CheckContext, key: str) -> Any:
         decl = resolve_key(ctx, key, "EngineArgs", "VllmConfig")
     except ANALYSIS_ERRORS:
         return None
-    if decl.status != "exists" or decl.field.value is UNKNOWN:
+    if decl.status != "exists":
         return None
-    return decl.field.value
+    field = decl.field
+    if field.value is UNKNOWN and field.default and re.fullmatch(r"[A-Za-z_]\w*\.[A-Za-z_]\w*", field.default):
+        # `kv_cache_dtype: CacheDType = CacheConfig.cache_dtype`: the default is another field's
+        from srcreview.checks._common import owner_of
+
+        cls_name, name = field.default.split(".")
+        owner = owner_of(ctx, decl.owner, field)
+        symbol = ctx.index.resolve_name(owner.symbol.module, cls_name) if owner is not None else None
+        other = ctx.index.class_info(symbol.qualname) if symbol is not None and symbol.kind == "class" else None
+        field = other.field(name) if other is not None else None
+        if field is None:
+            return None
+    return None if field.value is UNKNOWN else field.value
 
 
 def _when_value(ctx: CheckContext, key: str) -> Any:

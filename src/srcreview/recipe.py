@@ -174,6 +174,7 @@ def _parse_recipe(text: str, shown: str) -> Recipe:
     except RecursionError:
         raise DataError(f"{shown}: malformed TOML: nesting too deep") from None
     lines = KeyLines(text)
+    _check_characters(data, lines, shown)
 
     unknown = sorted(set(data) - _TOP_TABLES)
     if unknown:
@@ -203,12 +204,29 @@ def _parse_recipe(text: str, shown: str) -> Recipe:
             value = "1" if value else "0"
         if isinstance(value, (dict, list)):
             raise DataError(f"{shown}:{lines.of('env', name)}: env.{name} must be a string, number or boolean")
-        if isinstance(value, str) and "\x00" in value:
-            raise DataError(f"{shown}:{lines.of('env', name)}: env.{name} contains a NUL character")
         env.append(EnvVar(name=name, value=str(value), line=lines.of("env", name)))
     extra = {k: v for k, v in data.items() if k == "srcreview"}
     return Recipe(path=shown, info=info, runtime=runtime, hardware=hardware,
                   settings=settings, env=tuple(env), extra_tables=extra)
+
+
+# Control characters (ESC sequences, BEL, NUL) and bidirectional overrides have no place in a
+# recipe value, and would drive the terminal (or hide text) wherever the value is shown.
+_HOSTILE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _check_characters(value: Any, lines: "KeyLines", shown: str, path: tuple[str, ...] = ()) -> None:
+    if isinstance(value, str):
+        bad = _HOSTILE_CHARS.search(value)
+        if bad:
+            raise DataError(f"{shown}:{lines.of(*path)}: {'.'.join(path)} contains the control character "
+                            f"U+{ord(bad.group(0)):04X}")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_characters(item, lines, shown, (*path, str(key)))
+    elif isinstance(value, list):
+        for item in value:
+            _check_characters(item, lines, shown, path)
 
 
 def _flatten_engine(engine: dict, lines: "KeyLines", shown: str, prefix: tuple[str, ...] = ()):

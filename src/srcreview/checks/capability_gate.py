@@ -11,9 +11,9 @@ the evidence.
 from __future__ import annotations
 
 from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, Params, short, stale
-from srcreview.checks._gate_eval import platform_of
 from srcreview.checks._backend import backend_class
 from srcreview.checks._common import find_one
+from srcreview.checks._gate_eval import platform_of
 from srcreview.checks._ir import UNDECIDED, call_name, iter_calls, walk_statements
 from srcreview.findings import Hop
 from srcreview.rules import fill
@@ -122,7 +122,8 @@ def _graph_verdict(index, gate, fn, ctx, args, params):
     outcome = evaluate_function(index, gate.qualname, ctx.bindings, args=args)
     texts = {a.text for a in outcome.assumptions}
     if params.mode == "returns":
-        evidence = [r.model_copy(update={"symbol": "return", "role": f"{short(gate.qualname)} returns"})
+        evidence = [r.model_copy(update={"symbol": "return",
+                                         "role": f"a return of {short(gate.qualname)} reachable under the recipe"})
                     for r in outcome.returns]
         if outcome.decided and isinstance(outcome.value, bool):
             return ("admits" if outcome.value == params.admit else "rejects"), texts, evidence

@@ -8,7 +8,15 @@ could read it. Anything else is `undecided`, with the reason tagged.
 from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, short, stale
-from srcreview.checks._common import EntryParams, site_anchor, class_info, field_anchor, find_one, resolve_entries, split_field
+from srcreview.checks._common import (
+    EntryParams,
+    class_info,
+    field_anchor,
+    find_one,
+    resolve_entries,
+    site_anchor,
+    split_field,
+)
 from srcreview.findings import Hop
 
 OUTCOMES = ("applied", "not-applied", "undecided")
@@ -270,7 +278,8 @@ def _may_receive_config(call_text: str) -> bool:
     """Whether an unresolved call could be handed a config object (by the names it passes)."""
     import re
 
-    return bool(re.search(r"config|cfg", call_text, re.IGNORECASE))
+    call = call_text.split("): ", 1)[0]  # the call as written; the rest is the analysis' explanation
+    return bool(re.search(r"config|cfg", call, re.IGNORECASE))
 
 
 def _mentions(ctx: CheckContext, attr: str) -> list[tuple[str, object]]:

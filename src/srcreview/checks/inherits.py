@@ -10,7 +10,14 @@ carries the field; `overridden`: a replacement of it is certain; otherwise `unde
 from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, short, stale
-from srcreview.checks._common import EntryParams, site_anchor, class_info, field_anchor, find_one, resolve_entries, split_field
+from srcreview.checks._common import (
+    EntryParams,
+    class_info,
+    field_anchor,
+    find_one,
+    resolve_entries,
+    split_field,
+)
 from srcreview.checks._ir import UNDECIDED, call_kwarg, call_name, dotted, evaluate, iter_calls
 from srcreview.checks._knobs import resolve_key
 from srcreview.findings import Hop

@@ -170,12 +170,14 @@ def _recipe_files(given, reviews) -> list[tuple[Path, str]]:
     """(file on disk, shown path) for each review, matching the paths given on the command line."""
     given = [str(p) for p in given]
     pairs = []
-    for review in reviews:
+    for position, review in enumerate(reviews):
         shown = review.recipe.path
         match = next((p for p in given if p == shown), None)
         if match is None:
             target = Path(shown).resolve()
-            match = next((p for p in given if Path(p).resolve() == target), shown)
+            match = next((p for p in given if Path(p).resolve() == target), None)
+        if match is None:  # shown as its bare name (outside the working directory): same order as given
+            match = given[position] if len(given) == len(reviews) else shown
         pairs.append((Path(match), shown))
     return pairs
 

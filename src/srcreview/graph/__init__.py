@@ -17,7 +17,8 @@ Public API (everything else in the package is internal):
                        absence claim: "none of these reads the field")
           reachable    every function reached from the entry (superset of functions)
           assumptions  undecided branch conditions (Assumption: text, anchor, function)
-          unresolved   calls on the paths that could not be resolved (Site)
+          unresolved   calls in the inspected functions that could not be followed (Site, kind
+                       "unresolved-call", or "external-call" for a receiver typed outside the tree)
           dynamic      dynamic-access sites in the inspected functions (Site, kind in
                        "dynamic-getattr", "kwargs-forward", "dunder-dict", "unresolved-call",
                        "runtime-branch")

@@ -140,6 +140,7 @@ class Frame:
         self.raises: list[RaiseEvent] = []
         self.conds: list[Condition] = []
         self.env: dict[str, object] = {}
+        self.narrowed: dict[str, object] = {}  # `self.x` -> its type inside `if isinstance(self.x, C):`
         self.env_reads: dict[str, tuple[int, int]] = {}  # env vars the recipe does not set, read here or below -> line
         self.current: tuple[int, int] = (fn.start_line, fn.start_line) if fn is not None else (1, 1)
         self.kwargs_param = fn.kwargs_param if fn is not None else None
@@ -215,7 +216,7 @@ class Frame:
                     n = old.min_len if isinstance(old, ListVal) else len(old.value)
                     self.env[s[3][3]] = ListVal(n, True)
                 else:
-                    self.env[s[3][3]] = self.binop_value(s[3], "+" if True else "", old, value)
+                    self.env[s[3][3]] = Unknown(f"{s[3][3]} updated in place")
             else:
                 self.ev(s[3])
             return False
@@ -289,7 +290,10 @@ class Frame:
         self.assumptions.append(Condition(text, test_line, test_end, reason))
         saved_env, saved_conds = self._fork()
         self.conds = saved_conds + [Condition(text, test_line, test_end, reason, True)]
+        saved_narrowed = dict(self.narrowed)
+        self.narrow(s[3])
         done_body = self.block(s[4])
+        self.narrowed = saved_narrowed
         env_body = self.env
         self.env = dict(saved_env)
         self.conds = saved_conds + [Condition(text, test_line, test_end, reason, False)]
@@ -306,6 +310,21 @@ class Frame:
         else:
             self.env = self.an.merge_envs([env_body, env_else])
         return False
+
+    def narrow(self, test) -> None:
+        """Inside `if isinstance(x, C):` (or `... and isinstance(x, C)`), x is a C."""
+        tests = test[4] if test[0] == "boolop" and test[3] == "and" else (test,)
+        for t in tests:
+            if t[0] == "call" and t[3][0] == "name" and t[3][3] == "isinstance" and len(t[4]) == 2:
+                target, cls = t[4]
+                value = self.force(self.ev(cls))
+                if not isinstance(value, ClassRef):
+                    continue
+                obj = Obj(cls=value.qualname, nonnull=True, origin=ir_text(target))
+                if target[0] == "name":
+                    self.env[target[3]] = obj
+                elif target[0] == "attr":
+                    self.narrowed[ir_text(target)] = obj
 
     def loop(self, target, iterable, body, orelse) -> bool:
         saved = dict(self.env)
@@ -364,7 +383,12 @@ class Frame:
             return self.name(e[3])
         if kind == "attr":
             receiver = self.ev(e[3])
-            return self.attr(receiver, e[4], e, record=True)
+            value = self.attr(receiver, e[4], e, record=True)
+            if self.narrowed:
+                narrowed = self.narrowed.get(ir_text(e))
+                if narrowed is not None:
+                    return narrowed
+            return value
         if kind == "call":
             return self.call(e)
         if kind == "compare":
@@ -458,7 +482,7 @@ class Frame:
         if isinstance(receiver, LazyCall) and isinstance(receiver.target, Ref):
             # the result of a call through an import: typed only if a condition needs its value,
             # so that reading one attribute does not parse the callee's module
-            receiver = Obj(cls=None, origin=f"result of {receiver.text}")
+            receiver = Obj(cls=("returns", receiver.target.dotted), origin=f"result of {receiver.text}")
         elif isinstance(receiver, (LazyCall, Ref)):
             receiver = self.force(receiver)
         if isinstance(receiver, Union):
@@ -849,6 +873,8 @@ class Analyzer:
 
     def obj_attr(self, obj: Obj, name: str, frame: Frame):
         path = obj.path + (name,) if obj.path is not None else None
+        if isinstance(obj.cls, tuple):  # a deferred type stays deferred: reading it parses nothing
+            return Obj(cls=("attr", obj.cls, name), path=path, receiver=obj, origin=f"{obj.origin}.{name}")
         cls = self.canonical(obj.cls)
         info = self.index._class_info_abs(cls) if cls else None
         value_type = None
@@ -895,11 +921,18 @@ class Analyzer:
         return None
 
     def instance_attr(self, info, name: str):
+        """The type of `self.name`, from its annotation or the values assigned to it in the MRO.
+
+        An annotation wins. Otherwise every assignment counts: `None` placeholders are set
+        aside, and the attribute is typed only if the remaining values agree.
+        """
         key = (info.qualname, name)
         if key in self._instance_attr:
             return self._instance_attr[key]
         self._instance_attr[key] = None
-        result = None
+        import ast as _ast
+
+        values = []
         for qual in info.linearization:
             symbol = self.index._class_symbol(qual)
             if symbol is None:
@@ -909,24 +942,38 @@ class Analyzer:
             for attr, expr, annotation, line, method in facts.instance_attrs:
                 if attr != name:
                     continue
-                fn = module.functions.get(method)
-                frame = Frame(self, module, fn, None, Obj(cls=info.qualname, nonnull=True), {})
                 if annotation is not None:
-                    import ast as _ast
-
                     try:
                         ann = _ast_to_ir(_ast.parse(annotation, mode="eval").body, line)
-                        result = self.obj_for_annotation(ann, module, method, name)
                     except SyntaxError:
-                        result = None
-                if result is None and expr is not None:
-                    value = frame.ev(expr)
-                    if isinstance(value, (Obj, Const)):
-                        result = replace(value, alias=False) if isinstance(value, Obj) else value
-                if result is not None:
-                    break
-            if result is not None:
-                break
+                        continue
+                    typed = self.obj_for_annotation(ann, module, method, name)
+                    if isinstance(typed, Obj):
+                        self._instance_attr[key] = typed
+                        return typed
+                    continue
+                if expr is None:
+                    continue
+                fn = module.functions.get(method)
+                frame = Frame(self, module, fn, None, Obj(cls=info.qualname, nonnull=True), {})
+                value = frame.ev(expr)
+                if isinstance(value, LazyCall) and isinstance(value.target, Ref):
+                    target = self.force(value.target)
+                    if isinstance(target, ClassRef):
+                        value = self.instantiate(target.qualname, value.args)
+                    else:
+                        value = Obj(cls=("returns", value.target.dotted), origin=f"self.{name}")
+                elif isinstance(value, (LazyCall, Ref)):
+                    value = self.force(value)
+                values.append(replace(value, alias=False) if isinstance(value, Obj) else value)
+        meaningful = [v for v in values if not (isinstance(v, Const) and v.value is None)]
+        result = None
+        if meaningful and all(v == meaningful[0] for v in meaningful) and isinstance(meaningful[0], (Obj, Const)):
+            result = meaningful[0]
+            if isinstance(result, Obj) and len(meaningful) < len(values):
+                result = replace(result, nonnull=False)
+        elif not meaningful and values:
+            result = NONE
         self._instance_attr[key] = result
         return result
 
@@ -996,13 +1043,58 @@ class Analyzer:
         return Unknown(f"super().{name} is outside the tree")
 
     # -- types ---------------------------------------------------------------------------------
-    def canonical(self, dotted: str | None) -> str | None:
+    def canonical(self, dotted) -> str | None:
+        """The in-tree class a type reference names; None when it is outside the tree or unknown.
+
+        A reference is a dotted name, or a deferred one: ("returns", function) for the declared
+        return type of a call through an import, ("attr", reference, name) for an attribute
+        of such a value. Deferred types are resolved (and their modules parsed) only when a
+        question needs them, e.g. whether a read of `.field` is on the field's class.
+        """
         if not dotted:
             return None
         if dotted not in self._canon:
-            symbol = self.index.resolve(dotted) if "." in dotted else None
-            self._canon[dotted] = symbol.qualname if symbol is not None and symbol.kind == "class" else None
+            self._canon[dotted] = None  # cycle guard
+            if isinstance(dotted, tuple):
+                self._canon[dotted] = self._deferred(dotted)
+            else:
+                symbol = self.index.resolve(dotted) if "." in dotted else None
+                self._canon[dotted] = symbol.qualname if symbol is not None and symbol.kind == "class" else None
         return self._canon[dotted]
+
+    def _deferred(self, ref) -> str | None:
+        import ast as _ast
+
+        if ref[0] == "returns":
+            symbol = self.index.resolve(ref[1])
+            if symbol is not None and symbol.kind == "class":
+                return symbol.qualname  # a constructor call through an import
+            if symbol is None or symbol.kind != "function":
+                return None
+            module = self.index.module(symbol.module)
+            fn = module.functions[symbol.local]
+            if not fn.returns:
+                return None
+            try:
+                ann = _ast_to_ir(_ast.parse(fn.returns, mode="eval").body, fn.start_line)
+            except SyntaxError:
+                return None
+            value = self.obj_for_annotation(ann, module, "", "return value")
+            return self.canonical(value.cls) if isinstance(value, Obj) and isinstance(value.cls, str) else None
+        if ref[0] == "attr":
+            owner = self.canonical(ref[1])
+            info = self.index._class_info_abs(owner) if owner else None
+            if info is None:
+                return None
+            f = info.field(ref[2])
+            value = None
+            if f is not None and f.annotation_expr is not None:
+                module = self.index.module(self._owner_module(info, f.owner))
+                value = self.obj_for_annotation(f.annotation_expr, module, "", ref[2])
+            elif f is None:
+                value = self.instance_attr(info, ref[2])
+            return self.canonical(value.cls) if isinstance(value, Obj) and isinstance(value.cls, str) else None
+        return None
 
     def obj_for_annotation(self, ann, module, scope: str, name: str):
         """An instance of the class an annotation names (`X | None` -> X, nullable)."""
@@ -1116,19 +1208,28 @@ class Analyzer:
                                          f"{callee.name} is outside the tree", args=args + tuple(v for _, v in kwargs)))
             return Unknown(f"{callee.name}() is outside the tree")
         if isinstance(callee, BoundBuiltin):
-            return self.bound_builtin(callee, args)
+            value = self.bound_builtin(callee, args)
+            if isinstance(value, Unknown):  # never drop a call silently: it stays in the graph, unresolved
+                frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved",
+                                             f"method {callee.name} of a {type(callee.receiver).__name__} value",
+                                             args=args + tuple(v for _, v in kwargs)))
+            return value
         if isinstance(callee, LazyCall):
             callee = self.force(callee, frame)
             return self.call_value(frame, callee, args, kwargs, e, text)
         if isinstance(callee, Obj):
-            reason = (f"{callee.origin or 'value'} has no resolvable type"
-                      if not callee.cls else f"{callee.cls.rsplit('.', 1)[-1]} is outside the tree or has no such method")
+            receiver_cls = callee.receiver.cls if isinstance(callee.receiver, Obj) else None
+            status = "unresolved"
             if callee.owner is not None and callee.attr is not None:
                 reason = f"method {callee.attr} of {callee.owner.rsplit('.', 1)[-1]} not found in its MRO"
-            elif callee.receiver is not None and callee.receiver.cls and not self.canonical(callee.receiver.cls):
-                reason = f"{callee.receiver.cls} is outside the tree"
-            status = "external" if (callee.receiver is not None and callee.receiver.cls
-                                    and not self.canonical(callee.receiver.cls)) else "unresolved"
+            elif isinstance(receiver_cls, str) and not self.canonical(receiver_cls):
+                reason, status = f"{receiver_cls} is outside the tree", "external"
+            elif isinstance(receiver_cls, tuple) or isinstance(callee.cls, tuple):
+                reason = f"{callee.origin}: typed only by a declared return type, not followed"
+            elif isinstance(callee.cls, str):
+                reason = f"{callee.cls.rsplit('.', 1)[-1]} is outside the tree or has no such method"
+            else:
+                reason = f"{callee.origin or 'value'} has no resolvable type"
             frame.calls.append(CallEvent(line, end, text, None, "call", status, reason, args=args + tuple(v for _, v in kwargs)))
             return Unknown(f"{text}: {reason}")
         reason = callee.reason if isinstance(callee, Unknown) else f"callee is {type(callee).__name__}"

@@ -195,6 +195,13 @@ def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth:
         assumptions.extend(_assumptions(index, frame))
         unresolved.extend(_unresolved(index, frame))
         dynamic.extend(_dynamic(index, frame))
+    inspected_names = {n[0] for n in inspected}
+    for u, v, d in graph.edges(data=True):
+        if u[0] in inspected_names and _is_abstract(index, v[0]):
+            caller = index.resolve(u[0])
+            unresolved.append(Site("virtual-call", f"{d['text']}: {v[0].rsplit('.', 2)[-2]}.{v[0].rsplit('.', 1)[-1]} "
+                                   "is abstract here; the override that runs depends on the run-time class",
+                                   u[0], index.anchor(caller.path, d["line"], d["end_line"], caller.qualname, "virtual-call")))
     edges = tuple(sorted((u[0], v[0], d["line"], d["via"]) for u, v, d in graph.edges(data=True)))
     return Trace(
         entry=entry_symbol.qualname, sink=sink, bindings=tuple(sorted(bindings.items(), key=lambda kv: kv[0])),
@@ -203,6 +210,26 @@ def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth:
         assumptions=_unique(assumptions), unresolved=_unique(unresolved), dynamic=_unique(dynamic),
         found_sink=bool(found), contexts=tuple(inspected), edges=edges, depth=depth,
     )
+
+
+def _is_abstract(index, qualname: str) -> bool:
+    """A method whose body only raises NotImplementedError (or is `...`/pass/docstring) or is abstract."""
+    symbol = index.resolve(qualname)
+    if symbol is None or symbol.kind != "function":
+        return False
+    fn = index.module(symbol.module).functions[symbol.local]
+    if fn.owner is None:
+        return False
+    if any(d.split(".")[-1] == "abstractmethod" for d in fn.decorators):
+        return True
+    body = [s for s in fn.body if not (s[0] == "expr" and s[3][0] == "const")]
+    if not body:
+        return True
+    if len(body) == 1 and body[0][0] == "raise" and body[0][3] is not None:
+        exc = body[0][3]
+        name = exc[3] if exc[0] == "call" else exc
+        return name[0] == "name" and name[3] == "NotImplementedError"
+    return len(body) == 1 and body[0][0] == "other" and not body[0][3]
 
 
 def _is_function(index, qualname: str) -> bool:
@@ -368,7 +395,9 @@ class _Matcher:
 
     def untyped(self, value) -> bool:
         if isinstance(value, Obj):
-            return value.cls is None and value.path is None
+            if value.path is not None:
+                return False
+            return value.cls is None or (isinstance(value.cls, tuple) and self.an.canonical(value.cls) is None)
         return isinstance(value, (Unknown, OneOf))
 
     def may_hold(self, value) -> bool:
@@ -376,7 +405,7 @@ class _Matcher:
         if self.is_instance(value):
             return True
         if isinstance(value, Obj):
-            return value.cls is None and value.path is None
+            return self.untyped(value)
         return not isinstance(value, (Const, ClassRef, FuncRef))
 
     def may_contain(self, value) -> bool:

@@ -36,7 +36,8 @@ class Assumption:
 class Site:
     """A place in the source the analysis could not see through (or a call it could not resolve)."""
 
-    kind: str  # "dynamic-getattr" | "kwargs-forward" | "dunder-dict" | "unresolved-call" | "runtime-branch"
+    kind: str  # "dynamic-getattr" | "kwargs-forward" | "dunder-dict" | "unresolved-call" | "external-call"
+    #            | "untyped-read" | "raise"
     text: str
     function: str
     anchor: Anchor

@@ -452,8 +452,12 @@ class Index:
 
     # -- functions -----------------------------------------------------------------------------
     def function(self, qualname: str) -> FunctionInfo | None:
-        """A function or method by absolute qualname or unique suffix."""
+        """A function or method by absolute qualname or unique suffix; `Class.method` may be inherited."""
         symbol = self.find_one(qualname, "function")
+        if symbol is None:
+            owner, _, method = qualname.rpartition(".")
+            info = self.class_info(owner) if owner else None
+            symbol = info.methods.get(method) if info is not None else None
         if symbol is None:
             return None
         module = self.module(symbol.module)

@@ -560,6 +560,8 @@ def test_text_output_cannot_drive_the_terminal(tree_root, tmp_path, cli, monkeyp
     assert result.code == 0, result.err
     assert "\x1b" not in result.out and "\x07" not in result.out and "\u202e" not in result.out
     assert "\\x1b[31m" in result.out and "[bold red]x[/]" in result.out
+    as_json = cli("audit", "review.json", "--source", "repo", "--no-progress", "--format", "json")
+    assert as_json.out.isascii() and json.loads(as_json.out)["entries"][0]["purpose"] == purpose
 
 
 @settings(max_examples=300, deadline=None)

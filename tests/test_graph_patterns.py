@@ -303,3 +303,14 @@ def test_isinstance_narrows_the_receiver():
     t = trace(index_of(name), "Runner.maybe_load", {}, max_depth=1)
     assert [h[1] for h in hops(t) if len(h) > 1] == [
         ("vllm.spec.base.BaseProposer.load_model", mark(name, path, "call-narrowed"), "call")]
+
+
+def test_falling_off_the_end_returns_none():
+    from srcreview.graph import evaluate_function
+
+    index = index_of("mro_overrides")
+    open_ = evaluate_function(index, "maybe_true", {})
+    assert open_.decided is False and len(open_.returns) == 2
+    assert evaluate_function(index, "maybe_true", {}, {"flag": 1}).value is True
+    closed = evaluate_function(index, "maybe_true", {}, {"flag": 0})
+    assert (closed.value, closed.decided) == (None, True)

@@ -86,3 +86,19 @@ print(len(reads.reads), len(index.parsed), "libcst" in sys.modules)
     assert cold.stdout.split()[0] == "1" and cold.stdout.split()[2] == "True"
     warm = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert warm.stdout.split() == ["1", "0", "False"]
+
+
+def test_name_prefilter_is_cached_and_a_corrupt_entry_is_rebuilt(tmp_path):
+    cold = index_of("mro_overrides", tmp_path)
+    assert [s.qualname for s in cold.find("MTPProposer")] == ["vllm.spec.mtp.MTPProposer"]
+    [names_file] = sorted((tmp_path / "facts" / f"v{SCHEMA_VERSION}" / "names").glob("*.json"))
+
+    warm = index_of("mro_overrides", tmp_path)
+    assert [s.qualname for s in warm.find("MTPProposer")] == ["vllm.spec.mtp.MTPProposer"]
+    assert warm._raw == {}  # answered from the cache: no file read
+
+    names_file.write_text("{not json")
+    again = index_of("mro_overrides", tmp_path)
+    assert [s.qualname for s in again.find("MTPProposer")] == ["vllm.spec.mtp.MTPProposer"]
+    assert again.definition_names().get("DraftProposer") == ["vllm/spec/base.py"]  # runner.py only imports it
+    assert "nothing_by_that_name" not in again.definition_names()

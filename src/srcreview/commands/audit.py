@@ -104,7 +104,7 @@ def render_json(report, incomplete: dict[str, str]) -> str:
         "incomplete": [{"rev": rev, "reason": reason} for rev, reason in sorted(incomplete.items())],
         "entries": [e.model_dump(mode="json") for e in report.entries],
     }
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(data, indent=2) + "\n"  # ASCII: no control or bidi character reaches a terminal
 
 
 _STYLE = {"ok": "green", "drifted": "bold red", "unverifiable": "yellow"}

@@ -180,7 +180,8 @@ class Frame:
     def run(self):
         self.an.stack.append(self)
         try:
-            self.block(self.fn.body)
+            if not self.block(self.fn.body):  # the end is reachable: an implicit `return None`
+                self.returns.append(ReturnEvent(self.fn.end_line, self.fn.end_line, NONE, tuple(self.conds)))
         except RecursionError:
             self.assumptions.append(Condition("<too deep>", self.fn.start_line, self.fn.end_line, "analysis depth"))
         finally:
@@ -510,7 +511,6 @@ class Frame:
             args = [self.ev(a) for a in arg_exprs]
             return self.an.capability_call(func_expr[4], args)
         callee = self.ev(func_expr)
-        callee = self.force(callee) if isinstance(callee, (Ref,)) and self.an.eager else callee
         if isinstance(callee, Builtin):
             return self.builtin_call(callee.name, arg_exprs, kwarg_exprs, e)
         args = tuple(self.ev(a) for a in arg_exprs)
@@ -612,8 +612,6 @@ class Frame:
                 return Const(value.value[keys[0].value])
             except Exception:  # noqa: BLE001 - an index the constant does not have
                 return Unknown(ir_text(e))
-        if isinstance(value, Const) and isinstance(value.value, dict) and len(keys) == 1 and isinstance(keys[0], OneOf):
-            return Unknown(ir_text(e))
         return Unknown(ir_text(e))
 
     def binop_value(self, e, op, left, right):
@@ -654,10 +652,9 @@ _COMPARE = {
 class Analyzer:
     """Walks functions of one Index under one set of bindings; caches walks and type lookups."""
 
-    def __init__(self, index, bindings: dict, eager: bool = False):
+    def __init__(self, index, bindings: dict):
         self.index = index
         self.bindings = dict(bindings)
-        self.eager = eager
         self._summaries: dict = {}
         self._returns: dict = {}
         self._canon: dict[str, str | None] = {}
@@ -747,9 +744,6 @@ class Analyzer:
             if frame.raises:
                 return Unknown(f"{fn.name}() raises")
             return NONE
-        falls_through = False  # a function whose end is reachable also returns None; not tracked: conservative
-        if falls_through:
-            values.append(NONE)
         merged = self.union([self.force(v, frame) for v in values])
         if isinstance(merged, Union):
             reasons = [c.reason for r in frame.returns for c in r.conditions if c.reason]

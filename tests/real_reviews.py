@@ -24,9 +24,9 @@ def index_for(tree):
 
     key = id(tree)
     if key not in _INDEXES:
-        from srcreview.source.cache import default_root
+        from srcreview.index.cache import default_cache_dir
 
-        _INDEXES[key] = Index(tree, cache_dir=default_root()[0])
+        _INDEXES[key] = Index(tree, cache_dir=default_cache_dir())
     return _INDEXES[key]
 
 

@@ -477,6 +477,26 @@ def test_hostile_anchor_urls_are_unverifiable(tree_root, anchor, reason):
     assert reason in entry.reason
 
 
+def test_finding_urls_is_linear_in_the_size_of_the_review():
+    """A lazy regex up to `#L` took 51 s on 400 KB of URL prefixes; 5 MB must stay fast."""
+    import time
+
+    start = time.monotonic()
+    assert collect_anchors({"x": "https://github.com/a" * 250_000}) == []
+    many = collect_anchors({"x": f"see {url(SPEC, 1, 2)} for load_x " * 50_000})
+    assert len(many) == 50_000 and "load_x" in many[-1].purpose
+    assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("purpose", ["not " * 500_000, "a." * 1_000_000, "(" * 1_000_000, "x_y/" * 500_000])
+def test_huge_purposes_are_parsed_quickly(purpose):
+    import time
+
+    start = time.monotonic()
+    parse_purpose(purpose)
+    assert time.monotonic() - start < 5
+
+
 def test_deeply_nested_review_is_a_data_error():
     with pytest.raises(DataError, match="nesting too deep|malformed JSON"):
         load_review(b"[" * 100_000 + b"]" * 100_000, "review.json")

@@ -21,9 +21,9 @@ SEED = Path(__file__).parent / "data" / "independent-review-thinkingcap-98dff2a.
 
 def index_for(tree):
     """The Index as the command builds it: facts cached in the user cache, shared between runs."""
-    from srcreview.source.cache import default_root
+    from srcreview.index.cache import default_cache_dir
 
-    return Index(tree, cache_dir=default_root()[0] / "facts")
+    return Index(tree, cache_dir=default_cache_dir())
 
 # source_urls index -> (status, corrected path, start, end)
 EXPECTED = {
@@ -143,3 +143,20 @@ def test_an_identifier_missing_from_the_file_is_found_where_0_29_0_has_it(vllm_0
     assert utils[35].startswith("def load_eagle_model(") and "cache_dtype=speculative_config.kv_cache_dtype" in "\n".join(utils[35:114])
     triton = vllm_029.read_text(found[1][1]).splitlines()
     assert triton[273].startswith("class TritonAttentionBackend(") and triton[376].startswith("class TritonAttentionImpl(")
+
+
+@pytest.mark.parametrize("rev", ["v0.29.0", "98dff2a"])
+def test_a_tag_or_short_id_in_the_url_is_corrected_to_a_permalink(vllm_029, rev):
+    from srcreview.revision import resolve_rev
+
+    doc = [{"url": f"https://github.com/vllm-project/vllm/blob/{rev}/vllm/config/speculative.py#L385-L391",
+            "purpose": "declared draft attention-backend and KV-dtype fields"}]
+
+    def tree_for(written):
+        assert resolve_rev(written).sha == vllm_029.revision.sha
+        return vllm_029
+
+    [entry] = audit_review(doc, "review.json", tree_for, index_for).entries
+    assert entry.status == "drifted" and entry.rev == rev
+    assert entry.corrected.url == ("https://github.com/vllm-project/vllm/blob/98dff2a81d747d1dba01a47f939f48c3526d4206/"
+                                   "vllm/config/speculative.py#L411-L417")

@@ -46,6 +46,27 @@ def test_nested_backend_is_ignored_by_the_v2_mtp_loader(vllm_029):
     assert _knob(review, "kv_cache_dtype", "draft").status == "applied"
 
 
+def test_every_speculator_the_dispatch_may_pick_is_checked(vllm_029):
+    """At 0.29.0, init_speculator picks MTPSpeculator for method "mtp" only if the draft model is
+    neither Gemma4 MTP nor multi-module MTP (undecidable from the recipe): all three are checked."""
+    (finding,) = _findings(review_of(vllm_029, NESTED), "spec-draft-attention-backend-ignored")
+    assert finding.classification == "confirmed" and finding.outcome == "not-applied"
+    symbols = {a.symbol for a in finding.evidence}
+    assert {"MTPSpeculator.load_draft_model", "Gemma4Speculator.load_draft_model",
+            "MultiModuleMTPSpeculator.load_draft_model"} <= symbols
+    assert "vllm/v1/worker/gpu/spec_decode/gemma4/speculator.py" in {a.path for a in finding.evidence}
+    assert any("every feasible candidate of init_speculator was checked" in h.text for h in finding.trace)
+    assert not any("init_speculator returns" in a for a in finding.assumptions)
+    # an explicit draft KV dtype: load_eagle_model applies it, Gemma4Speculator never reads it
+    text = (ROOT / NESTED).read_text().replace('attention_backend = "TRITON_ATTN"',
+                                               'attention_backend = "TRITON_ATTN"\nkv_cache_dtype = "fp8"')
+    (applied,) = _findings(review_text(vllm_029, text, "recipes/mixed.toml"), "spec-draft-kv-cache-dtype-applied")
+    assert applied.classification == "plausible" and "runtime-branch" in applied.tags
+    assert re.search(r"Gemma4Speculator\.load_draft_model \(if [^;]*\) -> not-applied", applied.message)
+    assert re.search(r"; MTPSpeculator\.load_draft_model \(if [^;]*\) -> applied|: MTPSpeculator\.load_draft_model "
+                     r"\(if [^;]*\) -> applied", applied.message)
+
+
 @pytest.mark.parametrize("recipe", [BF16, FP8])
 def test_top_level_backend_reaches_target_and_draft(vllm_029, recipe):
     review = review_of(vllm_029, recipe)

@@ -174,3 +174,61 @@ def test_inherited_draft_row_shows_the_declared_default_through_a_field_referenc
     draft = next(k for k in result.knobs if k.key == "kv_cache_dtype" and k.scope == "draft")
     assert (draft.value, draft.status, draft.recipe_line) == ("auto", "applied", None)
     assert not any(k.key == "kv_cache_dtype" and k.scope == "target" for k in result.knobs)
+
+
+# -- dispatch alternatives: every feasible candidate is checked ---------------------------------
+
+def _alternatives():
+    from srcreview.overlays import materialize
+
+    return _tree(root=materialize(FIXTURES / "rules_spec_decode_alternatives"))
+
+
+def test_every_feasible_dispatch_candidate_is_checked_and_agreement_confirms():
+    by_rule = {f.rule: f for f in _review(tree=_alternatives()).findings}
+    ignored = by_rule["spec-draft-attention-backend-ignored"]
+    assert ignored.classification == "confirmed" and ignored.outcome == "not-applied"
+    symbols = {a.symbol for a in ignored.evidence}
+    assert {"MTPSpeculator.load_draft_model", "SharedKVSpeculator.load_draft_model", "load_eagle_model"} <= symbols
+    assert any("every feasible candidate of init_speculator was checked" in h.text for h in ignored.trace)
+    # the result holds whichever candidate runs: the dispatch conditions are not assumptions of it
+    assert not any("init_speculator returns" in a for a in ignored.assumptions)
+    assert "SharedKVSpeculator.load_draft_model" in ignored.message
+
+
+def test_disagreeing_dispatch_candidates_are_plausible_and_named():
+    text = RECIPE.replace('attention_backend = "TRITON_ATTN"', 'kv_cache_dtype = "bfloat16"')
+    result = review(parse_recipe(text, "recipes/demo.toml"), _alternatives())
+    applied = next(f for f in result.findings if f.rule == "spec-draft-kv-cache-dtype-applied")
+    assert applied.classification == "plausible" and "runtime-branch" in applied.tags
+    assert applied.outcome == "undecided"
+    assert "MTPSpeculator.load_draft_model (" in applied.message and ") -> applied" in applied.message
+    assert "SharedKVSpeculator.load_draft_model (" in applied.message and ") -> not-applied" in applied.message
+    assert _knobs(result)[("speculative_config.kv_cache_dtype", "draft")] == "undecided"
+    # the same recipe on the base tree (one candidate) is confirmed
+    base = review(parse_recipe(text, "recipes/demo.toml"), _tree())
+    assert next(f for f in base.findings if f.rule == "spec-draft-kv-cache-dtype-applied").classification == "confirmed"
+
+
+def test_a_container_rebuilt_with_the_targets_own_value_still_inherits():
+    text = RECIPE.replace('attention_backend = "TRITON_ATTN"\n', "").replace(
+        "max_num_seqs = 1", 'max_num_seqs = 1\nattention_backend = "TRITON_ATTN"')
+    result = review(parse_recipe(text, "recipes/demo.toml"), _alternatives())
+    reaches = next(f for f in result.findings if f.rule == "spec-attention-backend-reaches-draft")
+    assert reaches.classification == "confirmed"
+    assert any("attention_config is rebuilt with AttentionConfig.backend" in h.text for h in reaches.trace)
+
+
+def test_top_level_keys_are_bound_at_their_config_paths():
+    from srcreview.graph import config_bindings, key_paths
+    from srcreview.index import Index
+
+    index = Index(_tree())
+    paths = key_paths(index)
+    assert paths["kv_cache_dtype"].path == "cache_config.cache_dtype"
+    assert paths["attention_backend"].path == "attention_config.backend"
+    bound = config_bindings(index, {"attention_backend": "TRITON_ATTN", "kv_cache_dtype": "fp8"},
+                            gpu="NVIDIA GeForce RTX 5090")
+    assert bound["attention_config.backend"] == "TRITON_ATTN" and bound["cache_config.cache_dtype"] == "fp8"
+    assert bound["hardware.platform"] == "cuda"
+    assert "hardware.platform" not in config_bindings(index, {}, gpu="some accelerator")

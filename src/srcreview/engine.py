@@ -49,8 +49,9 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
 
     index = index if index is not None else Index(tree, cache_dir=cache_dir)
     rules = load_rules() if rules is None else rules
-    runner, incomplete = _runner(index, recipe)
-    ctx = CheckContext(index=index, tree=tree, recipe=recipe, bindings=dict(recipe.bindings), runner=runner)
+    bindings = _bindings(index, recipe)
+    runner, incomplete = _runner(index, recipe, bindings)
+    ctx = CheckContext(index=index, tree=tree, recipe=recipe, bindings=bindings, runner=runner)
     ctx.template_values = _Values(ctx)
     knobs = _base_knobs(recipe)
     findings: list[Finding] = []
@@ -103,7 +104,18 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
 # runner, values, conditions
 
 
-def _runner(index, recipe) -> tuple[RunnerInfo, list[str]]:
+def _bindings(index, recipe) -> dict:
+    """The recipe's bindings in VllmConfig terms (srcreview.graph.config_bindings); the recipe's
+    own keys alone when the revision's engine-args builder cannot be read."""
+    from srcreview.graph import config_bindings
+
+    try:
+        return config_bindings(index, recipe.bindings, gpu=recipe.hardware.gpu)
+    except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):
+        return dict(recipe.bindings)
+
+
+def _runner(index, recipe, bindings) -> tuple[RunnerInfo, list[str]]:
     """The model runner under the recipe; only speculative-decoding verdicts depend on it."""
     from srcreview.graph import model_runner
 
@@ -111,7 +123,7 @@ def _runner(index, recipe) -> tuple[RunnerInfo, list[str]]:
         return RunnerInfo(reason="not evaluated: the recipe does not use speculative decoding"), []
 
     try:
-        decision = model_runner(index, recipe.bindings)
+        decision = model_runner(index, bindings)
     except ANALYSIS_ERRORS as exc:
         return RunnerInfo(reason=f"analysis unavailable: {type(exc).__name__}"), [
             "model runner: the analysis core could not evaluate VllmConfig.use_v2_model_runner"]
@@ -155,7 +167,15 @@ class _Values(dict):
 
 
 def default_of(ctx: CheckContext, key: str) -> Any:
-    """The declared default of an engine key at the revision (None when unknown or not literal)."""
+    """The declared default of an engine key at the revision (None when unknown or not literal,
+    or when a module it is declared in cannot be read)."""
+    try:
+        return _declared_default(ctx, key)
+    except SourceUnavailable:
+        return None
+
+
+def _declared_default(ctx: CheckContext, key: str) -> Any:
     from srcreview.checks._knobs import resolve_key
     from srcreview.index import UNKNOWN
 
@@ -258,7 +278,8 @@ def _run_check(rule: Rule, ctx: CheckContext, subject) -> tuple[CheckResult, str
         return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=("analysis-unavailable",), reason=reason), \
             f"{rule.id}: {reason}"
     except SourceUnavailable as exc:
-        return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=("source-unavailable",), reason=str(exc)), \
+        tag = getattr(exc, "tag", "source-unavailable")  # unparsable-source: a module the check needs
+        return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=(tag,), reason=str(exc)), \
             f"{rule.id}: {exc}"
     except DataError as exc:  # the index refuses an ambiguous symbol: undecided, never a guess
         return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=("ambiguous-symbol",), reason=str(exc)), ""
@@ -334,6 +355,7 @@ def _finding(rule: Rule, ctx: CheckContext, subject, result: CheckResult, downgr
         trace=tuple(recipe_hops) + result.trace,
         assumptions=tuple(sorted(set(assumptions))),
         missing_tests=result.missing_tests,
+        outcome=result.outcome,
     )
 
 
@@ -427,12 +449,17 @@ def run_example(rule: Rule, example, fixtures_root) -> list[str]:
     """Problems with one example (empty when the rule concludes what the example expects)."""
     from pathlib import Path
 
+    from srcreview.overlays import materialize
     from srcreview.revision import Revision
     from srcreview.source.base import DirectoryTree
 
     root = Path(fixtures_root) / example.fixture
     if not root.is_dir():
         return [f"fixture {example.fixture!r} does not exist"]
+    try:
+        root = materialize(root)  # a variant written as an overlay of a base fixture
+    except DataError as exc:
+        return [exc.message]
     tree = DirectoryTree(root, Revision(requested="fixture", sha=FIXTURE_SHA), provider="fixture")
     result, applied = run_rules(example_recipe(rule, example), tree, rules=(rule,))
     problems = []

@@ -161,10 +161,14 @@ def explain(review: Review, finding: Finding, rule=None, tree=None, *, context: 
 
 
 def _rule_reason(rule, finding: Finding) -> RuleReason:
-    outcomes = tuple(sorted(o for o, c in rule.verdict.items() if c == finding.classification))
-    downgraded = finding.classification == "plausible" and "runner-undecided" in finding.tags
-    if downgraded:
-        outcomes = tuple(sorted(o for o, c in rule.verdict.items() if c != "none"))
+    if finding.outcome:  # the check outcome the engine recorded: nothing to infer
+        outcomes = (finding.outcome,)
+        downgraded = rule.verdict.get(finding.outcome) not in (None, finding.classification)
+    else:  # a review saved before findings carried their outcome: infer it from the verdict
+        outcomes = tuple(sorted(o for o, c in rule.verdict.items() if c == finding.classification))
+        downgraded = finding.classification == "plausible" and "runner-undecided" in finding.tags
+        if downgraded:
+            outcomes = tuple(sorted(o for o, c in rule.verdict.items() if c != "none"))
     return RuleReason(downgraded=downgraded, id=rule.id, claim=rule.claim, severity=rule.severity,
                       check_kind=rule.check.kind,
                       verdict=dict(sorted(rule.verdict.items())), outcomes=outcomes, what=rule.doc.what,

@@ -85,6 +85,7 @@ class Finding(_Frozen):
     trace: tuple[Hop, ...] = ()
     assumptions: tuple[str, ...] = ()
     missing_tests: tuple[str, ...] = ()
+    outcome: str = Field("", description="the check outcome the rule's verdict mapped to this finding")
     waiver: WaiverNote | None = Field(None, description="set by the gate when a waiver accepts this finding")
     baseline: BaselineStatus | None = Field(None, description="set by the gate when run with --baseline")
 

@@ -284,7 +284,16 @@ class KeyLines:
     def __init__(self, text: str):
         self._lines: dict[tuple[str, ...], int] = {}
         table: tuple[str, ...] = ()
+        open_string = None  # the delimiter of a multi-line string the scan is inside
         for number, line in enumerate(text.splitlines(), start=1):
+            if open_string is not None:  # a line of a multi-line string value is text, not a key
+                if line.count(open_string) % 2:
+                    open_string = None
+                continue
+            for delimiter in ('"""', "'''"):
+                if line.count(delimiter) % 2:
+                    open_string = delimiter
+                    break
             header = self._HEADER.match(line)
             if header and not line.lstrip().startswith("[["):
                 table = self._split(header.group(1))

@@ -37,6 +37,7 @@ class Entry:
     hops: tuple[Hop, ...]  # how the entry was reached (the dispatch), for the trace
     evidence: tuple[Anchor, ...]
     assumptions: tuple[str, ...] = ()
+    condition: str = ""  # when the dispatch returns this candidate ("" when the recipe decides it)
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,45 @@ class Entries:
     missing: tuple[str, ...] = ()
     undecided: str = ""  # why no entry could be settled
     tags: tuple[str, ...] = ()
+    dispatch: str = ""  # the dispatcher, when the entries are its feasible candidates
+
+
+@dataclass(frozen=True)
+class Combined:
+    """The outcome of a check over every feasible entry, and how it was reached."""
+
+    outcome: str
+    hops: tuple[Hop, ...] = ()
+    tags: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    reason: str = ""
+
+
+def entries_text(entries: Entries) -> str:
+    """The entries as a message names them: one, or each candidate of an open dispatch."""
+    names = [short(e.symbol.qualname) for e in entries.entries]
+    if len(names) > 1 and entries.dispatch:
+        return f"each of {', '.join(names)}: every class {entries.dispatch} may return under the recipe"
+    return ", ".join(names)
+
+
+def combine(entries: Entries, outcomes: list[str], undecided: str = "undecided") -> Combined:
+    """One outcome for all the feasible candidates of a dispatch: when they agree, it holds
+    whichever the run time picks (their conditions are not assumptions of the result); when
+    they disagree, it is `undecided`, tagged runtime-branch, naming each candidate's outcome."""
+    names = [short(e.symbol.qualname) for e in entries.entries]
+    if len(set(outcomes)) == 1:
+        if len(outcomes) > 1:
+            text = (f"every feasible candidate of {entries.dispatch} was checked ({', '.join(names)}): "
+                    f"each gives {outcomes[0]}")
+            return Combined(outcomes[0], hops=(Hop(kind="note", text=text),))
+        return Combined(outcomes[0], assumptions=tuple(a for e in entries.entries for a in e.assumptions))
+    parts = [f"{name} ({e.condition or 'the recipe selects it'}) -> {o}"
+             for name, e, o in zip(names, entries.entries, outcomes)]
+    where = f"the feasible candidates of {entries.dispatch}" if entries.dispatch else "the feasible entries"
+    reason = f"{where} disagree: " + "; ".join(parts)
+    return Combined(undecided, hops=(Hop(kind="note", text=reason),), tags=("runtime-branch",),
+                    assumptions=tuple(a for e in entries.entries for a in e.assumptions), reason=reason)
 
 
 def find_one(index, suffix: str, kind: str = "function"):
@@ -54,8 +94,12 @@ def find_one(index, suffix: str, kind: str = "function"):
     if not found and kind == "function" and "." in suffix:
         # a method the class inherits: `EagleProposer._get_model` defined on a base class
         cls, _, method = suffix.rpartition(".")
+        from srcreview.index import UnreadableSource
+
         try:
             info = index.class_info(cls)
+        except UnreadableSource:
+            raise  # the class may be there: the question stays open
         except Exception:  # noqa: BLE001 - an ambiguous class name: not found here
             info = None
         inherited = info.methods.get(method) if info is not None else None
@@ -94,29 +138,46 @@ def resolve_entries(ctx: CheckContext, params: EntryParams) -> Entries:
         return Entries(undecided=f"{params.dispatch} returns no candidate under the recipe", tags=("runtime-branch",))
     entries = []
     missing = []
-    for candidate in dispatch.chosen:
+    for candidate in _feasible(index, dispatch):
         info = index.class_info(candidate.symbol)
         method = info.methods.get(params.method) if info is not None else None
         if method is None:
             missing.append(f"{short(candidate.symbol)}.{params.method}")
             continue
         cls = short(candidate.symbol)
-        class_anchor = ctx.symbol_anchor(info.symbol, f"{cls}: the class {params.dispatch} returns under the recipe")
+        class_anchor = ctx.symbol_anchor(info.symbol, f"{cls}: a class {params.dispatch} returns under the recipe")
         dispatch_anchor = _return_anchor(ctx, dispatcher, cls.split(".")[-1]) or class_anchor
         method_anchor = ctx.symbol_anchor(method, f"entry: {cls}.{params.method}")
         hops = (Hop(kind="branch", text=f"{params.dispatch} -> {cls}", anchor=dispatch_anchor),
                 Hop(kind="call", text=f"{cls}.{params.method}", anchor=method_anchor))
+        conditions = [f"{' '.join(a.text.split())} {'true' if a.taken else 'false'}"
+                      for a in candidate.assumptions if a.taken is not None]
         assumptions = tuple(sorted({f"{params.dispatch} returns {cls} only if `{' '.join(a.text.split())}` takes the "
                                     f"branch that leads there; undecided under the recipe"
                                     + (f" ({a.reason})" if a.reason else "") for a in candidate.assumptions}))
         evidence = tuple(dict.fromkeys((dispatch_anchor, class_anchor, method_anchor)))
-        entries.append(Entry(method, hops, evidence, assumptions))
+        entries.append(Entry(method, hops, evidence, assumptions,
+                             condition=("if " + " and ".join(conditions)) if conditions else ""))
     if missing and not entries:
         return Entries(missing=tuple(missing))
     if missing:
         return Entries(undecided=f"dispatched classes without {params.method}: {', '.join(missing)}",
                        tags=("unresolved-call",))
-    return Entries(entries=tuple(entries))
+    return Entries(entries=tuple(entries), dispatch=params.dispatch)
+
+
+def _feasible(index, dispatch):
+    """Every candidate the dispatch may return under the recipe: the one it returns when every
+    undecided condition is false first, then the others (canonical class names)."""
+    out, seen = [], set()
+    for candidate in (*dispatch.chosen, *sorted(dispatch.alternatives, key=lambda c: c.symbol)):
+        symbol = index.resolve(candidate.symbol)
+        qualname = symbol.qualname if symbol is not None and symbol.kind == "class" else candidate.symbol
+        if qualname not in seen:
+            seen.add(qualname)
+            out.append(candidate if qualname == candidate.symbol else
+                       type(candidate)(qualname, candidate.anchor, candidate.assumptions))
+    return out
 
 
 def _return_anchor(ctx: CheckContext, dispatcher, cls_name: str) -> Anchor | None:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._backend import backend_class
 from srcreview.checks._common import find_one
-from srcreview.checks._gate_eval import platform_of
-from srcreview.checks._ir import UNDECIDED, call_name, iter_calls, walk_statements
+from srcreview.checks._ir import call_name, iter_calls, walk_statements
 from srcreview.findings import Hop
+from srcreview.graph.bindings import PLATFORM_KEY
 from srcreview.rules import fill
 
 OUTCOMES = ("admits", "rejects", "undecided")
@@ -83,88 +83,61 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     gating = _gating_lines(ctx, fn, params.gate_words) if fn is not None else []
     evidence += gating
     try:
-        graph_result, graph_assumptions, graph_evidence = _graph_verdict(index, gate, fn, ctx, args, params)
+        result, assumptions, more, branches, platform = _verdict(index, gate, ctx, args, params)
     except ANALYSIS_ERRORS as exc:
-        graph_result, graph_assumptions, graph_evidence = "undecided", set(), []
-        hops.append(Hop(kind="note", text=f"call graph evaluator unavailable: {type(exc).__name__}"))
-    own_result, decisions, own_evidence = _own_verdict(ctx, fn, args, params) if fn is not None else ("undecided", {}, [])
+        result, assumptions, more, branches, platform = "undecided", set(), [], {}, False
+        hops.append(Hop(kind="note", text=f"the evaluator is unavailable: {type(exc).__name__}"))
     for anchor in gating:
-        seen = decisions.get(anchor.start_line)
+        seen = branches.get(anchor.start_line)
         if seen:
-            shown = "/".join(sorted("undecided" if v is UNDECIDED else str(bool(v)) for v in seen))
+            shown = "/".join(sorted("undecided" if v is None else str(bool(v)) for v in seen))
             evidence[evidence.index(anchor)] = anchor.model_copy(update={"role": f"{anchor.role} -> {shown} under the recipe"})
-    evidence += own_evidence if own_result != "undecided" else graph_evidence
-    assumptions = tuple(sorted(graph_assumptions))
+    evidence += more
     details = {"gate": name, "args": ", ".join(f"{k}={v}" for k, v in sorted(args.items())),
                "capability": values.get("hardware.compute_capability")}
     tags: set[str] = set()
-    decided = {r for r in (graph_result, own_result) if r != "undecided"}
-    if len(decided) == 1:
-        result = decided.pop()
-        if graph_result == "undecided":
-            assumptions = ()
-        if own_result == result and platform_of(ctx.recipe) == "cuda":
-            assumptions = (*assumptions, "CUDA platform (the recipe names an NVIDIA GPU)")
-    else:
-        result = "undecided"
-        tags.add("runtime-branch" if not decided else "evaluators-disagree")
-    hops.append(Hop(kind="note", text=f"{name} under the recipe: {result} (call graph evaluator: {graph_result}; "
-                    f"gate evaluator: {own_result})"))
+    assumptions = set(assumptions)
+    if result == "undecided":
+        tags.add("runtime-branch")
+    elif platform and ctx.bindings.get(PLATFORM_KEY) == "cuda":
+        assumptions.add("CUDA platform (the recipe names an NVIDIA GPU)")
+    hops.append(Hop(kind="note", text=f"{name} under the recipe: {result}"))
     return CheckResult(result, evidence=_dedupe(evidence), trace=tuple(hops), tags=tuple(sorted(tags)),
-                       assumptions=assumptions, details=details, symbols=(name,),
+                       assumptions=tuple(sorted(assumptions)), details=details, symbols=(name,),
                        reason="" if result != "undecided" else f"{name} cannot be decided under the recipe")
 
 
-def _graph_verdict(index, gate, fn, ctx, args, params):
-    """The call-graph evaluator's verdict (srcreview.graph.evaluate_function)."""
+def _verdict(index, gate, ctx, args, params):
+    """The gate's verdict from the safe evaluator (srcreview.graph.evaluate_function), the
+    conditions it left undecided, the decisive anchors and the value of each branch it saw."""
     from srcreview.graph import evaluate_function
 
     outcome = evaluate_function(index, gate.qualname, ctx.bindings, args=args)
     texts = {a.text for a in outcome.assumptions}
+    branches: dict[int, set] = {}
+    for line, value in outcome.branches:
+        branches.setdefault(line, set()).add(value)
     if params.mode == "returns":
         evidence = [r.model_copy(update={"symbol": "return",
                                          "role": f"a return of {short(gate.qualname)} reachable under the recipe"})
                     for r in outcome.returns]
         if outcome.decided and isinstance(outcome.value, bool):
-            return ("admits" if outcome.value == params.admit else "rejects"), texts, evidence
-        return "undecided", texts, evidence
+            return ("admits" if outcome.value == params.admit else "rejects"), (), evidence, branches, outcome.platform
+        return "undecided", texts, evidence, branches, outcome.platform
+    fn = index.function(gate.qualname)
     blocks = _blocks(fn, params.gate_words)
-    reached = [s for s in outcome.raises if any(lo <= s.anchor.start_line <= hi for lo, hi in blocks)]
-    if not reached:
-        return "admits", texts, []
-    return ("rejects" if outcome.decided else "undecided"), texts, []
 
+    def gated(sites):
+        return [s for s in sites if any(lo <= s.anchor.start_line <= hi for lo, hi in blocks)]
 
-def _own_verdict(ctx, fn, args, params):
-    """The gate evaluator's verdict (srcreview.checks._gate_eval), with the branch values it saw."""
-    from srcreview.checks._gate_eval import GateEvaluator, bind_args, platform_of
-
-    evaluator = GateEvaluator(ctx.recipe.hardware.capability, platform_of(ctx.recipe))
-    terminals = evaluator.run(fn.facts.body, bind_args(fn.facts, args))
-    decisions: dict[int, set] = {}
-    for term in terminals:
-        for line, _text, value in term.decisions:
-            decisions.setdefault(line, set()).add(value)
-    path = fn.symbol.path
-    if params.mode == "returns":
-        if any(t.kind == "raise" for t in terminals):
-            return "undecided", decisions, []
-        results = {t.value if t.kind == "return" else None for t in terminals}
-        evidence = [ctx.anchor(path, t.line, t.end_line, "return", f"returns {t.value} under the recipe")
-                    for t in terminals if t.kind == "return" and t.value is not UNDECIDED]
-        if len(results) == 1 and isinstance(next(iter(results)), bool):
-            value = next(iter(results))
-            return ("admits" if value == params.admit else "rejects"), decisions, evidence
-        return "undecided", decisions, evidence
-    blocks = _blocks(fn, params.gate_words)
-    gated = [t for t in terminals if t.kind == "raise" and any(lo <= t.line <= hi for lo, hi in blocks)]
-    evidence = [ctx.anchor(path, t.line, t.end_line, "raise", "guarded raise reached under the recipe")
-                for t in gated if t.certain]
-    if not gated:
-        return "admits", decisions, []
-    if any(t.certain for t in gated):
-        return "rejects", decisions, evidence
-    return "undecided", decisions, evidence
+    if not gated(outcome.raises):
+        return "admits", (), [], branches, outcome.platform
+    certain = gated(outcome.certain_raises)
+    if certain:
+        return "rejects", (), [s.anchor.model_copy(update={"symbol": "raise",
+                                                            "role": "guarded raise reached under the recipe"})
+                               for s in certain], branches, outcome.platform
+    return "undecided", texts, [], branches, outcome.platform
 
 
 def _typed(text: str):

@@ -13,6 +13,8 @@ from srcreview.checks import CheckContext, CheckResult, short, stale
 from srcreview.checks._common import (
     EntryParams,
     class_info,
+    combine,
+    entries_text,
     field_anchor,
     find_one,
     resolve_entries,
@@ -64,7 +66,6 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
                                                     max_depth=params.max_depth))
         evidence += entry.evidence
         hops += entry.hops
-        assumptions.update(entry.assumptions)
         if not t.found_sink or not t.paths:
             outcomes.append("undecided")
             tags.add("unresolved-call")
@@ -76,7 +77,8 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
                 "symbol": short(hop.symbol).split(".")[-1], "role": f"calls {short(hop.symbol)}"})
             evidence.append(anchor)
             hops.append(Hop(kind="sink" if hop is path[-1] else "call", text=f"-> {short(hop.symbol)}", anchor=anchor))
-        symbols += [short(h.symbol) for h in path]
+        if entry is entries.entries[0]:  # the fingerprint names the path of the candidate the recipe selects
+            symbols += [short(h.symbol) for h in path]
         caller = index.function(path[-2].symbol) if len(path) >= 2 else None
         if caller is None:
             outcomes.append("undecided")
@@ -89,13 +91,16 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         tags.update(tg)
         if why:
             reasons.append(why)
-    outcome = outcomes[0] if len(set(outcomes)) == 1 else "undecided"
-    if len(set(outcomes)) > 1:
-        tags.add("runtime-branch")
-        reasons.append("the feasible entries disagree")
+    combined = combine(entries, outcomes)
+    outcome = combined.outcome
+    hops += combined.hops
+    tags.update(combined.tags)
+    assumptions.update(combined.assumptions)
+    if combined.reason:
+        reasons.append(combined.reason)
     evidence.append(field_anchor(ctx, declared, f"declares {params.field}", cls))
     details = {"field": params.field, "container": params.container, "sink": params.sink,
-               "entries": ", ".join(short(e.symbol.qualname) for e in entries.entries)}
+               "entries": entries_text(entries)}
     return CheckResult(outcome, evidence=_dedupe(evidence), trace=tuple(hops), tags=tuple(sorted(tags)),
                        assumptions=tuple(sorted(assumptions)), details=details,
                        symbols=(params.field, *dict.fromkeys(symbols)), reason="; ".join(reasons))
@@ -163,6 +168,8 @@ def _backward(ctx, params, info, name, before, evidence, hops, depth):
                 walk(inner, conditional or kind in ("for", "while"))
 
     walk(facts.body, False)
+    aliases = _aliases(facts.body)
+    keeps: list[str] = []  # origins the kept field values are read from
     current = name
     while True:
         prior = [a for a in assigns if a[1] == current and a[0][1] < before]
@@ -178,6 +185,17 @@ def _backward(ctx, params, info, name, before, evidence, hops, depth):
             evidence.append(ctx.anchor(path, stmt[1], stmt[2], "replace", role))
             hops.append(Hop(kind="note", text=role + (" (under an undecided branch)" if conditional else ""),
                             anchor=evidence[-1]))
+            kept = _keeps_field(params, value, aliases)
+            if params.container in keys and kept is not None:
+                # replace(cfg.attention_config, backend=<the target's own attention_config.backend>):
+                # a new container, the same value of the field, if it is read from the config the chain ends at
+                if kept != source:
+                    keeps.append(kept)
+                hops.append(Hop(kind="note", text=f"{params.container} is rebuilt with {params.field} = "
+                                f"{kept}.{params.container}.{params.field.rsplit('.', 1)[-1]}: the value is kept",
+                                anchor=evidence[-1]))
+                current = source
+                continue
             if params.container in keys:
                 if conditional:
                     return "undecided", f"{params.container} is replaced under an undecided branch", ("runtime-branch",)
@@ -209,10 +227,42 @@ def _backward(ctx, params, info, name, before, evidence, hops, depth):
         return "undecided", f"{current} is assigned from something the analysis does not follow", ("unresolved-call",)
     if current in {p.name for p in facts.params} or current.startswith("self."):
         origin = f"parameter {current}" if "." not in current else current
+        if any(k != current for k in keeps):
+            return "undecided", (f"{params.container} is rebuilt with {params.field} read from "
+                                 f"{', '.join(sorted(set(keeps)))}, not from {current}"), ("runtime-branch",)
         hops.append(Hop(kind="note", text=f"the config comes from {origin} of {short(info.qualname)} with "
                         f"{params.container} unchanged: {params.field} is inherited"))
         return "inherited", "", ()
     return "undecided", f"{current} is not traced back to a parameter or to self", ("runtime-branch",)
+
+
+def _keeps_field(params, value, aliases) -> str | None:
+    """For `replace(x, <container>=replace(y.<container>, <attr>=z.<container>.<attr>))`: z (the
+    config whose value of the field the new container keeps), or None when the value may change."""
+    attr = params.field.rsplit(".", 1)[-1]
+    inner = next((v for k, v in value[5] if k == params.container), None)
+    if inner is None or inner[0] != "call" or (call_name(inner) or "").split(".")[-1] != "replace" or not inner[4]:
+        return None
+    base = _expand(dotted(inner[4][0]), aliases)
+    if base is None or not base.endswith(f".{params.container}"):
+        return None
+    given = next((v for k, v in inner[5] if k == attr), None)
+    if any(k is None for k, _ in inner[5]):
+        return None  # **kwargs may set the field
+    if given is None:
+        return base[: -len(params.container) - 1]
+    source = _expand(dotted(given), aliases)
+    suffix = f".{params.container}.{attr}"
+    return source[: -len(suffix)] if source is not None and source.endswith(suffix) else None
+
+
+def _expand(name: str | None, aliases: dict[str, str]) -> str | None:
+    if name is None:
+        return None
+    head, _, rest = name.partition(".")
+    if head in aliases:
+        return aliases[head] + (f".{rest}" if rest else "")
+    return name
 
 
 def _mentions_target(stmt, name, assigns_of=None) -> bool:

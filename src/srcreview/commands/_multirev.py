@@ -56,7 +56,7 @@ class RevisionReviewer:
         from srcreview.engine import review
         from srcreview.index import Index
         from srcreview.revision import resolve_rev
-        from srcreview.source.cache import default_root
+        from srcreview.index.cache import default_cache_dir
         from srcreview.source.obtain import open_source
 
         if rev not in self._reviews:
@@ -65,7 +65,7 @@ class RevisionReviewer:
             self.on_step("fetch", label)
             tree = open_source(revision, source=self.source, provider=self.provider, progress=self.download)
             self.on_step("analyse", label)
-            index = Index(tree, cache_dir=default_root()[0] / "facts")
+            index = Index(tree, cache_dir=default_cache_dir())
             self._reviews[rev] = review(self.recipe, tree, rules=self.rules, index=index)
             self.on_step("done", label)
         return self._reviews[rev]

@@ -90,9 +90,9 @@ class _Sources:
     @staticmethod
     def index_for(tree):
         from srcreview.index import Index
-        from srcreview.source.cache import default_root
+        from srcreview.index.cache import default_cache_dir
 
-        return Index(tree, cache_dir=default_root()[0] / "facts")
+        return Index(tree, cache_dir=default_cache_dir())
 
 
 def render_json(report, incomplete: dict[str, str]) -> str:

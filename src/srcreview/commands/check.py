@@ -50,7 +50,7 @@ def review_recipes(args, recipes, rules):
     from srcreview.commands._common import rev_from_args, tree_from_args
     from srcreview.engine import review
     from srcreview.index import Index
-    from srcreview.source.cache import default_root
+    from srcreview.index.cache import default_cache_dir
 
     trees: dict[str, tuple[object, object]] = {}
     reviews = []
@@ -58,7 +58,7 @@ def review_recipes(args, recipes, rules):
         key = rev_from_args(args, recipe)
         if key not in trees:
             tree = tree_from_args(args, recipe, progress=sys.stderr.isatty())
-            trees[key] = (tree, Index(tree, cache_dir=default_root()[0]))
+            trees[key] = (tree, Index(tree, cache_dir=default_cache_dir()))
         tree, index = trees[key]
         reviews.append(review(recipe, tree, rules=rules, index=index))
     return reviews

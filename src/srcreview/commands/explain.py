@@ -105,8 +105,8 @@ def _fresh_review(args, recipe, rules):
     from srcreview.commands._common import tree_from_args
     from srcreview.engine import review
     from srcreview.index import Index
-    from srcreview.source.cache import default_root
+    from srcreview.index.cache import default_cache_dir
 
     tree = tree_from_args(args, recipe, progress=sys.stderr.isatty())
-    index = Index(tree, cache_dir=default_root()[0] / "facts")
+    index = Index(tree, cache_dir=default_cache_dir())
     return review(recipe, tree, rules=rules, index=index), tree

@@ -49,7 +49,7 @@ def run(args) -> int:
     from srcreview.commands._common import tree_from_args
     from srcreview.graph import field_reads, render_trace, trace
     from srcreview.index import Index
-    from srcreview.source.cache import default_root
+    from srcreview.index.cache import default_cache_dir
 
     if args.depth is not None and not 1 <= args.depth <= 20:
         raise UsageError("--depth: must be between 1 and 20")
@@ -62,8 +62,7 @@ def run(args) -> int:
         key, value = parse_setting(text)
         bindings[key] = value
     tree = tree_from_args(args)
-    root, _ = default_root()
-    index = Index(tree, cache_dir=root)
+    index = Index(tree, cache_dir=default_cache_dir())
     result = trace(index, args.entry, bindings, sink=args.sink, max_depth=args.depth)
     out = render_trace(result, args.format)
     if args.reads:

@@ -73,6 +73,13 @@ Public API (everything else in the package is internal):
         classmethods see the class they are named through (Triton...supports_kv_cache_dtype
         uses Triton's supported_kv_cache_dtypes). Used for capability gates and config properties.
 
+    config_bindings(index, recipe.bindings, gpu=recipe.hardware.gpu) -> dict
+        the bindings plus each top-level engine key at the VllmConfig path the revision's
+        EngineArgs.create_engine_config puts it (`kv_cache_dtype` -> `cache_config.cache_dtype`,
+        `attention_backend` -> `attention_config.backend`; through a normaliser only when the
+        evaluator decides its result), and `hardware.platform` ("cuda" for an NVIDIA GPU), which
+        decides current_platform.is_cuda() / is_rocm() / ... . key_paths(index) is the table.
+
 Bindings are taken as the run-time values: normalisation the engine applies to a setting
 after parsing it (e.g. in __post_init__) is not modelled.
 
@@ -98,10 +105,11 @@ from srcreview.graph.model import (
     Trace,
 )
 from srcreview.graph.api import evaluate_function, field_reads, model_runner, resolve_dispatch, trace
+from srcreview.graph.bindings import config_bindings, key_paths
 from srcreview.graph.render import render_trace
 
 __all__ = [
     "Assumption", "Candidate", "Dispatch", "FieldReads", "Hop", "Outcome", "Read", "RunnerDecision",
-    "Site", "Trace", "evaluate_function", "field_reads", "model_runner", "render_trace",
+    "Site", "Trace", "config_bindings", "evaluate_function", "key_paths", "field_reads", "model_runner", "render_trace",
     "resolve_dispatch", "trace",
 ]

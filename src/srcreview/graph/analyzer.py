@@ -40,6 +40,14 @@ MAX_UNION = 6
 ROOT_CONFIG = "VllmConfig"
 _BUILTIN_NAMES = frozenset(dir(builtins))
 _CAPABILITY_KEY = "hardware.compute_capability"
+_PLATFORM_KEY = "hardware.platform"  # srcreview.graph.bindings.PLATFORM_KEY
+_CAPABILITY_CALLS = ("get_device_capability", "has_device_capability", "is_device_capability",
+                     "is_device_capability_family")
+# platform predicate -> the platforms for which it is true (vllm/platforms/interface.py)
+_PLATFORM_PREDICATES = {
+    "is_cuda": ("cuda",), "is_cuda_alike": ("cuda", "rocm"), "is_rocm": ("rocm",), "is_xpu": ("xpu",),
+    "is_cpu": ("cpu",), "is_tpu": ("tpu",), "is_zen_cpu": (), "is_out_of_tree": (), "is_unspecified": (),
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -110,6 +118,7 @@ class RaiseEvent:
     end_line: int
     text: str
     conditions: tuple[Condition, ...]
+    in_loop: bool = False  # inside a loop body that may not run: reached only if it runs
 
 
 class _Stop(Exception):
@@ -144,6 +153,7 @@ class Frame:
         self.env_reads: dict[str, tuple[int, int]] = {}  # env vars the recipe does not set, read here or below -> line
         self.current: tuple[int, int] = (fn.start_line, fn.start_line) if fn is not None else (1, 1)
         self.kwargs_param = fn.kwargs_param if fn is not None else None
+        self.loops = 0  # depth of loop bodies being walked that may not run
         if fn is not None:
             self._bind_params(args or {})
 
@@ -230,12 +240,13 @@ class Frame:
         if kind == "raise":
             if s[3] is not None:
                 self.ev(s[3])
-            self.raises.append(RaiseEvent(s[1], s[2], ir_text(s[3]) if s[3] is not None else "raise", tuple(self.conds)))
+            self.raises.append(RaiseEvent(s[1], s[2], ir_text(s[3]) if s[3] is not None else "raise", tuple(self.conds),
+                                          self.loops > 0))
             return True
         if kind == "assert":
             truth, reason = self.truth(self.ev(s[3]))
             if truth is False:
-                self.raises.append(RaiseEvent(s[1], s[2], f"assert {s[4]}", tuple(self.conds)))
+                self.raises.append(RaiseEvent(s[1], s[2], f"assert {s[4]}", tuple(self.conds), self.loops > 0))
                 return True
             return False
         if kind == "for":
@@ -331,11 +342,22 @@ class Frame:
         saved = dict(self.env)
         certain = False
         if iterable is not None:
+            env_before = self.an.unset_env_reads
             it = self.force(self.ev(iterable))
             if target is not None:
-                self.bind(target, self.an.element_of(it, ir_text(iterable)))
+                if self.an.unset_env_reads > env_before:
+                    # items drawn from an env var the recipe does not set: not a table of names the
+                    # source fixes (a getattr with them is dynamic), whatever "unset" would give
+                    element = Unknown(f"element of {ir_text(iterable)}: depends on the environment")
+                else:
+                    element = self.an.element_of(it, ir_text(iterable))
+                self.bind(target, element)
             certain = isinstance(it, Const) and isinstance(it.value, (tuple, list, frozenset, set, dict)) and len(it.value) > 0
-        self.block(body)  # a return inside a loop body does not end the enclosing path
+        self.loops += 0 if certain else 1
+        try:
+            self.block(body)  # a return inside a loop body does not end the enclosing path
+        finally:
+            self.loops -= 0 if certain else 1
         self.block(orelse)
         self.env = self.env if certain else self.an.merge_envs([saved, self.env])
         return False
@@ -352,6 +374,15 @@ class Frame:
                 self.bind(elt, self.an.item_of(value, i, len(elts)))
         elif kind == "attr":
             self.ev(target[3])  # the receiver is read, the attribute is stored
+            if target[3][0] == "name":
+                # `self.x = <constant>` in this walk: a later `self.x` here reads it (keyed by the
+                # dotted text, which no local name can take, so branches merge it like a local)
+                key = f"{target[3][3]}.{target[4]}"
+                forced = self.force(value)
+                if isinstance(forced, Const):
+                    self.env[key] = forced
+                else:
+                    self.env.pop(key, None)
         elif kind == "subscript":
             self.ev(target[3])
             for sl in target[4]:
@@ -385,6 +416,10 @@ class Frame:
         if kind == "attr":
             receiver = self.ev(e[3])
             value = self.attr(receiver, e[4], e, record=True)
+            if e[3][0] == "name":
+                stored = self.env.get(f"{e[3][3]}.{e[4]}")
+                if isinstance(stored, Const):
+                    return stored
             if self.narrowed:
                 narrowed = self.narrowed.get(ir_text(e))
                 if narrowed is not None:
@@ -505,11 +540,15 @@ class Frame:
         func_expr, arg_exprs, kwarg_exprs = e[3], e[4], e[5]
         text = ir_text(e)
         # hardware capability questions are answered from the recipe, whatever object asks them
-        if func_expr[0] == "attr" and func_expr[4] in ("get_device_capability", "has_device_capability",
-                                                        "is_device_capability"):
+        if func_expr[0] == "attr" and func_expr[4] in _CAPABILITY_CALLS:
             self.ev(func_expr[3])
             args = [self.ev(a) for a in arg_exprs]
             return self.an.capability_call(func_expr[4], args)
+        # which platform: `current_platform.is_cuda()` is answered from the recipe's GPU vendor
+        if func_expr[0] == "attr" and func_expr[4] in _PLATFORM_PREDICATES and not arg_exprs \
+                and ir_text(func_expr[3]).split(".")[-1].endswith("platform"):
+            self.ev(func_expr[3])
+            return self.an.platform_call(func_expr[4])
         callee = self.ev(func_expr)
         if isinstance(callee, Builtin):
             return self.builtin_call(callee.name, arg_exprs, kwarg_exprs, e)
@@ -593,7 +632,12 @@ class Frame:
             truth, reason = self.truth(value)
             last = value
             if op == "and" and truth is False:
-                return value if unknown_reason is None else Unknown(unknown_reason)
+                if unknown_reason is None:
+                    return value
+                # `<unknown> and False` is falsy whichever the unknown is: decided for a test
+                # (its value is the unknown if that is falsy, so only a boolean False stands in)
+                forced = self.force(value)
+                return forced if isinstance(forced, Const) and forced.value is False else Unknown(unknown_reason)
             if op == "or" and truth is True:
                 return value if unknown_reason is None else Unknown(unknown_reason)
             if truth is None:
@@ -607,6 +651,12 @@ class Frame:
         keys = [self.force(self.ev(s)) for s in e[4]]
         if isinstance(value, External) and value.name in ("os.environ",) and keys and isinstance(keys[0], Const):
             return self.an.env_value(keys[0].value, None, self)
+        if isinstance(value, ClassRef) and len(keys) == 1 and isinstance(keys[0], Const) \
+                and isinstance(keys[0].value, str):
+            member = self.an.class_attr(value.qualname, keys[0].value)  # `SomeEnum[name]`
+            if isinstance(member, Const) and isinstance(member.value, EnumMember):
+                return member
+            return Unknown(ir_text(e))
         if isinstance(value, Const) and len(keys) == 1 and isinstance(keys[0], Const):
             try:
                 return Const(value.value[keys[0].value])
@@ -635,6 +685,9 @@ class Frame:
         return self.an.truth(value, self)
 
 
+_PLAIN_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "tuple": tuple, "list": list,
+                "dict": dict}
+
 _BINOPS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
     "%": operator.mod, "|": operator.or_, "&": operator.and_,
@@ -657,6 +710,8 @@ class Analyzer:
         self.bindings = dict(bindings)
         self._summaries: dict = {}
         self._returns: dict = {}
+        self.platform_calls = 0  # platform predicates answered from hardware.platform (an assumption)
+        self.unset_env_reads = 0  # env vars read as unset (an assumption), so far
         self._canon: dict[str, str | None] = {}
         self._instance_attr: dict = {}
         self._prefixes: dict[str, str] | None = None
@@ -717,10 +772,12 @@ class Analyzer:
                     pass
         key = (symbol.qualname, _value_key(self_obj), _args_key(bound))
         if key in self._returns:
-            value, env_reads = self._returns[key]
+            value, env_reads, platform = self._returns[key]
+            self.platform_calls += platform
             self._note_env(env_reads)
             return value
-        self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), ())
+        self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0)
+        platform_before = self.platform_calls
         self_cls = self_obj.cls if isinstance(self_obj, Obj) else None
         self.depth += 1
         try:
@@ -729,11 +786,12 @@ class Analyzer:
         finally:
             self.depth -= 1
         value = self.returns_of(frame, fn)
-        self._returns[key] = (value, tuple(sorted(frame.env_reads)))
+        self._returns[key] = (value, tuple(sorted(frame.env_reads)), int(self.platform_calls > platform_before))
         self._note_env(frame.env_reads)
         return value
 
     def _note_env(self, names) -> None:
+        self.unset_env_reads += len(tuple(names)) if not isinstance(names, dict) else len(names)
         for frame in self.stack:
             for name in names:
                 frame.env_reads.setdefault(name, frame.current)
@@ -973,8 +1031,12 @@ class Analyzer:
 
     def module_attr(self, module_name: str, name: str, frame: Frame):
         sub = f"{module_name}.{name}"
+        from srcreview.index import UnreadableSource
+
         try:
             module = self.index.module(module_name)
+        except UnreadableSource:
+            raise  # in the tree but unreadable: the question stays open, never "external"
         except Exception:  # noqa: BLE001 - SourceUnavailable: not in the tree
             return External(sub)
         if name in module.classes or name in module.functions or (
@@ -1259,6 +1321,13 @@ class Analyzer:
         self._note_env((name,))
         return self.force(default, frame) if default is not None else NONE
 
+    def platform_call(self, method: str):
+        platform = self.bindings.get(_PLATFORM_KEY)
+        if platform is None:
+            return Unknown(f"{method}(): the recipe names no GPU vendor")
+        self.platform_calls += 1
+        return Const(platform in _PLATFORM_PREDICATES[method])
+
     def capability_call(self, method: str, args):
         capability = self.bindings.get(_CAPABILITY_KEY)
         if capability is None:
@@ -1273,6 +1342,8 @@ class Analyzer:
             return Unknown(f"{method} of an unknown capability")
         value = wanted.value
         as_int = capability[0] * 10 + capability[1]
+        if method == "is_device_capability_family":
+            return Const(as_int // 10 == value // 10) if isinstance(value, int) else Unknown(method)
         if isinstance(value, int):
             return Const(as_int >= value if method == "has_device_capability" else as_int == value)
         if isinstance(value, tuple):
@@ -1314,6 +1385,9 @@ class Analyzer:
                     return Const(self.index.subclass_of(canonical, cls.qualname))
             if isinstance(obj, Const) and obj.value is None:
                 return Const(False)
+            if isinstance(obj, Const) and isinstance(cls, Builtin) and cls.name in _PLAIN_TYPES \
+                    and not isinstance(obj.value, EnumMember):
+                return Const(isinstance(obj.value, _PLAIN_TYPES[cls.name]))
             return Unknown(text)
         if name == "type" and len(values) == 1:
             obj = values[0]

@@ -523,6 +523,7 @@ def evaluate_function(index, function: str, bindings: dict, args: dict | None = 
     values = {k: (v if isinstance(v, (Obj, Const, Unknown)) else Const(v)) for k, v in (args or {}).items()}
     info = index.function_at(symbol)
     self_obj = Obj(cls=self_cls, nonnull=True, path=an.config_path_for(self_cls)) if self_cls else None
+    platform_before = an.platform_calls
     frame = Frame(an, info.module, info.facts, symbol, self_obj, values).run()
     truths = []
     for r in frame.returns:
@@ -535,5 +536,10 @@ def evaluate_function(index, function: str, bindings: dict, args: dict | None = 
     raises = tuple(Site("raise", r.text, symbol.qualname, _anchor(index, frame, r.line, r.end_line, "raise"))
                    for r in frame.raises)
     returns = tuple(_anchor(index, frame, r.line, r.end_line, "returns") for r in frame.returns)
+    certain = tuple(Site("raise", r.text, symbol.qualname, _anchor(index, frame, r.line, r.end_line, "raise"))
+                    for r in frame.raises if not r.conditions and not r.in_loop)
+    branches = sorted({(d.line, d.value) for d in frame.decisions} | {(c.line, None) for c in frame.assumptions},
+                      key=lambda b: (b[0], repr(b[1])))
     return Outcome(value=value, decided=decided, raises=raises, assumptions=tuple(_assumptions(index, frame)),
-                   returns=returns)
+                   returns=returns, certain_raises=certain, branches=tuple(branches),
+                   platform=an.platform_calls > platform_before)

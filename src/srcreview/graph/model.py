@@ -119,3 +119,6 @@ class Outcome:
     raises: tuple[Site, ...] = ()
     assumptions: tuple[Assumption, ...] = ()
     returns: tuple[Anchor, ...] = field(default=())
+    certain_raises: tuple[Site, ...] = ()  # raises reached on a path that assumes no undecided condition
+    branches: tuple[tuple[int, bool | None], ...] = ()  # (test line, value under the bindings; None: undecided)
+    platform: bool = False  # a platform predicate (is_cuda()...) was answered from hardware.platform

@@ -34,6 +34,12 @@ Usage (all names below are the public API; everything else in the package is int
     index.anchor(path, start, end, symbol="", role="") -> srcreview.findings.Anchor
     index.symbol_anchor(symbol, role="")          -> Anchor of a Symbol's whole definition
     index.parsed                                  -> paths parsed with libcst by this Index (cache misses)
+    index.unreadable                              -> {path: reason} of modules asked for that could not be read or parsed
+
+A module that cannot be read or parsed (a syntax libcst does not know, undecodable or NUL
+bytes, over MAX_PARSE_BYTES, a symlink leaving the tree) raises UnreadableSource (a
+SourceUnavailable carrying `path`, `reason` and a finding tag) from every call that needs
+its facts; the engine turns that into a plausible finding and an incomplete review.
 
 Module-level constants bound more than once or under an `if`/`try` keep their first site but
 carry no value (ConstantFact.reassigned / .guard): a value the import decides at run time is
@@ -56,9 +62,10 @@ from srcreview.index.facts import (
     ModuleFacts,
     Param,
 )
-from srcreview.index.index import ClassInfo, FunctionInfo, Index, Symbol
+from srcreview.index.index import MAX_PARSE_BYTES, ClassInfo, FunctionInfo, Index, Symbol, UnreadableSource
 
 __all__ = [
     "SCHEMA_VERSION", "UNKNOWN", "ClassFacts", "ClassInfo", "ConstantFact", "FieldFact",
-    "FunctionFacts", "FunctionInfo", "ImportFact", "Index", "ModuleFacts", "Param", "Symbol",
+    "FunctionFacts", "FunctionInfo", "ImportFact", "Index", "MAX_PARSE_BYTES", "ModuleFacts", "Param", "Symbol",
+    "UnreadableSource",
 ]

@@ -40,9 +40,23 @@ class _FactsUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"forbidden global {module}.{name}")
 
 
+def facts_dir(cache_root: Path) -> Path:
+    """Where the facts of a srcreview cache root live (`<root>/facts/v<schema>`)."""
+    return Path(cache_root) / "facts" / f"v{SCHEMA_VERSION}"
+
+
+def default_cache_dir() -> Path:
+    """The `cache_dir` to give Index for the user cache: the srcreview cache root itself (the
+    index puts its facts under facts_dir of it). Every command uses this one function, so no
+    caller nests a second `facts/` level."""
+    from srcreview.source.cache import default_root
+
+    return default_root()[0]
+
+
 class FactsCache:
     def __init__(self, root: Path):
-        self.root = Path(root) / "facts" / f"v{SCHEMA_VERSION}"
+        self.root = facts_dir(root)
 
     def _path(self, blob_id: str) -> Path:
         return self.root / blob_id[:2] / f"{blob_id}.pickle"

@@ -45,7 +45,10 @@ def extract(source: bytes, module: str, path: str, blob_id: str) -> ModuleFacts:
     with _no_gc():
         try:
             tree = cst.parse_module(source)
-        except (cst.ParserSyntaxError, RecursionError, UnicodeDecodeError) as exc:
+        # SyntaxError/LookupError: a missing or unknown encoding declaration; ValueError: bytes
+        # the tokenizer refuses
+        except (cst.ParserSyntaxError, RecursionError, SyntaxError, UnicodeDecodeError, LookupError,
+                ValueError) as exc:
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return ModuleFacts(module=module, path=path, blob_id=blob_id, parse_error=message[:MAX_TEXT])
         wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)

@@ -11,8 +11,20 @@ from srcreview.errors import DataError, SourceUnavailable
 from srcreview.index.facts import SCHEMA_VERSION, UNKNOWN, ClassFacts, ConstantFact, FieldFact, FunctionFacts, ModuleFacts
 
 MAX_RESOLVE_DEPTH = 12
+# Larger modules are not parsed (libcst needs about 1 s and 350 MB per MB of source): their
+# questions stay open. vLLM's largest module is about 0.35 MB.
+MAX_PARSE_BYTES = 2_000_000
 _ENUM_BASES = ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag")
 _GENERIC = re.compile(r"\[.*\]$", re.S)
+
+
+class UnreadableSource(SourceUnavailable):
+    """A module the analysis needs cannot be read or parsed: the question it serves stays
+    open (plausible, tagged), never answered as if the module were absent or empty."""
+
+    def __init__(self, path: str, reason: str, tag: str = "unparsable-source"):
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason, self.tag = path, reason, tag
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +94,14 @@ class Index:
         self._names: dict[str, list[str]] | None = None
         self._names_key = ""
         self.parsed: list[str] = []  # paths parsed with libcst in this run (the rest came from the cache)
+        self.unreadable: dict[str, str] = {}  # path -> why it could not be read or parsed (when asked)
 
     # -- files and modules -------------------------------------------------------------------
     def _all_files(self) -> set[str]:
         if self._files is None:
-            self._files = set(self.tree.files())
+            # in-tree symlinks are modules too (Python imports them); one leaving the tree is
+            # listed but never read (UnreadableSource when a question needs it)
+            self._files = set(self.tree.files()) | set(getattr(self.tree, "symlinks", list)())
         return self._files
 
     def module_path(self, module: str) -> str | None:
@@ -110,7 +125,11 @@ class Index:
     def _raw_text(self, path: str) -> bytes:
         data = self._raw.get(path)
         if data is None:
-            data = self.tree.read(path)
+            try:
+                data = self.tree.read(path)
+            except SourceUnavailable as exc:  # e.g. a symlink leaving the tree: no text to search
+                self.unreadable.setdefault(path, str(exc))
+                data = b""
             self._raw[path] = data
         return data
 
@@ -131,8 +150,13 @@ class Index:
         return sorted(p for p in self._all_files()
                       if p.endswith(".py") and (not prefix or p == prefix or p.startswith(prefix + "/")))
 
-    def module(self, name_or_path: str) -> ModuleFacts:
-        """Facts of a module by dotted name or tree path; SourceUnavailable if absent."""
+    def module(self, name_or_path: str, *, allow_unparsable: bool = False) -> ModuleFacts:
+        """Facts of a module by dotted name or tree path; SourceUnavailable if absent.
+
+        A module that cannot be read (a symlink leaving the tree) or parsed (a syntax libcst
+        does not know, undecodable bytes, over MAX_PARSE_BYTES) raises UnreadableSource, so the
+        question that needed it stays open; `allow_unparsable` returns its (empty) facts with
+        `parse_error` set instead, for callers that fall back to raw lines."""
         if name_or_path.endswith(".py"):
             path = name_or_path
             if path not in self._all_files():
@@ -144,19 +168,34 @@ class Index:
             if path is None:
                 raise SourceUnavailable(f"{module}: no such module at {self.tree.revision.label()}")
         facts = self._modules.get(path)
+        if facts is None:
+            facts = self._load(path, module)
+            self._modules[path] = facts
+        if facts.parse_error is not None and not allow_unparsable:
+            self.unreadable.setdefault(path, facts.parse_error)
+            raise UnreadableSource(path, f"does not parse ({facts.parse_error})")
+        return facts
+
+    def _load(self, path: str, module: str) -> ModuleFacts:
+        try:
+            blob = self.tree.blob_id(path)
+        except SourceUnavailable as exc:  # listed, but not readable (a symlink leaving the tree)
+            self.unreadable.setdefault(path, str(exc))
+            raise UnreadableSource(path, "cannot be read" + (f" ({exc})" if str(exc) else ""),
+                                   tag="unreadable-source") from None
+        facts = self._cache.load(blob, module, path) if self._cache is not None else None
         if facts is not None:
             return facts
-        blob = self.tree.blob_id(path)
-        if self._cache is not None:
-            facts = self._cache.load(blob, module, path)
-        if facts is None:
-            from srcreview.index.extract import extract
+        data = self._raw_text(path)
+        if len(data) > MAX_PARSE_BYTES:  # not parsed, not cached: the limit may change
+            return ModuleFacts(module=module, path=path, blob_id=blob,
+                               parse_error=f"{len(data)} bytes, over the {MAX_PARSE_BYTES}-byte parse limit")
+        from srcreview.index.extract import extract
 
-            facts = extract(self._raw_text(path), module, path, blob)
-            self.parsed.append(path)
-            if self._cache is not None:
-                self._cache.store(facts)
-        self._modules[path] = facts
+        facts = extract(data, module, path, blob)
+        self.parsed.append(path)
+        if self._cache is not None:
+            self._cache.store(facts)
         return facts
 
     def has_module(self, module: str) -> bool:
@@ -261,7 +300,11 @@ class Index:
         if dotted in self._resolved:
             return self._resolved[dotted]
         self._resolved[dotted] = None  # cycle guard
-        result = self._resolve(dotted, _depth)
+        try:
+            result = self._resolve(dotted, _depth)
+        except SourceUnavailable:  # an unreadable module on the way: not "absent" next time either
+            del self._resolved[dotted]
+            raise
         self._resolved[dotted] = result
         return result
 
@@ -361,6 +404,13 @@ class Index:
         if symbol.qualname in self._class_infos:
             return self._class_infos[symbol.qualname]
         self._class_infos[symbol.qualname] = None  # cycle guard while computing the MRO
+        try:
+            return self._build_class_info(symbol)
+        except SourceUnavailable:  # an unreadable base module: not "absent" next time either
+            del self._class_infos[symbol.qualname]
+            raise
+
+    def _build_class_info(self, symbol: Symbol) -> ClassInfo:
         facts = self.module(symbol.module).classes[symbol.local]
         linearization = self._linearize(symbol, facts)
         fields: dict[str, FieldFact] = {}

@@ -118,7 +118,8 @@ class DirectoryTree(SourceTree):
     def read(self, path: str) -> bytes:
         target = self._path(path)
         try:
-            if target.is_symlink() and not target.resolve().is_relative_to(self.root.resolve()):
+            # also through a symlinked directory on the way (`vllm/linked_dir/x.py`)
+            if not target.resolve().is_relative_to(self.root.resolve()):
                 raise SourceUnavailable(f"{path}: symlink leaves the source tree")
             return target.read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
@@ -131,6 +132,19 @@ class DirectoryTree(SourceTree):
             return self._path(path).is_file()
         except SourceUnavailable:
             return False
+
+    def symlinks(self) -> list[str]:
+        """Sorted tree-relative paths of symlinks to files (not in `files()`); `read` follows
+        those that stay inside the tree and refuses the others."""
+        found = []
+        root = str(self.root)
+        for dirpath, dirnames, filenames in os.walk(root):
+            rel = os.path.relpath(dirpath, root)
+            for name in filenames + dirnames:
+                full = os.path.join(dirpath, name)
+                if os.path.islink(full) and not os.path.isdir(full):
+                    found.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
+        return sorted(found)
 
     def files(self, prefix: str = "") -> list[str]:
         if self._listing is None:

@@ -232,3 +232,19 @@ def test_top_level_keys_are_bound_at_their_config_paths():
     assert bound["attention_config.backend"] == "TRITON_ATTN" and bound["cache_config.cache_dtype"] == "fp8"
     assert bound["hardware.platform"] == "cuda"
     assert "hardware.platform" not in config_bindings(index, {}, gpu="some accelerator")
+
+
+def test_findings_carry_the_check_outcome_and_explain_uses_it():
+    from srcreview.explain import explain
+    from srcreview.rules import load_rules
+
+    result = _review()
+    rules = {r.id: r for r in load_rules()}
+    for finding in result.findings:
+        rule = rules[finding.rule]
+        assert rule.verdict[finding.outcome] == finding.classification  # no runner downgrade here
+        reason = explain(result, finding, rule).rule
+        assert reason.outcomes == (finding.outcome,) and reason.downgraded is False
+    # a saved review from before the field existed still explains (inferred from the verdict)
+    old = result.findings[0].model_copy(update={"outcome": ""})
+    assert explain(result, old, rules[old.rule]).rule.outcomes

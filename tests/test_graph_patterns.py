@@ -314,3 +314,27 @@ def test_falling_off_the_end_returns_none():
     assert evaluate_function(index, "maybe_true", {}, {"flag": 1}).value is True
     closed = evaluate_function(index, "maybe_true", {}, {"flag": 0})
     assert (closed.value, closed.decided) == (None, True)
+
+
+def test_platform_and_capability_family_are_recipe_bindings():
+    """current_platform.is_cuda() and is_device_capability_family() are answered by the core
+    evaluator from `hardware.platform` / `hardware.compute_capability`, nothing else."""
+    from srcreview.graph import evaluate_function
+
+    index = Index(DirectoryTree(FIXTURES / "rules_spec_decode", Revision(requested="fixture", sha=SHA)))
+    path = "vllm/v1/attention/backends/triton_attn.py"
+    gate = "TritonAttentionImpl.__init__"
+    old = evaluate_function(index, gate, {"hardware.compute_capability": (8, 0), "hardware.platform": "cuda"},
+                            {"kv_cache_dtype": "fp8"})
+    assert old.platform and [s.anchor.path for s in old.certain_raises] == [path]
+    assert "FP8" in old.certain_raises[0].text
+    new = evaluate_function(index, gate, {"hardware.compute_capability": (12, 0), "hardware.platform": "cuda"},
+                            {"kv_cache_dtype": "fp8"})
+    assert not any("FP8" in s.text for s in new.raises)
+    vendor_unknown = evaluate_function(index, gate, {"hardware.compute_capability": (8, 0)}, {"kv_cache_dtype": "fp8"})
+    assert not vendor_unknown.platform and not any("FP8" in s.text for s in vendor_unknown.certain_raises)
+    family = {cap: evaluate_function(index, "flash_attn_supports_kv_cache_dtype",
+                                     {"hardware.compute_capability": cap, "hardware.platform": "cuda"},
+                                     {"kv_cache_dtype": "fp8"}) for cap in ((12, 0), (9, 0))}
+    assert (family[(12, 0)].value, family[(12, 0)].decided) == (False, True)  # 12.x is in neither FP8 family
+    assert family[(9, 0)].decided is False  # 9.x: depends on the flash-attn version, known only at run time

@@ -102,3 +102,22 @@ def test_name_prefilter_is_cached_and_a_corrupt_entry_is_rebuilt(tmp_path):
     assert [s.qualname for s in again.find("MTPProposer")] == ["vllm.spec.mtp.MTPProposer"]
     assert again.definition_names().get("DraftProposer") == ["vllm/spec/base.py"]  # runner.py only imports it
     assert "nothing_by_that_name" not in again.definition_names()
+
+
+def test_commands_give_the_index_the_cache_root_through_one_function():
+    """`facts/` is added once, by the index (facts_dir): no caller passes `<root>/facts`."""
+    import re
+
+    from srcreview.index.cache import default_cache_dir, facts_dir
+    from srcreview.source.cache import default_root
+
+    assert default_cache_dir() == default_root()[0]
+    assert facts_dir(Path("root")) == Path("root") / "facts" / f"v{SCHEMA_VERSION}"
+    src = Path(__file__).resolve().parent.parent / "src" / "srcreview"
+    for path in sorted(src.rglob("*.py")):
+        text = path.read_text()
+        for call in re.findall(r"Index\([^\n]*?cache_dir=([A-Za-z_.]+(?:\(\))?)", text):
+            # the user cache through the one function, or a cache root handed through (engine.review)
+            assert call in ("default_cache_dir()", "cache_dir", "None"), f"{path.name}: Index(cache_dir={call})"
+        if path.name != "cache.py" or path.parent.name != "index":
+            assert '"facts"' not in text, f"{path.name} builds a facts path itself"

@@ -42,7 +42,8 @@ Public API (everything else in the package is internal):
         reads   tuple of Read(field, function, kind, anchor, text, line); kind is "direct"
                 (x.f with x typed as the class), "alias" (x came from an assignment),
                 "getattr-literal" (getattr(x, "f")), "getattr-table" (getattr(x, name) with
-                name drawn from a module-level constant table)
+                name drawn from a module-level constant table; names drawn from an env var the
+                recipe does not set are "dynamic-getattr", whatever "unset" would give)
         dynamic tuple of Site: access that may touch the field without naming it statically:
                 "dynamic-getattr" (getattr with a run-time name), "kwargs-forward", "dunder-dict"
                 (__dict__ / vars()), "unresolved-call" (an unresolved or out-of-tree call that
@@ -72,6 +73,10 @@ Public API (everything else in the package is internal):
         raises), raises (Sites of reachable raise statements), assumptions, returns (anchors).
         classmethods see the class they are named through (Triton...supports_kv_cache_dtype
         uses Triton's supported_kv_cache_dtypes). Used for capability gates and config properties.
+        Also: certain_raises (raises reached with no undecided condition on the path, outside
+        loops that may not run), branches ((test line, True/False/None) for the function's own
+        if-tests) and platform (whether current_platform.is_cuda()... was answered from
+        `hardware.platform`: the claim then assumes that platform).
 
     config_bindings(index, recipe.bindings, gpu=recipe.hardware.gpu) -> dict
         the bindings plus each top-level engine key at the VllmConfig path the revision's

@@ -145,8 +145,9 @@ def resolve_entries(ctx: CheckContext, params: EntryParams) -> Entries:
             missing.append(f"{short(candidate.symbol)}.{params.method}")
             continue
         cls = short(candidate.symbol)
-        class_anchor = ctx.symbol_anchor(info.symbol, f"{cls}: a class {params.dispatch} returns under the recipe")
-        dispatch_anchor = _return_anchor(ctx, dispatcher, cls.split(".")[-1]) or class_anchor
+        returns = "returns" if not candidate.assumptions else "may return"
+        class_anchor = ctx.symbol_anchor(info.symbol, f"{cls} (a class {params.dispatch} {returns} under the recipe)")
+        dispatch_anchor = _return_anchor(ctx, dispatcher, cls.split(".")[-1], returns) or class_anchor
         method_anchor = ctx.symbol_anchor(method, f"entry: {cls}.{params.method}")
         hops = (Hop(kind="branch", text=f"{params.dispatch} -> {cls}", anchor=dispatch_anchor),
                 Hop(kind="call", text=f"{cls}.{params.method}", anchor=method_anchor))
@@ -180,8 +181,9 @@ def _feasible(index, dispatch):
     return out
 
 
-def _return_anchor(ctx: CheckContext, dispatcher, cls_name: str) -> Anchor | None:
-    """The dispatcher's `return Cls(...)` line for the chosen class."""
+def _return_anchor(ctx: CheckContext, dispatcher, cls_name: str, returns: str) -> Anchor | None:
+    """The dispatcher's `return Cls(...)` line for a candidate class; `returns` says whether the
+    recipe decides that branch ("returns") or leaves it open ("may return")."""
     from srcreview.checks._ir import call_name, walk_statements
 
     fn = ctx.index.function(dispatcher.qualname)
@@ -191,7 +193,7 @@ def _return_anchor(ctx: CheckContext, dispatcher, cls_name: str) -> Anchor | Non
         if stmt[0] == "return" and stmt[3] is not None and stmt[3][0] == "call" \
                 and (call_name(stmt[3]) or "").split(".")[-1] == cls_name:
             return ctx.anchor(dispatcher.path, stmt[1], stmt[2], cls_name,
-                              f"{short(dispatcher.qualname)} returns {cls_name} under the recipe")
+                              f"{short(dispatcher.qualname)} {returns} {cls_name} under the recipe")
     return None
 
 

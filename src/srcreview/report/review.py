@@ -184,9 +184,19 @@ def _source_urls(reviews) -> list[dict]:
             anchors += list(k.evidence)
         for a in anchors:
             if a.url not in seen and a.role:
-                seen[a.url] = a.role
+                seen[a.url] = _purpose(a)
     items = sorted(seen.items(), key=lambda kv: kv[0])[:MAX_SOURCE_URLS]
     return [{"url": url, "purpose": purpose} for url, purpose in items]
+
+
+def _purpose(anchor) -> str:
+    """The anchor's role, naming its symbol when the role does not: a purpose a reader (or
+    `srcreview audit`) can check against the anchored lines."""
+    parts = anchor.symbol.split(".") if anchor.symbol else []
+    if not parts or parts[-1] in anchor.role:
+        return anchor.role
+    named = ".".join(parts[-2:]) if len(parts) > 1 and parts[-2][:1].isupper() else parts[-1]
+    return f"{named}: {anchor.role}"
 
 
 def _probe(finding, rule, review) -> dict | None:

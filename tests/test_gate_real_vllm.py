@@ -11,7 +11,6 @@ cache, so `check` (provider auto, at each recipe's pin) finds it there.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -31,18 +30,7 @@ FP8 = "examples/thinkingcap-awq-vllm029-5090-16k-mtp3-triton-fp8.toml"
 SHA = "98dff2a81d747d1dba01a47f939f48c3526d4206"
 
 
-def _check_is_gated() -> bool:
-    if importlib.util.find_spec("srcreview.engine") is None:
-        return False
-    from srcreview.cli import build_parser
-
-    check = build_parser()._subparsers._group_actions[0].choices["check"]
-    return "--fail-on" in check._option_string_actions
-
-
-# Skipped only until `check` runs the engine and the gate (the lead removes this when integrating).
-pytestmark = [pytest.mark.network,
-              pytest.mark.skipif(not _check_is_gated(), reason="srcreview check is not wired to engine + gate yet")]
+pytestmark = pytest.mark.network
 
 
 @pytest.fixture(scope="module")

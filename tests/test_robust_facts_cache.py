@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
 import os
 import pickle
 import shutil

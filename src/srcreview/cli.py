@@ -73,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except SrcreviewError as exc:
-        print(f"srcreview: error: {exc.message}", file=sys.stderr)
+        from srcreview.textsafe import printable
+
+        print(f"srcreview: error: {printable(exc.message)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("srcreview: interrupted", file=sys.stderr)

@@ -110,25 +110,18 @@ def render_json(report, incomplete: dict[str, str]) -> str:
 _STYLE = {"ok": "green", "drifted": "bold red", "unverifiable": "yellow"}
 
 
-def _shown(text: str) -> str:
-    """Text from the review, safe for a terminal: rich markup escaped, control characters
-    (ESC sequences, BEL, bidi overrides) written as escapes instead of acting on the terminal."""
-    import unicodedata
-
-    from rich.markup import escape
-
-    safe = "".join(ch if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co")
-                   else ch.encode("unicode_escape").decode("ascii") for ch in text)
-    return escape(safe)
-
-
 def render_text(report, incomplete: dict[str, str], file=None) -> None:
     from rich.console import Console
+    from rich.markup import escape as escape_markup
     from rich.table import Table
 
-    escape = _shown
+    from srcreview.textsafe import printable
 
-    console = Console(file=file or sys.stdout, highlight=False)
+    def escape(text: str) -> str:
+        """Text from the review is shown, never obeyed: no rich markup, no terminal control."""
+        return escape_markup(printable(text))
+
+    console = Console(file=file or sys.stdout, highlight=False, emoji=False)
     table = Table(title=f"anchors of {escape(report.review)}", show_lines=True, expand=True)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("status", no_wrap=True)

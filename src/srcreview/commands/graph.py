@@ -74,6 +74,7 @@ def run(args) -> int:
 
 def _with_reads(out: str, reads, fmt: str) -> str:
     from srcreview.graph.render import trace_to_dict
+    from srcreview.textsafe import printable
 
     if fmt == "json":
         data = json.loads(out)
@@ -90,4 +91,4 @@ def _with_reads(out: str, reads, fmt: str) -> str:
     for d in reads.dynamic:
         lines.append(f"  - {d.kind}: {d.text}")
         lines.append(f"    {d.anchor.url}")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines)) + "\n"

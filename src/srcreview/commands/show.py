@@ -44,6 +44,7 @@ def parse_location(spec: str) -> tuple[str, int | None, int | None]:
 
 def run(args) -> int:
     from srcreview.commands._common import tree_from_args
+    from srcreview.textsafe import printable
 
     path, start, end = parse_location(args.location)
     tree = tree_from_args(args)
@@ -56,5 +57,5 @@ def run(args) -> int:
     width = len(str(last))
     out = [f"{n:>{width}}  {lines[n - 1]}" for n in range(first, last + 1)]
     out.append(tree.url(path, start, end))
-    print("\n".join(out))
+    print(printable("\n".join(out)))  # the source is shown, never obeyed by the terminal
     return EXIT_OK

@@ -778,7 +778,6 @@ class Analyzer:
             return value
         self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0)
         platform_before = self.platform_calls
-        self_cls = self_obj.cls if isinstance(self_obj, Obj) else None
         self.depth += 1
         try:
             frame = Frame(self, info.module, fn, symbol, self_obj, bound)

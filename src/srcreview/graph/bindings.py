@@ -15,6 +15,8 @@ NVIDIA GPU), so `current_platform.is_cuda()` is decided by the evaluator like an
 
 from __future__ import annotations
 
+import weakref
+
 from dataclasses import dataclass
 
 ENGINE_CLASS = "EngineArgs"
@@ -153,16 +155,11 @@ def _callee(index, info, call) -> str | None:
     return symbol.qualname if symbol.kind == "function" else None
 
 
-_MEMO: "weakref.WeakKeyDictionary" = None  # type: ignore[assignment]
+_MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _memo(index, name: str, compute):
     """Per-Index memo (the key table is the same for every recipe at one revision)."""
-    global _MEMO
-    import weakref
-
-    if _MEMO is None:
-        _MEMO = weakref.WeakKeyDictionary()
     cache = _MEMO.setdefault(index, {})
     if name not in cache:
         cache[name] = compute()

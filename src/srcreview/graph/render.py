@@ -6,6 +6,7 @@ import dataclasses
 import json
 
 from srcreview.errors import UsageError
+from srcreview.textsafe import printable
 
 FORMATS = ("text", "dot", "json")
 
@@ -83,11 +84,11 @@ def _text(trace) -> str:
     lines.append(f"functions inspected: {len(trace.functions)}")
     for fn in trace.functions:
         lines.append(f"  - {fn}")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines)) + "\n"  # names and call text come from the source
 
 
 def _dot_id(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + printable(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _dot(trace) -> str:

@@ -11,6 +11,7 @@ import io
 import json as _json
 
 from srcreview.compare import ReviewDiff
+from srcreview.textsafe import printable
 
 _STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
           "unknown-knob": "bold red", "invalid-value": "bold red",
@@ -34,7 +35,7 @@ def render_text(diff: ReviewDiff, *, verbose: bool = False, color: bool = False,
 
     out = io.StringIO()
     console = Console(file=out, width=width, color_system="standard" if color else None,
-                      force_terminal=color, highlight=False, emoji=False)
+                      force_terminal=color, highlight=False, emoji=False, markup=False)
     _header(console, diff)
     _knob_table(console, diff)
     _finding_table(console, diff)
@@ -46,16 +47,16 @@ def _header(console, diff: ReviewDiff) -> None:
     from rich.text import Text
 
     a, b = diff.before, diff.after
-    console.print(Text(diff.recipe, style="bold"))
-    console.print(f"vLLM {rev_label(a)} -> vLLM {rev_label(b)}")
+    console.print(Text(printable(diff.recipe), style="bold"))
+    console.print(printable(f"vLLM {rev_label(a)} -> vLLM {rev_label(b)}"))
     ra, rb = diff.runner.before.value or "undecided", diff.runner.after.value or "undecided"
-    console.print(f"model runner: {ra}" + (f" -> {rb}" if diff.runner.changed else " (both)"))
+    console.print(printable(f"model runner: {ra}" + (f" -> {rb}" if diff.runner.changed else " (both)")))
 
 
 def _styled(value: str):
     from rich.text import Text
 
-    return Text(value, style=_STYLE.get(value, ""))
+    return Text(printable(value), style=_STYLE.get(value, ""))
 
 
 def _knob_table(console, diff: ReviewDiff) -> None:
@@ -64,11 +65,11 @@ def _knob_table(console, diff: ReviewDiff) -> None:
     a, b = short_label(diff.before), short_label(diff.after)
     table = Table(title="Knobs", title_justify="left")
     for column in ("key", "scope", "value", a, b, "change"):
-        table.add_column(column, overflow="fold")
+        table.add_column(printable(column), overflow="fold")
     for k in diff.knobs:
         row = k.after or k.before
-        table.add_row(k.key, k.scope, _value(row.value), _styled(k.status_before), _styled(k.status_after),
-                      "" if k.change == "unchanged" else k.change)
+        table.add_row(printable(k.key), printable(k.scope), printable(_value(row.value)), _styled(k.status_before),
+                      _styled(k.status_after), "" if k.change == "unchanged" else printable(k.change))
     console.print(table)
 
 
@@ -78,11 +79,12 @@ def _finding_table(console, diff: ReviewDiff) -> None:
     a, b = short_label(diff.before), short_label(diff.after)
     table = Table(title="Findings", title_justify="left")
     for column in ("rule", "knobs", a, b, "change"):
-        table.add_column(column, overflow="fold")
+        table.add_column(printable(column), overflow="fold")
     for f in diff.findings:
         some = f.after or f.before
         change = "" if f.change == "unchanged" else (", ".join(f.what) if f.what else f.change)
-        table.add_row(f.rule, ", ".join(some.knobs), _styled(f.class_before), _styled(f.class_after), change)
+        table.add_row(printable(f.rule), printable(", ".join(some.knobs)), _styled(f.class_before), _styled(f.class_after),
+                      printable(change))
     console.print(table)
 
 
@@ -94,46 +96,46 @@ def _changes(console, diff: ReviewDiff, verbose: bool) -> None:
     findings = [f for f in diff.findings if f.change != "unchanged"]
     stale = sorted(set(diff.stale_before) ^ set(diff.stale_after))
     if not (knobs or findings or stale or diff.runner.changed):
-        console.print(f"No change between {a} and {b}.")
+        console.print(printable(f"No change between {a} and {b}."))
     else:
         console.print(Text(f"Changes: {len(knobs)} knob row(s), {len(findings)} finding(s)", style="bold"))
     for k in knobs:
-        console.print(Text(f"  knob {k.key} ({k.scope}): {k.status_before} -> {k.status_after}", style="bold"))
+        console.print(Text(printable(f"  knob {k.key} ({k.scope}): {k.status_before} -> {k.status_after}"), style="bold"))
         for side, row in ((a, k.before), (b, k.after)):
             if row is not None and row.note:
-                console.print(f"    {side}: {row.note}", soft_wrap=True)
+                console.print(printable(f"    {side}: {row.note}"), soft_wrap=True)
         _anchors(console, a, b, k.before.evidence if k.before else (), k.after.evidence if k.after else (),
                  k.only_before, k.only_after, verbose)
     for f in findings:
         head = f"  finding {f.rule}: {f.class_before} -> {f.class_after}"
         if f.what and f.what != ("classification",):
             head += f" ({', '.join(f.what)} changed)"
-        console.print(Text(head, style="bold"))
+        console.print(Text(printable(head), style="bold"))
         for side, finding in ((a, f.before), (b, f.after)):
             if finding is not None:
-                console.print(f"    {side}: {finding.message}", soft_wrap=True)
+                console.print(printable(f"    {side}: {finding.message}"), soft_wrap=True)
                 for assumption in finding.assumptions if "assumptions" in f.what else ():
-                    console.print(f"      assumes: {assumption}", soft_wrap=True)
+                    console.print(printable(f"      assumes: {assumption}"), soft_wrap=True)
         _anchors(console, a, b, f.before.evidence if f.before else (), f.after.evidence if f.after else (),
                  f.only_before, f.only_after, verbose)
-        console.print(f"    fingerprint: {f.fingerprint}")
+        console.print(printable(f"    fingerprint: {f.fingerprint}"))
     for rule in stale:
         where = b if rule in diff.stale_after else a
-        console.print(f"  rule {rule}: stale at {where} (its anchor symbols are missing there)")
+        console.print(printable(f"  rule {rule}: stale at {where} (its anchor symbols are missing there)"))
     for side, reasons in ((a, diff.incomplete_before), (b, diff.incomplete_after)):
         for reason in reasons:
-            console.print(Text(f"Review at {side} incomplete: {reason}", style="bold red"), soft_wrap=True)
+            console.print(Text(printable(f"Review at {side} incomplete: {reason}"), style="bold red"), soft_wrap=True)
 
 
 def _anchors(console, a: str, b: str, before, after, only_before, only_after, verbose: bool) -> None:
     if verbose:
         for side, anchors in ((a, before), (b, after)):
-            console.print(f"    evidence at {side}:")
+            console.print(printable(f"    evidence at {side}:"))
             for anchor in anchors:
-                console.print(f"      {anchor.url}  {anchor.role}", soft_wrap=True)
+                console.print(printable(f"      {anchor.url}  {anchor.role}"), soft_wrap=True)
     for mark, side, anchors in (("-", a, only_before), ("+", b, only_after)):
         for anchor in anchors:
-            console.print(f"    {mark} only at {side}: {anchor.url}  {anchor.role}", soft_wrap=True)
+            console.print(printable(f"    {mark} only at {side}: {anchor.url}  {anchor.role}"), soft_wrap=True)
 
 
 def _value(value) -> str:

@@ -12,6 +12,7 @@ import io
 import json as _json
 
 from srcreview.explain import Explanation, Step
+from srcreview.textsafe import printable
 
 _CLASS_STYLE = {"confirmed": "bold red", "plausible": "yellow", "refuted": "green"}
 
@@ -27,28 +28,28 @@ def render_text(explanation: Explanation, *, color: bool = False, width: int = 1
 
     out = io.StringIO()
     console = Console(file=out, width=width, color_system="standard" if color else None,
-                      force_terminal=color, highlight=False, emoji=False)
+                      force_terminal=color, highlight=False, emoji=False, markup=False)
     f = explanation.finding
-    title = Text(f"{f.id}  ", style="bold")
+    title = Text(printable(f"{f.id}  "), style="bold")
     title.append(f.classification, style=_CLASS_STYLE.get(f.classification, ""))
-    title.append(f"  [{f.severity}]")
+    title.append(printable(f"  [{f.severity}]"))
     console.print(title)
-    console.print(f"recipe {explanation.recipe}, vLLM {explanation.revision}, fingerprint {f.fingerprint}")
-    console.print(f"claim: {f.claim}", soft_wrap=True)
-    console.print(f.message, soft_wrap=True)
+    console.print(printable(f"recipe {explanation.recipe}, vLLM {explanation.revision}, fingerprint {f.fingerprint}"))
+    console.print(printable(f"claim: {f.claim}"), soft_wrap=True)
+    console.print(printable(f.message), soft_wrap=True)
 
     console.print()
     console.print(Text(f"Trace ({len(explanation.trace)} hops)", style="bold"))
     for n, step in enumerate(explanation.trace, 1):
         hop = step.hop
         where = f"  (recipe line {hop.recipe_line})" if hop.recipe_line else ""
-        console.print(Text(f"{n}. [{hop.kind}] {hop.text}{where}"), soft_wrap=True)
+        console.print(Text(printable(f"{n}. [{hop.kind}] {hop.text}{where}")), soft_wrap=True)
         _anchor(console, step, color)
     if show_evidence and explanation.evidence:
         console.print()
         console.print(Text(f"Other evidence ({len(explanation.evidence)})", style="bold"))
         for step in explanation.evidence:
-            console.print(f"- {step.anchor.role or step.anchor.symbol}", soft_wrap=True)
+            console.print(printable(f"- {step.anchor.role or step.anchor.symbol}"), soft_wrap=True)
             _anchor(console, step, color)
 
     console.print()
@@ -56,30 +57,30 @@ def render_text(explanation: Explanation, *, color: bool = False, width: int = 1
     rule = explanation.rule
     if rule is not None:
         mapping = ", ".join(f"{o} -> {c}" for o, c in rule.verdict.items())
-        console.print(f"rule {rule.id} ({rule.check_kind} check): {mapping}", soft_wrap=True)
+        console.print(printable(f"rule {rule.id} ({rule.check_kind} check): {mapping}"), soft_wrap=True)
         if rule.downgraded:
             console.print("the check's outcome would be confirmed or refuted on the runner the rule requires, "
                           "but the model runner is undecided under the recipe, so the finding stays plausible",
                           soft_wrap=True)
         elif rule.outcomes:
-            console.print(f"the check concluded {' or '.join(rule.outcomes)}, which this rule maps to "
-                          f"{f.classification}", soft_wrap=True)
+            console.print(printable(f"the check concluded {' or '.join(rule.outcomes)}, which this rule maps to "
+                                    f"{f.classification}"), soft_wrap=True)
     if f.assumptions:
         console.print("assumptions made on branches the recipe does not decide:")
         for assumption in f.assumptions:
-            console.print(f"  - {assumption}", soft_wrap=True)
+            console.print(printable(f"  - {assumption}"), soft_wrap=True)
     else:
         console.print("assumptions: none recorded for this finding")
     for tag, meaning in explanation.tags.items():
-        console.print(f"tag {tag}" + (f": {meaning}" if meaning else ""), soft_wrap=True)
+        console.print(printable(f"tag {tag}" + (f": {meaning}" if meaning else "")), soft_wrap=True)
     for test in f.missing_tests:
-        console.print(f"missing test: {test}", soft_wrap=True)
+        console.print(printable(f"missing test: {test}"), soft_wrap=True)
     if rule is not None:
-        console.print(f"what the rule checks: {rule.what}", soft_wrap=True)
-        console.print(f"why it matters: {rule.why}", soft_wrap=True)
-        console.print(f"what to do instead: {rule.instead}", soft_wrap=True)
+        console.print(printable(f"what the rule checks: {rule.what}"), soft_wrap=True)
+        console.print(printable(f"why it matters: {rule.why}"), soft_wrap=True)
+        console.print(printable(f"what to do instead: {rule.instead}"), soft_wrap=True)
         for ref in rule.references:
-            console.print(f"  see {ref}", soft_wrap=True)
+            console.print(printable(f"  see {ref}"), soft_wrap=True)
     return "".join(line.rstrip() + "\n" for line in out.getvalue().splitlines())
 
 
@@ -89,13 +90,13 @@ def _anchor(console, step: Step, color: bool) -> None:
 
     if step.anchor is None:
         return
-    console.print(f"   {step.anchor.url}", soft_wrap=True)
+    console.print(printable(f"   {step.anchor.url}"), soft_wrap=True)
     if step.unreadable:
-        console.print(f"   (source not shown: {step.unreadable})", soft_wrap=True)
+        console.print(printable(f"   (source not shown: {step.unreadable})"), soft_wrap=True)
     excerpt = step.excerpt
     if excerpt is None:
         return
-    code = "\n".join(excerpt.lines)
+    code = printable("\n".join(excerpt.lines))  # the source is shown, never obeyed by the terminal
     marked = set(range(excerpt.start_line, excerpt.end_line + 1))
     syntax = Syntax(code, "python", theme="ansi_dark", line_numbers=True, start_line=excerpt.first_line,
                     highlight_lines=marked, word_wrap=False, background_color="default" if color else None)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from srcreview.findings import Anchor, Finding, Review
 from srcreview.report.sarif import shown_path
+from srcreview.textsafe import printable
 
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|#]|(?<!\w)_|_(?!\w))")
 MAX_LINKS = 4  # per finding; the JSON and SARIF carry every anchor
@@ -53,7 +54,7 @@ def _header(reviews: Sequence[Review], gate, date: str | None) -> list[str]:
         counts = {c: sum(1 for f in review.findings if f.classification == c) for c, _ in _GROUPS}
         state = review.gate.status if review.gate is not None else ("incomplete" if review.incomplete else "-")
         state = f"**{state}**" if state in ("failed", "incomplete") else state
-        lines.append(f"| {_code(shown_path(review.recipe.path))} | {_cell(_revision(review))} | {state} | "
+        lines.append(f"| {_code(shown_path(review.recipe.path))} | {_text(_revision(review))} | {state} | "
                      f"{counts['confirmed']} | {counts['plausible']} | {counts['refuted']} |")
     return lines + [""]
 
@@ -153,8 +154,14 @@ def _baseline(gate) -> list[str]:
 
 def _link(anchor: Anchor) -> str:
     label = anchor.symbol or f"{anchor.path}:{anchor.start_line}"
-    url = anchor.url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
-    return f"[{_text(label)}]({url})"
+    return f"[{_text(label)}]({_url(anchor.url)})"
+
+
+def _url(url: str) -> str:
+    """A link target that stays one: characters that would end it or start HTML, percent-encoded."""
+    from urllib.parse import quote
+
+    return quote(url, safe=":/#?=&%@+,;!$*'~")
 
 
 def _value(value) -> str:
@@ -166,13 +173,9 @@ def _value(value) -> str:
 
 
 def _text(text: str) -> str:
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
-
-
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(printable(text).split()))
 
 
 def _code(text: str) -> str:
-    text = " ".join(str(text).split()).replace("`", "'").replace("|", "\\|")
+    text = " ".join(printable(text).split()).replace("`", "'").replace("|", "\\|")
     return f"`{text}`"

@@ -10,6 +10,7 @@ import io
 from collections.abc import Sequence
 
 from srcreview.findings import Review
+from srcreview.textsafe import printable
 
 _STATUS_STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
                  "unknown-knob": "bold red", "invalid-value": "bold red"}
@@ -38,16 +39,16 @@ def _review(console, review: Review, verbose: bool) -> None:
     from rich.text import Text
 
     rev = review.revision
-    console.print(Text(f"{review.recipe.path}: {review.recipe.name}", style="bold"))
+    console.print(Text(printable(f"{review.recipe.path}: {review.recipe.name}"), style="bold"))
     label = f"{rev.version} ({rev.sha[:12]})" if rev.version else rev.sha[:12]
     pin = ""
     if rev.recipe_pin is not None:
         pin = " matches the recipe pin" if rev.matches_recipe_pin else f" differs from the recipe pin {rev.recipe_pin[:12]}"
-    console.print(f"vLLM {label}{pin}")
+    console.print(printable(f"vLLM {label}{pin}"))
     runner = review.runner
-    console.print(f"model runner: {runner.value or 'undecided'}" + (f" ({runner.reason})" if runner.reason else ""))
+    console.print(printable(f"model runner: {runner.value or 'undecided'}" + (f" ({runner.reason})" if runner.reason else "")))
     for anchor in runner.evidence if verbose else ():
-        console.print(f"  {anchor.url}  {anchor.role}", soft_wrap=True)
+        console.print(printable(f"  {anchor.url}  {anchor.role}"), soft_wrap=True)
 
     table = Table(title="Knobs", title_justify="left", show_lines=False)
     table.add_column("key", no_wrap=True)
@@ -58,12 +59,12 @@ def _review(console, review: Review, verbose: bool) -> None:
     table.add_column("evidence", overflow="fold")
     for knob in review.knobs:
         first = knob.evidence[0] if knob.evidence else None
-        evidence = f"{first.path}:{first.start_line}" if first else ""
+        evidence = printable(f"{first.path}:{first.start_line}") if first else ""
         if len(knob.evidence) > 1:
             evidence += f" (+{len(knob.evidence) - 1})"
         status = Text(knob.status, style=_STATUS_STYLE.get(knob.status, ""))
-        table.add_row(knob.key, _show(knob.value), knob.scope, status,
-                      str(knob.recipe_line or ""), evidence + (f"  {knob.note}" if knob.note else ""))
+        table.add_row(printable(knob.key), printable(_show(knob.value)), printable(knob.scope), status,
+                      str(knob.recipe_line or ""), evidence + (f"  {printable(knob.note)}" if knob.note else ""))
     console.print(table)
 
     for classification, title in _GROUPS:
@@ -73,33 +74,33 @@ def _review(console, review: Review, verbose: bool) -> None:
         console.print(Text(f"{title}: {len(group)}", style=_CLASS_STYLE[classification]))
         for f in group:
             where = f" (recipe line {f.recipe_line})" if f.recipe_line else ""
-            console.print(Text(f"  [{f.severity}] {f.rule}{where}", style="bold"))
-            console.print(f"    {f.message}", soft_wrap=True)
+            console.print(Text(printable(f"  [{f.severity}] {f.rule}{where}"), style="bold"))
+            console.print(printable(f"    {f.message}"), soft_wrap=True)
             if f.tags:
-                console.print(f"    tags: {', '.join(f.tags)}")
+                console.print(printable(f"    tags: {', '.join(f.tags)}"))
             for assumption in f.assumptions:
-                console.print(f"    assumes: {assumption}", soft_wrap=True)
+                console.print(printable(f"    assumes: {assumption}"), soft_wrap=True)
             for test in f.missing_tests:
-                console.print(f"    missing test: {test}", soft_wrap=True)
+                console.print(printable(f"    missing test: {test}"), soft_wrap=True)
             anchors = f.evidence if verbose else f.evidence[:6]
             for a in anchors:
-                console.print(f"    {a.url}  {a.role}", soft_wrap=True)
+                console.print(printable(f"    {a.url}  {a.role}"), soft_wrap=True)
             if len(f.evidence) > len(anchors):
                 console.print(f"    ... {len(f.evidence) - len(anchors)} more anchor(s) (--verbose)")
             if verbose:
                 console.print("    trace:")
                 for n, hop in enumerate(f.trace, 1):
                     where = hop.anchor.url if hop.anchor else (f"recipe line {hop.recipe_line}" if hop.recipe_line else "")
-                    console.print(f"      {n}. [{hop.kind}] {hop.text}" + (f"  {where}" if where else ""), soft_wrap=True)
-            console.print(f"    fingerprint: {f.fingerprint}")
+                    console.print(printable(f"      {n}. [{hop.kind}] {hop.text}" + (f"  {where}" if where else "")), soft_wrap=True)
+            console.print(printable(f"    fingerprint: {f.fingerprint}"))
     if review.stale_rules:
         console.print(Text(f"Stale rules at this revision: {len(review.stale_rules)}", style="yellow"))
         for s in review.stale_rules:
-            console.print(f"  {s.rule}: missing {', '.join(s.missing)}")
+            console.print(printable(f"  {s.rule}: missing {', '.join(s.missing)}"))
     if review.incomplete:
         console.print(Text("Review incomplete:", style="bold red"))
         for reason in review.incomplete:
-            console.print(f"  {reason}", soft_wrap=True)
+            console.print(printable(f"  {reason}"), soft_wrap=True)
     if not review.findings and not review.incomplete:
         console.print("No findings.")
 

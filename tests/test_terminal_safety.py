@@ -98,7 +98,10 @@ def test_check_text_shows_the_source_default_escaped(cli, hostile, color):
                   "--format", "json")
     finding = next(f for f in json.loads(as_json.out)["findings"] if f["rule"] == DRIFT)
     assert HOSTILE in finding["message"]  # the data keeps the source's text; only its display escapes it
-    assert "\x1b" not in as_json.out and "\x07" not in as_json.out
+    assert_inert(as_json)  # bidi and C1 too: JSON printed to a terminal cannot act on it either
+    for fmt in ("review", "sarif"):
+        assert_inert(cli("check", str(RECIPE), "--rev", sha, "--source", str(repo.path), "--fail-on", "none",
+                         "--format", fmt))
 
 
 def test_explain_shows_the_excerpt_escaped(cli, hostile):

@@ -17,3 +17,15 @@ _ESCAPES = {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" for c in _UNSAFE}
 def printable(text: str) -> str:
     """`text` with C0/C1 controls (but \\n, \\t), DEL, bidi controls and surrogates as visible escapes."""
     return str(text).translate(_ESCAPES)
+
+
+_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in _UNSAFE if c >= 0x20}
+
+
+def dumps(data, **options) -> str:
+    """JSON text that keeps non-ASCII letters readable but escapes (as `\\uXXXX`, still valid
+    JSON with the same decoded values) the DEL, C1, bidi and surrogate characters json.dumps
+    leaves raw, so JSON printed to a terminal cannot act on it either."""
+    import json
+
+    return json.dumps(data, ensure_ascii=False, **options).translate(_JSON_ESCAPES)

@@ -8,17 +8,16 @@ is the BisectReport model. Pure functions of the report.
 from __future__ import annotations
 
 import io
-import json as _json
 
 from srcreview.bisect import BisectReport, Change
-from srcreview.textsafe import printable
+from srcreview.textsafe import dumps, printable
 
 _STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
           "confirmed": "bold red", "plausible": "yellow", "refuted": "green", "stale": "magenta"}
 
 
 def render_json(report: BisectReport) -> str:
-    return _json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    return dumps(report.model_dump(mode="json"), indent=2) + "\n"
 
 
 def render_text(report: BisectReport, *, verbose: bool = False, color: bool = False, width: int = 110) -> str:

@@ -8,10 +8,9 @@ anchor of both sides. Pure functions of the ReviewDiff.
 from __future__ import annotations
 
 import io
-import json as _json
 
 from srcreview.compare import ReviewDiff
-from srcreview.textsafe import printable
+from srcreview.textsafe import dumps, printable
 
 _STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
           "unknown-knob": "bold red", "invalid-value": "bold red",
@@ -27,7 +26,7 @@ def short_label(info) -> str:
 
 
 def render_json(diff: ReviewDiff) -> str:
-    return _json.dumps(diff.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    return dumps(diff.model_dump(mode="json"), indent=2) + "\n"
 
 
 def render_text(diff: ReviewDiff, *, verbose: bool = False, color: bool = False, width: int = 110) -> str:

@@ -9,16 +9,15 @@ JSON: the Explanation model. Pure functions of the Explanation.
 from __future__ import annotations
 
 import io
-import json as _json
 
 from srcreview.explain import Explanation, Step
-from srcreview.textsafe import printable
+from srcreview.textsafe import dumps, printable
 
 _CLASS_STYLE = {"confirmed": "bold red", "plausible": "yellow", "refuted": "green"}
 
 
 def render_json(explanation: Explanation) -> str:
-    return _json.dumps(explanation.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    return dumps(explanation.model_dump(mode="json"), indent=2) + "\n"
 
 
 def render_text(explanation: Explanation, *, color: bool = False, width: int = 110,

@@ -6,10 +6,10 @@ recipes were given. Deterministic: field order from the model, findings already 
 
 from __future__ import annotations
 
-import json as _json
 from collections.abc import Sequence
 
 from srcreview.findings import Review
+from srcreview.textsafe import dumps
 
 
 def to_data(review: Review) -> dict:
@@ -20,4 +20,4 @@ def render(reviews: Sequence[Review] | Review, **_options) -> str:
     if isinstance(reviews, Review):
         reviews = [reviews]
     data = to_data(reviews[0]) if len(reviews) == 1 else {"reviews": [to_data(r) for r in reviews]}
-    return _json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return dumps(data, indent=2) + "\n"

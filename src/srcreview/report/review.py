@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 
 from srcreview.findings import SEVERITY_ORDER, Review
+from srcreview.textsafe import dumps
 
 SCHEMA_VERSION = "operator-workflow/v1"
 MAX_SOURCE_URLS = 60
@@ -106,7 +107,7 @@ SCHEMA: dict = {
 
 
 def render(reviews: Sequence[Review] | Review, *, rules=None, date: str | None = None, **_options) -> str:
-    return json.dumps(document(reviews, rules=rules, date=date), indent=2, ensure_ascii=False) + "\n"
+    return dumps(document(reviews, rules=rules, date=date), indent=2) + "\n"
 
 
 def document(reviews: Sequence[Review] | Review, *, rules=None, date: str | None = None) -> dict:

@@ -18,7 +18,6 @@ reason; with a baseline, `baselineState` says new / updated (worse) / unchanged.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from urllib.parse import quote
 
 from srcreview.findings import Anchor, Finding, Hop, Review
+from srcreview.textsafe import dumps
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "srcreviewFingerprint/v1"
@@ -175,7 +175,7 @@ def render(reviews: Sequence[Review], *, gate=None, date: str | None = None,
     if properties:
         run["properties"] = properties
     log = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
-    return json.dumps(log, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps(log, indent=2, sort_keys=True) + "\n"
 
 
 class _Bases:

@@ -184,7 +184,8 @@ def _feasible(index, dispatch):
 def _return_anchor(ctx: CheckContext, dispatcher, cls_name: str, returns: str) -> Anchor | None:
     """The dispatcher's `return Cls(...)` line for a candidate class; `returns` says whether the
     recipe decides that branch ("returns") or leaves it open ("may return")."""
-    from srcreview.checks._ir import call_name, walk_statements
+    from srcreview.checks._ir import call_name
+    from srcreview.index.query import iter_statements as walk_statements
 
     fn = ctx.index.function(dispatcher.qualname)
     if fn is None:

@@ -66,30 +66,6 @@ def call_kwarg(call: tuple, name: str):
     return None
 
 
-def walk_statements(body) -> Iterator[tuple]:
-    """Every statement, nested bodies included (pre-order)."""
-    for stmt in body:
-        yield stmt
-        kind = stmt[0]
-        if kind == "if":
-            yield from walk_statements(stmt[4])
-            yield from walk_statements(stmt[5])
-        elif kind in ("for",):
-            yield from walk_statements(stmt[5])
-            yield from walk_statements(stmt[6])
-        elif kind == "while":
-            yield from walk_statements(stmt[4])
-            yield from walk_statements(stmt[5])
-        elif kind == "with":
-            yield from walk_statements(stmt[4])
-        elif kind == "try":
-            yield from walk_statements(stmt[3])
-            for _type, handler in stmt[4]:
-                yield from walk_statements(handler)
-            yield from walk_statements(stmt[5])
-            yield from walk_statements(stmt[6])
-
-
 def evaluate(expr, lookup) -> Any:
     """Three-valued evaluation of a simple condition; `lookup(dotted) -> value | UNDECIDED`."""
     kind = expr[0]

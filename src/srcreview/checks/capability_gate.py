@@ -13,9 +13,10 @@ from __future__ import annotations
 from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._backend import backend_class
 from srcreview.checks._common import find_one
-from srcreview.checks._ir import call_name, iter_calls, walk_statements
+from srcreview.checks._ir import call_name, iter_calls
 from srcreview.findings import Hop
 from srcreview.graph.bindings import PLATFORM_KEY
+from srcreview.index.query import iter_statements as walk_statements
 from srcreview.rules import fill
 
 OUTCOMES = ("admits", "rejects", "undecided")

@@ -267,7 +267,7 @@ def _expand(name: str | None, aliases: dict[str, str]) -> str | None:
 
 def _mentions_target(stmt, name, assigns_of=None) -> bool:
     """Whether an if-statement's body assigns something (its decision matters for the flow)."""
-    from srcreview.checks._ir import walk_statements
+    from srcreview.index.query import iter_statements as walk_statements
 
     return any(s[0] == "assign" for s in walk_statements(stmt[4])) or \
         any(s[0] == "assign" for s in walk_statements(stmt[5]))
@@ -288,7 +288,7 @@ def _resolve_call(ctx, info, callee: str):
 
 def _returned_name(info):
     """(return statement, name) when the function returns one local name or self attribute."""
-    from srcreview.checks._ir import walk_statements
+    from srcreview.index.query import iter_statements as walk_statements
 
     returns = [s for s in walk_statements(info.facts.body) if s[0] == "return" and s[3] is not None]
     if len(returns) != 1 or dotted(returns[0][3]) is None:
@@ -298,7 +298,7 @@ def _returned_name(info):
 
 def _aliases(body) -> dict[str, str]:
     """`spec = vllm_config.speculative_config` -> {"spec": "vllm_config.speculative_config"}."""
-    from srcreview.checks._ir import walk_statements
+    from srcreview.index.query import iter_statements as walk_statements
 
     out = {}
     for stmt in walk_statements(body):

@@ -16,8 +16,9 @@ NVIDIA GPU), so `current_platform.is_cuda()` is decided by the evaluator like an
 from __future__ import annotations
 
 import weakref
-
 from dataclasses import dataclass
+
+from srcreview.index.query import iter_statements
 
 ENGINE_CLASS = "EngineArgs"
 BUILDER = "create_engine_config"
@@ -64,7 +65,7 @@ def key_paths(index) -> dict[str, KeyPath]:
                     config_of[value[3]] = kw
     derived: dict[str, tuple[str, object]] = {}  # local -> (engine key, the call that normalises it)
     built: list[tuple[str, str, object, int]] = []  # (config local, field, value expr, line)
-    for stmt in _statements(body):
+    for stmt in iter_statements(body):
         if stmt[0] != "assign" or len(stmt[3]) != 1 or stmt[4] is None:
             continue
         target, value = stmt[3][0], stmt[4]
@@ -180,29 +181,6 @@ def _dotted(expr) -> str | None:
         base = _dotted(expr[3])
         return f"{base}.{expr[4]}" if base else None
     return None
-
-
-def _statements(body):
-    for stmt in body:
-        yield stmt
-        kind = stmt[0]
-        if kind == "if":
-            yield from _statements(stmt[4])
-            yield from _statements(stmt[5])
-        elif kind == "for":
-            yield from _statements(stmt[5])
-            yield from _statements(stmt[6])
-        elif kind == "while":
-            yield from _statements(stmt[4])
-            yield from _statements(stmt[5])
-        elif kind == "with":
-            yield from _statements(stmt[4])
-        elif kind == "try":
-            yield from _statements(stmt[3])
-            for _type, handler in stmt[4]:
-                yield from _statements(handler)
-            yield from _statements(stmt[5])
-            yield from _statements(stmt[6])
 
 
 def _calls(node):

@@ -16,26 +16,7 @@ from srcreview.source.base import DirectoryTree
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
 
-RECIPE = """\
-[recipe]
-name = "demo-mtp3-nested-triton"
-
-[hardware]
-gpu = "NVIDIA GeForce RTX 5090"
-compute_capability = "12.0"
-
-[engine]
-kv_cache_dtype = "fp8_per_token_head"
-max_num_seqs = 1
-
-[engine.speculative_config]
-method = "mtp"
-num_speculative_tokens = 3
-attention_backend = "TRITON_ATTN"
-
-[env]
-VLLM_USE_V2_MODEL_RUNNER = "1"
-"""
+RECIPE = (Path(__file__).resolve().parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
 
 
 def _tree(name="rules_spec_decode", root=None):

@@ -26,26 +26,7 @@ from srcreview.index.facts import SCHEMA_VERSION
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
 REV = "1234567ab"
-RECIPE = """\
-[recipe]
-name = "demo"
-
-[hardware]
-gpu = "NVIDIA GeForce RTX 5090"
-compute_capability = "12.0"
-
-[engine]
-kv_cache_dtype = "fp8_per_token_head"
-max_num_seqs = 1
-
-[engine.speculative_config]
-method = "mtp"
-num_speculative_tokens = 3
-attention_backend = "TRITON_ATTN"
-
-[env]
-VLLM_USE_V2_MODEL_RUNNER = "1"
-"""
+RECIPE = (Path(__file__).resolve().parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
 
 
 @pytest.fixture

@@ -27,26 +27,7 @@ from srcreview.index import MAX_PARSE_BYTES
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
 REV = "1234567ab"
 
-RECIPE = """\
-[recipe]
-name = "demo-mtp3-nested-triton"
-
-[hardware]
-gpu = "NVIDIA GeForce RTX 5090"
-compute_capability = "12.0"
-
-[engine]
-kv_cache_dtype = "fp8_per_token_head"
-max_num_seqs = 1
-
-[engine.speculative_config]
-method = "mtp"
-num_speculative_tokens = 3
-attention_backend = "TRITON_ATTN"
-
-[env]
-VLLM_USE_V2_MODEL_RUNNER = "1"
-"""
+RECIPE = (Path(__file__).resolve().parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
 
 # Required for this recipe: the class of speculative_config and the MTP draft loader.
 REQUIRED = ("vllm/config/speculative.py", "vllm/v1/worker/gpu/spec_decode/mtp/speculator.py")

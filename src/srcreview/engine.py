@@ -100,6 +100,43 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
     ), frozenset(applied)
 
 
+def anchor_names(recipe, rules: tuple[Rule, ...]) -> list[str]:
+    """The symbols the checks of the rules that may apply to `recipe` start from (entries,
+    dispatchers, sinks, classes of fields), in the order the review meets them (VllmConfig
+    first, those of rules tied to a model runner last): what is worth parsing ahead. A hint
+    only: conditions on the runner and on declared defaults are taken as holding, and nothing
+    here decides a verdict."""
+    def may_apply(rule: Rule) -> bool:
+        for key, cond in rule.when.items():
+            if key == "runner" or cond.differs_from is not None:
+                continue
+            if not _holds(cond, _when_value(_RecipeOnly(recipe), key), None):
+                return False
+        return True
+
+    names: dict[str, int] = {"VllmConfig": 0}  # the bindings and the runner read it before any rule
+    for rule in rules:
+        if not may_apply(rule):
+            continue
+        params = rule.check.params
+        found = [params.get(k) for k in ("entry", "dispatch", "sink", "function", "enum", "parser")]
+        found += [params[k].rpartition(".")[0] for k in ("field",) if isinstance(params.get(k), str)]
+        found += [c for c in params.get("callers", ()) if isinstance(c, str)]
+        for name in found:
+            # the engine starts with EngineArgs (bindings), then VllmConfig (bindings, runner)
+            if isinstance(name, str) and name and "{" not in name and name.split(".")[0] != "EngineArgs":
+                names.setdefault(name, 0 if name.startswith("VllmConfig.") else 2 if rule.requires_runner else 1)
+    return sorted(names, key=lambda n: names[n])
+
+
+class _RecipeOnly:
+    """What `_when_value` reads, without an analysis: the runner is unknown."""
+
+    def __init__(self, recipe):
+        self.recipe = recipe
+        self.runner = RunnerInfo()
+
+
 # ---------------------------------------------------------------------------------------------
 # runner, values, conditions
 

@@ -186,7 +186,8 @@ def _mentions(ctx: CheckContext, attr: str) -> list[tuple[str, object]]:
     def compute():
         pattern = re.compile(rf"\.{re.escape(attr)}\b|[\"']{re.escape(attr)}[\"']")
         found = []
-        for path in ctx.index.grep(attr, prefix="vllm/"):
+        # the files with a mention (a byte-level superset of the text-level matches; remembered per revision)
+        for path in ctx.index.grep_re(pattern.pattern, prefix="vllm/", literal=attr):
             text = ctx.tree.read_text(path)
             lines = text.splitlines()
             dotted_module = path[:-3].replace("/", ".").removesuffix(".__init__")

@@ -29,9 +29,12 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     terms = {label: fill(t, values) for label, t in params.terms.items()}
     files: dict[str, list[str]] = {}
     for label, term in sorted(terms.items()):
-        candidates = ctx.index.grep(term, prefix=params.under)
-        pattern = _word(term)
-        files[label] = [f for f in candidates if pattern.search(ctx.tree.read_text(f))]
+        if term.isascii():  # a whole-word match on bytes is the same match on text; remembered per revision
+            files[label] = ctx.index.grep_re(_word(term).pattern, prefix=params.under, literal=term)
+        else:
+            pattern = _word(term)
+            files[label] = [f for f in ctx.index.grep(term, prefix=params.under)
+                            if pattern.search(ctx.tree.read_text(f))]
     both = sorted(set.intersection(*(set(v) for v in files.values()))) if files else []
     details = {"terms": ", ".join(f"{k}={v}" for k, v in sorted(terms.items())),
                "tests": ", ".join(both[:MAX_SHOWN])}

@@ -48,9 +48,10 @@ def run(args) -> int:
 def review_recipes(args, recipes, rules):
     """One review per recipe; recipes pinned to the same revision share the tree and its index."""
     from srcreview.commands._common import rev_from_args, tree_from_args
-    from srcreview.engine import review
+    from srcreview.engine import anchor_names, review
     from srcreview.index import Index
     from srcreview.index.cache import default_cache_dir
+    from srcreview.index.prefetch import start
 
     trees: dict[str, tuple[object, object]] = {}
     reviews = []
@@ -60,7 +61,12 @@ def review_recipes(args, recipes, rules):
             tree = tree_from_args(args, recipe, progress=sys.stderr.isatty())
             trees[key] = (tree, Index(tree, cache_dir=default_cache_dir()))
         tree, index = trees[key]
-        reviews.append(review(recipe, tree, rules=rules, index=index))
+        ahead = start(index, anchor_names(recipe, rules))  # the second core parses what the rules start from
+        try:
+            reviews.append(review(recipe, tree, rules=rules, index=index))
+        finally:
+            if ahead is not None:
+                ahead.stop()
     return reviews
 
 

@@ -12,7 +12,9 @@ Usage (all names below are the public API; everything else in the package is int
         qualified-name suffix lookup over the whole tree; kind is "class" | "function" |
         "field" | "constant" | "any". Symbol: qualname ("vllm.v1....MTPSpeculator.load_draft_model"),
         kind, path, start_line, end_line, module, local (module-relative qualname).
-        Only files whose raw text may define the name are parsed (definition_files()).
+        Only files whose raw text may define the name are parsed (candidate_files(suffix, kind)):
+        a class or function needs a `class`/`def` line, and every qualifier of the suffix must
+        be a package/module of the file's path or a class/function it defines.
     index.find_one(suffix, kind)                  -> Symbol | None; DataError when ambiguous
     index.resolve("vllm.config.VllmConfig")       -> Symbol | None  an absolute dotted name, through re-exports
     index.python_files(prefix)                    -> sorted .py paths
@@ -49,6 +51,9 @@ which is also how Enum members are read.
 Facts are cached on disk under `cache_dir` (when given), keyed by the git blob id of the
 file and SCHEMA_VERSION; a corrupt or foreign entry is rebuilt, never trusted. Nothing is
 parsed until a question needs it, and a run whose facts are all cached never imports libcst.
+Raw-text answers (definition_files, grep, grep_re) are kept on disk per revision listing too.
+srcreview.index.prefetch.start(index, names) parses ahead on a second core (a forked worker
+filling the facts cache with what `names` need); the answers still come from this Index.
 """
 
 from srcreview.index.facts import (

@@ -61,6 +61,10 @@ class FactsCache:
     def _path(self, blob_id: str) -> Path:
         return self.root / blob_id[:2] / f"{blob_id}.pickle"
 
+    def has(self, blob_id: str) -> bool:
+        """Whether an entry exists (not whether it loads): enough to decide to parse ahead."""
+        return self._path(blob_id).is_file()
+
     def load(self, blob_id: str, module: str, path: str) -> ModuleFacts | None:
         try:
             data = self._path(blob_id).read_bytes()
@@ -79,14 +83,22 @@ class FactsCache:
 
     def store(self, facts: ModuleFacts) -> None:
         target = self._path(facts.blob_id)
+        tmp = None
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as handle:
                 pickle.dump(facts, handle, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, target)
+            tmp = None
         except OSError:
             return  # a cache that cannot be written only costs time
+        finally:  # also when a parse-ahead worker is stopped mid-write: no temp file left behind
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
 
 
     def load_names(self, key: str) -> dict[str, list[str]] | None:

@@ -88,12 +88,17 @@ class Index:
             self._cache = FactsCache(Path(cache_dir))
         self._modules: dict[str, ModuleFacts] = {}
         self._files: set[str] | None = None
+        self._python_files: list[str] | None = None
         self._raw: dict[str, bytes] = {}
         self._class_infos: dict[str, ClassInfo] = {}
         self._resolved: dict[str, Symbol | None] = {}
         self._names: dict[str, list[str]] | None = None
         self._names_key = ""
         self.parsed: list[str] = []  # paths parsed with libcst in this run (the rest came from the cache)
+        # called on a facts-cache miss before parsing: True when the facts may be cached now
+        # (srcreview.index.prefetch waits for a module its worker is parsing)
+        self.on_miss = None
+        self.reviewed_before = False  # raw-text answers of this revision listing were on disk already
         self.unreadable: dict[str, str] = {}  # path -> why it could not be read or parsed (when asked)
 
     # -- files and modules -------------------------------------------------------------------
@@ -134,21 +139,28 @@ class Index:
         return data
 
     def grep(self, text: str, prefix: str = "vllm/") -> list[str]:
-        """Python files under `prefix` whose raw text contains `text` (no parsing)."""
+        """Python files under `prefix` whose raw text contains `text` (no parsing; kept on disk
+        per revision listing like definition_files)."""
         needle = text.encode()
-        return [p for p in self.python_files(prefix) if needle in self._raw_text(p)]
+        return self._remembered(f"grep\0{prefix.strip('/')}\0{text}",
+                                lambda: [p for p in self.python_files(prefix) if needle in self._raw_text(p)])
 
     def grep_re(self, pattern: str, prefix: str = "vllm/", literal: str | None = None) -> list[str]:
         """Files matching a regex; `literal`, a substring every match contains, skips most files cheaply."""
         regex = re.compile(pattern.encode(), re.M)
         needle = literal.encode() if literal else None
-        return [p for p in self.python_files(prefix)
-                if (needle is None or needle in self._raw_text(p)) and regex.search(self._raw_text(p))]
+        return self._remembered(
+            f"grep_re\0{prefix.strip('/')}\0{pattern}\0{literal or ''}",
+            lambda: [p for p in self.python_files(prefix)
+                     if (needle is None or needle in self._raw_text(p)) and regex.search(self._raw_text(p))])
 
     def python_files(self, prefix: str = "vllm/") -> list[str]:
         prefix = prefix.strip("/")
-        return sorted(p for p in self._all_files()
-                      if p.endswith(".py") and (not prefix or p == prefix or p.startswith(prefix + "/")))
+        if self._python_files is None:
+            self._python_files = sorted(p for p in self._all_files() if p.endswith(".py"))
+        if not prefix:
+            return list(self._python_files)
+        return [p for p in self._python_files if p == prefix or p.startswith(prefix + "/")]
 
     def module(self, name_or_path: str, *, allow_unparsable: bool = False) -> ModuleFacts:
         """Facts of a module by dotted name or tree path; SourceUnavailable if absent.
@@ -184,6 +196,8 @@ class Index:
             raise UnreadableSource(path, "cannot be read" + (f" ({exc})" if str(exc) else ""),
                                    tag="unreadable-source") from None
         facts = self._cache.load(blob, module, path) if self._cache is not None else None
+        if facts is None and self.on_miss is not None and self.on_miss(path, blob):
+            facts = self._cache.load(blob, module, path)  # another process just parsed it
         if facts is not None:
             return facts
         data = self._raw_text(path)
@@ -201,31 +215,51 @@ class Index:
     def has_module(self, module: str) -> bool:
         return self.module_path(module) is not None
 
-    def definition_files(self, name: str, prefix: str = "vllm/") -> list[str]:
-        """Files under `prefix` that may define `name` (`def`/`class` NAME, or NAME starting an assignment).
+    def definition_files(self, name: str, prefix: str = "vllm/", *, scopes_only: bool = False,
+                         remembered_only: bool = False) -> list[str] | None:
+        """Files under `prefix` that may define `name` (`def`/`class` NAME, or NAME starting an assignment;
+        with `scopes_only`, only `def`/`class` NAME: what a class, function or owner can be).
 
         The raw-text prefilter behind `find`: a substring scan, then a line regex on the few
         files that contain the name. Answers are kept on disk per revision listing (with file
         sizes and times where the tree is a directory), so a warm run reads no file it does
-        not need. A candidate is only ever confirmed from its parsed facts.
+        not need. A candidate is only ever confirmed from its parsed facts. With
+        `remembered_only`, None when the answer is not known yet (nothing is read).
         """
         prefix = prefix.strip("/")
-        key = f"{prefix}\0{name}"
+        key = f"{prefix}\0{name}" + ("\0scope" if scopes_only else "")
+        names = self._name_answers()
+        if key in names:
+            return names[key]
+        if remembered_only:
+            return None
+        needle = name.encode()
+        scope = rb"\b(?:def|class)[ \t]+" + re.escape(needle) + rb"\b"
+        pattern = re.compile(scope if scopes_only else
+                             scope + rb"|^[ \t]*" + re.escape(needle) + rb"[ \t]*(?::|=(?!=))", re.M)
+        if scopes_only and f"{prefix}\0{name}" in self._names:  # a subset of the wider answer
+            pool = self._names[f"{prefix}\0{name}"]
+        else:
+            pool = self.python_files(prefix)
+        return self._remembered(key, lambda: [p for p in pool
+                                              if needle in self._raw_text(p) and pattern.search(self._raw_text(p))])
+
+    def _name_answers(self) -> dict[str, list[str]]:
+        """The raw-text answers of this revision listing (definition files, greps), from disk once."""
         if self._names is None:
             self._names_key = self._listing_key(self.python_files(""))
             cached = self._cache.load_names(self._names_key) if self._cache is not None else None
             self._names = cached or {}
-        if key in self._names:
-            return self._names[key]
-        needle = name.encode()
-        pattern = re.compile(rb"(?:\b(?:def|class)[ \t]+" + re.escape(needle) + rb"\b|^[ \t]*" + re.escape(needle)
-                             + rb"[ \t]*(?::|=(?!=)))", re.M)
-        found = [p for p in self.python_files(prefix)
-                 if needle in self._raw_text(p) and pattern.search(self._raw_text(p))]
-        self._names[key] = found
-        if self._cache is not None:
-            self._cache.store_names(self._names_key, self._names)
-        return found
+            self.reviewed_before = bool(cached)
+        return self._names
+
+    def _remembered(self, key: str, compute) -> list[str]:
+        names = self._name_answers()
+        if key not in names:
+            names[key] = compute()
+            if self._cache is not None:
+                self._cache.store_names(self._names_key, names)
+        return list(names[key])
 
     def definition_names(self) -> "_DefinitionNames":
         """Name -> files anywhere in the tree that may define it, as a lazy mapping (`.get`, `[]`, `in`)."""
@@ -262,16 +296,8 @@ class Index:
 
     def find(self, suffix: str, kind: str = "any", prefix: str = "vllm/") -> list[Symbol]:
         """Definitions whose absolute qualname ends with `suffix` (on a dot boundary), sorted."""
-        parts = [p for p in suffix.split(".") if p]
-        if not parts or not all(p.isidentifier() or p == "<locals>" for p in parts):
-            raise DataError(f"{suffix!r}: not a dotted Python name")
-        candidates = self.definition_files(parts[-1], prefix)
-        if len(parts) >= 2:
-            owner = parts[-2]
-            owners = set(self.definition_files(owner, prefix)) if owner != "<locals>" else set(candidates)
-            candidates = [p for p in candidates if p in owners or owner in p.removesuffix(".py").split("/")]
         found = []
-        for path in candidates:
+        for path in self.candidate_files(suffix, kind, prefix):
             facts = self.module(path)
             for symbol in self.symbols(facts):
                 if kind not in ("any", symbol.kind):
@@ -279,6 +305,27 @@ class Index:
                 if symbol.qualname == suffix or symbol.qualname.endswith("." + suffix):
                     found.append(symbol)
         return sorted(found, key=lambda s: (s.path, s.start_line, s.qualname))
+
+    def candidate_files(self, suffix: str, kind: str = "any", prefix: str = "vllm/", *,
+                        remembered_only: bool = False) -> list[str] | None:
+        """The files `find` parses for a suffix: those whose raw text may define it (no parsing).
+        With `remembered_only`, None unless the raw-text answers are known already (nothing is read)."""
+        parts = [p for p in suffix.split(".") if p]
+        if not parts or not all(p.isidentifier() or p == "<locals>" for p in parts):
+            raise DataError(f"{suffix!r}: not a dotted Python name")
+        # a class or function is only defined by `class`/`def`; a field or constant also by an assignment
+        candidates = self.definition_files(parts[-1], prefix, scopes_only=kind in ("class", "function"),
+                                           remembered_only=remembered_only)
+        for owner in dict.fromkeys(parts[:-1]):
+            # every qualifier is a module of the path or a class/function the file defines
+            # (`x.model_loader = ...` or a local `model_loader = ...` owns nothing)
+            if owner == "<locals>" or not candidates:
+                continue
+            owners = self.definition_files(owner, prefix, scopes_only=True, remembered_only=remembered_only)
+            if owners is None:
+                return None
+            candidates = [p for p in candidates if p in owners or owner in p.removesuffix(".py").split("/")]
+        return candidates
 
     def find_one(self, suffix: str, kind: str = "any") -> Symbol | None:
         """The one definition a suffix names: a full qualname first, else a unique suffix match."""

@@ -115,11 +115,17 @@ class DirectoryTree(SourceTree):
     def _path(self, path: str) -> Path:
         return self.root / clean_relpath(path)
 
+    def _real_root(self) -> Path:
+        """The root with its symlinks resolved, once (a scan of the tree reads thousands of files)."""
+        if getattr(self, "_resolved_root", None) is None:
+            self._resolved_root = self.root.resolve()
+        return self._resolved_root
+
     def read(self, path: str) -> bytes:
         target = self._path(path)
         try:
             # also through a symlinked directory on the way (`vllm/linked_dir/x.py`)
-            if not target.resolve().is_relative_to(self.root.resolve()):
+            if not target.resolve().is_relative_to(self._real_root()):
                 raise SourceUnavailable(f"{path}: symlink leaves the source tree")
             return target.read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):

@@ -18,6 +18,9 @@ from pathlib import Path
 from srcreview.errors import DataError, UsageError
 
 GATE_FORMATS = ("sarif", "markdown")
+# srcreview.gate.DEFAULT_FAIL_ON, spelled out so that building the parser does not import the
+# gate (and pydantic with it); argparse converts it with `_fail_on` only when a command runs.
+DEFAULT_FAIL_ON_TEXT = "confirmed:high"
 
 FAIL_ON_HELP = ("fail the gate on findings at or above CLASSIFICATION[:SEVERITY] (comma-separated terms): "
                 "confirmed | plausible (or confirmed) | any, and high | medium | low | info; "
@@ -44,10 +47,8 @@ def _date(text: str) -> str:
 
 def add_gate_args(parser: argparse.ArgumentParser) -> None:
     """--fail-on, --baseline, --date, --sarif FILE and --markdown FILE."""
-    from srcreview.gate import DEFAULT_FAIL_ON
-
     group = parser.add_argument_group("gate (CI)")
-    group.add_argument("--fail-on", type=_fail_on, default=_fail_on(DEFAULT_FAIL_ON), metavar="POLICY",
+    group.add_argument("--fail-on", type=_fail_on, default=DEFAULT_FAIL_ON_TEXT, metavar="POLICY",
                        help=FAIL_ON_HELP)
     group.add_argument("--baseline", metavar="JSON",
                        help="a previous --format json output: fail only on findings that are new or got worse")

@@ -105,11 +105,15 @@ class DirectoryTree(SourceTree):
 
     provider = "directory"
 
-    def __init__(self, root: Path, revision: Revision, provider: str | None = None):
+    def __init__(self, root: Path, revision: Revision, provider: str | None = None,
+                 manifest: dict[str, list] | None = None):
+        """`manifest`: a verified cache manifest of `root` (relpath -> [size, sha256], links
+        size -1); when given, the listings come from it instead of walking the tree again."""
         super().__init__(revision)
         self.root = Path(root)
         if provider:
             self.provider = provider
+        self._manifest = manifest
         self._listing: list[str] | None = None
 
     def _path(self, path: str) -> Path:
@@ -142,6 +146,9 @@ class DirectoryTree(SourceTree):
     def symlinks(self) -> list[str]:
         """Sorted tree-relative paths of symlinks to files (not in `files()`); `read` follows
         those that stay inside the tree and refuses the others."""
+        if self._manifest is not None:
+            return sorted(p for p, (size, _) in self._manifest.items()
+                          if size < 0 and not os.path.isdir(os.path.join(self.root, p)))
         found = []
         root = str(self.root)
         for dirpath, dirnames, filenames in os.walk(root):
@@ -153,6 +160,8 @@ class DirectoryTree(SourceTree):
         return sorted(found)
 
     def files(self, prefix: str = "") -> list[str]:
+        if self._listing is None and self._manifest is not None:
+            self._listing = sorted(p for p, (size, _) in self._manifest.items() if size >= 0)
         if self._listing is None:
             found = []
             root = str(self.root)

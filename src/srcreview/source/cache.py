@@ -99,8 +99,17 @@ def read_manifest(path: Path) -> dict | None:
 def verify_entry(path: Path, deep: bool = False) -> dict | None:
     """The manifest's meta if the entry at `path` is complete and unchanged, else None.
 
-    The quick check compares every file's presence and size (a stat walk); `deep` also
+    The quick check compares every file's presence and size (one stat each); `deep` also
     re-hashes every file's content.
+    """
+    data = verified_manifest(path, deep)
+    return None if data is None else data["meta"]
+
+
+def verified_manifest(path: Path, deep: bool = False) -> dict | None:
+    """The whole manifest (meta and files) if the entry at `path` verifies (see `verify_entry`).
+
+    Its file list is then the tree's listing: callers need not walk the tree again.
     """
     data = read_manifest(path)
     if data is None:
@@ -110,32 +119,48 @@ def verify_entry(path: Path, deep: bool = False) -> dict | None:
     if not tree.is_dir():
         return None
     if deep:
-        return data["meta"] if file_digests(tree) == files else None
+        return data if file_digests(tree) == files else None
+    try:
+        seen = _stat_walk(str(tree), "", files)
+    except (_Mismatch, OSError):
+        return None
+    return data if seen == len(files) else None
+
+
+class _Mismatch(Exception):
+    """A file on disk that the manifest does not list, or lists with another size."""
+
+
+def _stat_walk(folder: str, prefix: str, files: dict) -> int:
+    """Count the entries under `folder` after checking each against the manifest (one scandir
+    per directory, one lstat per file; symlinked directories are listed, never entered)."""
     seen = 0
-    base = str(tree)
-    for dirpath, dirnames, filenames in os.walk(base):
-        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-            full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, base).replace(os.sep, "/")
+    with os.scandir(folder) as entries:
+        for item in entries:
+            rel = prefix + item.name
+            if item.is_dir(follow_symlinks=False):
+                seen += _stat_walk(item.path, rel + "/", files)
+                continue
             expected = files.get(rel)
             if expected is None:
-                return None
-            size = -1 if os.path.islink(full) else os.lstat(full).st_size
+                raise _Mismatch(rel)
+            size = -1 if item.is_symlink() else item.stat(follow_symlinks=False).st_size
             if size != expected[0]:
-                return None
+                raise _Mismatch(rel)
             seen += 1
-    return data["meta"] if seen == len(files) else None
+    return seen
 
 
 class Entry:
     """One cache entry under construction or in use; see `Cache.entry`."""
 
-    def __init__(self, cache: Cache, kind: str, key: str, meta: dict | None):
+    def __init__(self, cache: Cache, kind: str, key: str, meta: dict | None, files: dict | None = None):
         self.cache = cache
         self.kind = kind
         self.key = key
         self.path = cache.path_for(kind, key)
         self.meta = meta
+        self.files = files  # the verified manifest's listing (relpath -> [size, sha256]) once ready
         self._found = meta is not None
         self._staging: Path | None = None
 
@@ -149,6 +174,7 @@ class Entry:
         if self.path.exists() or self.path.is_symlink():
             self.cache._discard(self.path)
         self.meta = None
+        self.files = None
         self._found = False
 
     @property
@@ -184,6 +210,7 @@ class Entry:
         os.replace(self._staging, self.path)
         self._staging = None
         self.meta = meta
+        self.files = files
         return meta
 
     def _abandon(self) -> None:
@@ -219,8 +246,13 @@ class Cache:
 
     def lookup(self, kind: str, key: str, deep: bool = False) -> dict | None:
         """The meta of a verified entry, without locking (entries are immutable once in place)."""
+        data = self.lookup_manifest(kind, key, deep)
+        return None if data is None else data["meta"]
+
+    def lookup_manifest(self, kind: str, key: str, deep: bool = False) -> dict | None:
+        """Like `lookup`, but the whole verified manifest: its `files` list the tree."""
         path = self.path_for(kind, key)
-        return verify_entry(path, deep) if path.is_dir() else None
+        return verified_manifest(path, deep) if path.is_dir() else None
 
     @contextlib.contextmanager
     def entry(self, kind: str, key: str, deep: bool = False) -> Iterator[Entry]:
@@ -233,17 +265,18 @@ class Cache:
         try:
             fd = self._acquire(kind, key)
         except CacheNotWritable:
-            meta = verify_entry(path, deep) if path.is_dir() else None
-            if meta is None:
+            data = verified_manifest(path, deep) if path.is_dir() else None
+            if data is None:
                 raise
-            yield Entry(self, kind, key, meta)
+            yield Entry(self, kind, key, data["meta"], data["files"])
             return
         try:
             self._sweep_leftovers(kind, key)
-            meta = verify_entry(path, deep) if path.is_dir() else None
-            if meta is None and (path.exists() or path.is_symlink()):
+            data = verified_manifest(path, deep) if path.is_dir() else None
+            if data is None and (path.exists() or path.is_symlink()):
                 self._discard(path)
-            entry = Entry(self, kind, key, meta)
+            entry = Entry(self, kind, key, None if data is None else data["meta"],
+                          None if data is None else data["files"])
             try:
                 yield entry
             finally:

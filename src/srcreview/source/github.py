@@ -14,11 +14,10 @@ import shutil
 
 from srcreview.errors import SourceUnavailable
 from srcreview.revision import Revision
-from srcreview.source import http as nethttp
-from srcreview.source.archive import extract
-from srcreview.source.base import DirectoryTree, VerificationFailed, repo_url
+from srcreview.source.base import DirectoryTree, Progress, VerificationFailed, repo_url
 from srcreview.source.cache import Cache
-from srcreview.source.pipindex import redact_url
+
+# The network and archive modules are imported by `_fetch_into`: a cached tree never needs them.
 
 KIND = "github"
 _FULL = re.compile(r"[0-9a-f]{40}")
@@ -40,23 +39,23 @@ def find_cached(revision: Revision, cache: Cache, deep: bool = False) -> Directo
     """A verified tarball tree of this commit already in the cache, if any."""
     for key in cache.keys(KIND):
         if revision.matches_commit(key):
-            meta = cache.lookup(KIND, key, deep)
-            if meta is not None:
-                return _tree(cache.tree_path(KIND, key), revision, meta, cached=True)
+            data = cache.lookup_manifest(KIND, key, deep)
+            if data is not None:
+                return _tree(cache.tree_path(KIND, key), revision, data["meta"], cached=True, files=data["files"])
     return None
 
 
-def _tree(path, revision: Revision, meta: dict, cached: bool) -> DirectoryTree:
+def _tree(path, revision: Revision, meta: dict, cached: bool, files: dict | None = None) -> DirectoryTree:
     sha = meta.get("sha", revision.sha)
     if len(sha) > len(revision.sha):
         revision = revision.model_copy(update={"sha": sha})
-    tree = DirectoryTree(path, revision, provider=KIND)
+    tree = DirectoryTree(path, revision, provider=KIND, manifest=files)
     tree.cached = cached
     tree.origin = "tarball"
     return tree
 
 
-def open_github(revision: Revision, cache: Cache, progress: nethttp.Progress | None = None,
+def open_github(revision: Revision, cache: Cache, progress: Progress | None = None,
                 deep: bool = False) -> DirectoryTree:
     """The tree of `revision` from the GitHub tarball (cached under the full commit).
 
@@ -89,6 +88,10 @@ def open_github(revision: Revision, cache: Cache, progress: nethttp.Progress | N
 
 def _fetch_into(revision: Revision, dest, scratch, progress) -> str:
     """Download and extract the tarball into `dest`; returns the full commit it names."""
+    from srcreview.source import http as nethttp
+    from srcreview.source.archive import extract
+    from srcreview.source.pipindex import redact_url
+
     base = tarball_base()
     shown = redact_url(base)
     archive = scratch / f"vllm-{revision.sha}.tar.gz"

@@ -68,11 +68,12 @@ def _open_git(revision: Revision, cache) -> SourceTree:
 def find_cached(revision: Revision, cache) -> SourceTree | None:
     """A verified tree of `revision` already in the cache (any provider), without network."""
     from srcreview.source import github, registry
-    from srcreview.source.gitrepo import GitCache
 
     found = registry.find_cached(revision, cache) or github.find_cached(revision, cache)
     if found is not None:
         return found
+    from srcreview.source.gitrepo import GitCache  # only now: a cached sdist or tarball never needs git
+
     git_cache = GitCache(cache)
     full = git_cache.find(revision)
     return git_cache.tree(revision, full, cached=True) if full else None
@@ -148,7 +149,7 @@ def _open_local_archive(path: Path, revision: Revision, cache, progress) -> Sour
             extract(path, staging, progress=progress)
             commit = verify_commit(DirectoryTree(staging, revision), revision, what)
             entry.commit({"provider": "local", "archive_sha256": key, "commit_id": commit})
-        tree = DirectoryTree(entry.tree, revision, provider="local")
+        tree = DirectoryTree(entry.tree, revision, provider="local", manifest=entry.files)
         tree.origin = path.name
         tree.cached = entry.was_ready
         verify_commit(tree, revision, what)

@@ -13,17 +13,15 @@ import json
 import re
 import shutil
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
 from srcreview.errors import SourceUnavailable, UsageError
 from srcreview.revision import Revision
-from srcreview.source import http as nethttp
-from srcreview.source.archive import extract
-from srcreview.source.base import DirectoryTree, VerificationFailed
+from srcreview.source.base import DirectoryTree, Progress, VerificationFailed
 from srcreview.source.cache import Cache
-from srcreview.source.pipindex import index_cert, index_url, redact_url
-from srcreview.source.sdist import verify_commit
+
+# The network, archive and HTML modules are imported inside the functions that download:
+# a run served from the cache (every warm `check`) never needs them.
 
 PROJECT = "vllm"
 KIND = "registry"
@@ -38,26 +36,32 @@ class SdistFile:
     size: int | None = None
 
 
-class _Anchors(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.links: list[tuple[str, str]] = []
-        self._href: str | None = None
-        self._text: list[str] = []
+def _anchors():
+    """A parser collecting a page's (href, text) links (built on first use: html.parser is lazy)."""
+    from html.parser import HTMLParser
 
-    def handle_starttag(self, tag, attrs):
-        if tag == "a":
-            self._href = dict(attrs).get("href")
-            self._text = []
+    class Anchors(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.links: list[tuple[str, str]] = []
+            self._href: str | None = None
+            self._text: list[str] = []
 
-    def handle_data(self, data):
-        if self._href is not None:
-            self._text.append(data)
+        def handle_starttag(self, tag, attrs):
+            if tag == "a":
+                self._href = dict(attrs).get("href")
+                self._text = []
 
-    def handle_endtag(self, tag):
-        if tag == "a" and self._href is not None:
-            self.links.append((self._href, "".join(self._text).strip()))
-            self._href = None
+        def handle_data(self, data):
+            if self._href is not None:
+                self._text.append(data)
+
+        def handle_endtag(self, tag):
+            if tag == "a" and self._href is not None:
+                self.links.append((self._href, "".join(self._text).strip()))
+                self._href = None
+
+    return Anchors()
 
 
 def parse_index(page_url: str, content_type: str, body: bytes) -> list[SdistFile]:
@@ -67,6 +71,8 @@ def parse_index(page_url: str, content_type: str, body: bytes) -> list[SdistFile
     `BadDocument`: it is not the index's answer, so it is retried and then reported, never
     read as "the index lists nothing".
     """
+    from srcreview.source import http as nethttp
+
     kind = content_type.split(";", 1)[0].strip().lower()
     head = body.lstrip()[:1]
     if "json" in kind or (not kind and head == b"{"):
@@ -78,6 +84,8 @@ def parse_index(page_url: str, content_type: str, body: bytes) -> list[SdistFile
 
 
 def _parse_json(page_url: str, body: bytes, kind: str) -> list[SdistFile]:
+    from srcreview.source import http as nethttp
+
     try:
         data = json.loads(body)
         files = []
@@ -94,7 +102,9 @@ def _parse_json(page_url: str, body: bytes, kind: str) -> list[SdistFile]:
 
 
 def _parse_html(page_url: str, body: bytes, kind: str) -> list[SdistFile]:
-    parser = _Anchors()
+    from srcreview.source import http as nethttp
+
+    parser = _anchors()
     parser.feed(body.decode("utf-8", errors="replace"))
     parser.close()
     if not parser.links and b"<a" not in body.lower():
@@ -113,6 +123,9 @@ def _parse_html(page_url: str, body: bytes, kind: str) -> list[SdistFile]:
 
 def find_sdist(http, index: str, version: str) -> SdistFile:
     """The sdist of `version` on the index; SourceUnavailable if the index lacks it."""
+    from srcreview.source import http as nethttp
+    from srcreview.source.pipindex import redact_url
+
     page = f"{index}/{PROJECT}/"
     shown = redact_url(index)
     what = f"the package index {shown}"
@@ -134,7 +147,7 @@ def cache_key(revision: Revision) -> str:
     return f"{pin.version}-{pin.revision}"
 
 
-def open_registry(revision: Revision, cache: Cache, progress: nethttp.Progress | None = None,
+def open_registry(revision: Revision, cache: Cache, progress: Progress | None = None,
                   deep: bool = False) -> DirectoryTree:
     """The verified sdist tree of a pinned release, from the cache or downloaded into it."""
     pin = revision.pin
@@ -146,7 +159,7 @@ def open_registry(revision: Revision, cache: Cache, progress: nethttp.Progress |
             entry.invalidate()
         if not entry.ready:
             _build(entry, revision, cache, progress)
-        return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready)
+        return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready, files=entry.files)
 
 
 def find_cached(revision: Revision, cache: Cache) -> DirectoryTree | None:
@@ -154,20 +167,26 @@ def find_cached(revision: Revision, cache: Cache) -> DirectoryTree | None:
     pin = revision.pin
     if pin is None or revision.version is None:
         return None
-    meta = cache.lookup(KIND, cache_key(revision))
-    if meta is None or (pin.sdist_sha256 and meta.get("sdist_sha256") != pin.sdist_sha256):
+    data = cache.lookup_manifest(KIND, cache_key(revision))
+    if data is None or (pin.sdist_sha256 and data["meta"].get("sdist_sha256") != pin.sdist_sha256):
         return None
-    return _tree(cache.tree_path(KIND, cache_key(revision)), revision, meta, cached=True)
+    return _tree(cache.tree_path(KIND, cache_key(revision)), revision, data["meta"], cached=True,
+                 files=data["files"])
 
 
-def _tree(path, revision: Revision, meta: dict, cached: bool) -> DirectoryTree:
-    tree = DirectoryTree(path, revision, provider=KIND)
+def _tree(path, revision: Revision, meta: dict, cached: bool, files: dict | None = None) -> DirectoryTree:
+    tree = DirectoryTree(path, revision, provider=KIND, manifest=files)
     tree.cached = cached
     tree.origin = meta.get("sdist")
     return tree
 
 
 def _build(entry, revision: Revision, cache: Cache, progress) -> None:
+    from srcreview.source import http as nethttp
+    from srcreview.source.archive import extract
+    from srcreview.source.pipindex import index_cert, index_url, redact_url
+    from srcreview.source.sdist import verify_commit
+
     pin = revision.pin
     index = index_url()
     shown = redact_url(index)

@@ -265,3 +265,16 @@ def site_anchor(site) -> Anchor:
     name = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", head)
     return site.anchor.model_copy(update={"symbol": name[-1] if name else site.kind,
                                           "role": f"{site.kind}: {site.text}"})
+
+
+def path_hops(path, sink_kind: bool = True) -> tuple[list[Anchor], list[Hop]]:
+    """The call sites of a traced path after its entry, as evidence anchors and trace hops; the last
+    hop is the sink when `sink_kind` (the path ends at the check's sink)."""
+    evidence, hops = [], []
+    for hop in path[1:]:
+        anchor = (hop.call_anchor or hop.anchor).model_copy(update={
+            "symbol": short(hop.symbol).split(".")[-1], "role": f"calls {short(hop.symbol)}"})
+        evidence.append(anchor)
+        hops.append(Hop(kind="sink" if sink_kind and hop is path[-1] else "call", text=f"-> {short(hop.symbol)}",
+                        anchor=anchor))
+    return evidence, hops

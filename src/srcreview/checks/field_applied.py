@@ -15,6 +15,7 @@ from srcreview.checks._common import (
     entries_text,
     field_anchor,
     find_one,
+    path_hops,
     resolve_entries,
     site_anchor,
     split_field,
@@ -70,12 +71,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         if t.assumptions:
             hops.append(Hop(kind="note", text="branches undecided under the recipe: both sides followed"))
         path = t.paths[0] if t.paths else ()
-        for hop in path[1:]:
-            anchor = (hop.call_anchor or hop.anchor).model_copy(update={
-                "symbol": short(hop.symbol).split(".")[-1], "role": f"calls {short(hop.symbol)}"})
-            evidence.append(anchor)
-            hops.append(Hop(kind="sink" if params.sink and hop is path[-1] else "call",
-                            text=f"-> {short(hop.symbol)}", anchor=anchor))
+        path_evidence, path_hop_list = path_hops(path, sink_kind=bool(params.sink))
+        evidence += path_evidence
+        hops += path_hop_list
         if entry is entries.entries[0]:  # the fingerprint names the path of the candidate the recipe selects
             symbols += [short(h.symbol) for h in path] or [short(entry.symbol.qualname)]
         if params.sink and not t.found_sink:

@@ -17,6 +17,7 @@ from srcreview.checks._common import (
     entries_text,
     field_anchor,
     find_one,
+    path_hops,
     resolve_entries,
     split_field,
 )
@@ -72,11 +73,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             reasons.append(f"{params.sink} is not reached from {short(entry.symbol.qualname)}")
             continue
         path = t.paths[0]
-        for hop in path[1:]:
-            anchor = (hop.call_anchor or hop.anchor).model_copy(update={
-                "symbol": short(hop.symbol).split(".")[-1], "role": f"calls {short(hop.symbol)}"})
-            evidence.append(anchor)
-            hops.append(Hop(kind="sink" if hop is path[-1] else "call", text=f"-> {short(hop.symbol)}", anchor=anchor))
+        path_evidence, path_hop_list = path_hops(path)
+        evidence += path_evidence
+        hops += path_hop_list
         if entry is entries.entries[0]:  # the fingerprint names the path of the candidate the recipe selects
             symbols += [short(h.symbol) for h in path]
         caller = index.function(path[-2].symbol) if len(path) >= 2 else None

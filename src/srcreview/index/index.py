@@ -98,6 +98,9 @@ class Index:
         # called on a facts-cache miss before parsing: True when the facts may be cached now
         # (srcreview.index.prefetch waits for a module its worker is parsing)
         self.on_miss = None
+        # called with the raw-text answers before computing a missing one: adds those another
+        # process found meanwhile (the prefetch worker asks the same questions earlier)
+        self.on_names_miss = None
         self.reviewed_before = False  # raw-text answers of this revision listing were on disk already
         self.unreadable: dict[str, str] = {}  # path -> why it could not be read or parsed (when asked)
 
@@ -234,15 +237,13 @@ class Index:
         if remembered_only:
             return None
         needle = name.encode()
-        scope = rb"\b(?:def|class)[ \t]+" + re.escape(needle) + rb"\b"
-        pattern = re.compile(scope if scopes_only else
-                             scope + rb"|^[ \t]*" + re.escape(needle) + rb"[ \t]*(?::|=(?!=))", re.M)
+        pattern = definition_pattern(needle, scopes_only)
         if scopes_only and f"{prefix}\0{name}" in self._names:  # a subset of the wider answer
             pool = self._names[f"{prefix}\0{name}"]
         else:
             pool = self.python_files(prefix)
         return self._remembered(key, lambda: [p for p in pool
-                                              if needle in self._raw_text(p) and pattern.search(self._raw_text(p))])
+                                              if needle in self._raw_text(p) and _line_match(self._raw_text(p), needle, pattern)])
 
     def _name_answers(self) -> dict[str, list[str]]:
         """The raw-text answers of this revision listing (definition files, greps), from disk once."""
@@ -255,6 +256,10 @@ class Index:
 
     def _remembered(self, key: str, compute) -> list[str]:
         names = self._name_answers()
+        if key not in names and self.on_names_miss is not None:
+            self.on_names_miss(names)
+            if key in names and self._cache is not None:  # kept on disk as if found here
+                self._cache.store_names(self._names_key, names)
         if key not in names:
             names[key] = compute()
             if self._cache is not None:
@@ -683,6 +688,32 @@ class _DefinitionNames:
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and bool(self.get(name))
+
+
+def definition_pattern(needle: bytes, scopes_only: bool = False) -> "re.Pattern[bytes]":
+    """The line regex for a possible definition of `needle`: `def`/`class` NEEDLE, or (unless
+    `scopes_only`) NEEDLE starting an assignment or annotation."""
+    scope = rb"\b(?:def|class)[ \t]+" + re.escape(needle) + rb"\b"
+    return re.compile(scope if scopes_only else scope + rb"|^[ \t]*" + re.escape(needle) + rb"[ \t]*(?::|=(?!=))",
+                      re.M)
+
+
+def _line_match(data: bytes, needle: bytes, pattern) -> bool:
+    """Whether `pattern` matches in `data`, trying only the lines that contain `needle`: the
+    same answer as `pattern.search(data)` for a definition pattern (every match contains the
+    needle and stays within one line), without running the regex over the whole file."""
+    if not needle or b"\n" in needle:
+        return pattern.search(data) is not None
+    at = data.find(needle)
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        if end < 0:
+            end = len(data)
+        if pattern.search(data, start, end):
+            return True
+        at = data.find(needle, end)
+    return False
 
 
 def _ast_dotted(node) -> str | None:

@@ -134,17 +134,34 @@ class Prefetch:
     """A forked worker running warm_facts; `stop()` ends it (it is only ever ahead of the review).
 
     While it runs, a cache miss of the review on the module the worker is parsing right now
-    waits for the worker's facts instead of parsing the same module a second time."""
+    waits for the worker's facts instead of parsing the same module a second time; the other
+    way round, the worker skips the module the review is parsing (it is behind there)."""
 
-    def __init__(self, index, process, current):
-        self._index, self._process, self._current = index, process, current
+    def __init__(self, index, process, current, reviewing, answers):
+        self._index, self._process, self._current, self._reviewing = index, process, current, reviewing
+        self._answers = answers
         index.on_miss = self._wait
+        index.on_names_miss = self._take_answers
+
+    def _take_answers(self, names: dict) -> None:
+        """The raw-text answers the worker computed so far (the same tree, the same answers)."""
+        import queue
+
+        while True:
+            try:
+                key, found = self._answers.get_nowait()
+            except (queue.Empty, OSError, EOFError, ValueError):
+                return
+            names.setdefault(key, found)
 
     def _wait(self, path: str, blob: str) -> bool:
         import time
 
         process, cache, key = self._process, self._index._cache, _key(path)
-        if process is None or self._current.value != key:
+        if process is None:
+            return False
+        if self._current.value != key:
+            self._reviewing.value = key  # the review parses it now: the worker skips it
             return False
         deadline = time.monotonic() + MAX_WAIT
         while self._current.value == key and process.is_alive() and time.monotonic() < deadline:
@@ -156,6 +173,7 @@ class Prefetch:
     def stop(self) -> None:
         process, self._process = self._process, None
         self._index.on_miss = None
+        self._index.on_names_miss = None
         if process is not None and process.is_alive():
             process.terminate()
         if process is not None:
@@ -174,20 +192,47 @@ def start(index, names: list[str], *, min_tree_modules: int = MIN_TREE_MODULES) 
         return None
     import multiprocessing
 
+    # in a first review here, the review's first question scans the raw text of every module:
+    # read it once, before the fork, so the worker starts parsing at once instead of reading
+    # it all a second time (after one, the answers are on disk and the review reads no file)
+    if not index.reviewed_before:
+        for path in index.python_files():
+            index._raw_text(path)
     context = multiprocessing.get_context("fork")
     current = context.Value("q", 0, lock=False)  # _key of the module the worker is parsing
-    process = context.Process(target=_worker, args=(index, names, current), daemon=True)
+    reviewing = context.Value("q", 0, lock=False)  # _key of the module the review parsed last
+    answers = context.Queue()  # (key, files): the raw-text answers the worker computed
+    process = context.Process(target=_worker, args=(index, names, current, reviewing, answers), daemon=True)
     process.start()
-    return Prefetch(index, process, current)
+    return Prefetch(index, process, current, reviewing, answers)
 
 
-def _worker(index, names: list[str], current) -> None:
+class _Skipped(KeyError):
+    """The review is parsing this module itself: the worker leaves it (and what follows from it)."""
+
+
+def _worker(index, names: list[str], current, reviewing, answers) -> None:
     import signal
 
+    remembered = index._remembered
+
+    def shared(key, compute):  # every answer the worker computes goes to the review as well
+        known = key in index._name_answers()
+        found = remembered(key, compute)
+        if not known:
+            answers.put((key, found))
+        return found
+
+    index._remembered = shared
+
     load = index._load
+    cache = index._cache
 
     def announced_load(path, module):  # what the review may wait for while it is being loaded
-        current.value = _key(path)
+        key = _key(path)
+        if reviewing.value == key and not cache.has(index.tree.blob_id(path)):
+            raise _Skipped(path)
+        current.value = key
         try:
             return load(path, module)
         finally:

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from srcreview.errors import DataError, UsageError
+from srcreview.errors import DataError
 from srcreview.findings import (CLASSIFICATION_ORDER, SEVERITY_ORDER, BaselineEntry, BaselineStatus, Finding,
                                 Review)
+from srcreview.userfile import read_user_file
 
 MAX_BASELINE_BYTES = 50_000_000
 
@@ -51,14 +52,7 @@ def load_baseline(path: str | Path, shown: str | None = None) -> Baseline:
     """Read a previous `--format json` output (one review, a list, or {"reviews": [...]})."""
     path = Path(path)
     shown = shown or str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"--baseline: {shown}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"--baseline: {shown}: cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_BASELINE_BYTES:
-        raise DataError(f"{shown}: baseline is {len(raw)} bytes, over the {MAX_BASELINE_BYTES}-byte limit")
+    raw = read_user_file(path, f"--baseline {shown}", "baseline", MAX_BASELINE_BYTES)
     try:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from srcreview.errors import DataError, UsageError
+from srcreview.errors import DataError
+from srcreview.userfile import read_user_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -129,14 +130,7 @@ def load_recipe(path: str | Path, display_path: str | None = None) -> Recipe:
     """Read and validate a recipe file; raise DataError (or UsageError if unreadable)."""
     path = Path(path)
     shown = display_path or str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{shown}: no such recipe file") from None
-    except OSError as exc:
-        raise UsageError(f"{shown}: cannot read recipe: {exc.strerror or exc}") from None
-    if len(raw) > MAX_RECIPE_BYTES:
-        raise DataError(f"{shown}: recipe is {len(raw)} bytes, over the {MAX_RECIPE_BYTES}-byte limit")
+    raw = read_user_file(path, shown, "recipe", MAX_RECIPE_BYTES)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import model_validator
 
-from srcreview.checks import CheckContext, Params, short
+from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.findings import Anchor, Hop
 
 _OPTIONAL = re.compile(r"^(?:Optional\[(.+)\]|(.+?)\s*\|\s*None|None\s*\|\s*(.+))$")
@@ -278,3 +278,44 @@ def path_hops(path, sink_kind: bool = True) -> tuple[list[Anchor], list[Hop]]:
         hops.append(Hop(kind="sink" if sink_kind and hop is path[-1] else "call", text=f"-> {short(hop.symbol)}",
                         anchor=anchor))
     return evidence, hops
+
+
+@dataclass(frozen=True)
+class TraceStart:
+    """What a tracing check starts from: the declared field, the sink and the dispatch entries."""
+
+    cls: object
+    attr: str
+    declared: object
+    sink: object | None
+    entries: Entries
+
+
+def trace_start(ctx: CheckContext, params: EntryParams, field: str, sink: str | None) -> TraceStart | CheckResult:
+    """Locate the field, the sink and the entries, or return the stale result (a symbol missing at
+    this revision) or the undecided one (no entry, or an ambiguous sink)."""
+    cls_name, attr = split_field(field)
+    cls = class_info(ctx, cls_name)
+    declared = cls.field(attr) if cls is not None else None
+    missing = [field] if declared is None else []
+    sink_symbol, found = find_one(ctx.index, sink) if sink else (None, [])
+    if sink and not found:
+        missing.append(sink)
+    entries = resolve_entries(ctx, params)
+    missing += list(entries.missing)
+    if missing:
+        return stale(missing)
+    if not entries.entries:
+        return CheckResult("undecided", tags=entries.tags, reason=entries.undecided)
+    if sink and sink_symbol is None:
+        return CheckResult("undecided", tags=("ambiguous-symbol",), reason=f"{sink} names several functions")
+    return TraceStart(cls, attr, declared, sink_symbol, entries)
+
+
+def traced(ctx: CheckContext, entry: Entry, sink_name: str | None, max_depth: int):
+    """The recipe-conditioned trace from an entry to the sink, computed once per review."""
+    from srcreview.graph import trace
+
+    key = f"trace:{entry.symbol.qualname}:{sink_name}:{max_depth}"
+    return ctx.memoized(key, lambda: trace(ctx.index, entry.symbol.qualname, ctx.bindings, sink=sink_name,
+                                           max_depth=max_depth))

@@ -7,18 +7,16 @@ could read it. Anything else is `undecided`, with the reason tagged.
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, short, stale
+from srcreview.checks import CheckContext, CheckResult, short
 from srcreview.checks._common import (
     EntryParams,
-    class_info,
     combine,
     entries_text,
     field_anchor,
-    find_one,
     path_hops,
-    resolve_entries,
     site_anchor,
-    split_field,
+    trace_start,
+    traced,
 )
 from srcreview.findings import Hop
 
@@ -34,24 +32,13 @@ class Params(EntryParams):
 
 
 def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
-    from srcreview.graph import field_reads, trace
+    from srcreview.graph import field_reads
 
     index = ctx.index
-    cls_name, attr = split_field(params.field)
-    cls = class_info(ctx, cls_name)
-    declared = cls.field(attr) if cls is not None else None
-    missing = [params.field] if declared is None else []
-    sink, found = find_one(index, params.sink) if params.sink else (None, [])
-    if params.sink and not found:
-        missing.append(params.sink)
-    entries = resolve_entries(ctx, params)
-    missing += list(entries.missing)
-    if missing:
-        return stale(missing)
-    if not entries.entries:
-        return CheckResult("undecided", tags=entries.tags, reason=entries.undecided)
-    if params.sink and sink is None:
-        return CheckResult("undecided", tags=("ambiguous-symbol",), reason=f"{params.sink} names several functions")
+    start = trace_start(ctx, params, params.field, params.sink)
+    if isinstance(start, CheckResult):
+        return start
+    cls, attr, declared, sink, entries = start.cls, start.attr, start.declared, start.sink, start.entries
     sink_name = sink.qualname if sink is not None else None
 
     declaration = field_anchor(ctx, declared, f"declares {params.field} (default {declared.default})", cls)
@@ -62,9 +49,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     if params.max_depth == 0:  # the entry alone: a read there proves `applied`, nothing proves the absence
         return _local(ctx, params, cls, attr, entries, declaration, details)
     for entry in entries.entries:
-        key = f"trace:{entry.symbol.qualname}:{sink_name}:{params.max_depth}"
-        t = ctx.memoized(key, lambda e=entry: trace(index, e.symbol.qualname, ctx.bindings, sink=sink_name,
-                                                    max_depth=params.max_depth))
+        t = traced(ctx, entry, sink_name, params.max_depth)
         reads = field_reads(index, t, f"{cls.symbol.qualname}.{attr}")
         evidence += entry.evidence
         hops += entry.hops

@@ -9,17 +9,15 @@ carries the field; `overridden`: a replacement of it is certain; otherwise `unde
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, short, stale
+from srcreview.checks import CheckContext, CheckResult, short
 from srcreview.checks._common import (
     EntryParams,
-    class_info,
     combine,
     entries_text,
     field_anchor,
-    find_one,
     path_hops,
-    resolve_entries,
-    split_field,
+    trace_start,
+    traced,
 )
 from srcreview.checks._ir import UNDECIDED, call_kwarg, call_name, dotted, evaluate, iter_calls
 from srcreview.checks._knobs import resolve_key
@@ -41,30 +39,15 @@ class Params(EntryParams):
 
 
 def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
-    from srcreview.graph import trace
-
     index = ctx.index
-    cls_name, attr = split_field(params.field)
-    cls = class_info(ctx, cls_name)
-    declared = cls.field(attr) if cls is not None else None
-    missing = [params.field] if declared is None else []
-    sink, found = find_one(index, params.sink)
-    if not found:
-        missing.append(params.sink)
-    entries = resolve_entries(ctx, params)
-    missing += list(entries.missing)
-    if missing:
-        return stale(missing)
-    if not entries.entries:
-        return CheckResult("undecided", tags=entries.tags, reason=entries.undecided)
-    if sink is None:
-        return CheckResult("undecided", tags=("ambiguous-symbol",), reason=f"{params.sink} names several functions")
+    start = trace_start(ctx, params, params.field, params.sink)
+    if isinstance(start, CheckResult):
+        return start
+    cls, declared, sink, entries = start.cls, start.declared, start.sink, start.entries
 
     outcomes, evidence, hops, tags, assumptions, reasons, symbols = [], [], [], set(), set(), [], []
     for entry in entries.entries:
-        key = f"trace:{entry.symbol.qualname}:{sink.qualname}:{params.max_depth}"
-        t = ctx.memoized(key, lambda e=entry: trace(index, e.symbol.qualname, ctx.bindings, sink=sink.qualname,
-                                                    max_depth=params.max_depth))
+        t = traced(ctx, entry, sink.qualname, params.max_depth)
         evidence += entry.evidence
         hops += entry.hops
         if not t.found_sink or not t.paths:

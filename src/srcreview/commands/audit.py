@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from srcreview.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, UsageError
+from srcreview.userfile import read_user_file
 
 
 def add_parser(sub) -> None:
@@ -35,12 +36,7 @@ def run(args) -> int:
 
     path = Path(args.review)
     shown = path.name if path.is_absolute() else str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{shown}: no such review file") from None
-    except OSError as exc:
-        raise UsageError(f"{shown}: cannot read review: {exc.strerror or exc}") from None
+    raw = read_user_file(path, shown, "review")
     doc = load_review(raw, shown)
     _check_source_args(args)
     sources = _Sources(args)

@@ -24,6 +24,17 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class AnchorOrigin(_Frozen):
+    """Where a patched tree's anchor points: upstream lines, or the lines of a patch that made them."""
+
+    kind: Literal["upstream", "patched"] = Field(
+        description="upstream: unchanged lines, `url` is upstream's; patched: lines a patch or overlay added or changed")
+    file: str = Field(description="upstream tree path, or the patch (overlay file) as given")
+    start_line: int = Field(description="first line of `file` that `url` points at")
+    end_line: int
+    sha256: str = Field("", description="of the patch file or overlay (patched only)")
+
+
 class Anchor(_Frozen):
     """A line range in the pinned source and what it shows."""
 
@@ -33,6 +44,13 @@ class Anchor(_Frozen):
     end_line: int
     symbol: str = ""
     role: str = ""
+    origin: AnchorOrigin | None = Field(
+        None, description="set when the reviewed tree is patched and a layer touched this file; "
+                          "path and lines stay those of the reviewed tree")
+
+    @property
+    def patched(self) -> bool:
+        return self.origin is not None and self.origin.kind == "patched"
 
     def sort_key(self) -> tuple:
         return (self.path, self.start_line, self.end_line, self.symbol, self.role)
@@ -127,6 +145,15 @@ class RunnerInfo(_Frozen):
     reason: str = ""
 
 
+class PatchRecord(_Frozen):
+    """A patch or overlay laid over the pinned source before the review: the engine that runs."""
+
+    file: str = Field(description="the patch file or overlay directory, as given (relative)")
+    kind: Literal["patch", "overlay"]
+    sha256: str = Field(description="of the patch file; of an overlay's sorted (path, sha256) listing")
+    touched: tuple[str, ...] = Field((), description="tree paths it changed, added or deleted")
+
+
 class StaleRule(_Frozen):
     rule: str
     missing: tuple[str, ...]
@@ -162,4 +189,5 @@ class Review(_Frozen):
     stale_rules: tuple[StaleRule, ...] = ()
     missing_tests: tuple[str, ...] = ()
     incomplete: tuple[str, ...] = Field((), description="why the review could not complete, if it could not")
+    patches: tuple[PatchRecord, ...] = Field((), description="layers applied over the pinned source, in order")
     gate: ReviewGate | None = Field(None, description="set by the gate (srcreview.gate.evaluate)")

@@ -44,6 +44,15 @@ class RuntimePin(_Strict):
     version: str | None = None
     revision: str | None = None
     image: str | None = None
+    patches: tuple[str, ...] = Field((), description="patch files or overlay directories laid over the pinned "
+                                                     "source, relative to the recipe, applied in order")
+
+    @field_validator("patches", mode="before")
+    @classmethod
+    def _patch_paths(cls, value: Any) -> Any:
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise ValueError('must be a list of paths, e.g. ["patches/fix.diff"]')
+        return value
 
 
 class Hardware(_Strict):

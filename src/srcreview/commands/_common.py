@@ -1,15 +1,18 @@
-"""Options every command that reads vLLM source shares: --rev, --source, --provider.
+"""Options every command that reads vLLM source shares: --rev, --source, --provider, --patch, --overlay.
 
-`add_source_args(parser)` declares them; `tree_from_args(args, recipe)` resolves the rev
-(the recipe's pin when --rev is absent) and obtains the tree, drawing download progress on
-stderr.
+`add_source_args(parser)` declares the first three, `add_patch_args(parser)` the layers laid
+over the source (`--patch FILE`, `--overlay DIR`, repeatable, applied in the order given,
+after the recipe's own `[runtime] patches`); `tree_from_args(args, recipe)` resolves the rev
+(the recipe's pin when --rev is absent), obtains the tree, drawing download progress on
+stderr, and applies the layers.
 """
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
-from srcreview.errors import UsageError
+from srcreview.errors import DataError, UsageError
 
 PROVIDER_CHOICES = ("auto", "local", "registry", "github", "git")
 
@@ -26,6 +29,59 @@ def add_source_args(parser, *, rev_required: bool = False) -> None:
                              "registry sdist, GitHub tarball, git) or one of them")
 
 
+class _LayerAction(argparse.Action):
+    """--patch and --overlay append (kind, path) to one list, so their order is kept."""
+
+    def __init__(self, *args, kind: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.kind = kind
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        layers = list(getattr(namespace, self.dest, None) or [])
+        layers.append((self.kind, value))
+        setattr(namespace, self.dest, layers)
+
+
+def add_patch_args(parser, *, side: str = "") -> None:
+    """Add --patch FILE and --overlay DIR (both repeatable) to a subcommand's parser."""
+    parser.add_argument("--patch", dest="layers", action=_LayerAction, kind="patch", metavar="FILE",
+                        help="apply a unified diff (git diff, git format-patch, a PR's .diff or .patch) to the "
+                             "source before reviewing it" + side + "; repeatable, applied in order")
+    parser.add_argument("--overlay", dest="layers", action=_LayerAction, kind="overlay", metavar="DIR",
+                        help="lay the files under DIR over the source" + side + " (replacing or adding the same "
+                             "tree-relative paths); repeatable, in order with --patch")
+
+
+def layers_from_args(args, recipe=None, recipe_file: str | Path | None = None) -> list:
+    """The layers to apply: the recipe's `[runtime] patches` (relative to the recipe), then
+    --patch/--overlay in the order given. Each is read and parsed here (exit 64 when a file
+    named on the command line is missing, 65 when a patch is malformed)."""
+    from srcreview.commands._gate_args import shown_path
+    from srcreview.source.patched import load_overlay, load_patch
+
+    layers = []
+    runtime = getattr(recipe, "runtime", None)
+    for written in getattr(runtime, "patches", ()) or ():
+        base = Path(recipe_file).parent if recipe_file is not None else Path(".")
+        target = base / written
+        shown = shown_path(target)
+        where = getattr(recipe, "path", "recipe")
+        if target.is_dir():
+            layers.append(load_overlay(target, shown))
+        elif target.is_file():
+            layers.append(load_patch(target, shown))
+        else:
+            raise DataError(f"{where}: [runtime] patches: {written}: no such file or directory "
+                            "(paths are relative to the recipe)")
+    for kind, value in getattr(args, "layers", None) or ():
+        shown = shown_path(value)
+        if kind == "overlay":
+            layers.append(load_overlay(Path(value), shown))
+        else:
+            layers.append(load_patch(Path(value), shown))
+    return layers
+
+
 def rev_from_args(args, recipe=None) -> str:
     """The rev to review: --rev, else the recipe's pinned revision or version."""
     if getattr(args, "rev", None):
@@ -37,14 +93,17 @@ def rev_from_args(args, recipe=None) -> str:
     raise UsageError("--rev is required" + (" (the recipe pins no vLLM revision)" if recipe is not None else ""))
 
 
-def tree_from_args(args, recipe=None, *, progress: bool = True, verify: bool = False):
-    """The SourceTree the arguments (and the recipe's pin) ask for."""
+def tree_from_args(args, recipe=None, *, progress: bool = True, verify: bool = False, layers=None):
+    """The SourceTree the arguments (and the recipe's pin) ask for, with `layers` applied
+    (see `layers_from_args`; default: none)."""
     from srcreview.progress import progress_reporter
     from srcreview.revision import resolve_rev
     from srcreview.source.obtain import open_source
+    from srcreview.source.patched import apply_layers
 
     revision = resolve_rev(rev_from_args(args, recipe))
     source = getattr(args, "source", None)
     with progress_reporter(progress) as report:
-        return open_source(revision, source=Path(source) if source else None,
+        tree = open_source(revision, source=Path(source) if source else None,
                            provider=getattr(args, "provider", "auto") or "auto", progress=report, verify=verify)
+    return apply_layers(tree, layers or ())

@@ -15,13 +15,14 @@ FORMATS = ("text", "json", "review", "sarif", "markdown")
 
 
 def add_parser(sub) -> None:
-    from srcreview.commands._common import add_source_args
+    from srcreview.commands._common import add_patch_args, add_source_args
     from srcreview.commands._gate_args import add_gate_args
 
     p = sub.add_parser("check", help="review recipe(s) against the pinned vLLM source",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("recipes", nargs="+", metavar="RECIPE", help="recipe TOML file(s); several give one combined result")
     add_source_args(p)
+    add_patch_args(p)
     p.add_argument("--format", choices=FORMATS, default="text", help="output on stdout (default: text)")
     p.add_argument("-v", "--verbose", action="store_true", help="text: every anchor and the full trace, hop by hop")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="text: colors (default: auto)")
@@ -39,31 +40,35 @@ def run(args) -> int:
 
     rules = load_rules(Path(args.rules)) if args.rules else load_rules()
     recipes = [load_recipe(path, display_path=shown_path(path)) for path in args.recipes]
-    reviews = review_recipes(args, recipes, rules)
+    reviews = review_recipes(args, recipes, rules, files=args.recipes)
     gate = run_gate(args, reviews, rules=rules)
     sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args)))
     return gate.result.exit_code
 
 
-def review_recipes(args, recipes, rules):
-    """One review per recipe; recipes pinned to the same revision share the tree and its index."""
-    from srcreview.commands._common import rev_from_args, tree_from_args
+def review_recipes(args, recipes, rules, files=None):
+    """One review per recipe; recipes pinned to the same revision (with the same patches) share
+    the tree and its index. `files`: the recipes' files, which their `[runtime] patches` are
+    relative to."""
+    from srcreview.commands._common import layers_from_args, rev_from_args, tree_from_args
     from srcreview.engine import anchor_names, review
     from srcreview.index import Index
     from srcreview.index.cache import default_cache_dir
     from srcreview.index.prefetch import start
+    from srcreview.patched_review import mark_patched
 
-    trees: dict[str, tuple[object, object]] = {}
+    trees: dict[tuple, tuple[object, object]] = {}
     reviews = []
-    for recipe in recipes:
-        key = rev_from_args(args, recipe)
+    for n, recipe in enumerate(recipes):
+        layers = layers_from_args(args, recipe, files[n] if files else None)
+        key = (rev_from_args(args, recipe), tuple(layer.sha256 for layer in layers))
         if key not in trees:
-            tree = tree_from_args(args, recipe, progress=sys.stderr.isatty())
+            tree = tree_from_args(args, recipe, progress=sys.stderr.isatty(), layers=layers)
             trees[key] = (tree, Index(tree, cache_dir=default_cache_dir()))
         tree, index = trees[key]
         ahead = start(index, anchor_names(recipe, rules))  # the second core parses what the rules start from
         try:
-            reviews.append(review(recipe, tree, rules=rules, index=index))
+            reviews.append(mark_patched(review(recipe, tree, rules=rules, index=index), tree))
         finally:
             if ahead is not None:
                 ahead.stop()

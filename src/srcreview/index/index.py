@@ -275,6 +275,9 @@ class Index:
         import os
 
         digest = hashlib.sha256(f"{SCHEMA_VERSION}\n{self.tree.revision.sha}\n".encode())
+        variant = getattr(self.tree, "variant", "")  # a patched tree: same revision, other content
+        if variant:
+            digest.update(f"variant {variant}\n".encode())
         root = getattr(self.tree, "root", None)
         for path in files:
             digest.update(path.encode() + b"\0")

@@ -63,6 +63,9 @@ class SourceTree(ABC):
     provider: str = "unknown"
     origin: str | None = None  # what the provider fetched or read, e.g. "vllm-0.29.0.tar.gz" (no local paths)
     cached: bool = False  # reused from the cache rather than obtained by this run
+    # what sets this tree's content apart from the plain revision (a patched tree's layers);
+    # anything cached per revision rather than per file content must be keyed by it too
+    variant: str = ""
 
     def __init__(self, revision: Revision):
         self.revision = revision

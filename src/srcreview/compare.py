@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from srcreview.findings import Anchor, Finding, Knob, Review, RevisionInfo, RunnerInfo
+from srcreview.findings import Anchor, Finding, Knob, PatchRecord, Review, RevisionInfo, RunnerInfo
 
 ChangeKind = Literal["unchanged", "changed", "appeared", "disappeared"]
 
@@ -94,6 +94,8 @@ class ReviewDiff(_Frozen):
     stale_after: tuple[str, ...] = ()
     incomplete_before: tuple[str, ...] = ()
     incomplete_after: tuple[str, ...] = ()
+    patches_before: tuple[PatchRecord, ...] = ()  # layers over each side's source (srcreview.source.patched)
+    patches_after: tuple[PatchRecord, ...] = ()
 
     @computed_field
     @property
@@ -122,6 +124,8 @@ def compare_reviews(before: Review, after: Review) -> ReviewDiff:
         stale_after=tuple(sorted(s.rule for s in after.stale_rules)),
         incomplete_before=before.incomplete,
         incomplete_after=after.incomplete,
+        patches_before=before.patches,
+        patches_after=after.patches,
     )
 
 

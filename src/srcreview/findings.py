@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 Classification = Literal["confirmed", "refuted", "plausible"]
 Severity = Literal["high", "medium", "low", "info"]
@@ -51,6 +51,14 @@ class Anchor(_Frozen):
     @property
     def patched(self) -> bool:
         return self.origin is not None and self.origin.kind == "patched"
+
+    @model_serializer(mode="wrap")
+    def _without_empty_origin(self, handler):
+        """`origin` only where a patch touched the file: plain reviews keep their exact JSON."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("origin") is None:
+            data.pop("origin", None)
+        return data
 
     def sort_key(self) -> tuple:
         return (self.path, self.start_line, self.end_line, self.symbol, self.role)

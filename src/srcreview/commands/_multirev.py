@@ -51,24 +51,29 @@ class RevisionReviewer:
         self.download = download
         self._reviews: dict[str, object] = {}
 
-    def review(self, rev: str):
-        """The Review of the recipe at `rev` (a release version or commit)."""
+    def review(self, rev: str, layers=()):
+        """The Review of the recipe at `rev` (a release version or commit), with `layers`
+        (patches, overlays: `srcreview.source.patched`) applied over its source."""
         from srcreview.engine import review
         from srcreview.index import Index
-        from srcreview.revision import resolve_rev
         from srcreview.index.cache import default_cache_dir
+        from srcreview.patched_review import mark_patched
+        from srcreview.revision import resolve_rev
         from srcreview.source.obtain import open_source
+        from srcreview.source.patched import apply_layers
 
-        if rev not in self._reviews:
+        key = (rev, tuple(layer.sha256 for layer in layers))
+        if key not in self._reviews:
             revision = resolve_rev(rev)
-            label = revision.label()
+            label = revision.label() + (" (patched)" if layers else "")
             self.on_step("fetch", label)
-            tree = open_source(revision, source=self.source, provider=self.provider, progress=self.download)
+            tree = apply_layers(open_source(revision, source=self.source, provider=self.provider,
+                                            progress=self.download), layers)
             self.on_step("analyse", label)
             index = Index(tree, cache_dir=default_cache_dir())
-            self._reviews[rev] = review(self.recipe, tree, rules=self.rules, index=index)
+            self._reviews[key] = mark_patched(review(self.recipe, tree, rules=self.rules, index=index), tree)
             self.on_step("done", label)
-        return self._reviews[rev]
+        return self._reviews[key]
 
 
 def parse_rev_list(text: str) -> list[str]:

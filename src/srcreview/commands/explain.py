@@ -28,7 +28,7 @@ examples:
 
 
 def add_parser(sub) -> None:
-    from srcreview.commands._common import add_source_args
+    from srcreview.commands._common import add_patch_args, add_source_args
 
     p = sub.add_parser("explain", help="a finding's trace hop by hop with source excerpts, and why it is classified so",
                        description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -36,6 +36,7 @@ def add_parser(sub) -> None:
     p.add_argument("recipe", nargs="?", metavar="RECIPE", help="recipe TOML to review afresh (instead of --review)")
     p.add_argument("--review", metavar="JSON", help="a saved `srcreview check --format json` output")
     add_source_args(p)
+    add_patch_args(p)
     p.add_argument("--rules", metavar="DIR", help="rule directory (default: the rules shipped with srcreview)")
     p.add_argument("--context", type=int, default=2, metavar="N",
                    help="source lines shown around each anchor (default: 2)")
@@ -65,7 +66,7 @@ def run(args) -> int:
         reviews = load_saved_reviews(args.review, shown_path(args.review))
         review, finding = find_finding(reviews, args.finding)
         if not args.no_source:
-            tree = _tree_of(args, review)
+            tree = _tree_of(args, review, _saved_layers(args, review))
     else:
         recipe = load_recipe_arg(args.recipe)
         review, tree = _fresh_review(args, recipe, rules)
@@ -81,14 +82,29 @@ def run(args) -> int:
     return EXIT_OK
 
 
-def _tree_of(args, review):
+def _tree_of(args, review, layers=()):
     """The source of a saved review's revision (a release by its version, else its commit)."""
     from srcreview.commands._common import tree_from_args
 
     info = review.revision
     rev = info.version if info.version and _pin_matches(info) else info.sha
     return tree_from_args(argparse.Namespace(rev=rev, source=args.source, provider=args.provider),
-                          progress=sys.stderr.isatty())
+                          progress=sys.stderr.isatty(), layers=layers)
+
+
+def _saved_layers(args, review) -> list:
+    """The layers a saved review was made with, given again by --patch/--overlay (checked by sha256):
+    its anchors' lines are those of the patched source."""
+    from srcreview.commands._common import layers_from_args
+    from srcreview.errors import UsageError
+
+    layers = layers_from_args(args)
+    wanted = [p.sha256 for p in review.patches]
+    if [layer.sha256 for layer in layers] != wanted:
+        named = ", ".join(p.file for p in review.patches) or "none"
+        raise UsageError(f"the review was made with the layers {named}: give the same --patch/--overlay, in order "
+                         "(or --no-source)")
+    return layers
 
 
 def _pin_matches(info) -> bool:
@@ -102,11 +118,12 @@ def _pin_matches(info) -> bool:
 
 
 def _fresh_review(args, recipe, rules):
-    from srcreview.commands._common import tree_from_args
+    from srcreview.commands._common import layers_from_args, tree_from_args
     from srcreview.engine import review
     from srcreview.index import Index
     from srcreview.index.cache import default_cache_dir
+    from srcreview.patched_review import mark_patched
 
-    tree = tree_from_args(args, recipe, progress=sys.stderr.isatty())
+    tree = tree_from_args(args, recipe, progress=sys.stderr.isatty(), layers=layers_from_args(args, recipe, args.recipe))
     index = Index(tree, cache_dir=default_cache_dir())
-    return review(recipe, tree, rules=rules, index=index), tree
+    return mark_patched(review(recipe, tree, rules=rules, index=index), tree), tree

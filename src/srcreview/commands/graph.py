@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-from srcreview.commands._common import add_source_args
+from srcreview.commands._common import add_patch_args, add_source_args
 from srcreview.errors import EXIT_OK, UsageError
 
 
@@ -21,6 +21,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("graph", help="feasible call paths from a symbol, with the recipe's settings bound",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_source_args(p, rev_required=True)
+    add_patch_args(p)
     p.add_argument("--from", dest="entry", required=True, metavar="SYMBOL",
                    help="entry function, by qualified-name suffix (MTPSpeculator.load_draft_model)")
     p.add_argument("--to", dest="sink", metavar="SYMBOL", help="sink function; only paths reaching it are shown")
@@ -46,7 +47,7 @@ def parse_setting(text: str) -> tuple[str, object]:
 
 
 def run(args) -> int:
-    from srcreview.commands._common import tree_from_args
+    from srcreview.commands._common import layers_from_args, tree_from_args
     from srcreview.graph import field_reads, render_trace, trace
     from srcreview.index import Index
     from srcreview.index.cache import default_cache_dir
@@ -54,14 +55,16 @@ def run(args) -> int:
     if args.depth is not None and not 1 <= args.depth <= 20:
         raise UsageError("--depth: must be between 1 and 20")
     bindings: dict = {}
+    recipe = None
     if args.recipe:
         from srcreview.recipe import load_recipe
 
-        bindings.update(load_recipe(args.recipe).bindings)
+        recipe = load_recipe(args.recipe)
+        bindings.update(recipe.bindings)
     for text in args.settings:
         key, value = parse_setting(text)
         bindings[key] = value
-    tree = tree_from_args(args)
+    tree = tree_from_args(args, layers=layers_from_args(args, recipe, args.recipe))
     index = Index(tree, cache_dir=default_cache_dir())
     result = trace(index, args.entry, bindings, sink=args.sink, max_depth=args.depth)
     out = render_trace(result, args.format)

@@ -1,7 +1,9 @@
 """`srcreview show --rev REV PATH[:START[-END]]`: source lines at a revision and their anchor URL.
 
 Prints the lines with their numbers, then the GitHub URL that anchors them, so a claim about
-vLLM can be checked (and cited) against the exact pinned source.
+vLLM can be checked (and cited) against the exact pinned source. With --patch/--overlay the
+lines are those of the patched source; lines a patch added or changed are anchored in the
+patch file (marked "patched").
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from srcreview.commands._common import add_source_args
+from srcreview.commands._common import add_patch_args, add_source_args
 from srcreview.errors import EXIT_OK, SourceUnavailable, UsageError
 
 _SPEC = re.compile(r"^(?P<path>[^:]+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$")
@@ -21,6 +23,7 @@ def add_parser(sub) -> None:
     p.add_argument("location", metavar="PATH[:START-END]",
                    help="tree-relative file, optionally with a line or line range")
     add_source_args(p, rev_required=True)
+    add_patch_args(p)
     p.set_defaults(run=run)
 
 
@@ -43,11 +46,11 @@ def parse_location(spec: str) -> tuple[str, int | None, int | None]:
 
 
 def run(args) -> int:
-    from srcreview.commands._common import tree_from_args
+    from srcreview.commands._common import layers_from_args, tree_from_args
     from srcreview.textsafe import printable
 
     path, start, end = parse_location(args.location)
-    tree = tree_from_args(args)
+    tree = tree_from_args(args, layers=layers_from_args(args))
     if not tree.exists(path):
         raise UsageError(f"{path}: no such file at vLLM {tree.revision.label()}")
     lines = tree.read_text(path).splitlines()
@@ -56,6 +59,8 @@ def run(args) -> int:
     first, last = (start, end) if start is not None else (1, len(lines))
     width = len(str(last))
     out = [f"{n:>{width}}  {lines[n - 1]}" for n in range(first, last + 1)]
-    out.append(tree.url(path, start, end))
+    where = getattr(tree, "provenance", None)
+    origin = where(path, first, last) if where is not None else None
+    out.append(tree.url(path, start, end) + ("  (patched)" if origin is not None and origin.kind == "patched" else ""))
     print(printable("\n".join(out)))  # the source is shown, never obeyed by the terminal
     return EXIT_OK

@@ -17,12 +17,16 @@ _STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undeci
           "confirmed": "bold red", "plausible": "yellow", "refuted": "green"}
 
 
-def rev_label(info) -> str:
-    return f"{info.version} ({info.sha[:9]})" if info.version else info.sha[:12]
+def rev_label(info, patches=()) -> str:
+    return (f"{info.version} ({info.sha[:9]})" if info.version else info.sha[:12]) + _patched(patches)
 
 
-def short_label(info) -> str:
-    return info.version or info.sha[:9]
+def short_label(info, patches=()) -> str:
+    return (info.version or info.sha[:9]) + _patched(patches)
+
+
+def _patched(patches) -> str:
+    return f" + {', '.join(p.file for p in patches)}" if patches else ""
 
 
 def render_json(diff: ReviewDiff) -> str:
@@ -47,7 +51,7 @@ def _header(console, diff: ReviewDiff) -> None:
 
     a, b = diff.before, diff.after
     console.print(Text(printable(diff.recipe), style="bold"))
-    console.print(printable(f"vLLM {rev_label(a)} -> vLLM {rev_label(b)}"))
+    console.print(printable(f"vLLM {rev_label(a, diff.patches_before)} -> vLLM {rev_label(b, diff.patches_after)}"))
     ra, rb = diff.runner.before.value or "undecided", diff.runner.after.value or "undecided"
     console.print(printable(f"model runner: {ra}" + (f" -> {rb}" if diff.runner.changed else " (both)")))
 
@@ -61,7 +65,7 @@ def _styled(value: str):
 def _knob_table(console, diff: ReviewDiff) -> None:
     from rich.table import Table
 
-    a, b = short_label(diff.before), short_label(diff.after)
+    a, b = short_label(diff.before, diff.patches_before), short_label(diff.after, diff.patches_after)
     table = Table(title="Knobs", title_justify="left")
     for column in ("key", "scope", "value", a, b, "change"):
         table.add_column(printable(column), overflow="fold")
@@ -75,7 +79,7 @@ def _knob_table(console, diff: ReviewDiff) -> None:
 def _finding_table(console, diff: ReviewDiff) -> None:
     from rich.table import Table
 
-    a, b = short_label(diff.before), short_label(diff.after)
+    a, b = short_label(diff.before, diff.patches_before), short_label(diff.after, diff.patches_after)
     table = Table(title="Findings", title_justify="left")
     for column in ("rule", "knobs", a, b, "change"):
         table.add_column(printable(column), overflow="fold")
@@ -90,7 +94,7 @@ def _finding_table(console, diff: ReviewDiff) -> None:
 def _changes(console, diff: ReviewDiff, verbose: bool) -> None:
     from rich.text import Text
 
-    a, b = short_label(diff.before), short_label(diff.after)
+    a, b = short_label(diff.before, diff.patches_before), short_label(diff.after, diff.patches_after)
     knobs = [k for k in diff.knobs if k.change != "unchanged"]
     findings = [f for f in diff.findings if f.change != "unchanged"]
     stale = sorted(set(diff.stale_before) ^ set(diff.stale_after))

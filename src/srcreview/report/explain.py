@@ -89,7 +89,7 @@ def _anchor(console, step: Step, color: bool) -> None:
 
     if step.anchor is None:
         return
-    console.print(printable(f"   {step.anchor.url}"), soft_wrap=True)
+    console.print(printable(f"   {step.anchor.url}" + ("  (patched)" if step.anchor.patched else "")), soft_wrap=True)
     if step.unreadable:
         console.print(printable(f"   (source not shown: {step.unreadable})"), soft_wrap=True)
     excerpt = step.excerpt

@@ -75,6 +75,7 @@ def _review(review: Review, failing: set) -> list[str]:
                       None: f"recipe pin {pin}"}[review.revision.matches_recipe_pin])
     runner = review.runner
     facts.append(f"runner {runner.value or 'unknown'} ({runner.status})")
+    facts += [f"patched with {_code(layer.file)} ({layer.sha256[:12]})" for layer in review.patches]
     lines += [" · ".join(facts), ""]
     for reason in review.incomplete:
         lines.append(f"> **Review incomplete:** {_text(reason)}")
@@ -153,7 +154,7 @@ def _baseline(gate) -> list[str]:
 
 
 def _link(anchor: Anchor) -> str:
-    label = anchor.symbol or f"{anchor.path}:{anchor.start_line}"
+    label = (anchor.symbol or f"{anchor.path}:{anchor.start_line}") + (" (patched)" if anchor.patched else "")
     return f"[{_text(label)}]({_url(anchor.url)})"
 
 

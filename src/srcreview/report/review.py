@@ -53,6 +53,19 @@ SCHEMA: dict = {
                         "vllm_version": {"type": ["string", "null"]},
                         "vllm_revision": {"type": "string", "pattern": "^[0-9a-f]{7,40}$"},
                         "source_inspected_on": {"type": "string"},
+                        "patches": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["file", "sha256"],
+                                "properties": {
+                                    "file": {"type": "string"},
+                                    "kind": {"type": "string", "enum": ["patch", "overlay"]},
+                                    "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                                    "touched": {"type": "array", "items": {"type": "string"}},
+                                },
+                            },
+                        },
                         "source_urls": {
                             "type": "array",
                             "items": {
@@ -122,6 +135,10 @@ def document(reviews: Sequence[Review] | Review, *, rules=None, date: str | None
     if date:
         pinned["source_inspected_on"] = date
     pinned["source_urls"] = _source_urls(reviews)
+    layers = {(p.file, p.sha256): p for r in reviews for p in r.patches}
+    if layers:  # the engine that runs: upstream plus these (their lines are cited by the patch file, not here)
+        pinned["patches"] = [{"file": p.file, "kind": p.kind, "sha256": p.sha256, "touched": list(p.touched)}
+                             for p in layers.values()]
     summary, probes = [], []
     for r in reviews:
         for f in r.findings:
@@ -184,7 +201,7 @@ def _source_urls(reviews) -> list[dict]:
         for k in r.knobs:
             anchors += list(k.evidence)
         for a in anchors:
-            if a.url not in seen and a.role:
+            if a.url not in seen and a.role and not a.patched:  # source URLs are upstream's
                 seen[a.url] = _purpose(a)
     items = sorted(seen.items(), key=lambda kv: kv[0])[:MAX_SOURCE_URLS]
     return [{"url": url, "purpose": purpose} for url, purpose in items]

@@ -237,9 +237,15 @@ def _recipe_location(review: Review, line: int) -> dict:
 
 
 def _anchor_location(anchor: Anchor, review: Review, bases: _Bases) -> dict:
-    base = bases.of(anchor, review)
-    artifact = {"uri": quote(anchor.path, safe="/-_.~"), "uriBaseId": base} if base else {"uri": anchor.url}
-    region = {"startLine": max(anchor.start_line, 1), "endLine": max(anchor.end_line, anchor.start_line, 1)}
+    origin = anchor.origin  # a patched tree's anchor: where its URL points, not the patched file's lines
+    path, first, last = (origin.file, origin.start_line, origin.end_line) if origin is not None \
+        else (anchor.path, anchor.start_line, anchor.end_line)
+    if origin is not None and origin.kind == "patched":  # the patch file, beside the recipe in the repository
+        artifact = {"uri": recipe_uri(path), "uriBaseId": RECIPE_BASE}
+    else:
+        base = bases.of(anchor, review)
+        artifact = {"uri": quote(path, safe="/-_.~"), "uriBaseId": base} if base else {"uri": anchor.url}
+    region = {"startLine": max(first, 1), "endLine": max(last, first, 1)}
     location = {"physicalLocation": {"artifactLocation": artifact, "region": region}}
     text = ": ".join(p for p in (anchor.role, anchor.symbol) if p)
     if text:

@@ -45,6 +45,9 @@ def _review(console, review: Review, verbose: bool) -> None:
     if rev.recipe_pin is not None:
         pin = " matches the recipe pin" if rev.matches_recipe_pin else f" differs from the recipe pin {rev.recipe_pin[:12]}"
     console.print(printable(f"vLLM {label}{pin}"))
+    for layer in review.patches:
+        console.print(printable(f"patched with {layer.kind} {layer.file} (sha256 {layer.sha256[:12]}): "
+                                + ", ".join(layer.touched)), soft_wrap=True)
     runner = review.runner
     console.print(printable(f"model runner: {runner.value or 'undecided'}" + (f" ({runner.reason})" if runner.reason else "")))
     for anchor in runner.evidence if verbose else ():
@@ -59,7 +62,7 @@ def _review(console, review: Review, verbose: bool) -> None:
     table.add_column("evidence", overflow="fold")
     for knob in review.knobs:
         first = knob.evidence[0] if knob.evidence else None
-        evidence = printable(f"{first.path}:{first.start_line}") if first else ""
+        evidence = printable(f"{first.path}:{first.start_line}" + (" (patched)" if first.patched else "")) if first else ""
         if len(knob.evidence) > 1:
             evidence += f" (+{len(knob.evidence) - 1})"
         status = Text(knob.status, style=_STATUS_STYLE.get(knob.status, ""))
@@ -84,13 +87,14 @@ def _review(console, review: Review, verbose: bool) -> None:
                 console.print(printable(f"    missing test: {test}"), soft_wrap=True)
             anchors = f.evidence if verbose else f.evidence[:6]
             for a in anchors:
-                console.print(printable(f"    {a.url}  {a.role}"), soft_wrap=True)
+                console.print(printable(f"    {a.url}  {a.role}" + ("  (patched)" if a.patched else "")), soft_wrap=True)
             if len(f.evidence) > len(anchors):
                 console.print(f"    ... {len(f.evidence) - len(anchors)} more anchor(s) (--verbose)")
             if verbose:
                 console.print("    trace:")
                 for n, hop in enumerate(f.trace, 1):
-                    where = hop.anchor.url if hop.anchor else (f"recipe line {hop.recipe_line}" if hop.recipe_line else "")
+                    where = hop.anchor.url + (" (patched)" if hop.anchor.patched else "") if hop.anchor \
+                        else (f"recipe line {hop.recipe_line}" if hop.recipe_line else "")
                     console.print(printable(f"      {n}. [{hop.kind}] {hop.text}" + (f"  {where}" if where else "")), soft_wrap=True)
             console.print(printable(f"    fingerprint: {f.fingerprint}"))
     if review.stale_rules:

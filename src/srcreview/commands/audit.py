@@ -1,9 +1,17 @@
-"""`srcreview audit REVIEW.json`: do a hand-written review's line anchors show what they claim?
+"""`srcreview audit REVIEW.json|REGISTRY.json`: do a review's anchors, or a source registry's vLLM entries, hold?
 
-Every line-anchored GitHub URL in the review is read at its own revision; the anchored lines
-must contain what the entry's `purpose` names (identifiers, flags, known concepts). Each
-anchor is `ok`, `drifted` (with the corrected range) or `unverifiable` (with the reason).
-Exit 1 when any anchor drifted, 2 when a revision's source could not be obtained, else 0.
+A review (operator-workflow/v1): every line-anchored GitHub URL is read at its own revision;
+the anchored lines must contain what the entry's `purpose` names (identifiers, flags, known
+concepts). Each anchor is `ok`, `drifted` (with the corrected range) or `unverifiable`.
+
+A source registry (anvil-serving.benchmark-source-registry/v1): each vLLM entry is
+`unpinned` (no full commit), `other-revision` (not the pin of --recipe), `whole-file` (no
+line range), or its range is checked like a review anchor against the entry's
+hardware_runtime_relevance text, or what --review says of the same URL. Other entries are
+`not-vllm`.
+
+Exit 1 when any anchor drifted (or a registry entry is unpinned, at another revision or
+drifted), 2 when a revision's source could not be obtained, else 0.
 """
 
 from __future__ import annotations
@@ -21,7 +29,12 @@ def add_parser(sub) -> None:
 
     p = sub.add_parser("audit", help="check a hand-written review's line anchors against the source",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("review", metavar="REVIEW.json", help="independent-review JSON (operator-workflow/v1)")
+    p.add_argument("review", metavar="FILE", help="independent-review JSON (operator-workflow/v1) or source registry "
+                                                 "(anvil-serving.benchmark-source-registry/v1)")
+    p.add_argument("--recipe", metavar="RECIPE",
+                   help="registry: the recipe whose pinned revision every vLLM entry must be at")
+    p.add_argument("--review", dest="claims", metavar="REVIEW.json",
+                   help="registry: a review citing the same URLs; each entry is checked against what it says there")
     p.add_argument("--source", metavar="PATH",
                    help="local vLLM git checkout, unpacked sdist directory or sdist archive")
     p.add_argument("--provider", default="auto", choices=PROVIDER_CHOICES,
@@ -33,6 +46,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from srcreview.audit import audit_review, load_review
+    from srcreview.report.registry import is_registry
 
     path = Path(args.review)
     shown = path.name if path.is_absolute() else str(path)
@@ -40,6 +54,10 @@ def run(args) -> int:
     doc = load_review(raw, shown)
     _check_source_args(args)
     sources = _Sources(args)
+    if is_registry(doc):
+        return _run_registry(args, doc, shown, sources)
+    if args.recipe or args.claims:
+        raise UsageError("--recipe and --review apply to a source registry; this file is a review")
     report = audit_review(doc, shown, sources.tree_for, sources.index_for)
     text = render_json(report, sources.incomplete) if args.format == "json" else None
     if text is not None:
@@ -47,6 +65,32 @@ def run(args) -> int:
     else:
         render_text(report, sources.incomplete)
     if report.drifted:
+        return EXIT_GATE_FAILED
+    return EXIT_INCOMPLETE if sources.incomplete else EXIT_OK
+
+
+def _run_registry(args, doc, shown: str, sources) -> int:
+    from srcreview.audit import load_review
+    from srcreview.registry_audit import audit_registry, review_claims
+    from srcreview.report import registry_audit as render
+
+    pin = None
+    if args.recipe:
+        from srcreview.commands._common import rev_from_args
+        from srcreview.commands._multirev import load_recipe_arg
+        from srcreview.revision import resolve_rev
+
+        recipe = load_recipe_arg(args.recipe)
+        pin = resolve_rev(rev_from_args(argparse.Namespace(rev=None), recipe))
+    claims = None
+    if args.claims:
+        claims_path = Path(args.claims)
+        claims_shown = claims_path.name if claims_path.is_absolute() else str(claims_path)
+        claims = review_claims(load_review(read_user_file(claims_path, claims_shown, "review"), claims_shown))
+    report = audit_registry(doc, shown, sources.tree_for, sources.index_for, pin=pin, claims=claims)
+    sys.stdout.write(render.render_json(report, sources.incomplete) if args.format == "json"
+                     else render.render_text(report, sources.incomplete))
+    if report.failed:
         return EXIT_GATE_FAILED
     return EXIT_INCOMPLETE if sources.incomplete else EXIT_OK
 

@@ -1,7 +1,9 @@
 """`srcreview check RECIPE... --rev REV`: review recipes against the pinned vLLM source.
 
 Prints the knob table and findings (text), the Review JSON contract (json), the
-independent-review document (review), SARIF or Markdown; the exit code is the gate's:
+independent-review document (review), SARIF, Markdown, or the vLLM sources the review relied
+on as source-registry entries (registry; --registry FILE merges them into a registry the
+campaign keeps, touching no entry srcreview did not write); the exit code is the gate's:
 0 passed, 1 failed (--fail-on, default confirmed:high), 2 review incomplete, 64 usage,
 65 invalid recipe or rules.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-FORMATS = ("text", "json", "review", "sarif", "markdown")
+FORMATS = ("text", "json", "review", "sarif", "markdown", "registry")
 
 
 def add_parser(sub) -> None:
@@ -27,6 +29,9 @@ def add_parser(sub) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="text: every anchor and the full trace, hop by hop")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="text: colors (default: auto)")
     p.add_argument("--rules", metavar="DIR", help="rule directory (default: the rules shipped with srcreview)")
+    p.add_argument("--registry", metavar="FILE",
+                   help="also merge the sources the reviews relied on into the source registry FILE (created if "
+                        "missing; entries srcreview did not write are left as they are)")
     add_gate_args(p)
     p.set_defaults(run=run)
 
@@ -42,8 +47,44 @@ def run(args) -> int:
     recipes = [load_recipe(path, display_path=shown_path(path)) for path in args.recipes]
     reviews = review_recipes(args, recipes, rules, files=args.recipes)
     gate = run_gate(args, reviews, rules=rules)
+    if args.registry:
+        merge_registry(args.registry, gate)
     sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args)))
     return gate.result.exit_code
+
+
+def merge_registry(target: str, gate) -> None:
+    """--registry FILE: read it (if it exists), merge this run's entries, write it back atomically."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from srcreview.commands._gate_args import shown_path
+    from srcreview.errors import UsageError
+    from srcreview.report import registry
+    from srcreview.userfile import read_user_file
+
+    path, shown = Path(target), shown_path(target)
+    date = observed_on(gate)
+    if path.exists():
+        doc = registry.load_registry(read_user_file(path, shown, "registry", registry.MAX_REGISTRY_BYTES), shown)
+        text = registry.render_merged(registry.merge(doc, gate.reviews, date))
+    else:
+        text = registry.render(gate.reviews, date=date)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise UsageError(f"--registry: cannot write {shown}: {exc.strerror or exc}") from None
+
+
+def observed_on(gate) -> str:
+    """The date registry entries are observed on: --date / SOURCE_DATE_EPOCH, else today (UTC)."""
+    from srcreview.dates import today
+
+    return gate.date or today().isoformat()
 
 
 def review_recipes(args, recipes, rules, files=None):
@@ -86,6 +127,10 @@ def render(fmt: str, gate, *, rules=None, verbose: bool = False, color: bool = F
         from srcreview.report import review as report
 
         return report.render(reviews, rules=rules, date=gate.date)
+    if fmt == "registry":
+        from srcreview.report import registry
+
+        return registry.render(reviews, date=observed_on(gate))
     if fmt in ("sarif", "markdown"):
         from srcreview.commands._gate_args import render_gate_format
 

@@ -1,4 +1,4 @@
-"""`srcreview schema review|json`: the JSON Schema of an output format, for validators and CI."""
+"""`srcreview schema review|json|registry`: the JSON Schema of an output format, for validators and CI."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import sys
 def add_parser(sub) -> None:
     p = sub.add_parser("schema", help="print the JSON Schema of an output format", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("name", choices=("review", "json"),
-                   help="review: the independent-review document (--format review); json: the Review (--format json)")
+    p.add_argument("name", choices=("review", "json", "registry"),
+                   help="review: the independent-review document (--format review); json: the Review (--format json); "
+                        "registry: the source registry (--format registry, --registry FILE)")
     p.set_defaults(run=run)
 
 
@@ -23,6 +24,10 @@ def run(args) -> int:
 def schema(name: str) -> dict:
     if name == "review":
         from srcreview.report.review import SCHEMA
+
+        return SCHEMA
+    if name == "registry":
+        from srcreview.report.registry import SCHEMA
 
         return SCHEMA
     from srcreview.findings import Review

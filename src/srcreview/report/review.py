@@ -202,12 +202,12 @@ def _source_urls(reviews) -> list[dict]:
             anchors += list(k.evidence)
         for a in anchors:
             if a.url not in seen and a.role and not a.patched:  # source URLs are upstream's
-                seen[a.url] = _purpose(a)
+                seen[a.url] = anchor_purpose(a)
     items = sorted(seen.items(), key=lambda kv: kv[0])[:MAX_SOURCE_URLS]
     return [{"url": url, "purpose": purpose} for url, purpose in items]
 
 
-def _purpose(anchor) -> str:
+def anchor_purpose(anchor) -> str:
     """The anchor's role, naming its symbol when the role does not: a purpose a reader (or
     `srcreview audit`) can check against the anchored lines."""
     parts = anchor.symbol.split(".") if anchor.symbol else []

@@ -222,3 +222,14 @@ def test_malformed_patches_are_invalid_data(tmp_path, text, message):
     with pytest.raises(DataError) as raised:
         load_patch(patch, "bad.diff")
     assert message in raised.value.message and raised.value.message.startswith("bad.diff")
+
+
+def test_overlays_hold_regular_files_only(tmp_path, cli):
+    overlay = tmp_path / "overlay"
+    (overlay / "vllm").mkdir(parents=True)
+    (overlay / "vllm" / "link.py").symlink_to("/etc/hostname")
+    with pytest.raises(DataError) as raised:
+        load_overlay(overlay, "overlay")
+    assert "regular files only" in raised.value.message and "overlay/vllm/link.py" in raised.value.message
+    result = cli("show", "--rev", "0.29.0", "x.py", "--overlay", str(tmp_path / "missing"))
+    assert result.code == 64 and "no such directory" in result.err

@@ -8,12 +8,11 @@ patch file and the repository, not against text written into the test.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from fixture_repos import fixture_repo
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
 RECIPE = (Path(__file__).resolve().parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
 LOADER = "vllm/v1/worker/gpu/spec_decode/eagle/utils.py"
 KNOB = ("speculative_config.attention_backend", "draft")
@@ -22,10 +21,7 @@ KNOB = ("speculative_config.attention_backend", "draft")
 @pytest.fixture
 def setup(make_git_repo, tmp_path, cache_dir, monkeypatch):
     """A fixture repo at SHA, a recipe pinned to it that names the patch, and the patch itself."""
-    repo = make_git_repo("vllm")
-    shutil.copytree(FIXTURES / "rules_spec_decode", repo.path, dirs_exist_ok=True)
-    repo.git("add", "--all")
-    repo.git("commit", "--quiet", "-m", "base")
+    repo = fixture_repo(make_git_repo, name="vllm")
     sha = repo.git("rev-parse", "HEAD")
     loader = repo.path / LOADER
     text = loader.read_text()

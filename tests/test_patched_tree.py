@@ -8,10 +8,10 @@ git itself produced (the patched work tree), never with hard-coded text.
 from __future__ import annotations
 
 import hashlib
-import shutil
 from pathlib import Path
 
 import pytest
+from fixture_repos import fixture_repo
 
 from srcreview.engine import FIXTURE_SHA, review
 from srcreview.errors import DataError
@@ -22,17 +22,8 @@ from srcreview.source.base import DirectoryTree
 from srcreview.source.cache import Cache
 from srcreview.source.patched import PatchedTree, apply_layers, load_overlay, load_patch
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
 RECIPE = (Path(__file__).resolve().parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
 LOADER = "vllm/v1/worker/gpu/spec_decode/eagle/utils.py"
-
-
-def fixture_repo(make_git_repo, name="rules_spec_decode"):
-    repo = make_git_repo(name)
-    shutil.copytree(FIXTURES / name, repo.path, dirs_exist_ok=True)
-    repo.git("add", "--all")
-    repo.git("commit", "--quiet", "-m", "base")
-    return repo
 
 
 def base_tree(root: Path):

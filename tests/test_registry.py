@@ -9,11 +9,11 @@ the real vLLM 0.29.0 (network tests, through the registry provider and the user 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import jsonschema
 import pytest
+from fixture_repos import FIXTURES, fixture_repo
 
 from srcreview.engine import FIXTURE_SHA
 from srcreview.registry_audit import audit_registry, review_claims
@@ -24,7 +24,6 @@ from srcreview.source.base import DirectoryTree
 DATA = Path(__file__).resolve().parent / "data"
 SEED = DATA / "benchmark-source-registry-thinkingcap.json"
 SEED_REVIEW = DATA / "independent-review-thinkingcap-98dff2a.json"
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.toml"))
 RECIPE = (DATA / "demo-mtp3-nested-triton.toml").read_text()
 BLOB = "https://github.com/vllm-project/vllm/blob"
@@ -44,10 +43,7 @@ def test_published_schema_is_valid_and_admits_the_seed(cli):
 @pytest.fixture
 def fixture_source(make_git_repo, tmp_path, cache_dir, monkeypatch):
     """A fixture tree committed to git, and two recipes pinned to that commit."""
-    repo = make_git_repo("vllm")
-    shutil.copytree(FIXTURES / "rules_spec_decode", repo.path, dirs_exist_ok=True)
-    repo.git("add", "--all")
-    repo.git("commit", "--quiet", "-m", "base")
+    repo = fixture_repo(make_git_repo, name="vllm")
     sha = repo.git("rev-parse", "HEAD")
     work = tmp_path / "work"
     work.mkdir()

@@ -151,7 +151,8 @@ def test_format_patch_series_rename_new_and_deleted_files(make_git_repo, tmp_pat
     assert not tree.exists("vllm/envs.py") and not tree.exists("vllm/platforms/__init__.py")
     assert tree.read("vllm/v1/worker/gpu/spec_decode/eagle/notes.py") == b"NOTE = 1"
     renamed = tree.provenance("vllm/environment.py", 1, 2)
-    assert renamed.kind == "upstream" and renamed.file == "vllm/environment.py"  # moved whole: same lines
+    assert renamed.kind == "upstream" and renamed.file == "vllm/envs.py"  # moved whole: upstream has it at its old path
+    assert tree.url("vllm/environment.py", 1, 2) == base_tree(repo.path).url("vllm/envs.py", 1, 2)
 
 
 def test_overlay_replaces_and_adds_files(make_git_repo, tmp_path, cache_dir):

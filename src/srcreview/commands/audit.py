@@ -27,7 +27,7 @@ from srcreview.userfile import read_user_file
 def add_parser(sub) -> None:
     from srcreview.commands._common import PROVIDER_CHOICES
 
-    p = sub.add_parser("audit", help="check a hand-written review's line anchors against the source",
+    p = sub.add_parser("audit", help="check a hand-written review's line anchors, or a source registry's vLLM entries, against the source",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("review", metavar="FILE", help="independent-review JSON (operator-workflow/v1) or source registry "
                                                  "(anvil-serving.benchmark-source-registry/v1)")

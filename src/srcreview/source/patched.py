@@ -34,7 +34,7 @@ from srcreview.source.unidiff import FilePatch, Hunk, parse_patch
 MAX_PATCH_BYTES = 20_000_000
 MAX_OVERLAY_FILES = 20_000
 MAX_OVERLAY_BYTES = 200_000_000
-APPLY_VERSION = 1  # bump when applying or the cached layout changes
+APPLY_VERSION = 2  # bump when applying or the cached layout changes
 _SKIPPED_DIRS = {"__pycache__"}
 
 LayerKind = Literal["patch", "overlay"]
@@ -123,20 +123,22 @@ class _File:
     lines: list[_Line]
     eol: bool  # ends with a newline
     removed_at_end: list[Origin] = field(default_factory=list)
+    upstream_path: str | None = None  # where its upstream lines are (a renamed file's old path)
 
     @classmethod
-    def upstream(cls, data: bytes) -> _File:
+    def upstream(cls, data: bytes, path: str) -> _File:
         parts = data.decode("utf-8", errors="surrogateescape").split("\n")
         eol = parts[-1] == ""
         if eol:
             parts.pop()
-        return cls([_Line(text, Origin(-1, n)) for n, text in enumerate(parts, start=1)], eol)
+        return cls([_Line(text, Origin(-1, n)) for n, text in enumerate(parts, start=1)], eol, upstream_path=path)
 
     @classmethod
     def from_layer(cls, data: bytes, layer: int) -> _File:
-        made = cls.upstream(data)
+        made = cls.upstream(data, "")
         for line in made.lines:
             line.origin = Origin(layer, line.origin.line)
+        made.upstream_path = None
         return made
 
     def data(self) -> bytes:
@@ -153,7 +155,6 @@ class Provenance:
     start_line: int
     end_line: int
     sha256: str = ""  # of the layer (patched only)
-    layer: str = ""  # "patch" or "overlay" (patched only)
 
 
 # ----------------------------------------------------------------------------- applying
@@ -171,7 +172,7 @@ def _apply_layers(base: SourceTree, layers: Sequence[Layer]) -> dict[str, _File 
             return files[path]
         if not base.exists(path):
             return None
-        return _File.upstream(base.read(path))
+        return _File.upstream(base.read(path), path)
 
     for index, layer in enumerate(layers):
         if layer.kind == "overlay":
@@ -194,7 +195,7 @@ def _apply_change(layer: Layer, index: int, change: FilePatch, current, files: d
         if target is None:
             raise PatchFailed(f"{layer.shown}:{change.line}: {change.old_path} does not exist at vLLM {label}")
         target = _File([_Line(x.text, x.origin, list(x.removed_before)) for x in target.lines], target.eol,
-                       list(target.removed_at_end))
+                       list(target.removed_at_end), target.upstream_path)
     start = 0
     for hunk in change.hunks:
         start = _apply_hunk(layer, index, change, hunk, target, start, label)
@@ -345,12 +346,12 @@ class PatchedTree(SourceTree):
                 for gone in line.removed_before:
                     spans.setdefault(gone.layer, []).append(gone.line)
         if not spans:
-            return Provenance("upstream", path, lines[0].origin.line, lines[-1].origin.line)
+            return Provenance("upstream", found.upstream_path or path, lines[0].origin.line, lines[-1].origin.line)
         added = [line.origin.layer for line in lines if line.origin.layer >= 0]
         first = added[0] if added else min(spans)  # the layer whose lines the range shows first
         layer = self.layers[first]
         numbers = spans[first]
-        return Provenance("patched", layer.where(path), min(numbers), max(numbers), layer.sha256, layer.kind)
+        return Provenance("patched", layer.where(path), min(numbers), max(numbers), layer.sha256)
 
     def url(self, path: str, start: int | None = None, end: int | None = None) -> str:
         if start is None:  # the whole file
@@ -358,7 +359,7 @@ class PatchedTree(SourceTree):
             if found is None or not found.lines:
                 return self.base.url(path)
             whole = self.provenance(path, 1, len(found.lines))
-            return self.base.url(path) if whole.kind == "upstream" else whole.file
+            return self.base.url(whole.file) if whole.kind == "upstream" else whole.file
         found = self.provenance(path, start, end)
         if found is None:
             return self.base.url(path, start, end)
@@ -415,7 +416,7 @@ def _cached(cache, key: str) -> dict[str, _File | None] | None:
             if len(origins) != len(text):
                 return None
             lines = [_Line(t, o, removed.get(n, [])) for n, (t, o) in enumerate(zip(text, origins))]
-            files[path] = _File(lines, record["eol"], removed.get(len(lines), []))
+            files[path] = _File(lines, record["eol"], removed.get(len(lines), []), record["upstream_path"])
         return files
     except (OSError, KeyError, TypeError, ValueError):
         return None
@@ -438,7 +439,7 @@ def _store(cache, key: str, files: dict[str, _File | None]) -> None:
             if found.removed_at_end:
                 removed[str(len(found.lines))] = [[o.layer, o.line] for o in found.removed_at_end]
             records[path] = {"blob": blob, "eol": found.eol, "origins": _runs([l.origin for l in found.lines]),
-                             "removed": removed}
+                             "removed": removed, "upstream_path": found.upstream_path}
         entry.commit({"provider": "patched", "files": records})
 
 

@@ -75,8 +75,8 @@ def workspace(vllm_release, tmp_path_factory):
     user_registry = default_root()[0] / "registry"
     pins = _pins()
     for version, tree in zip(RELEASES, trees):
-        entry = next(p for p in user_registry.iterdir() if p.name.startswith(f"{version}-"))
-        assert (entry / "tree") == Path(tree.root)
+        entry = Path(tree.root).parent  # the cache entry the registry provider used for this release
+        assert entry.parent == user_registry
         shutil.copytree(entry, cache / "registry" / entry.name, copy_function=os.link, symlinks=True)
     names = []
     for n in range(RECIPES):

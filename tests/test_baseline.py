@@ -162,3 +162,14 @@ def test_incomplete_review_lists_nothing_as_fixed(tmp_path):
     after = make_review(DATA / "nested.toml", "recipes/nested.toml", (), incomplete=["source unavailable"])
     result = evaluate([after], baseline=load_baseline(_write(tmp_path, before.model_dump_json())))
     assert result.exit_code == 2 and result.fixed == ()
+
+
+def test_worse_and_improved_follow_the_rules_problem(tmp_path):
+    """For a rule whose claim is a desired property, confirmed -> refuted is a fact becoming a problem."""
+    desired = "draft-inherits-backend"
+    fact = _review([_spec(desired, "kv_cache_dtype", "confirmed", "high", problem="refuted")])
+    problem = _review([_spec(desired, "kv_cache_dtype", "refuted", "high", problem="refuted")])
+    result = evaluate([problem], baseline=load_baseline(_write(tmp_path, fact.model_dump_json())))
+    assert [f.baseline for f in result.reviews[0].findings] == ["worse"] and result.exit_code == EXIT_GATE_FAILED
+    result = evaluate([fact], baseline=load_baseline(_write(tmp_path, problem.model_dump_json(), "p.json")))
+    assert [f.baseline for f in result.reviews[0].findings] == ["improved"] and result.exit_code == EXIT_OK

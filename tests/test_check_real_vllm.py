@@ -187,5 +187,6 @@ def test_cli_formats_review_and_verbose_text(vllm_029):
     assert json.loads(doc.stdout)["schema_version"] == "operator-workflow/v1"
     text = _cli("check", NESTED, "--rev", "0.29.0", "--verbose", "--color", "never")
     assert text.returncode == 1
-    assert text.stdout.index("Knobs") < text.stdout.index("Confirmed:")
+    assert text.stdout.index("Knobs") < text.stdout.index("Problems:")
+    assert text.stdout.rstrip().splitlines()[-1].startswith("gate: failed (1 problem at or above confirmed:high; ")
     assert "trace:" in text.stdout and "[sink] -> get_model" in text.stdout

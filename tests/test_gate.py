@@ -59,14 +59,62 @@ def test_default_gate_fails_on_confirmed_high_only(nested):
     ("confirmed:high", {"confirmed"}),
     ("plausible:medium", {"confirmed", "plausible"}),
     ("plausible:high", {"confirmed"}),
-    ("any:high", {"confirmed", "refuted"}),
-    ("any:info", {"confirmed", "plausible", "refuted"}),
+    ("any:high", {"confirmed"}),
+    ("any:info", {"confirmed", "plausible"}),
     ("none", set()),
 ])
-def test_policy_selects_classification_and_least_severity(nested, policy, failing_classes):
+def test_policy_selects_kind_and_least_severity(nested, policy, failing_classes):
+    """The shared rules' problem is a confirmed claim: the refuted high finding is a fact and never fails."""
+    assert {f.kind for f in nested.findings} == {"problem", "open-question", "fact"}
     result = evaluate([nested], policy)
     assert {f.classification for _, f in result.failing} == failing_classes
     assert result.exit_code == (EXIT_GATE_FAILED if failing_classes else EXIT_OK)
+
+
+def _desired_property_review(classification: str):
+    """A rule whose claim is a desired property (problem = "refuted"): refuted is its problem."""
+    spec = [("draft-inherits-backend", "attention_backend", classification, "high", {"problem": "refuted"})]
+    return make_review(DATA / "toplevel.toml", "recipes/toplevel.toml", spec)
+
+
+@pytest.mark.parametrize("classification, kind, code", [
+    ("refuted", "problem", EXIT_GATE_FAILED), ("confirmed", "fact", EXIT_OK), ("plausible", "open-question", EXIT_OK)])
+def test_each_rule_says_which_classification_is_a_problem(nested, classification, kind, code):
+    review = _desired_property_review(classification)
+    finding = review.findings[0]
+    assert (finding.problem, finding.kind) == ("refuted", kind)
+    result = evaluate([review])  # the default confirmed:high keeps meaning "a confirmed problem, high"
+    assert result.exit_code == code
+    assert evaluate([review], "any:info").exit_code == (EXIT_OK if kind == "fact" else EXIT_GATE_FAILED), \
+        "facts never fail the gate, whatever the policy"
+
+
+def test_informational_rule_findings_are_facts_or_open_questions(nested):
+    for classification, kind in (("confirmed", "fact"), ("refuted", "fact"), ("plausible", "open-question")):
+        spec = [("runner-selected", "attention_backend", classification, "high", {"problem": "none"})]
+        review = make_review(DATA / "toplevel.toml", "recipes/toplevel.toml", spec)
+        assert review.findings[0].kind == kind
+        assert evaluate([review]).exit_code == EXIT_OK
+
+
+def test_kind_always_follows_classification_and_problem():
+    from srcreview.findings import Finding
+
+    data = {"id": "r", "rule": "r", "classification": "refuted", "severity": "high", "claim": "c", "message": "m",
+            "fingerprint": "0123456789abcdef", "problem": "refuted", "kind": "fact"}
+    assert Finding.model_validate(data).kind == "problem", "a saved file cannot relabel a finding"
+    assert Finding.model_validate({k: v for k, v in data.items() if k not in ("problem", "kind")}).kind == "fact", \
+        "a review saved before rules declared their problem reads as problem = confirmed"
+
+
+def test_gate_summary_counts_every_finding_once(nested):
+    result = evaluate([nested])
+    assert result.summary() == "1 problem at or above confirmed:high; 1 open question; 1 fact"
+    assert evaluate([nested], "none").summary() == "--fail-on none; 1 problem; 1 open question; 1 fact"
+    assert evaluate([nested], "plausible:medium").summary() == \
+        "2 findings at or above plausible:medium; 0 open questions; 1 fact"
+    broken = make_review(DATA / "toplevel.toml", "recipes/toplevel.toml", incomplete=["source unavailable: offline"])
+    assert evaluate([nested, broken]).summary().endswith("; 1 review could not complete")
 
 
 def test_bf16_like_recipe_without_confirmed_findings_passes():

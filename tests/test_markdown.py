@@ -1,4 +1,4 @@
-"""The Markdown summary: gate decision, knob table, findings by classification with links."""
+"""The Markdown summary: gate decision, knob table, findings by meaning (problems, open questions, facts)."""
 
 from __future__ import annotations
 
@@ -24,31 +24,43 @@ def _section(text: str, title: str) -> str:
     return text[start:end if end >= 0 else None]
 
 
+def _bullet(text: str, fingerprint: str) -> str:
+    """The lines of the finding whose fingerprint is given (its bullet and the sub-bullets)."""
+    lines = text.splitlines()
+    end = next(i for i, line in enumerate(lines) if f"fingerprint `{fingerprint}`" in line)
+    start = max(i for i in range(end + 1) if lines[i].startswith("- "))
+    return "\n".join(lines[start:end + 1])
+
+
 def test_decision_knob_table_and_findings(nested):
     result = evaluate([nested])
     text = markdown.render([nested], gate=result, date="2026-11-29")
     lines = text.splitlines()
     assert lines[0] == "## srcreview: gate failed (exit 1)"
-    assert "`--fail-on confirmed:high`" in text and "1 failing" in text and "review date 2026-11-29" in text
+    assert "`--fail-on confirmed:high`" in text and "review date 2026-11-29" in text
+    assert "1 problem at or above confirmed:high; 1 open question; 1 fact" in text
     recipe = load_recipe(DATA / "nested.toml", "recipes/nested.toml")
     for setting in recipe.settings:
         row = next(line for line in lines if line.startswith(f"| `{setting.key}` |"))
         assert row.rstrip(" |").endswith(str(setting.line))
     assert "| **ignored** |" in next(line for line in lines if "`speculative_config.attention_backend`" in line)
-    confirmed = _section(text, "**Confirmed (1)**")
+    problems = _section(text, "**Problems (1)**")
     finding = next(f for f in nested.findings if f.classification == "confirmed")
     for anchor in finding.evidence:
-        assert f"]({anchor.url})" in confirmed
-    assert "**FAILS GATE**" in confirmed and finding.fingerprint in confirmed
-    assert "**FAILS GATE**" not in _section(text, "**Plausible (1)**")
-    assert "<details><summary>Refuted (1)</summary>" in text
-    assert text.index("**Confirmed") < text.index("**Plausible") < text.index("Refuted (1)")
+        assert f"]({anchor.url})" in problems
+    assert "**fails the gate**" in problems and finding.fingerprint in problems
+    assert f"- **high** · confirmed · `{finding.rule}` · line {finding.recipe_line} · **fails the gate**" in problems
+    assert f"  - claim: {markdown._text(finding.claim)}" in problems
+    assert "fails the gate" not in _section(text, "**Open questions (1)**")
+    assert "<details><summary>Facts (1)</summary>" in text
+    assert text.index("**Problems") < text.index("**Open questions") < text.index("Facts (1)")
+    assert "| recipe | vLLM | gate | problems | open questions | facts |" in lines
 
 
 def test_passing_and_ungated(nested):
     result = evaluate([nested], "none")
     text = markdown.render([nested], gate=result)
-    assert text.startswith("## srcreview: gate passed (exit 0)") and "FAILS GATE" not in text
+    assert text.startswith("## srcreview: gate passed (exit 0)") and "fails the gate" not in text
     assert "review date" not in text
     plain = markdown.render([nested])
     assert plain.startswith("## srcreview review") and "fail-on" not in plain
@@ -97,6 +109,6 @@ def test_links_are_deduplicated_and_capped(nested):
     many = tuple(anchor("vllm/x.py", i, i + 1, f"sym{i}", "site") for i in range(1, 8))
     finding = finding.model_copy(update={"evidence": many + many[:2]})
     review = nested.model_copy(update={"findings": (finding,)})
-    line = next(line for line in markdown.render([review]).splitlines() if finding.fingerprint in line)
+    line = _bullet(markdown.render([review]), finding.fingerprint)
     assert line.count("](https://") == markdown.MAX_LINKS and f"+{len(many) - markdown.MAX_LINKS} more" in line
     assert line.count("[sym1]") == 1

@@ -78,7 +78,7 @@ def test_terminal_output_knob_table_first_then_findings_by_classification(vllm_0
     from srcreview.report import terminal
 
     text = terminal.render(review_of(vllm_029, NESTED))
-    assert text.index("Knobs") < text.index("Confirmed:")
+    assert text.index("Knobs") < text.index("Problems:") < text.index("Facts:")
     assert "speculative_config.attention_backend" in text and "ignored" in text
     assert "trace:" not in text
     verbose = terminal.render(review_of(vllm_029, NESTED), verbose=True)

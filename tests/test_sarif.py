@@ -42,7 +42,7 @@ def test_valid_and_anchored_on_the_recipe_line(validator, nested):
     assert _errors(validator, log) == []
     run = log["runs"][0]
     recipe = load_recipe(DATA / "nested.toml", "recipes/nested.toml")
-    reported = [f for f in nested.findings if f.classification != "refuted"]
+    reported = [f for f in nested.findings if f.kind != "fact"]
     assert len(run["results"]) == len(reported)
     for res, finding in zip(run["results"], sorted(reported, key=lambda f: f.sort_key())):
         assert res["ruleId"] == finding.rule
@@ -53,12 +53,14 @@ def test_valid_and_anchored_on_the_recipe_line(validator, nested):
         assert res["partialFingerprints"] == {"srcreviewFingerprint/v1": finding.fingerprint}
     top = run["results"][0]
     assert top["level"] == "error" and top["properties"]["classification"] == "confirmed"
-    assert run["results"][1]["level"] == "note", "plausible medium is one step milder than confirmed"
-    assert [p["fingerprint"] for p in run["properties"]["refuted"]] == \
-        [f.fingerprint for f in nested.findings if f.classification == "refuted"]
+    assert run["results"][1]["level"] == "note", "an open question (plausible medium) is one step milder"
+    assert top["message"]["text"].startswith(f"problem, confirmed (high): {nested.findings[0].claim}. ")
+    assert [p["fingerprint"] for p in run["properties"]["facts"]] == \
+        [f.fingerprint for f in nested.findings if f.kind == "fact"], "facts are not alerts"
     assert run["properties"]["reviewDate"] == "2026-11-29"
     assert run["properties"]["gate"] == {"decision": "failed", "exitCode": 1, "failOn": "confirmed:high",
-                                         "failing": 1, "waived": 0}
+                                         "failing": 1, "waived": 0,
+                                         "summary": "1 problem at or above confirmed:high; 1 open question; 1 fact"}
     assert run["invocations"][0] == {"executionSuccessful": True, "exitCode": 1}
 
 
@@ -159,3 +161,19 @@ def test_every_result_has_a_region(validator, nested):
     log = json.loads(sarif.render([review]))
     assert _errors(validator, log) == []
     assert log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
+
+
+def test_a_refuted_desired_property_is_a_result_and_a_confirmed_one_a_fact(validator, nested):
+    """Results are problems and open questions; which classification is a problem is the rule's call."""
+    spec = [("draft-inherits-backend", "attention_backend", "refuted", "high", {"problem": "refuted"}),
+            ("backend-reaches-draft", "kv_cache_dtype", "confirmed", "medium", {"problem": "refuted"})]
+    review = make_review(DATA / "toplevel.toml", "recipes/toplevel.toml", spec)
+    log = json.loads(sarif.render([review], gate=evaluate([review])))
+    assert _errors(validator, log) == []
+    run = log["runs"][0]
+    assert [(r["ruleId"], r["level"], r["properties"]["kind"]) for r in run["results"]] == \
+        [("draft-inherits-backend", "error", "problem")]
+    assert run["results"][0]["message"]["text"].startswith("problem, refuted (high): ")
+    assert [(f["rule"], f["classification"]) for f in run["properties"]["facts"]] == \
+        [("backend-reaches-draft", "confirmed")]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["draft-inherits-backend"]

@@ -2,8 +2,9 @@
 
 Findings are matched by fingerprint (built from rule, recipe key and symbol path, not line
 numbers), so moving code in vLLM or the recipe does not make an old finding look new. A
-current finding is `new` (not in the baseline), `worse` (its classification or severity
-rose), `improved` (fell) or `unchanged`; a baseline finding no longer present is `fixed`.
+current finding is `new` (not in the baseline), `worse` (it became more of a problem: fact ->
+open question -> problem, judged by the rule's current `problem`, or its severity rose),
+`improved` (the reverse) or `unchanged`; a baseline finding no longer present is `fixed`.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from srcreview.errors import DataError
-from srcreview.findings import (CLASSIFICATION_ORDER, SEVERITY_ORDER, BaselineEntry, BaselineStatus, Finding,
-                                Review)
+from srcreview.findings import (KIND_ORDER, SEVERITY_ORDER, BaselineEntry, BaselineStatus, Finding, Review,
+                                kind_of)
 from srcreview.userfile import read_user_file
 
 MAX_BASELINE_BYTES = 50_000_000
@@ -93,8 +94,8 @@ def status(finding: Finding, previous: BaselineEntry | None) -> BaselineStatus:
     """How a current finding compares with the same fingerprint in the baseline."""
     if previous is None:
         return "new"
-    now = (CLASSIFICATION_ORDER[finding.classification], SEVERITY_ORDER[finding.severity])
-    before = (CLASSIFICATION_ORDER[previous.classification], SEVERITY_ORDER[previous.severity])
+    now = (KIND_ORDER[finding.kind], SEVERITY_ORDER[finding.severity])
+    before = (KIND_ORDER[kind_of(previous.classification, finding.problem)], SEVERITY_ORDER[previous.severity])
     if now[0] > before[0] or (now[0] == before[0] and now[1] > before[1]):
         return "worse"
     if now < before:

@@ -382,6 +382,7 @@ def _finding(rule: Rule, ctx: CheckContext, subject, result: CheckResult, downgr
         rule=rule.id,
         classification=classification,
         severity=rule.severity,
+        problem=rule.problem,
         knobs=tuple(keys),
         claim=fill(rule.claim, values),
         message=message,

@@ -9,15 +9,25 @@ from __future__ import annotations
 import hashlib
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 Classification = Literal["confirmed", "refuted", "plausible"]
+Problem = Literal["confirmed", "refuted", "none"]
+Kind = Literal["problem", "open-question", "fact"]
 Severity = Literal["high", "medium", "low", "info"]
 KnobStatus = Literal["applied", "ignored", "undecided", "accepted", "unknown-knob", "invalid-value"]
 Scope = Literal["target", "draft", "engine"]
 
 SEVERITY_ORDER = {"info": 0, "low": 1, "medium": 2, "high": 3}
 CLASSIFICATION_ORDER = {"refuted": 0, "plausible": 1, "confirmed": 2}
+KIND_ORDER = {"fact": 0, "open-question": 1, "problem": 2}
+
+
+def kind_of(classification: str, problem: str) -> Kind:
+    """What a classification means for a rule: its problem, an open question, or a fact."""
+    if classification == "plausible":
+        return "open-question"
+    return "problem" if classification == problem else "fact"
 
 
 class _Frozen(BaseModel):
@@ -101,6 +111,10 @@ class Finding(_Frozen):
     rule: str
     classification: Classification
     severity: Severity
+    problem: Problem = Field("confirmed", description="the rule's classification that is a problem "
+                             "(refuted for a rule whose claim is a desired property; none: informational)")
+    kind: Kind = Field("problem", description="derived from classification and problem: problem (can fail the "
+                       "gate), open-question (plausible) or fact (verified behaviour; never fails the gate)")
     knobs: tuple[str, ...] = ()
     claim: str
     message: str
@@ -114,6 +128,14 @@ class Finding(_Frozen):
     outcome: str = Field("", description="the check outcome the rule's verdict mapped to this finding")
     waiver: WaiverNote | None = Field(None, description="set by the gate when a waiver accepts this finding")
     baseline: BaselineStatus | None = Field(None, description="set by the gate when run with --baseline")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_kind(cls, data):
+        """`kind` always follows from classification and problem, whatever a saved file says."""
+        if isinstance(data, dict) and "classification" in data:
+            data = {**data, "kind": kind_of(data["classification"], data.get("problem", "confirmed"))}
+        return data
 
     def sort_key(self) -> tuple:
         return (-CLASSIFICATION_ORDER[self.classification], -SEVERITY_ORDER[self.severity], self.rule, self.knobs, self.id)

@@ -9,13 +9,16 @@ API (library; never prints or exits):
     result.reviews         # the reviews annotated: Finding.waiver, Finding.baseline, Review.gate
     result.failing / .waived / .new / .worse / .unchanged / .fixed   # (recipe path, finding) pairs
 
-`--fail-on` syntax: comma-separated `CLASSIFICATION[:SEVERITY]` terms, or `none`.
-CLASSIFICATION is the least classification that fails: `confirmed` (confirmed only),
-`plausible` (plausible or confirmed) or `any` (also refuted). SEVERITY is the least severity
-that fails: `high`, `medium`, `low` or `info` (the default when omitted). A finding fails
-the gate when any term matches it, it is not waived and, with a baseline, it is new or worse.
-Examples: `confirmed:high` (default), `plausible:medium`, `confirmed:medium,plausible:high`,
-`any:low`, `none` (never fails on findings; an incomplete review still exits 2).
+`--fail-on` syntax: comma-separated `CLASSIFICATION[:SEVERITY]` terms, or `none`. Only
+problems and open questions can fail the gate, never facts (Finding.kind: each rule says
+which classification of its claim is a problem). CLASSIFICATION is the least that fails:
+`confirmed` (problems: the source decided the rule's problem), `plausible` (problems and open
+questions) or `any` (the same as plausible: facts never fail). SEVERITY is the least severity
+that fails: `high`, `medium`, `low` or `info` (the default when omitted). A finding fails the
+gate when any term matches it, it is not waived and, with a baseline, it is new or worse.
+Examples: `confirmed:high` (default: a confirmed problem of severity high), `plausible:medium`,
+`confirmed:medium,plausible:high`, `any:low`, `none` (never fails on findings; an incomplete
+review still exits 2).
 
 A review that could not complete (Review.incomplete) makes the run exit 2 even when other
 findings failed the gate: the gate never passes, or claims a decision, on a partial review.
@@ -29,11 +32,11 @@ from dataclasses import dataclass
 
 from srcreview import baseline as _baseline
 from srcreview.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, UsageError
-from srcreview.findings import CLASSIFICATION_ORDER, SEVERITY_ORDER, BaselineEntry, Finding, Review, ReviewGate
+from srcreview.findings import KIND_ORDER, SEVERITY_ORDER, BaselineEntry, Finding, Review, ReviewGate
 from srcreview.waivers import Waiver, check_waivers
 
 DEFAULT_FAIL_ON = "confirmed:high"
-_LEAST_CLASSIFICATION = {"confirmed": "confirmed", "plausible": "plausible", "any": "refuted"}
+_LEAST_KIND = {"confirmed": "problem", "plausible": "open-question", "any": "open-question"}
 
 
 @dataclass(frozen=True)
@@ -42,8 +45,7 @@ class FailTerm:
     severity: str
 
     def matches(self, finding: Finding) -> bool:
-        least = CLASSIFICATION_ORDER[_LEAST_CLASSIFICATION[self.classification]]
-        return (CLASSIFICATION_ORDER[finding.classification] >= least
+        return (KIND_ORDER[finding.kind] >= KIND_ORDER[_LEAST_KIND[self.classification]]
                 and SEVERITY_ORDER[finding.severity] >= SEVERITY_ORDER[self.severity])
 
     def __str__(self) -> str:
@@ -76,7 +78,7 @@ def parse_fail_on(text: str) -> FailOn:
     for part in parts:
         classification, colon, severity = part.partition(":")
         severity = severity if colon else "info"
-        if classification not in _LEAST_CLASSIFICATION or severity not in SEVERITY_ORDER:
+        if classification not in _LEAST_KIND or severity not in SEVERITY_ORDER:
             raise UsageError(f"--fail-on: {part[:40]!r} is not a policy term; {syntax}")
         terms.append(FailTerm(classification, severity))
     return FailOn(terms=tuple(sorted(set(terms), key=str)))
@@ -106,10 +108,45 @@ class GateResult:
     def decision(self) -> str:
         return {EXIT_OK: "passed", EXIT_GATE_FAILED: "failed"}.get(self.exit_code, "incomplete")
 
+    def counts(self) -> dict[str, int]:
+        """Every finding once: failing, else waived, else by kind (problems, open questions, facts)."""
+        failing = {(p, f.fingerprint) for p, f in self.failing}
+        waived = {(p, f.fingerprint) for p, f in self.waived}
+        counts = dict.fromkeys(("failing", "waived", "problem", "open-question", "fact"), 0)
+        for review in self.reviews:
+            for finding in review.findings:
+                key = (review.recipe.path, finding.fingerprint)
+                counts["failing" if key in failing else "waived" if key in waived else finding.kind] += 1
+        return counts
+
+    def summary(self) -> str:
+        """The gate's counts in words: `1 problem at or above confirmed:high; 1 waived; 2 open questions; 3 facts`."""
+        counts = self.counts()
+        kinds = {f.kind for _, f in self.failing}
+        noun = "problem" if kinds <= {"problem"} else "open question" if kinds == {"open-question"} else "finding"
+        parts = [f"{_count(counts['failing'], noun)} at or above {self.fail_on}" if self.fail_on.terms
+                 else "--fail-on none"]
+        if counts["waived"]:
+            parts.append(f"{counts['waived']} waived")
+        if counts["problem"]:
+            parts.append(_count(counts["problem"], "other problem" if self.fail_on.terms else "problem"))
+        parts += [_count(counts["open-question"], "open question"), _count(counts["fact"], "fact")]
+        if self.baseline is not None:
+            parts.append(f"baseline: {len(self.new)} new, {len(self.worse)} worse, "
+                         f"{len(self.unchanged) + len(self.improved)} unchanged, {len(self.fixed)} fixed")
+        incomplete = len({path for path, _ in self.incomplete})
+        if incomplete:
+            parts.append(f"{_count(incomplete, 'review')} could not complete")
+        return "; ".join(parts)
+
     def annotate(self, reviews: Iterable[Review]) -> tuple[Review, ...]:
         """The same reviews with this gate's waiver, baseline and decision notes (idempotent)."""
         decided = {r.recipe.path: r for r in self.reviews}
         return tuple(decided.get(r.recipe.path, r) if r.gate is None else r for r in reviews)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def evaluate(reviews: Sequence[Review], fail_on: FailOn | str = DEFAULT_FAIL_ON, *,

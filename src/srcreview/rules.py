@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from srcreview.errors import DataError
-from srcreview.findings import KnobStatus, Scope, Severity
+from srcreview.findings import KnobStatus, Problem, Scope, Severity
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -112,6 +112,8 @@ class Example(_Strict):
 class Rule(_Strict):
     id: str
     severity: Severity
+    problem: Problem = Field("confirmed", description="the classification of the claim that is a problem: "
+                             '"refuted" when the claim is a desired property, "none" when it only informs')
     claim: str
     when: dict[str, Condition | str | bool] = {}
     for_each: Literal["setting"] | None = None

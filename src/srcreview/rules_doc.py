@@ -17,15 +17,21 @@ claim), **refuted** (the source proves it false) or **plausible** (the source ad
 cannot settle it; the reason is tagged). `none` means no finding (the knob table may still
 record the result). A rule whose symbols are missing at a revision is reported as stale.
 
-| rule | severity | check | claim |
-|---|---|---|---|
+Each rule also says which classification of its claim is a **problem** (`problem`): a
+finding with that classification is a problem (it can fail the gate), a plausible one an
+open question, the other decided one a fact (verified behaviour; never fails the gate).
+`confirmed` for a claim that states a defect, `refuted` for a claim that states a desired
+property, `none` for a rule that only informs.
+
+| rule | severity | problem | check | claim |
+|---|---|---|---|---|
 """
 
 
 def render(rules) -> str:
     parts = [HEADER]
     for r in rules:
-        parts.append(f"| [`{r.id}`](#{r.id}) | {r.severity} | {r.check.kind} | {_cell(r.claim)} |\n")
+        parts.append(f"| [`{r.id}`](#{r.id}) | {r.severity} | {r.problem} | {r.check.kind} | {_cell(r.claim)} |\n")
     for r in rules:
         parts.append("\n" + render_rule(r, level=2))
     return "".join(parts)
@@ -34,7 +40,7 @@ def render(rules) -> str:
 def render_rule(rule, level: int = 1) -> str:
     h = "#" * level
     lines = [f"{h} {rule.id}", "", f"**Claim:** {rule.claim}", "",
-             f"**Severity:** {rule.severity} · **Check:** `{rule.check.kind}`"
+             f"**Severity:** {rule.severity} · **Problem:** {_problem(rule.problem)} · **Check:** `{rule.check.kind}`"
              + (" · **For each recipe setting**" if rule.for_each else "")
              + (f" · **Runner:** {rule.requires_runner}" if rule.requires_runner else ""), ""]
     if rule.when:
@@ -58,6 +64,12 @@ def render_rule(rule, level: int = 1) -> str:
             settings += (", " if settings else "") + ", ".join(f"`hardware.{k} = {v!r}`" for k, v in sorted(ex.hardware.items()))
         lines.append(f"| {_cell(ex.name)} | {ex.fixture} | {settings} | {ex.expect} |")
     return "\n".join(lines) + "\n"
+
+
+def _problem(problem: str) -> str:
+    return {"confirmed": "confirmed (the claim states a defect)",
+            "refuted": "refuted (the claim states a desired property)",
+            "none": "none (informational: its findings are facts or open questions)"}[problem]
 
 
 def _cond(cond) -> str:

@@ -23,8 +23,8 @@ GATE_FORMATS = ("sarif", "markdown")
 DEFAULT_FAIL_ON_TEXT = "confirmed:high"
 
 FAIL_ON_HELP = ("fail the gate on findings at or above CLASSIFICATION[:SEVERITY] (comma-separated terms): "
-                "confirmed | plausible (or confirmed) | any, and high | medium | low | info; "
-                "or none (default: confirmed:high)")
+                "confirmed (problems) | plausible (problems and open questions) | any (the same: facts never "
+                "fail), and high | medium | low | info; or none (default: confirmed:high)")
 
 
 def _fail_on(text: str):

@@ -137,7 +137,7 @@ def render(fmt: str, gate, *, rules=None, verbose: bool = False, color: bool = F
         return render_gate_format(fmt, gate)
     from srcreview.report import terminal
 
-    return terminal.render(reviews, verbose=verbose, color=color)
+    return terminal.render(reviews, gate=gate.result, verbose=verbose, color=color)
 
 
 def _color(args) -> bool:

@@ -1,8 +1,9 @@
 """Markdown for a pull-request comment or a CI step summary: decision first, then per recipe.
 
 Compact on purpose: the gate decision and counts, then for each recipe the knob table and
-the findings grouped by classification (refuted ones folded), each with its anchor links and
-its gate state (failing, waived, new...), then the baseline's new / fixed / unchanged.
+the findings grouped by meaning (problems, open questions, facts; facts folded), each with
+its classification, the rule's claim, its anchor links and its gate state (failing, waived,
+new...), then the baseline's new / fixed / unchanged.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from srcreview.textsafe import printable
 
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|#]|(?<!\w)_|_(?!\w))")
 MAX_LINKS = 4  # per finding; the JSON and SARIF carry every anchor
-_GROUPS = (("confirmed", "Confirmed"), ("plausible", "Plausible"), ("refuted", "Refuted"))
+_GROUPS = (("problem", "Problems"), ("open-question", "Open questions"), ("fact", "Facts"))
 
 
 def render(reviews: Sequence[Review], *, gate=None, date: str | None = None) -> str:
@@ -44,18 +45,17 @@ def _header(reviews: Sequence[Review], gate, date: str | None) -> list[str]:
         facts.append(f"`--fail-on {gate.fail_on}`")
     facts.append(f"{len(reviews)} recipe{'s' if len(reviews) != 1 else ''}")
     if gate is not None:
-        facts.append(f"{len(gate.failing)} failing")
-        facts.append(f"{len(gate.waived)} waived")
+        facts.append(_text(gate.summary()))
     if date is not None:
         facts.append(f"review date {date}")
     lines = [title, "", " · ".join(facts), ""]
-    lines += ["| recipe | vLLM | gate | confirmed | plausible | refuted |", "|---|---|---|---|---|---|"]
+    lines += ["| recipe | vLLM | gate | problems | open questions | facts |", "|---|---|---|---|---|---|"]
     for review in reviews:
-        counts = {c: sum(1 for f in review.findings if f.classification == c) for c, _ in _GROUPS}
+        counts = {kind: sum(1 for f in review.findings if f.kind == kind) for kind, _ in _GROUPS}
         state = review.gate.status if review.gate is not None else ("incomplete" if review.incomplete else "-")
         state = f"**{state}**" if state in ("failed", "incomplete") else state
         lines.append(f"| {_code(shown_path(review.recipe.path))} | {_text(_revision(review))} | {state} | "
-                     f"{counts['confirmed']} | {counts['plausible']} | {counts['refuted']} |")
+                     f"{counts['problem']} | {counts['open-question']} | {counts['fact']} |")
     return lines + [""]
 
 
@@ -89,17 +89,18 @@ def _review(review: Review, failing: set) -> list[str]:
             lines.append(f"| {_code(knob.key)} | {knob.scope} | {_code(_value(knob.value))} | {status} | {line} |")
         lines.append("")
     findings = sorted(review.findings, key=lambda f: (f.sort_key(), f.fingerprint))
-    for classification, title in _GROUPS:
-        group = [f for f in findings if f.classification == classification]
+    for kind, title in _GROUPS:
+        group = [f for f in findings if f.kind == kind]
         if not group:
             continue
-        if classification == "refuted":
+        if kind == "fact":
             lines += [f"<details><summary>{title} ({len(group)})</summary>", ""]
         else:
             lines += [f"**{title} ({len(group)})**", ""]
-        lines += [_finding(f, (review.recipe.path, f.fingerprint) in failing) for f in group]
+        for f in group:
+            lines += _finding(f, (review.recipe.path, f.fingerprint) in failing)
         lines.append("")
-        if classification == "refuted":
+        if kind == "fact":
             lines += ["</details>", ""]
     for stale in sorted(review.stale_rules, key=lambda s: s.rule):
         lines.append(f"- stale rule {_code(stale.rule)} at this revision: missing "
@@ -112,16 +113,14 @@ def _review(review: Review, failing: set) -> list[str]:
     return lines
 
 
-def _finding(finding: Finding, is_failing: bool) -> str:
-    marks = []
+def _finding(finding: Finding, is_failing: bool) -> list[str]:
+    """A bullet (severity, classification, rule, line, gate state) with the claim, the message
+    and its links, the waiver or baseline status and the fingerprint below it."""
+    head = [f"**{finding.severity}**", finding.classification, _code(finding.rule)]
+    if finding.recipe_line:
+        head.append(f"line {finding.recipe_line}")
     if is_failing:
-        marks.append("**FAILS GATE**")
-    if finding.baseline is not None:
-        marks.append(f"baseline: {finding.baseline}")
-    if finding.waiver is not None:
-        w = finding.waiver
-        marks.append(f"*waived until {w.expires}: {_text(w.reason)} ({_text(shown_path(w.source))})*")
-    where = f"line {finding.recipe_line} · " if finding.recipe_line else ""
+        head.append("**fails the gate**")
     anchors, seen = [], set()
     for anchor in sorted(finding.evidence, key=Anchor.sort_key):
         if anchor.url not in seen:
@@ -130,13 +129,15 @@ def _finding(finding: Finding, is_failing: bool) -> str:
     links = ", ".join(_link(a) for a in anchors[:MAX_LINKS])
     if len(anchors) > MAX_LINKS:
         links += f", +{len(anchors) - MAX_LINKS} more"
-    text = f"- **{finding.severity}** {_code(finding.rule)} · {where}{_text(finding.message)}"
-    if links:
-        text += f" ({links})"
-    if marks:
-        text += " · " + " · ".join(marks)
-    text += f" · `{finding.fingerprint}`"
-    return text
+    lines = [f"- {' · '.join(head)}", f"  - claim: {_text(finding.claim)}",
+             f"  - {_text(finding.message)}" + (f" ({links})" if links else "")]
+    if finding.waiver is not None:
+        w = finding.waiver
+        lines.append(f"  - *waived until {_text(w.expires)}: {_text(w.reason)} ({_text(shown_path(w.source))})*")
+    if finding.baseline is not None:
+        lines.append(f"  - baseline: {finding.baseline}")
+    lines.append(f"  - fingerprint {_code(finding.fingerprint)}")
+    return lines
 
 
 def _baseline(gate) -> list[str]:

@@ -3,7 +3,7 @@
 Generated from the reviews, never written by hand: `pinned_runtime.source_urls` are the
 evidence anchors (url + the role they play), `findings_summary` the findings,
 `breakage_probes` the findings of rules that declare a probe, `missing_tests` the tests the
-coverage rules found missing, and the recommendation follows from the classifications.
+coverage rules found missing, and the recommendation follows from the problems and open questions.
 `SCHEMA` is the JSON Schema of the document (`srcreview schema review`).
 """
 
@@ -245,8 +245,8 @@ def _capability(review):
 
 
 def _recommendation(reviews) -> str:
-    blocking = [(r, f) for r in reviews for f in r.findings if f.classification == "confirmed" and f.severity == "high"]
-    open_ = [(r, f) for r in reviews for f in r.findings if f.classification == "plausible"
+    blocking = [(r, f) for r in reviews for f in r.findings if f.kind == "problem" and f.severity == "high"]
+    open_ = [(r, f) for r in reviews for f in r.findings if f.kind == "open-question"
              and SEVERITY_ORDER[f.severity] >= SEVERITY_ORDER["medium"]]
     incomplete = [r for r in reviews if r.incomplete]
     parts = []
@@ -257,7 +257,7 @@ def _recommendation(reviews) -> str:
         names = sorted({r.recipe.name for r, _ in blocking})
         parts.append("Do not run " + ", ".join(names) + " as written: " + "; ".join(
             sorted({f"{f.rule} ({', '.join(f.knobs)})" for _, f in blocking})) + ".")
-    ok = [r.recipe.name for r in reviews if not any(f.classification == "confirmed" and f.severity == "high"
+    ok = [r.recipe.name for r in reviews if not any(f.kind == "problem" and f.severity == "high"
                                                      for f in r.findings) and not r.incomplete]
     if ok:
         parts.append("Source review admits " + ", ".join(ok) + ".")

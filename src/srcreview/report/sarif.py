@@ -9,10 +9,12 @@ paths without content), so each result also lists its anchors in `properties.evi
 `partialFingerprints` carry the finding's fingerprint, built from meaning (rule, recipe key,
 symbols), so alerts survive line moves.
 
-Levels: confirmed findings map severity to error (high), warning (medium), note (low,
-info); plausible findings are one step milder (warning for high, else note) and say
-`plausible` in the message. Refuted findings are not alerts: they are listed in
-`run.properties.refuted`. Waived findings carry a SARIF suppression with the waiver's
+Results are the problems and open questions; facts (verified behaviour, which never fails
+the gate) are not alerts: they are listed in `run.properties.facts`. Levels: problems map
+severity to error (high), warning (medium), note (low, info); open questions (plausible) are
+one step milder (warning for high, else note). The message starts with what the finding is
+(`problem, confirmed (high)` / `open question, plausible (medium)`) and the rule's claim,
+with the characters SARIF reads as links (`[`, `]`) and HTML tags escaped. Waived findings carry a SARIF suppression with the waiver's
 reason; with a baseline, `baselineState` says new / updated (worse) / unchanged.
 """
 
@@ -32,8 +34,8 @@ FINGERPRINT_KEY = "srcreviewFingerprint/v1"
 RECIPE_BASE = "%SRCROOT%"
 _TEMPLATE_FIELD = re.compile(r"\{([A-Za-z0-9_.\-]+)\}")
 _ANCHOR_URL = re.compile(r"^(?P<repo>.+?)/blob/(?P<sha>[0-9a-fA-F]{7,40})/")
-_CONFIRMED_LEVEL = {"high": "error", "medium": "warning", "low": "note", "info": "note"}
-_PLAUSIBLE_LEVEL = {"high": "warning", "medium": "note", "low": "note", "info": "note"}
+_PROBLEM_LEVEL = {"high": "error", "medium": "warning", "low": "note", "info": "note"}
+_OPEN_QUESTION_LEVEL = {"high": "warning", "medium": "note", "low": "note", "info": "note"}
 _DOC_TITLES = {"what": "What it checks", "why": "Why it matters", "instead": "What to do instead",
                "references": "References"}
 _BASELINE_STATE = {"new": "new", "worse": "updated", "improved": "updated", "unchanged": "unchanged"}
@@ -122,15 +124,16 @@ def render(reviews: Sequence[Review], *, gate=None, date: str | None = None,
     bases = _Bases()
     for review in reviews:
         bases.add_review(review)
-    rule_ids = sorted({f.rule for r in reviews for f in r.findings if f.classification != "refuted"}
+    rule_ids = sorted({f.rule for r in reviews for f in r.findings if f.kind != "fact"}
                       | {s.rule for r in reviews for s in r.stale_rules})
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
-    results, refuted = [], []
+    results, facts = [], []
     for review in reviews:
         for finding in sorted(review.findings, key=lambda f: (f.sort_key(), f.fingerprint)):
-            if finding.classification == "refuted":
-                refuted.append({"recipe": recipe_uri(review.recipe.path), "rule": finding.rule,
-                                "fingerprint": finding.fingerprint, "message": finding.message})
+            if finding.kind == "fact":
+                facts.append({"recipe": recipe_uri(review.recipe.path), "rule": finding.rule,
+                              "classification": finding.classification, "fingerprint": finding.fingerprint,
+                              "claim": finding.claim, "message": finding.message})
                 continue
             results.append(_result(review, finding, index, bases))
 
@@ -153,13 +156,13 @@ def render(reviews: Sequence[Review], *, gate=None, date: str | None = None,
         properties["reviewDate"] = date
     if gate is not None:
         properties["gate"] = {"decision": gate.decision, "exitCode": gate.exit_code, "failOn": str(gate.fail_on),
-                              "failing": len(gate.failing), "waived": len(gate.waived)}
+                              "failing": len(gate.failing), "waived": len(gate.waived), "summary": gate.summary()}
         if gate.baseline is not None:
             properties["gate"]["baseline"] = {
                 "file": shown_path(gate.baseline), "new": len(gate.new), "worse": len(gate.worse),
                 "unchanged": len(gate.unchanged) + len(gate.improved), "fixed": len(gate.fixed)}
-    if refuted:
-        properties["refuted"] = refuted
+    if facts:
+        properties["facts"] = facts
 
     driver = {"name": "srcreview", "version": __version__, "semanticVersion": __version__,
               "rules": [_rule(rule_id, docs.get(rule_id), reviews) for rule_id in rule_ids]}
@@ -267,7 +270,7 @@ def _hop_location(hop: Hop, review: Review, bases: _Bases) -> dict:
 
 
 def _result(review: Review, finding: Finding, index: dict, bases: _Bases) -> dict:
-    level = (_CONFIRMED_LEVEL if finding.classification == "confirmed" else _PLAUSIBLE_LEVEL)[finding.severity]
+    level = (_PROBLEM_LEVEL if finding.kind == "problem" else _OPEN_QUESTION_LEVEL)[finding.severity]
     related = []
     links = []
     for i, anchor in enumerate(sorted(finding.evidence, key=Anchor.sort_key), start=1):
@@ -275,7 +278,8 @@ def _result(review: Review, finding: Finding, index: dict, bases: _Bases) -> dic
         location["id"] = i
         related.append(location)
         links.append(f"[{_escape_link(anchor.symbol or anchor.path)}]({i})")
-    text = f"{finding.classification} ({finding.severity}): {finding.message}"
+    what = "problem" if finding.kind == "problem" else "open question"
+    text = f"{what}, {finding.classification} ({finding.severity}): {finding.claim}. {finding.message}"
     if links:
         text += " Evidence: " + ", ".join(links) + "."
     result: dict = {
@@ -288,6 +292,7 @@ def _result(review: Review, finding: Finding, index: dict, bases: _Bases) -> dic
         "partialFingerprints": {FINGERPRINT_KEY: finding.fingerprint},
         "properties": {
             "classification": finding.classification,
+            "kind": finding.kind,
             "severity": finding.severity,
             "claim": finding.claim,
             "findingId": finding.id,
@@ -337,8 +342,8 @@ def _rule(rule_id: str, doc: RuleDoc | None, reviews: Sequence[Review]) -> dict:
         descriptor["help"] = {"text": doc.doc.replace("**", ""), "markdown": doc.doc}
     if doc and doc.help_uri:
         descriptor["helpUri"] = doc.help_uri
-    if severity in _CONFIRMED_LEVEL:
-        descriptor["defaultConfiguration"] = {"level": _CONFIRMED_LEVEL[severity]}
+    if severity in _PROBLEM_LEVEL:
+        descriptor["defaultConfiguration"] = {"level": _PROBLEM_LEVEL[severity]}
         descriptor["properties"] = {"severity": severity}
     return descriptor
 

@@ -1,6 +1,10 @@
-"""`--format text`: the knob table first, then findings grouped by classification, with anchors.
+"""`--format text`: the knob table, then findings grouped by meaning, then the gate's decision.
 
-`verbose` adds each finding's whole trace, hop by hop (recipe key -> field -> calls -> sink).
+Findings are grouped as problems (what can fail the gate), open questions (plausible) and
+facts (verified behaviour); each still shows its classification and the rule's claim, its
+gate state (fails the gate, waived, baseline status) and where the source shows it. The last
+line states the gate decision with its counts. `verbose` adds each finding's anchor URLs and
+whole trace, hop by hop (recipe key -> field -> calls -> sink).
 A pure function of the reviews: rich renders into a string; color only when asked.
 """
 
@@ -9,32 +13,46 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-from srcreview.findings import Review
+from srcreview.findings import Finding, Review
 from srcreview.textsafe import printable
 
 _STATUS_STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
                  "unknown-knob": "bold red", "invalid-value": "bold red"}
-_CLASS_STYLE = {"confirmed": "bold red", "plausible": "yellow", "refuted": "green"}
-_GROUPS = (("confirmed", "Confirmed"), ("plausible", "Plausible (open)"), ("refuted", "Refuted"))
+KIND_GROUPS = (("problem", "Problems"), ("open-question", "Open questions"), ("fact", "Facts"))
+_KIND_STYLE = {"problem": "bold red", "open-question": "yellow", "fact": "green"}
+_GATE_STYLE = {"passed": "bold green", "failed": "bold red", "incomplete": "bold red"}
+MAX_ANCHORS = 6  # per finding without --verbose
 
 
-def render(reviews: Sequence[Review] | Review, *, verbose: bool = False, color: bool = False,
+def render(reviews: Sequence[Review] | Review, *, gate=None, verbose: bool = False, color: bool = False,
            width: int = 120, **_options) -> str:
+    """The text report; with `gate` (a GateResult), each finding's gate state and the gate line."""
     from rich.console import Console
 
     if isinstance(reviews, Review):
         reviews = [reviews]
+    if gate is not None:
+        reviews = gate.annotate(reviews)
+    failing = {(p, f.fingerprint) for p, f in gate.failing} if gate is not None else set()
     out = io.StringIO()
     console = Console(file=out, width=width, color_system="standard" if color else None,
                       force_terminal=color, highlight=False, emoji=False, markup=False)
     for n, review in enumerate(reviews):
         if n:
             console.print()
-        _review(console, review, verbose)
+        _review(console, review, verbose, failing)
+    if gate is not None:
+        console.print()
+        console.print(gate_line(gate), style=_GATE_STYLE.get(gate.decision, ""), soft_wrap=True)
     return out.getvalue()
 
 
-def _review(console, review: Review, verbose: bool) -> None:
+def gate_line(gate) -> str:
+    """`gate: failed (1 problem at or above confirmed:high; 1 waived; 2 open questions; 3 facts)`."""
+    return f"gate: {gate.decision} ({gate.summary()})"
+
+
+def _review(console, review: Review, verbose: bool, failing: set) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -70,33 +88,13 @@ def _review(console, review: Review, verbose: bool) -> None:
                       str(knob.recipe_line or ""), evidence + (f"  {printable(knob.note)}" if knob.note else ""))
     console.print(table)
 
-    for classification, title in _GROUPS:
-        group = [f for f in review.findings if f.classification == classification]
+    for kind, title in KIND_GROUPS:
+        group = [f for f in review.findings if f.kind == kind]
         if not group:
             continue
-        console.print(Text(f"{title}: {len(group)}", style=_CLASS_STYLE[classification]))
+        console.print(Text(f"{title}: {len(group)}", style=_KIND_STYLE[kind]))
         for f in group:
-            where = f" (recipe line {f.recipe_line})" if f.recipe_line else ""
-            console.print(Text(printable(f"  [{f.severity}] {f.rule}{where}"), style="bold"))
-            console.print(printable(f"    {f.message}"), soft_wrap=True)
-            if f.tags:
-                console.print(printable(f"    tags: {', '.join(f.tags)}"))
-            for assumption in f.assumptions:
-                console.print(printable(f"    assumes: {assumption}"), soft_wrap=True)
-            for test in f.missing_tests:
-                console.print(printable(f"    missing test: {test}"), soft_wrap=True)
-            anchors = f.evidence if verbose else f.evidence[:6]
-            for a in anchors:
-                console.print(printable(f"    {a.url}  {a.role}" + ("  (patched)" if a.patched else "")), soft_wrap=True)
-            if len(f.evidence) > len(anchors):
-                console.print(f"    ... {len(f.evidence) - len(anchors)} more anchor(s) (--verbose)")
-            if verbose:
-                console.print("    trace:")
-                for n, hop in enumerate(f.trace, 1):
-                    where = hop.anchor.url + (" (patched)" if hop.anchor.patched else "") if hop.anchor \
-                        else (f"recipe line {hop.recipe_line}" if hop.recipe_line else "")
-                    console.print(printable(f"      {n}. [{hop.kind}] {hop.text}" + (f"  {where}" if where else "")), soft_wrap=True)
-            console.print(printable(f"    fingerprint: {f.fingerprint}"))
+            _finding(console, f, verbose, (review.recipe.path, f.fingerprint) in failing)
     if review.stale_rules:
         console.print(Text(f"Stale rules at this revision: {len(review.stale_rules)}", style="yellow"))
         for s in review.stale_rules:
@@ -107,6 +105,41 @@ def _review(console, review: Review, verbose: bool) -> None:
             console.print(printable(f"  {reason}"), soft_wrap=True)
     if not review.findings and not review.incomplete:
         console.print("No findings.")
+
+
+def _finding(console, f: Finding, verbose: bool, is_failing: bool) -> None:
+    from rich.text import Text
+
+    where = f" (recipe line {f.recipe_line})" if f.recipe_line else ""
+    head = Text(printable(f"  [{f.severity}] {f.classification}  {f.rule}{where}"), style="bold")
+    if is_failing:
+        head.append("  fails the gate", style="bold red")
+    console.print(head)
+    console.print(printable(f"    claim: {f.claim}"), soft_wrap=True)
+    console.print(printable(f"    {f.message}"), soft_wrap=True)
+    if f.waiver is not None:
+        w = f.waiver
+        console.print(printable(f"    waived until {w.expires}: {w.reason} ({w.source})"), soft_wrap=True)
+    if f.baseline is not None:
+        console.print(f"    baseline: {f.baseline}")
+    if f.tags:
+        console.print(printable(f"    tags: {', '.join(f.tags)}"))
+    for assumption in f.assumptions:
+        console.print(printable(f"    assumes: {assumption}"), soft_wrap=True)
+    for test in f.missing_tests:
+        console.print(printable(f"    missing test: {test}"), soft_wrap=True)
+    anchors = f.evidence if verbose else f.evidence[:MAX_ANCHORS]
+    for a in anchors:
+        console.print(printable(f"    {a.url}  {a.role}" + ("  (patched)" if a.patched else "")), soft_wrap=True)
+    if len(f.evidence) > len(anchors):
+        console.print(f"    ... {len(f.evidence) - len(anchors)} more anchor(s) (--verbose)")
+    if verbose:
+        console.print("    trace:")
+        for n, hop in enumerate(f.trace, 1):
+            where = hop.anchor.url + (" (patched)" if hop.anchor.patched else "") if hop.anchor \
+                else (f"recipe line {hop.recipe_line}" if hop.recipe_line else "")
+            console.print(printable(f"      {n}. [{hop.kind}] {hop.text}" + (f"  {where}" if where else "")), soft_wrap=True)
+    console.print(printable(f"    fingerprint: {f.fingerprint}"))
 
 
 def _show(value) -> str:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from gate_support import sarif_errors, sarif_validator
 from test_gate_workflow import gate_command, gate_step, workflow
 
@@ -119,22 +121,76 @@ def test_two_runs_are_byte_identical_without_local_paths(workdir, combined):
             assert local not in text
 
 
-def test_documented_workflow_gate_step(workdir, tmp_path):
-    """Run the workflow's gate and decision steps as bash would on the runner."""
+@pytest.fixture(scope="module")
+def ci_layout(tmp_path_factory, vllm_029):
+    """The layout docs/ci.md documents: recipes/ holding the recipes and their srcreview.toml.
+
+    The waiver accepts the nested recipe's recipe-identity-drift finding, by the fingerprint a
+    first review reports (so the gate still fails on the draft backend, with one waived).
+    """
+    work = tmp_path_factory.mktemp("ci-layout")
+    (work / "recipes").mkdir()
+    for name in (NESTED, BF16, FP8):
+        (work / "recipes" / Path(name).name).write_bytes((ROOT / name).read_bytes())
+    first = json.loads(srcreview("check", "recipes/", "--format", "json", "--fail-on", "none", cwd=work).stdout)
+    nested = next(r for r in first["reviews"] if r["recipe"]["path"].endswith(Path(NESTED).name))
+    drift = next(f["fingerprint"] for f in nested["findings"] if f["rule"] == "recipe-identity-drift")
+    (work / "recipes" / "srcreview.toml").write_text(
+        f'[[waivers]]\nfingerprint = "{drift}"\nrule = "recipe-identity-drift"\n'
+        f'reason = "the name records the draft backend"\nexpires = 2099-12-31\nrecipe = "{Path(NESTED).name}"\n')
+    env = dict(os.environ, GIT_AUTHOR_DATE="2026-11-29T12:00:00Z", GIT_COMMITTER_DATE="2026-11-29T12:00:00Z")
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-q", "-m", "recipes"]):
+        subprocess.run(["git", *args], cwd=work, env=env, check=True, capture_output=True)
+    return work, drift
+
+
+def test_documented_workflow_runs_on_a_directory_with_a_waiver_file(ci_layout, tmp_path):
+    """The workflow's gate and decision steps, as bash runs them on the runner, with its own RECIPES."""
+    work, drift = ci_layout
     flow = workflow()
     step = gate_step(flow)
-    assert gate_command(step)[0] == "check"
+    assert gate_command(step)[:2] == ["check", "$RECIPES"] and flow["env"]["RECIPES"] == "recipes/"
     summary, outputs = tmp_path / "summary.md", tmp_path / "outputs"
     env = {**_env(), **{k: str(v) for k, v in flow["env"].items() if k != "SRCREVIEW_CACHE"},
-           "RECIPES": "examples/*.toml", "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs)}
-    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=workdir,
+           "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs)}
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=work,
                           env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
-    assert "exit-code=1" in outputs.read_text()
+    assert "exit-code=1" in outputs.read_text(), proc.stderr
     text = summary.read_text()
     assert text.startswith("## srcreview: gate failed (exit 1)") and "review date 2026-11-29" in text
-    assert sarif_errors(sarif_validator(), json.loads((workdir / "srcreview.sarif").read_text())) == []
+    assert "1 problem at or above confirmed:high; 1 waived;" in text
+    reviews = json.loads((work / "srcreview.json").read_text())["reviews"]
+    assert sorted(r["recipe"]["path"] for r in reviews) == sorted(f"recipes/{Path(n).name}" for n in (NESTED, BF16, FP8))
+    waived = [f for r in reviews for f in r["findings"] if f.get("waiver")]
+    assert [f["fingerprint"] for f in waived] == [drift]
+    log = json.loads((work / "srcreview.sarif").read_text())
+    assert sarif_errors(sarif_validator(), log) == []
+    assert [r["partialFingerprints"]["srcreviewFingerprint/v1"] for r in log["runs"][0]["results"]
+            if r.get("suppressions")] == [drift]
     decision = flow["jobs"]["gate"]["steps"][-1]["run"].replace("${{ steps.gate.outputs.exit-code }}", "1")
-    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", decision], cwd=workdir, env=env,
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", decision], cwd=work, env=env,
                           capture_output=True, text=True)
     assert proc.returncode == 1 and "gate failed" in proc.stdout
+
+
+def test_documented_pre_commit_hook_runs_on_the_same_layout(ci_layout, tmp_path):
+    """The manifest's hook, run by pre-commit (as a local hook on the installed srcreview)."""
+    pytest.importorskip("pre_commit")
+    from test_precommit import _hook, _pre_commit
+
+    work, _ = ci_layout
+    repo = tmp_path / "repo"
+    shutil.copytree(work, repo, ignore=shutil.ignore_patterns("srcreview.json", "srcreview.sarif", "srcreview.md"))
+    hook = {k: v for k, v in _hook().items() if k in ("id", "name", "entry", "pass_filenames", "types",
+                                                       "require_serial")}
+    (repo / ".pre-commit-config.yaml").write_text(
+        yaml.safe_dump({"repos": [{"repo": "local", "hooks": [{**hook, "language": "system"}]}]}))
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, capture_output=True)
+    env = dict(_env(), PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), PRE_COMMIT_COLOR="never")
+    proc = _pre_commit("run", "--all-files", cwd=repo, env=env, timeout=900)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "exit code: 1" in out, out
+    assert "gate: failed (1 problem at or above confirmed:high; 1 waived;" in out
+    assert "srcreview.toml: " not in out and "Traceback" not in out

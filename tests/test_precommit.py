@@ -32,19 +32,11 @@ def _hook() -> dict:
     return hooks[0]
 
 
-def test_manifest_is_valid_and_selects_recipe_files():
+def test_manifest_is_valid_and_reviews_the_repository_by_content():
     hook = _hook()
-    assert hook["entry"] == "srcreview check" and hook["language"] == "python"
-    assert hook["require_serial"] is True and "toml" in hook["types"]
-    files, exclude = re.compile(hook["files"]), re.compile(hook["exclude"])
-
-    def selected(path):
-        return bool(files.search(path)) and not exclude.search(path)
-
-    for path in ("recipes/a.toml", "configs/b.toml", "deploy/recipes/c.toml", "recipe/d.toml"):
-        assert selected(path), path
-    for path in ("pyproject.toml", "recipes/srcreview.toml", "recipes/sub/x.toml", "docs/recipes.md"):
-        assert not selected(path), path
+    assert hook["entry"] == "srcreview check ." and hook["language"] == "python"
+    assert hook["pass_filenames"] is False, "the recipes are found by content, not by a file pattern"
+    assert hook["require_serial"] is True and hook["types"] == ["toml"]
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -78,7 +70,7 @@ def test_hook_runs_offline_as_a_local_hook(tmp_path):
     """The manifest's hook, run by pre-commit against the installed srcreview (no install step)."""
     hook = _hook()
     repo = _user_repo(tmp_path)
-    local = {k: hook[k] for k in ("id", "name", "entry", "files", "exclude", "types", "require_serial")}
+    local = {k: hook[k] for k in ("id", "name", "entry", "pass_filenames", "types", "require_serial")}
     local["language"] = "system"
     (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [local]}]}))
     _git(repo, "add", "-A")

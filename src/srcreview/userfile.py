@@ -22,3 +22,15 @@ def read_user_file(path: str | Path, shown: str, what: str, limit: int | None = 
     if limit is not None and len(raw) > limit:
         raise DataError(f"{shown}: {what} is {len(raw)} bytes, over the {limit}-byte limit")
     return raw
+
+
+def shown_path(path: str | Path) -> str:
+    """How a file given on the command line appears in reports: relative to the working
+    directory when inside it, else its name alone (never an absolute local path)."""
+    path = Path(path)
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.name

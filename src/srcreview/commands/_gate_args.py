@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srcreview.errors import DataError, UsageError
+from srcreview.userfile import shown_path  # noqa: F401 - the commands' import of it
 
 GATE_FORMATS = ("sarif", "markdown")
 # srcreview.gate.DEFAULT_FAIL_ON, spelled out so that building the parser does not import the
@@ -73,11 +74,13 @@ class GateRun:
         return self.result.reviews
 
 
-def run_gate(args, reviews, *, rules=None, known_rules=None) -> GateRun:
+def run_gate(args, reviews, *, rules=None, known_rules=None, recipe_files=None) -> GateRun:
     """Evaluate the gate for parsed `args` and write the --sarif / --markdown files.
 
     `rules`: rule objects or dicts (id, claim, doc, severity) for SARIF's rule docs;
-    `known_rules`: rule ids a waiver may name (default: the ids of `rules`, else of rules/).
+    `known_rules`: rule ids a waiver may name (default: the ids of `rules`, else of rules/);
+    `recipe_files`: (file on disk, shown path) of each review, whose waivers apply (default:
+    matched from the paths in `args.recipes`).
     """
     from srcreview.baseline import load_baseline
     from srcreview.dates import review_date, today
@@ -89,7 +92,8 @@ def run_gate(args, reviews, *, rules=None, known_rules=None) -> GateRun:
     if isinstance(policy, str):
         policy = parse_fail_on(policy)
     baseline = load_baseline(args.baseline, shown_path(args.baseline)) if getattr(args, "baseline", None) else None
-    waivers = load_waivers(_recipe_files(getattr(args, "recipes", ()), reviews))
+    waivers = load_waivers(recipe_files if recipe_files is not None
+                           else _recipe_files(getattr(args, "recipes", ()), reviews))
     if rules is None:
         rules = _shipped_rules()
     if known_rules is None and any(w.rule for w in waivers):
@@ -153,18 +157,6 @@ def _rule_ids(rules) -> set[str]:
     from srcreview.report.sarif import rule_docs
 
     return set(rule_docs(rules))
-
-
-def shown_path(path: str | Path) -> str:
-    """How a file given on the command line appears in reports: relative to the working
-    directory when inside it, else its name alone (never an absolute local path)."""
-    path = Path(path)
-    if not path.is_absolute():
-        return path.as_posix()
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.name
 
 
 def _recipe_files(given, reviews) -> list[tuple[Path, str]]:

@@ -22,7 +22,9 @@ def add_parser(sub) -> None:
 
     p = sub.add_parser("check", help="review recipe(s) against the pinned vLLM source",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("recipes", nargs="+", metavar="RECIPE", help="recipe TOML file(s); several give one combined result")
+    p.add_argument("recipes", nargs="+", metavar="RECIPE",
+                   help="recipe file(s), or directories searched for recipes (TOML files with a [recipe] or "
+                        "[engine] table; srcreview.toml waiver files are skipped); several give one combined result")
     add_source_args(p)
     add_patch_args(p)
     p.add_argument("--format", choices=FORMATS, default="text", help="output on stdout (default: text)")
@@ -39,14 +41,16 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from srcreview.commands._gate_args import run_gate, shown_path
+    from srcreview.commands._gate_args import run_gate
     from srcreview.recipe import load_recipe
+    from srcreview.recipe_files import recipe_files
     from srcreview.rules import load_rules
 
     rules = load_rules(Path(args.rules)) if args.rules else load_rules()
-    recipes = [load_recipe(path, display_path=shown_path(path)) for path in args.recipes]
-    reviews = review_recipes(args, recipes, rules, files=args.recipes)
-    gate = run_gate(args, reviews, rules=rules)
+    files = recipe_files(args.recipes)
+    recipes = [load_recipe(path, display_path=shown) for path, shown in files]
+    reviews = review_recipes(args, recipes, rules, files=[path for path, _ in files])
+    gate = run_gate(args, reviews, rules=rules, recipe_files=files)
     if args.registry:
         merge_registry(args.registry, gate)
     sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args)))

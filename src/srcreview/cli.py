@@ -65,6 +65,23 @@ def _command(name: str):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; everything it writes to stdout passes through `ci_safe` (no line a CI
+    runner would take for a workflow command), and its error is one line on stderr."""
+    from srcreview.textsafe import CiSafeStream
+
+    stdout = sys.stdout
+    sys.stdout = guard = CiSafeStream(stdout)
+    try:
+        return _run(argv)
+    finally:
+        sys.stdout = stdout
+        try:
+            guard.finish()
+        except (BrokenPipeError, ValueError):  # the reader went away, or stdout is closed
+            pass
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
@@ -73,9 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except SrcreviewError as exc:
-        from srcreview.textsafe import printable
+        from srcreview.textsafe import ci_safe, oneline
 
-        print(f"srcreview: error: {printable(exc.message)}", file=sys.stderr)
+        print(ci_safe(f"srcreview: error: {oneline(exc.message)}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("srcreview: interrupted", file=sys.stderr)

@@ -155,11 +155,11 @@ def render_text(report, incomplete: dict[str, str], file=None) -> None:
     from rich.markup import escape as escape_markup
     from rich.table import Table
 
-    from srcreview.textsafe import printable
+    from srcreview.textsafe import oneline
 
     def escape(text: str) -> str:
         """Text from the review is shown, never obeyed: no rich markup, no terminal control."""
-        return escape_markup(printable(text))
+        return escape_markup(oneline(text))
 
     console = Console(file=file or sys.stdout, highlight=False, emoji=False)
     table = Table(title=f"anchors of {escape(report.review)}", show_lines=True, expand=True)

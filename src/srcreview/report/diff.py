@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 
 from srcreview.compare import ReviewDiff
-from srcreview.textsafe import dumps, printable
+from srcreview.textsafe import dumps, oneline
 
 _STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
           "unknown-knob": "bold red", "invalid-value": "bold red",
@@ -50,16 +50,16 @@ def _header(console, diff: ReviewDiff) -> None:
     from rich.text import Text
 
     a, b = diff.before, diff.after
-    console.print(Text(printable(diff.recipe), style="bold"))
-    console.print(printable(f"vLLM {rev_label(a, diff.patches_before)} -> vLLM {rev_label(b, diff.patches_after)}"))
+    console.print(Text(oneline(diff.recipe), style="bold"))
+    console.print(oneline(f"vLLM {rev_label(a, diff.patches_before)} -> vLLM {rev_label(b, diff.patches_after)}"))
     ra, rb = diff.runner.before.value or "undecided", diff.runner.after.value or "undecided"
-    console.print(printable(f"model runner: {ra}" + (f" -> {rb}" if diff.runner.changed else " (both)")))
+    console.print(oneline(f"model runner: {ra}" + (f" -> {rb}" if diff.runner.changed else " (both)")))
 
 
 def _styled(value: str):
     from rich.text import Text
 
-    return Text(printable(value), style=_STYLE.get(value, ""))
+    return Text(oneline(value), style=_STYLE.get(value, ""))
 
 
 def _knob_table(console, diff: ReviewDiff) -> None:
@@ -68,11 +68,11 @@ def _knob_table(console, diff: ReviewDiff) -> None:
     a, b = short_label(diff.before, diff.patches_before), short_label(diff.after, diff.patches_after)
     table = Table(title="Knobs", title_justify="left")
     for column in ("key", "scope", "value", a, b, "change"):
-        table.add_column(printable(column), overflow="fold")
+        table.add_column(oneline(column), overflow="fold")
     for k in diff.knobs:
         row = k.after or k.before
-        table.add_row(printable(k.key), printable(k.scope), printable(_value(row.value)), _styled(k.status_before),
-                      _styled(k.status_after), "" if k.change == "unchanged" else printable(k.change))
+        table.add_row(oneline(k.key), oneline(k.scope), oneline(_value(row.value)), _styled(k.status_before),
+                      _styled(k.status_after), "" if k.change == "unchanged" else oneline(k.change))
     console.print(table)
 
 
@@ -82,12 +82,12 @@ def _finding_table(console, diff: ReviewDiff) -> None:
     a, b = short_label(diff.before, diff.patches_before), short_label(diff.after, diff.patches_after)
     table = Table(title="Findings", title_justify="left")
     for column in ("rule", "knobs", a, b, "change"):
-        table.add_column(printable(column), overflow="fold")
+        table.add_column(oneline(column), overflow="fold")
     for f in diff.findings:
         some = f.after or f.before
         change = "" if f.change == "unchanged" else (", ".join(f.what) if f.what else f.change)
-        table.add_row(printable(f.rule), printable(", ".join(some.knobs)), _styled(f.class_before), _styled(f.class_after),
-                      printable(change))
+        table.add_row(oneline(f.rule), oneline(", ".join(some.knobs)), _styled(f.class_before), _styled(f.class_after),
+                      oneline(change))
     console.print(table)
 
 
@@ -99,46 +99,46 @@ def _changes(console, diff: ReviewDiff, verbose: bool) -> None:
     findings = [f for f in diff.findings if f.change != "unchanged"]
     stale = sorted(set(diff.stale_before) ^ set(diff.stale_after))
     if not (knobs or findings or stale or diff.runner.changed):
-        console.print(printable(f"No change between {a} and {b}."))
+        console.print(oneline(f"No change between {a} and {b}."))
     else:
         console.print(Text(f"Changes: {len(knobs)} knob row(s), {len(findings)} finding(s)", style="bold"))
     for k in knobs:
-        console.print(Text(printable(f"  knob {k.key} ({k.scope}): {k.status_before} -> {k.status_after}"), style="bold"))
+        console.print(Text(oneline(f"  knob {k.key} ({k.scope}): {k.status_before} -> {k.status_after}"), style="bold"))
         for side, row in ((a, k.before), (b, k.after)):
             if row is not None and row.note:
-                console.print(printable(f"    {side}: {row.note}"), soft_wrap=True)
+                console.print(oneline(f"    {side}: {row.note}"), soft_wrap=True)
         _anchors(console, a, b, k.before.evidence if k.before else (), k.after.evidence if k.after else (),
                  k.only_before, k.only_after, verbose)
     for f in findings:
         head = f"  finding {f.rule}: {f.class_before} -> {f.class_after}"
         if f.what and f.what != ("classification",):
             head += f" ({', '.join(f.what)} changed)"
-        console.print(Text(printable(head), style="bold"))
+        console.print(Text(oneline(head), style="bold"))
         for side, finding in ((a, f.before), (b, f.after)):
             if finding is not None:
-                console.print(printable(f"    {side}: {finding.message}"), soft_wrap=True)
+                console.print(oneline(f"    {side}: {finding.message}"), soft_wrap=True)
                 for assumption in finding.assumptions if "assumptions" in f.what else ():
-                    console.print(printable(f"      assumes: {assumption}"), soft_wrap=True)
+                    console.print(oneline(f"      assumes: {assumption}"), soft_wrap=True)
         _anchors(console, a, b, f.before.evidence if f.before else (), f.after.evidence if f.after else (),
                  f.only_before, f.only_after, verbose)
-        console.print(printable(f"    fingerprint: {f.fingerprint}"))
+        console.print(oneline(f"    fingerprint: {f.fingerprint}"))
     for rule in stale:
         where = b if rule in diff.stale_after else a
-        console.print(printable(f"  rule {rule}: stale at {where} (its anchor symbols are missing there)"))
+        console.print(oneline(f"  rule {rule}: stale at {where} (its anchor symbols are missing there)"))
     for side, reasons in ((a, diff.incomplete_before), (b, diff.incomplete_after)):
         for reason in reasons:
-            console.print(Text(printable(f"Review at {side} incomplete: {reason}"), style="bold red"), soft_wrap=True)
+            console.print(Text(oneline(f"Review at {side} incomplete: {reason}"), style="bold red"), soft_wrap=True)
 
 
 def _anchors(console, a: str, b: str, before, after, only_before, only_after, verbose: bool) -> None:
     if verbose:
         for side, anchors in ((a, before), (b, after)):
-            console.print(printable(f"    evidence at {side}:"))
+            console.print(oneline(f"    evidence at {side}:"))
             for anchor in anchors:
-                console.print(printable(f"      {anchor.url}  {anchor.role}"), soft_wrap=True)
+                console.print(oneline(f"      {anchor.url}  {anchor.role}"), soft_wrap=True)
     for mark, side, anchors in (("-", a, only_before), ("+", b, only_after)):
         for anchor in anchors:
-            console.print(printable(f"    {mark} only at {side}: {anchor.url}  {anchor.role}"), soft_wrap=True)
+            console.print(oneline(f"    {mark} only at {side}: {anchor.url}  {anchor.role}"), soft_wrap=True)
 
 
 def _value(value) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 
 from srcreview.explain import Explanation, Step
-from srcreview.textsafe import dumps, printable
+from srcreview.textsafe import dumps, oneline, printable
 
 _CLASS_STYLE = {"confirmed": "bold red", "plausible": "yellow", "refuted": "green"}
 
@@ -29,26 +29,26 @@ def render_text(explanation: Explanation, *, color: bool = False, width: int = 1
     console = Console(file=out, width=width, color_system="standard" if color else None,
                       force_terminal=color, highlight=False, emoji=False, markup=False)
     f = explanation.finding
-    title = Text(printable(f"{f.id}  "), style="bold")
+    title = Text(oneline(f"{f.id}  "), style="bold")
     title.append(f.classification, style=_CLASS_STYLE.get(f.classification, ""))
-    title.append(printable(f"  [{f.severity}]"))
+    title.append(oneline(f"  [{f.severity}]"))
     console.print(title)
-    console.print(printable(f"recipe {explanation.recipe}, vLLM {explanation.revision}, fingerprint {f.fingerprint}"))
-    console.print(printable(f"claim: {f.claim}"), soft_wrap=True)
-    console.print(printable(f.message), soft_wrap=True)
+    console.print(oneline(f"recipe {explanation.recipe}, vLLM {explanation.revision}, fingerprint {f.fingerprint}"))
+    console.print(oneline(f"claim: {f.claim}"), soft_wrap=True)
+    console.print(oneline(f.message), soft_wrap=True)
 
     console.print()
     console.print(Text(f"Trace ({len(explanation.trace)} hops)", style="bold"))
     for n, step in enumerate(explanation.trace, 1):
         hop = step.hop
         where = f"  (recipe line {hop.recipe_line})" if hop.recipe_line else ""
-        console.print(Text(printable(f"{n}. [{hop.kind}] {hop.text}{where}")), soft_wrap=True)
+        console.print(Text(oneline(f"{n}. [{hop.kind}] {hop.text}{where}")), soft_wrap=True)
         _anchor(console, step, color)
     if show_evidence and explanation.evidence:
         console.print()
         console.print(Text(f"Other evidence ({len(explanation.evidence)})", style="bold"))
         for step in explanation.evidence:
-            console.print(printable(f"- {step.anchor.role or step.anchor.symbol}"), soft_wrap=True)
+            console.print(oneline(f"- {step.anchor.role or step.anchor.symbol}"), soft_wrap=True)
             _anchor(console, step, color)
 
     console.print()
@@ -56,30 +56,30 @@ def render_text(explanation: Explanation, *, color: bool = False, width: int = 1
     rule = explanation.rule
     if rule is not None:
         mapping = ", ".join(f"{o} -> {c}" for o, c in rule.verdict.items())
-        console.print(printable(f"rule {rule.id} ({rule.check_kind} check): {mapping}"), soft_wrap=True)
+        console.print(oneline(f"rule {rule.id} ({rule.check_kind} check): {mapping}"), soft_wrap=True)
         if rule.downgraded:
             console.print("the check's outcome would be confirmed or refuted on the runner the rule requires, "
                           "but the model runner is undecided under the recipe, so the finding stays plausible",
                           soft_wrap=True)
         elif rule.outcomes:
-            console.print(printable(f"the check concluded {' or '.join(rule.outcomes)}, which this rule maps to "
+            console.print(oneline(f"the check concluded {' or '.join(rule.outcomes)}, which this rule maps to "
                                     f"{f.classification}"), soft_wrap=True)
     if f.assumptions:
         console.print("assumptions made on branches the recipe does not decide:")
         for assumption in f.assumptions:
-            console.print(printable(f"  - {assumption}"), soft_wrap=True)
+            console.print(oneline(f"  - {assumption}"), soft_wrap=True)
     else:
         console.print("assumptions: none recorded for this finding")
     for tag, meaning in explanation.tags.items():
-        console.print(printable(f"tag {tag}" + (f": {meaning}" if meaning else "")), soft_wrap=True)
+        console.print(oneline(f"tag {tag}" + (f": {meaning}" if meaning else "")), soft_wrap=True)
     for test in f.missing_tests:
-        console.print(printable(f"missing test: {test}"), soft_wrap=True)
+        console.print(oneline(f"missing test: {test}"), soft_wrap=True)
     if rule is not None:
-        console.print(printable(f"what the rule checks: {rule.what}"), soft_wrap=True)
-        console.print(printable(f"why it matters: {rule.why}"), soft_wrap=True)
-        console.print(printable(f"what to do instead: {rule.instead}"), soft_wrap=True)
+        console.print(oneline(f"what the rule checks: {rule.what}"), soft_wrap=True)
+        console.print(oneline(f"why it matters: {rule.why}"), soft_wrap=True)
+        console.print(oneline(f"what to do instead: {rule.instead}"), soft_wrap=True)
         for ref in rule.references:
-            console.print(printable(f"  see {ref}"), soft_wrap=True)
+            console.print(oneline(f"  see {ref}"), soft_wrap=True)
     return "".join(line.rstrip() + "\n" for line in out.getvalue().splitlines())
 
 
@@ -89,9 +89,9 @@ def _anchor(console, step: Step, color: bool) -> None:
 
     if step.anchor is None:
         return
-    console.print(printable(f"   {step.anchor.url}" + ("  (patched)" if step.anchor.patched else "")), soft_wrap=True)
+    console.print(oneline(f"   {step.anchor.url}" + ("  (patched)" if step.anchor.patched else "")), soft_wrap=True)
     if step.unreadable:
-        console.print(printable(f"   (source not shown: {step.unreadable})"), soft_wrap=True)
+        console.print(oneline(f"   (source not shown: {step.unreadable})"), soft_wrap=True)
     excerpt = step.excerpt
     if excerpt is None:
         return

@@ -4,6 +4,12 @@ Compact on purpose: the gate decision and counts, then for each recipe the knob 
 the findings grouped by meaning (problems, open questions, facts; facts folded), each with
 its classification, the rule's claim, its anchor links and its gate state (failing, waived,
 new...), then the baseline's new / fixed / unchanged.
+
+Every string from a recipe, a baseline, a waiver file or the source renders inert in a
+pull-request comment: text has Markdown and HTML characters escaped and its @mentions, bare
+URLs, e-mail addresses and issue references put in code spans (where GitHub links nothing);
+code spans are fenced with more backticks than they contain; control characters show as
+escapes and whitespace (newlines too) collapses to one space.
 """
 
 from __future__ import annotations
@@ -15,7 +21,11 @@ from srcreview.findings import Anchor, Finding, Review
 from srcreview.report.sarif import shown_path
 from srcreview.textsafe import printable
 
-_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|#]|(?<!\w)_|_(?!\w))")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|#&~]|(?<!\w)_|_(?!\w))")
+# what GitHub turns into links or notifications in a comment: URLs, www., e-mail addresses,
+# @mentions (also @org/team), issue and pull request references (#12, owner/repo#12, GH-12)
+_LIVE = re.compile(r"(?i)(?:https?|ftp)://\S+|\bwww\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+                   r"|(?<![\w`])@[a-z0-9][\w-]*(?:/[\w.-]+)?|(?:\b[\w.-]+/[\w.-]+)?#\d+\b|\bgh-\d+\b")
 MAX_LINKS = 4  # per finding; the JSON and SARIF carry every anchor
 _GROUPS = (("problem", "Problems"), ("open-question", "Open questions"), ("fact", "Facts"))
 
@@ -54,7 +64,7 @@ def _header(reviews: Sequence[Review], gate, date: str | None) -> list[str]:
         counts = {kind: sum(1 for f in review.findings if f.kind == kind) for kind, _ in _GROUPS}
         state = review.gate.status if review.gate is not None else ("incomplete" if review.incomplete else "-")
         state = f"**{state}**" if state in ("failed", "incomplete") else state
-        lines.append(f"| {_code(shown_path(review.recipe.path))} | {_text(_revision(review))} | {state} | "
+        lines.append(f"| {_code(shown_path(review.recipe.path), cell=True)} | {_text(_revision(review))} | {state} | "
                      f"{counts['problem']} | {counts['open-question']} | {counts['fact']} |")
     return lines + [""]
 
@@ -86,7 +96,8 @@ def _review(review: Review, failing: set) -> list[str]:
         for knob in sorted(review.knobs, key=lambda k: (k.recipe_line or 0, k.key, k.scope)):
             status = f"**{knob.status}**" if knob.status not in ("applied", "accepted") else knob.status
             line = str(knob.recipe_line) if knob.recipe_line else ""
-            lines.append(f"| {_code(knob.key)} | {knob.scope} | {_code(_value(knob.value))} | {status} | {line} |")
+            lines.append(f"| {_code(knob.key, cell=True)} | {knob.scope} | {_code(_value(knob.value), cell=True)} | "
+                         f"{status} | {line} |")
         lines.append("")
     findings = sorted(review.findings, key=lambda f: (f.sort_key(), f.fingerprint))
     for kind, title in _GROUPS:
@@ -147,10 +158,10 @@ def _baseline(gate) -> list[str]:
     for label, pairs in (("new", gate.new), ("worse", gate.worse)):
         for path, finding in pairs:
             lines.append(f"- {label}: {_code(shown_path(path))} {_code(finding.rule)} {finding.classification} "
-                         f"{finding.severity} `{finding.fingerprint}`")
+                         f"{finding.severity} {_code(finding.fingerprint)}")
     for path, entry in gate.fixed:
         lines.append(f"- fixed: {_code(shown_path(path))} {_code(entry.rule or '?')} (was {entry.classification}) "
-                     f"`{entry.fingerprint}`")
+                     f"{_code(entry.fingerprint)}")
     return lines + [""]
 
 
@@ -175,9 +186,23 @@ def _value(value) -> str:
 
 
 def _text(text: str) -> str:
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(printable(text).split()))
+    """Untrusted text as inert Markdown: escaped, with what GitHub would link in code spans."""
+    text = " ".join(printable(text).split())
+    out, start = [], 0
+    for match in _LIVE.finditer(text):
+        out += [_MD_SPECIAL.sub(r"\\\1", text[start:match.start()]), _code(match.group())]
+        start = match.end()
+    out.append(_MD_SPECIAL.sub(r"\\\1", text[start:]))
+    return "".join(out)
 
 
-def _code(text: str) -> str:
-    text = " ".join(printable(text).split()).replace("`", "'").replace("|", "\\|")
-    return f"`{text}`"
+def _code(text: str, cell: bool = False) -> str:
+    """A code span that holds `text` whatever it contains: fenced with one backtick more than its
+    longest run of backticks, padded when it starts or ends with one; `cell`: `|` escaped, as a
+    table cell needs (GitHub removes that backslash)."""
+    text = " ".join(printable(text).split())
+    if cell:
+        text = text.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

@@ -138,7 +138,7 @@ def render(reviews: Sequence[Review], *, gate=None, date: str | None = None,
             results.append(_result(review, finding, index, bases))
 
     invocation: dict = {"executionSuccessful": not any(r.incomplete for r in reviews)}
-    notifications = [{"level": "error", "message": {"text": f"{shown_path(r.recipe.path)}: {reason}"}}
+    notifications = [{"level": "error", "message": {"text": inert(f"{shown_path(r.recipe.path)}: {reason}")}}
                      for r in reviews for reason in r.incomplete]
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
@@ -252,7 +252,7 @@ def _anchor_location(anchor: Anchor, review: Review, bases: _Bases) -> dict:
     location = {"physicalLocation": {"artifactLocation": artifact, "region": region}}
     text = ": ".join(p for p in (anchor.role, anchor.symbol) if p)
     if text:
-        location["message"] = {"text": text}
+        location["message"] = {"text": inert(text)}
     if anchor.symbol:
         location["logicalLocations"] = [{"fullyQualifiedName": anchor.symbol}]
     return location
@@ -265,7 +265,7 @@ def _hop_location(hop: Hop, review: Review, bases: _Bases) -> dict:
         location = _recipe_location(review, hop.recipe_line or 1)
     else:
         location = {}
-    location["message"] = {"text": hop.text}
+    location["message"] = {"text": inert(hop.text)}
     return {"location": location, "kinds": [hop.kind]}
 
 
@@ -277,9 +277,9 @@ def _result(review: Review, finding: Finding, index: dict, bases: _Bases) -> dic
         location = _anchor_location(anchor, review, bases)
         location["id"] = i
         related.append(location)
-        links.append(f"[{_escape_link(anchor.symbol or anchor.path)}]({i})")
+        links.append(f"[{inert(anchor.symbol or anchor.path)}]({i})")
     what = "problem" if finding.kind == "problem" else "open question"
-    text = f"{what}, {finding.classification} ({finding.severity}): {finding.claim}. {finding.message}"
+    text = f"{what}, {finding.classification} ({finding.severity}): {inert(finding.claim)}. {inert(finding.message)}"
     if links:
         text += " Evidence: " + ", ".join(links) + "."
     result: dict = {
@@ -326,8 +326,14 @@ def _result(review: Review, finding: Finding, index: dict, bases: _Bases) -> dic
     return result
 
 
-def _escape_link(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def inert(text: str) -> str:
+    """Text for a SARIF message: `\\`, `[` and `]` escaped (no embedded link can be formed from
+    recipe values) and `<` before a tag name shown as `\\x3c` (no HTML tag either)."""
+    text = text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    return _TAG_START.sub(r"\\x3c", text)
 
 
 def _rule(rule_id: str, doc: RuleDoc | None, reviews: Sequence[Review]) -> dict:

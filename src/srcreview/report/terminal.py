@@ -14,7 +14,7 @@ import io
 from collections.abc import Sequence
 
 from srcreview.findings import Finding, Review
-from srcreview.textsafe import printable
+from srcreview.textsafe import oneline
 
 _STATUS_STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
                  "unknown-knob": "bold red", "invalid-value": "bold red"}
@@ -57,19 +57,19 @@ def _review(console, review: Review, verbose: bool, failing: set) -> None:
     from rich.text import Text
 
     rev = review.revision
-    console.print(Text(printable(f"{review.recipe.path}: {review.recipe.name}"), style="bold"))
+    console.print(Text(oneline(f"{review.recipe.path}: {review.recipe.name}"), style="bold"))
     label = f"{rev.version} ({rev.sha[:12]})" if rev.version else rev.sha[:12]
     pin = ""
     if rev.recipe_pin is not None:
         pin = " matches the recipe pin" if rev.matches_recipe_pin else f" differs from the recipe pin {rev.recipe_pin[:12]}"
-    console.print(printable(f"vLLM {label}{pin}"))
+    console.print(oneline(f"vLLM {label}{pin}"))
     for layer in review.patches:
-        console.print(printable(f"patched with {layer.kind} {layer.file} (sha256 {layer.sha256[:12]}): "
+        console.print(oneline(f"patched with {layer.kind} {layer.file} (sha256 {layer.sha256[:12]}): "
                                 + ", ".join(layer.touched)), soft_wrap=True)
     runner = review.runner
-    console.print(printable(f"model runner: {runner.value or 'undecided'}" + (f" ({runner.reason})" if runner.reason else "")))
+    console.print(oneline(f"model runner: {runner.value or 'undecided'}" + (f" ({runner.reason})" if runner.reason else "")))
     for anchor in runner.evidence if verbose else ():
-        console.print(printable(f"  {anchor.url}  {anchor.role}"), soft_wrap=True)
+        console.print(oneline(f"  {anchor.url}  {anchor.role}"), soft_wrap=True)
 
     table = Table(title="Knobs", title_justify="left", show_lines=False)
     table.add_column("key", no_wrap=True)
@@ -80,12 +80,12 @@ def _review(console, review: Review, verbose: bool, failing: set) -> None:
     table.add_column("evidence", overflow="fold")
     for knob in review.knobs:
         first = knob.evidence[0] if knob.evidence else None
-        evidence = printable(f"{first.path}:{first.start_line}" + (" (patched)" if first.patched else "")) if first else ""
+        evidence = oneline(f"{first.path}:{first.start_line}" + (" (patched)" if first.patched else "")) if first else ""
         if len(knob.evidence) > 1:
             evidence += f" (+{len(knob.evidence) - 1})"
         status = Text(knob.status, style=_STATUS_STYLE.get(knob.status, ""))
-        table.add_row(printable(knob.key), printable(_show(knob.value)), printable(knob.scope), status,
-                      str(knob.recipe_line or ""), evidence + (f"  {printable(knob.note)}" if knob.note else ""))
+        table.add_row(oneline(knob.key), oneline(_show(knob.value)), oneline(knob.scope), status,
+                      str(knob.recipe_line or ""), evidence + (f"  {oneline(knob.note)}" if knob.note else ""))
     console.print(table)
 
     for kind, title in KIND_GROUPS:
@@ -98,11 +98,11 @@ def _review(console, review: Review, verbose: bool, failing: set) -> None:
     if review.stale_rules:
         console.print(Text(f"Stale rules at this revision: {len(review.stale_rules)}", style="yellow"))
         for s in review.stale_rules:
-            console.print(printable(f"  {s.rule}: missing {', '.join(s.missing)}"))
+            console.print(oneline(f"  {s.rule}: missing {', '.join(s.missing)}"))
     if review.incomplete:
         console.print(Text("Review incomplete:", style="bold red"))
         for reason in review.incomplete:
-            console.print(printable(f"  {reason}"), soft_wrap=True)
+            console.print(oneline(f"  {reason}"), soft_wrap=True)
     if not review.findings and not review.incomplete:
         console.print("No findings.")
 
@@ -111,26 +111,26 @@ def _finding(console, f: Finding, verbose: bool, is_failing: bool) -> None:
     from rich.text import Text
 
     where = f" (recipe line {f.recipe_line})" if f.recipe_line else ""
-    head = Text(printable(f"  [{f.severity}] {f.classification}  {f.rule}{where}"), style="bold")
+    head = Text(oneline(f"  [{f.severity}] {f.classification}  {f.rule}{where}"), style="bold")
     if is_failing:
         head.append("  fails the gate", style="bold red")
     console.print(head)
-    console.print(printable(f"    claim: {f.claim}"), soft_wrap=True)
-    console.print(printable(f"    {f.message}"), soft_wrap=True)
+    console.print(oneline(f"    claim: {f.claim}"), soft_wrap=True)
+    console.print(oneline(f"    {f.message}"), soft_wrap=True)
     if f.waiver is not None:
         w = f.waiver
-        console.print(printable(f"    waived until {w.expires}: {w.reason} ({w.source})"), soft_wrap=True)
+        console.print(oneline(f"    waived until {w.expires}: {w.reason} ({w.source})"), soft_wrap=True)
     if f.baseline is not None:
         console.print(f"    baseline: {f.baseline}")
     if f.tags:
-        console.print(printable(f"    tags: {', '.join(f.tags)}"))
+        console.print(oneline(f"    tags: {', '.join(f.tags)}"))
     for assumption in f.assumptions:
-        console.print(printable(f"    assumes: {assumption}"), soft_wrap=True)
+        console.print(oneline(f"    assumes: {assumption}"), soft_wrap=True)
     for test in f.missing_tests:
-        console.print(printable(f"    missing test: {test}"), soft_wrap=True)
+        console.print(oneline(f"    missing test: {test}"), soft_wrap=True)
     anchors = f.evidence if verbose else f.evidence[:MAX_ANCHORS]
     for a in anchors:
-        console.print(printable(f"    {a.url}  {a.role}" + ("  (patched)" if a.patched else "")), soft_wrap=True)
+        console.print(oneline(f"    {a.url}  {a.role}" + ("  (patched)" if a.patched else "")), soft_wrap=True)
     if len(f.evidence) > len(anchors):
         console.print(f"    ... {len(f.evidence) - len(anchors)} more anchor(s) (--verbose)")
     if verbose:
@@ -138,8 +138,8 @@ def _finding(console, f: Finding, verbose: bool, is_failing: bool) -> None:
         for n, hop in enumerate(f.trace, 1):
             where = hop.anchor.url + (" (patched)" if hop.anchor.patched else "") if hop.anchor \
                 else (f"recipe line {hop.recipe_line}" if hop.recipe_line else "")
-            console.print(printable(f"      {n}. [{hop.kind}] {hop.text}" + (f"  {where}" if where else "")), soft_wrap=True)
-    console.print(printable(f"    fingerprint: {f.fingerprint}"))
+            console.print(oneline(f"      {n}. [{hop.kind}] {hop.text}" + (f"  {where}" if where else "")), soft_wrap=True)
+    console.print(oneline(f"    fingerprint: {f.fingerprint}"))
 
 
 def _show(value) -> str:

@@ -60,7 +60,7 @@ COMBINED = "thinkingcap-awq-vllm029-5090-16k-mtp3"
 
 
 def generate_reports(tree) -> dict[str, str]:
-    """reports/ as `srcreview check --format json|review` writes it: one JSON and one
+    """reports/ as `srcreview check RECIPE --format json|review` writes it: one JSON and one
     independent review per recipe, and the review of the three together (gate applied,
     default policy, no date)."""
     from srcreview.gate import evaluate
@@ -72,9 +72,10 @@ def generate_reports(tree) -> dict[str, str]:
     reviews = [review_of(tree, path) for path in RECIPES]
     gated = list(evaluate(reviews).reviews)
     files = {}
-    for review in gated:
+    for review in reviews:
+        gate = evaluate([review])
         name = review.recipe.name
-        files[f"{name}.json"] = report_json.render(review)
-        files[f"{name}.review.json"] = report_review.render(review, rules=rules)
+        files[f"{name}.json"] = report_json.render([review], gate=gate)
+        files[f"{name}.review.json"] = report_review.render(gate.reviews[0], rules=rules)
     files[f"{COMBINED}.review.json"] = report_review.render(gated, rules=rules)
     return files

@@ -36,7 +36,7 @@ def checks():
             code = main(["check", NESTED, "--rev", version, "--format", "json", "--fail-on", "none"])
             out = capsys.readouterr().out
             assert code == 0, out[-500:]
-            done[version] = Review.model_validate(json.loads(out))
+            done[version] = Review.model_validate(json.loads(out)["reviews"][0])
         return done[version]
 
     return check

@@ -23,7 +23,7 @@ def saved(cli, make_git_repo, cache_dir, tmp_path):
     assert result.code == 0, result.err
     path = tmp_path / "review.json"
     path.write_text(result.out)
-    return repo, commit, path, json.loads(result.out)
+    return repo, commit, path, json.loads(result.out)["reviews"][0]
 
 
 def test_explain_a_saved_finding_shows_each_hop_with_its_source_lines(cli, saved):

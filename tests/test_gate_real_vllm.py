@@ -65,7 +65,7 @@ def srcreview(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 def test_default_gate_per_recipe(workdir, recipe, code):
     proc = srcreview("check", recipe, "--rev", "0.29.0", "--format", "json", cwd=workdir)
     assert proc.stdout and "Traceback" not in proc.stderr, proc.stderr
-    review = json.loads(proc.stdout)
+    review = json.loads(proc.stdout)["reviews"][0]
     confirmed_high = [(f["rule"], f["knobs"]) for f in review["findings"]
                       if f["classification"] == "confirmed" and f["severity"] == "high"]
     assert (proc.returncode, review["gate"]["status"]) == (code, "failed" if code else "passed"), confirmed_high

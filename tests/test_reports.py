@@ -70,7 +70,8 @@ def test_schema_command_prints_the_schema():
     out = subprocess.run([sys.executable, "-m", "srcreview", "schema", "review"], capture_output=True, text=True)
     assert out.returncode == 0 and json.loads(out.stdout) == SCHEMA
     out = subprocess.run([sys.executable, "-m", "srcreview", "schema", "json"], capture_output=True, text=True)
-    assert "findings" in json.loads(out.stdout)["properties"]
+    schema = json.loads(out.stdout)
+    assert set(schema["required"]) == {"reviews"} and "findings" in schema["$defs"]["Review"]["properties"]
 
 
 @pytest.mark.network
@@ -94,7 +95,7 @@ def test_report_anchors_point_at_what_they_name(vllm_029):
     for path in sorted(REPORTS.glob("*.json")):
         if path.name.endswith(".review.json"):
             continue
-        data = json.loads(path.read_text(encoding="utf-8"))
+        (data,) = json.loads(path.read_text(encoding="utf-8"))["reviews"]
         anchors = [a for f in data["findings"] for a in f["evidence"]] + [a for k in data["knobs"] for a in k["evidence"]]
         for a in anchors:
             lines = vllm_029.read_text(a["path"]).splitlines()[a["start_line"] - 1:a["end_line"]]

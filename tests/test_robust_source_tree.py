@@ -64,7 +64,7 @@ def _check(tmp_path: Path, root: Path, capsys) -> tuple[int, dict, str]:
     capsys.readouterr()
     code = main(["check", str(recipe), "--source", str(root), "--rev", REV, "--format", "json"])
     out, err = capsys.readouterr()
-    return code, json.loads(out), err
+    return code, json.loads(out)["reviews"][0], err
 
 
 @pytest.fixture(autouse=True)
@@ -83,7 +83,7 @@ def clean(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out):
         mp.setenv("SRCREVIEW_CACHE", str(tmp / "cache"))
         code = main(["check", str(recipe), "--source", str(root), "--rev", REV, "--format", "json"])
-    return code, json.loads(out.getvalue())
+    return code, json.loads(out.getvalue())["reviews"][0]
 
 
 def _by_id(doc: dict) -> dict[str, dict]:
@@ -238,7 +238,7 @@ def test_a_full_check_never_imports_or_executes_the_analysed_tree(tmp_path, clea
                           timeout=120)
     assert not marker.exists(), marker.read_text()
     assert done.returncode == clean[0], done.stderr
-    doc = json.loads(done.stdout)
+    doc = json.loads(done.stdout)["reviews"][0]
     assert doc["incomplete"] == []
     assert {k: f["classification"] for k, f in _by_id(doc).items()} == \
         {k: f["classification"] for k, f in _by_id(clean[1]).items()}

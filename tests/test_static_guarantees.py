@@ -432,7 +432,7 @@ def test_check_in_every_format_names_no_local_path(vllm_029, hostile_env, cli, m
         text = (hostile_env / name).read_text()
         assert str(hostile_env) not in text and source not in text and SECRET not in text
     (hostile_env / "saved.json").write_text(first.out)
-    finding = json.loads(first.out)["findings"][0]["id"]
+    finding = json.loads(first.out)["reviews"][0]["findings"][0]["id"]
     others = [cli("explain", finding, "--review", "saved.json", "--source", source),
               cli("graph", "--rev", "0.29.0", "--source", source, "--from", "MTPSpeculator.load_draft_model",
                   "--to", "get_model", "--recipe", "recipe.toml", "--format", "json")]

@@ -96,7 +96,7 @@ def test_check_text_shows_the_source_default_escaped(cli, hostile, color):
     assert f"declares AttentionConfig.backend (default \"{SHOWN}\")" in plain  # an anchor's role
     as_json = cli("check", str(RECIPE), "--rev", sha, "--source", str(repo.path), "--fail-on", "none",
                   "--format", "json")
-    finding = next(f for f in json.loads(as_json.out)["findings"] if f["rule"] == DRIFT)
+    finding = next(f for f in json.loads(as_json.out)["reviews"][0]["findings"] if f["rule"] == DRIFT)
     assert HOSTILE in finding["message"]  # the data keeps the source's text; only its display escapes it
     assert_inert(as_json)  # bidi and C1 too: JSON printed to a terminal cannot act on it either
     for fmt in ("review", "sarif"):

@@ -105,9 +105,19 @@ def load_saved_reviews(path: Path, shown: str) -> list[Review]:
         raise DataError(f"--review {shown}: not a srcreview check JSON output ({where}: {err['msg']})") from None
 
 
-def find_finding(reviews: list[Review], wanted: str) -> tuple[Review, Finding]:
-    """The finding named by id, fingerprint (or a unique fingerprint prefix of 6+ digits) or rule id."""
+def find_finding(reviews: list[Review], wanted: str, recipe: str | None = None) -> tuple[Review, Finding]:
+    """The finding named by id, fingerprint (or a unique fingerprint prefix of 6+ digits) or rule
+    id, in the review of `recipe` (its path as the review shows it) when given.
+
+    A fingerprint is unique within a recipe's review; the same rule can give the same
+    fingerprint for several recipes, which `recipe` tells apart."""
     wanted = wanted.strip()
+    if recipe is not None:
+        chosen = [r for r in reviews if _same_recipe(r.recipe.path, recipe)]
+        if not chosen:
+            known = ", ".join(sorted(r.recipe.path for r in reviews))
+            raise UsageError(f"--recipe {recipe}: no review of that recipe (reviews: {known})")
+        reviews = chosen
     pairs = [(r, f) for r in reviews for f in r.findings]
     for match in (lambda f: f.id == wanted or f.fingerprint == wanted,
                   lambda f: len(wanted) >= 6 and f.fingerprint.startswith(wanted.lower()),
@@ -116,10 +126,20 @@ def find_finding(reviews: list[Review], wanted: str) -> tuple[Review, Finding]:
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
+            recipes = sorted({r.recipe.path for r, _ in found})
+            if len(recipes) > 1:
+                raise UsageError(f"{wanted!r} matches findings of {len(recipes)} recipes: {', '.join(recipes)}; "
+                                 "choose one with --recipe PATH")
             names = ", ".join(sorted(f"{f.id} ({f.fingerprint})" for _, f in found))
             raise UsageError(f"{wanted!r} matches several findings: {names}; give an id or fingerprint")
     known = ", ".join(sorted(f"{f.id} ({f.fingerprint})" for _, f in pairs)) or "none"
     raise UsageError(f"no finding {wanted!r} in the review (findings: {known})")
+
+
+def _same_recipe(shown: str, given: str) -> bool:
+    """`given` names the recipe shown as `shown`: the same path, or its trailing components."""
+    given = given.replace("\\", "/").removeprefix("./")
+    return shown == given or shown.endswith("/" + given)
 
 
 def excerpt(tree, anchor: Anchor, context: int = DEFAULT_CONTEXT, max_lines: int = MAX_EXCERPT_LINES) -> Excerpt:

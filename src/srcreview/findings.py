@@ -1,7 +1,9 @@
 """The review's data: anchors, knob rows, findings and the review result (the JSON contract).
 
-Every output format renders a `Review`; the field names here are the `--format json`
-contract that CI users script against: add fields freely, rename none.
+Every output format renders a `Review`; `--format json` writes a `ReviewRun` (one shape for
+one recipe or many). The field names here are the contract that CI users script against:
+fields are added, never renamed or removed, so readers must ignore fields they do not know;
+`schema_version` changes only if that promise is ever broken.
 """
 
 from __future__ import annotations
@@ -221,3 +223,29 @@ class Review(_Frozen):
     incomplete: tuple[str, ...] = Field((), description="why the review could not complete, if it could not")
     patches: tuple[PatchRecord, ...] = Field((), description="layers applied over the pinned source, in order")
     gate: ReviewGate | None = Field(None, description="set by the gate (srcreview.gate.evaluate)")
+
+
+SCHEMA_VERSION = 1
+
+
+class RunGate(_Frozen):
+    """The gate's decision over every review of the run (the exit code is `exit_code`)."""
+
+    decision: Literal["passed", "failed", "incomplete"]
+    exit_code: int
+    fail_on: str
+    summary: str = Field(description="the counts in words, as the text output's gate line says them")
+    failing: int = Field(description="findings that fail the gate")
+    waived: int = Field(description="findings a waiver accepts (not failing)")
+    problems: int = Field(description="other problems: neither failing nor waived")
+    open_questions: int = Field(description="open questions neither failing nor waived")
+    facts: int = Field(description="facts neither failing nor waived (facts never fail)")
+    baseline: str | None = Field(None, description="the --baseline file, when one was given")
+
+
+class ReviewRun(_Frozen):
+    """`srcreview check --format json`: the reviews of the recipes, in the order given, and the gate."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    reviews: tuple[Review, ...]
+    gate: RunGate | None = Field(None, description="set when the gate was evaluated (always by `check`)")

@@ -126,7 +126,7 @@ def render(fmt: str, gate, *, rules=None, verbose: bool = False, color: bool = F
     if fmt == "json":
         from srcreview.report import json as report
 
-        return report.render(reviews)
+        return report.render(reviews, gate=gate.result)
     if fmt == "review":
         from srcreview.report import review as report
 

@@ -2,8 +2,9 @@
 
 FINDING is a finding id (e.g. spec-draft-attention-backend-ignored), its fingerprint (or a
 unique prefix of 6+ hex digits) or a rule id with one finding. The finding comes from a
-saved `srcreview check --format json` output (--review), or from a fresh review of RECIPE at
---rev (default: the recipe's pin).
+saved `srcreview check --format json` output (--review; --recipe PATH picks the recipe's
+review when the output holds several), or from a fresh review of RECIPE at --rev (default:
+the recipe's pin).
 
 Prints the whole trace hop by hop with the anchored source lines (syntax-highlighted, read
 from the exact revision of the review), the other evidence, the assumptions made on branches
@@ -23,6 +24,8 @@ EPILOG = """\
 examples:
   srcreview check recipe.toml --rev 0.29.0 --format json > review.json
   srcreview explain spec-draft-attention-backend-ignored --review review.json
+  srcreview check recipes/ --format json > reviews.json
+  srcreview explain 8d46919d59eee406 --review reviews.json --recipe recipes/mtp3-nested-triton.toml
   srcreview explain 2120ffea59846dcc examples/thinkingcap-awq-vllm029-5090-16k-mtp3-nested-triton.toml --rev 0.29.0
 """
 
@@ -35,6 +38,8 @@ def add_parser(sub) -> None:
     p.add_argument("finding", metavar="FINDING", help="finding id, fingerprint (or 6+ digit prefix), or rule id")
     p.add_argument("recipe", nargs="?", metavar="RECIPE", help="recipe TOML to review afresh (instead of --review)")
     p.add_argument("--review", metavar="JSON", help="a saved `srcreview check --format json` output")
+    p.add_argument("--recipe", metavar="PATH", dest="recipe_path",
+                   help="with --review: the recipe whose finding to explain (its path as the review shows it)")
     add_source_args(p)
     add_patch_args(p)
     p.add_argument("--rules", metavar="DIR", help="rule directory (default: the rules shipped with srcreview)")
@@ -64,10 +69,12 @@ def run(args) -> int:
         if args.rev:
             raise UsageError("--rev applies to a fresh review of RECIPE; a saved review has its own revision")
         reviews = load_saved_reviews(args.review, shown_path(args.review))
-        review, finding = find_finding(reviews, args.finding)
+        review, finding = find_finding(reviews, args.finding, args.recipe_path)
         if not args.no_source:
             tree = _tree_of(args, review, _saved_layers(args, review))
     else:
+        if args.recipe_path:
+            raise UsageError("--recipe picks a review of a saved --review file; a fresh review is of RECIPE")
         recipe = load_recipe_arg(args.recipe)
         review, tree = _fresh_review(args, recipe, rules)
         review, finding = find_finding([review], args.finding)

@@ -11,7 +11,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("schema", help="print the JSON Schema of an output format", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("name", choices=("review", "json", "registry"),
-                   help="review: the independent-review document (--format review); json: the Review (--format json); "
+                   help="review: the independent-review document (--format review); json: the output of "
+                        "check --format json (schema_version, reviews, gate), open for additions; "
                         "registry: the source registry (--format registry, --registry FILE)")
     p.set_defaults(run=run)
 
@@ -30,6 +31,6 @@ def schema(name: str) -> dict:
         from srcreview.report.registry import SCHEMA
 
         return SCHEMA
-    from srcreview.findings import Review
+    from srcreview.report.json import schema as run_schema
 
-    return Review.model_json_schema()
+    return run_schema()

@@ -1,23 +1,52 @@
-"""`--format json`: the Review model as JSON (the contract CI users script against).
+"""`--format json`: the run as JSON, one shape for one recipe or many (the contract CI users
+script against).
 
-One recipe gives a single Review object; several give {"reviews": [...]}, in the order the
-recipes were given. Deterministic: field order from the model, findings already sorted.
+`{"schema_version": 1, "reviews": [Review, ...], "gate": RunGate}`: the reviews in the order
+the recipes were given, each gate-annotated, and the run's decision. `srcreview schema json`
+prints its JSON Schema, which is open for additions (fields are added, never renamed).
+Deterministic: field order from the models, findings already sorted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from srcreview.findings import Review
+from srcreview.findings import Review, ReviewRun, RunGate
 from srcreview.textsafe import dumps
 
 
-def to_data(review: Review) -> dict:
-    return review.model_dump(mode="json")
-
-
-def render(reviews: Sequence[Review] | Review, **_options) -> str:
+def run_of(reviews: Sequence[Review] | Review, gate=None) -> ReviewRun:
+    """The ReviewRun of `reviews`, annotated by `gate` (a GateResult) when given."""
     if isinstance(reviews, Review):
         reviews = [reviews]
-    data = to_data(reviews[0]) if len(reviews) == 1 else {"reviews": [to_data(r) for r in reviews]}
-    return dumps(data, indent=2) + "\n"
+    if gate is None:
+        return ReviewRun(reviews=tuple(reviews))
+    counts = gate.counts()
+    summary = RunGate(decision=gate.decision, exit_code=gate.exit_code, fail_on=str(gate.fail_on),
+                      summary=gate.summary(), failing=counts["failing"], waived=counts["waived"],
+                      problems=counts["problem"], open_questions=counts["open-question"], facts=counts["fact"],
+                      baseline=gate.baseline)
+    return ReviewRun(reviews=gate.annotate(reviews), gate=summary)
+
+
+def render(reviews: Sequence[Review] | Review, *, gate=None, **_options) -> str:
+    return dumps(run_of(reviews, gate).model_dump(mode="json"), indent=2) + "\n"
+
+
+def schema() -> dict:
+    """The JSON Schema of `--format json`, open for additions: an object may carry fields it does
+    not list (a newer srcreview adds them), so every output of this and later versions validates."""
+    data = ReviewRun.model_json_schema()
+
+    def open_(node):
+        if isinstance(node, dict):
+            node.pop("additionalProperties", None) if node.get("additionalProperties") is False else None
+            for value in node.values():
+                open_(value)
+        elif isinstance(node, list):
+            for value in node:
+                open_(value)
+
+    open_(data)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": "https://srcreview.invalid/schemas/review-run-v1.json", **data}

@@ -1,0 +1,134 @@
+"""The JSON contract: one shape for one recipe or many, a schema_version, and schemas that
+validate every JSON output `check` writes (json, review, sarif), open for additions.
+
+The outputs come from the real CLI on recipes reviewed against the `rules_spec_decode`
+fixture tree (an unpacked sdist), complete and incomplete, with a waiver and a baseline.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+from gate_support import sarif_errors, sarif_validator
+
+from srcreview.commands.schema import schema
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
+REV = "1234567ab"
+DEMO = (Path(__file__).resolve().parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
+TOPLEVEL = DEMO.replace('name = "demo-mtp3-nested-triton"', 'name = "demo-toplevel"').replace(
+    "[engine]\n", '[engine]\nattention_backend = "TRITON_ATTN"\n')
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURE, root)
+    (root / "vllm" / "_version.py").write_text(f"__version__ = version = '0.0.0'\n"
+                                               f"__commit_id__ = commit_id = 'g{REV}'\n")
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "demo.toml").write_text(DEMO)
+    (tmp_path / "recipes" / "toplevel.toml").write_text(TOPLEVEL)
+    return tmp_path
+
+
+def _check(cli, *args: str, codes=(0, 1)) -> str:
+    result = cli("check", *args, "--source", "tree", "--rev", REV)
+    assert result.code in codes, result.err
+    return result.out
+
+
+def _validators():
+    run, review = schema("json"), schema("review")
+    jsonschema.Draft202012Validator.check_schema(run)
+    return jsonschema.Draft202012Validator(run), jsonschema.Draft202012Validator(review), sarif_validator()
+
+
+def _errors(validator, doc) -> list[str]:
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
+
+
+def _outputs(cli, recipes: list[str], *extra: str, codes=(0, 1)) -> dict[str, dict]:
+    return {fmt: json.loads(_check(cli, *recipes, "--format", fmt, *extra, codes=codes))
+            for fmt in ("json", "review", "sarif")}
+
+
+def test_one_shape_for_one_recipe_or_many(workdir, cli):
+    one = json.loads(_check(cli, "recipes/demo.toml", "--format", "json"))
+    many = json.loads(_check(cli, "recipes/demo.toml", "recipes/toplevel.toml", "--format", "json"))
+    for doc, count in ((one, 1), (many, 2)):
+        assert doc["schema_version"] == 1 and len(doc["reviews"]) == count
+        assert set(doc) == {"schema_version", "reviews", "gate"}
+        assert doc["gate"]["decision"] in ("passed", "failed") and doc["gate"]["summary"]
+    assert [r["recipe"]["path"] for r in many["reviews"]] == ["recipes/demo.toml", "recipes/toplevel.toml"]
+    assert one["reviews"][0] == many["reviews"][0], "a review reads the same alone or with others"
+
+
+@pytest.mark.parametrize("recipes", [["recipes/demo.toml"], ["recipes"]], ids=["one recipe", "two recipes"])
+def test_every_json_output_validates_against_its_schema(workdir, cli, recipes):
+    run, review, sarif = _validators()
+    demo = json.loads(_check(cli, "recipes/demo.toml", "--format", "json"))["reviews"][0]
+    fingerprint = next(f["fingerprint"] for f in demo["findings"] if f["kind"] != "fact")
+    (workdir / "recipes" / "srcreview.toml").write_text(
+        f'[[waivers]]\nfingerprint = "{fingerprint}"\nreason = "accepted"\nexpires = 2099-01-01\nrecipe = "demo.toml"\n')
+    (workdir / "previous.json").write_text(json.dumps({"reviews": [demo]}))
+    for extra in ((), ("--baseline", "previous.json", "--date", "2026-11-29"), ("--fail-on", "plausible:info")):
+        outputs = _outputs(cli, recipes, *extra)
+        assert _errors(run, outputs["json"]) == []
+        assert _errors(review, outputs["review"]) == []
+        assert sarif_errors(sarif, outputs["sarif"]) == []
+        assert len(outputs["json"]["reviews"]) == len(outputs["review"]["targets"]) == (2 if recipes == ["recipes"] else 1)
+
+
+def test_an_incomplete_review_validates_too(workdir, cli):
+    run, review, sarif = _validators()
+    speculative = workdir / "tree" / "vllm" / "config" / "speculative.py"
+    speculative.write_bytes(speculative.read_bytes() + b"\nLOADER = lazy import json\n")
+    outputs = _outputs(cli, ["recipes"], codes=(2,))
+    assert outputs["json"]["gate"]["decision"] == "incomplete" and outputs["json"]["reviews"][0]["incomplete"]
+    assert _errors(run, outputs["json"]) == [] and _errors(review, outputs["review"]) == []
+    assert sarif_errors(sarif, outputs["sarif"]) == []
+
+
+def test_the_schema_is_open_for_additions(workdir, cli):
+    run, _, _ = _validators()
+    doc = json.loads(_check(cli, "recipes", "--format", "json"))
+
+    def add_everywhere(node):
+        if isinstance(node, dict):
+            for value in node.values():
+                add_everywhere(value)
+            node["added_by_a_later_version"] = {"any": ["thing"]}
+        elif isinstance(node, list):
+            for value in node:
+                add_everywhere(value)
+
+    later = copy.deepcopy(doc)
+    add_everywhere(later)
+    assert _errors(run, later) == [], "a field added later never breaks a validator"
+    assert "additionalProperties" not in json.dumps(schema("json"))
+    broken = copy.deepcopy(doc)
+    del broken["reviews"][0]["findings"][0]["fingerprint"]
+    broken["reviews"][0]["findings"][1]["classification"] = "probably"
+    assert len(_errors(run, broken)) == 2, "the schema still checks what it names"
+
+
+def test_readers_take_the_run_and_the_earlier_shapes(workdir, cli):
+    doc = json.loads(_check(cli, "recipes", "--format", "json"))
+    first = doc["reviews"][0]
+    finding = first["findings"][0]
+    for name, data in (("run.json", doc), ("single.json", first), ("wrapped.json", {"reviews": doc["reviews"]})):
+        (workdir / name).write_text(json.dumps(data))
+        baseline = cli("check", "recipes", "--source", "tree", "--rev", REV, "--baseline", name, "--format", "json")
+        assert baseline.code in (0, 1), baseline.err
+        assert json.loads(baseline.out)["reviews"][0]["findings"][0]["baseline"] == "unchanged"
+        explained = cli("explain", finding["fingerprint"], "--review", name, "--recipe", first["recipe"]["path"],
+                        "--no-source")
+        assert explained.code == 0, explained.err

@@ -91,7 +91,7 @@ def test_check_text_shows_the_source_default_escaped(cli, hostile, color):
                  "--color", "always" if color else "never")
     assert result.code == 0, result.err
     assert_inert(result, color=color)
-    plain = re.sub(r"\x1b\[[0-9;]*m", "", result.out)
+    plain = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", result.out).split())  # the text wraps between words
     assert f"(declared default \"{SHOWN}\"" in plain  # the message, with the markup text kept literally
     assert f"declares AttentionConfig.backend (default \"{SHOWN}\")" in plain  # an anchor's role
     as_json = cli("check", str(RECIPE), "--rev", sha, "--source", str(repo.path), "--fail-on", "none",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 
 import pytest
 from gate_support import DATA, NESTED_SPEC, copy_recipes, make_review
@@ -71,3 +72,90 @@ def test_waived_and_baseline_status_are_shown_per_finding(nested, tmp_path):
     assert text.splitlines()[-1] == ("gate: passed (0 problems at or above confirmed:high; 1 waived; "
                                      "1 open question; 1 fact; baseline: 1 new, 0 worse, 2 unchanged, 0 fixed)")
     assert gate.exit_code == 0
+
+
+# --- concise, links only with -v, the terminal's width (issue 13.4) ---------------------------
+
+LONG = "vllm/v1/worker/gpu/spec_decode/eagle/a_rather_long_module_name_for_the_width_test.py"
+
+
+def _with_evidence(review):
+    from gate_support import anchor
+
+    evidence = (anchor(LONG, 36, 114, "load_eagle_model", "inspected: no read of the field"),
+                anchor("vllm/config/speculative.py", 10, 12, "SpeculativeConfig", "declares the field"))
+    knobs = tuple(k.model_copy(update={"evidence": evidence, "note": "inherited from the target through the "
+                                                                     "shared VllmConfig"}) for k in review.knobs)
+    findings = tuple(f.model_copy(update={"evidence": evidence * 3}) for f in review.findings)
+    return review.model_copy(update={"knobs": knobs, "findings": findings})
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_text_fits_the_width_without_breaking_a_path(nested, width):
+    review = _with_evidence(nested)
+    text = terminal.render([review], gate=evaluate([review]), width=width)
+    paths = {LONG, "vllm/config/speculative.py"}
+    for line in text.splitlines():
+        words = line.split()
+        if len(line) > width:  # only a line that holds one word longer than the rest of the line
+            assert any(w.startswith(("vllm/", "recipes/", "gate:")) or len(w) > width // 2 for w in words), line
+        for word in words:
+            if word.startswith("vllm/"):
+                assert word.split(":")[0] in paths, f"a path broken inside: {word!r}"
+    assert "https://" not in text, "links only with --verbose"
+    verbose = terminal.render([review], gate=evaluate([review]), width=width, verbose=True)
+    assert review.findings[0].evidence[0].url in verbose and "trace:" in verbose
+
+
+def test_the_evidence_column_is_shown_only_when_it_fits(nested):
+    review = _with_evidence(nested)
+    wide = terminal.render([review], width=200)
+    narrow = terminal.render([review], width=90)
+    assert any(line.split()[:1] == ["key"] and "evidence" in line for line in wide.splitlines())
+    assert not any(line.split()[:1] == ["key"] and "evidence" in line for line in narrow.splitlines())
+    for text in (wide, narrow):
+        assert "inherited from the target through the shared VllmConfig" in " ".join(text.split())
+
+
+def test_concise_is_one_line_per_finding_then_the_gate(nested):
+    from srcreview.report import concise
+
+    gate = evaluate([nested])
+    lines = concise.render([nested], gate=gate).splitlines()
+    assert len(lines) == len(nested.findings) + 1 and lines[-1].startswith("gate: failed (")
+    pattern = re.compile(r"^recipes/nested\.toml:(\d+): (high|medium|low|info) (confirmed|plausible|refuted) "
+                         r"(problem|open-question|fact) ([a-z0-9-]+) - (.+?)( \[.*\])?$")
+    kinds = []
+    for line, finding in zip(lines, sorted(nested.findings, key=lambda f: -("fact", "open-question",
+                                                                            "problem").index(f.kind))):
+        match = pattern.match(line)
+        assert match, line
+        assert (int(match[1]), match[5], match[6]) == (nested.line_of(finding), finding.rule, finding.claim)
+        kinds.append(match[4])
+    assert kinds == ["problem", "open-question", "fact"]
+    assert lines[0].endswith(" [fails the gate]") and "https://" not in "\n".join(lines)
+
+
+def test_cli_concise_and_the_terminal_width(cli, monkeypatch, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    root = tmp_path / "tree"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode", root)
+    (root / "vllm" / "_version.py").write_text("__version__ = version = '0.0.0'\n"
+                                               "__commit_id__ = commit_id = 'g1234567ab'\n")
+    recipe = Path(__file__).resolve().parent / "data" / "demo-mtp3-nested-triton.toml"
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text(recipe.read_text())
+    base = ("check", "demo.toml", "--source", "tree", "--rev", "1234567ab")
+    concise = cli(*base, "--format", "concise")
+    assert concise.code == 1, concise.err
+    body = concise.out.splitlines()
+    assert all(re.match(r"^demo\.toml:\d+: ", line) for line in body[:-1]) and body[-1].startswith("gate: failed")
+    for columns in ("70", "150"):
+        monkeypatch.setenv("COLUMNS", columns)
+        text = cli(*base).out
+        too_long = [line for line in text.splitlines() if len(line) > int(columns)]
+        assert all(line.startswith(("demo.toml: ", "gate: ")) for line in too_long), too_long  # one-line headers
+    assert "https://" not in text and "https://" in cli(*base, "-v").out

@@ -224,6 +224,20 @@ class Review(_Frozen):
     patches: tuple[PatchRecord, ...] = Field((), description="layers applied over the pinned source, in order")
     gate: ReviewGate | None = Field(None, description="set by the gate (srcreview.gate.evaluate)")
 
+    def line_of(self, finding: Finding) -> int:
+        """The recipe line a finding is shown on: its own, else its knob's, else a trace hop's, else 1.
+
+        Every finding needs a line (code scanning refuses a result without a region, GitHub's
+        GH1003); a finding about the recipe as a whole (its name, the runner) is on line 1.
+        """
+        if finding.recipe_line:
+            return finding.recipe_line
+        for key in finding.knobs:
+            for knob in self.knobs:
+                if knob.key == key and knob.recipe_line:
+                    return knob.recipe_line
+        return next((hop.recipe_line for hop in finding.trace if hop.recipe_line), 1)
+
 
 SCHEMA_VERSION = 1
 

@@ -1,9 +1,10 @@
 """`srcreview check RECIPE... --rev REV`: review recipes against the pinned vLLM source.
 
-Prints the knob table and findings (text), the Review JSON contract (json), the
-independent-review document (review), SARIF, Markdown, or the vLLM sources the review relied
-on as source-registry entries (registry; --registry FILE merges them into a registry the
-campaign keeps, touching no entry srcreview did not write); the exit code is the gate's:
+Prints the knob table, findings and gate decision (text), one line per finding (concise),
+the JSON contract (json), the independent-review document (review), SARIF, Markdown, or the
+vLLM sources the review relied on as source-registry entries (registry; --registry FILE merges
+them into a registry the campaign keeps, touching no entry srcreview did not write); RECIPE
+may be a directory (its recipes are found by content); the exit code is the gate's:
 0 passed, 1 failed (--fail-on, default confirmed:high), 2 review incomplete, 64 usage,
 65 invalid recipe or rules.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-FORMATS = ("text", "json", "review", "sarif", "markdown", "registry")
+FORMATS = ("text", "concise", "json", "review", "sarif", "markdown", "registry")
 
 
 def add_parser(sub) -> None:
@@ -28,7 +29,8 @@ def add_parser(sub) -> None:
     add_source_args(p)
     add_patch_args(p)
     p.add_argument("--format", choices=FORMATS, default="text", help="output on stdout (default: text)")
-    p.add_argument("-v", "--verbose", action="store_true", help="text: every anchor and the full trace, hop by hop")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="text: every anchor with its URL and the full trace, hop by hop")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="text: colors (default: auto)")
     p.add_argument("--rules", metavar="DIR", help="rule directory (default: the rules shipped with srcreview)")
     p.add_argument("--registry", metavar="FILE",
@@ -53,7 +55,8 @@ def run(args) -> int:
     gate = run_gate(args, reviews, rules=rules, recipe_files=files)
     if args.registry:
         merge_registry(args.registry, gate)
-    sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args)))
+    sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args),
+                            width=_width()))
     return gate.result.exit_code
 
 
@@ -120,7 +123,7 @@ def review_recipes(args, recipes, rules, files=None):
     return reviews
 
 
-def render(fmt: str, gate, *, rules=None, verbose: bool = False, color: bool = False) -> str:
+def render(fmt: str, gate, *, rules=None, verbose: bool = False, color: bool = False, width: int = 100) -> str:
     """The registry of output formats: each a pure render over the (gate-annotated) reviews."""
     reviews = list(gate.reviews)
     if fmt == "json":
@@ -135,13 +138,24 @@ def render(fmt: str, gate, *, rules=None, verbose: bool = False, color: bool = F
         from srcreview.report import registry
 
         return registry.render(reviews, date=observed_on(gate))
+    if fmt == "concise":
+        from srcreview.report import concise
+
+        return concise.render(reviews, gate=gate.result)
     if fmt in ("sarif", "markdown"):
         from srcreview.commands._gate_args import render_gate_format
 
         return render_gate_format(fmt, gate)
     from srcreview.report import terminal
 
-    return terminal.render(reviews, gate=gate.result, verbose=verbose, color=color)
+    return terminal.render(reviews, gate=gate.result, verbose=verbose, color=color, width=width)
+
+
+def _width() -> int:
+    """The terminal's width as rich sees it (COLUMNS, else the terminal, else 80)."""
+    from rich.console import Console
+
+    return Console(file=sys.stdout).width
 
 
 def _color(args) -> bool:

@@ -219,21 +219,6 @@ def _anchors(review: Review) -> list[Anchor]:
     return found
 
 
-def _recipe_line(review: Review, finding: Finding) -> int:
-    """The recipe line of the finding, else of its knob, else of a trace hop, else 1.
-
-    Code scanning needs a region on every result (GitHub's GH1003), so a finding about the
-    recipe as a whole (its name, the runner it selects) is shown on the first line.
-    """
-    if finding.recipe_line:
-        return finding.recipe_line
-    for key in finding.knobs:
-        for knob in review.knobs:
-            if knob.key == key and knob.recipe_line:
-                return knob.recipe_line
-    return next((hop.recipe_line for hop in finding.trace if hop.recipe_line), 1)
-
-
 def _recipe_location(review: Review, line: int) -> dict:
     return {"physicalLocation": {"artifactLocation": {"uri": recipe_uri(review.recipe.path), "uriBaseId": RECIPE_BASE},
                                  "region": {"startLine": max(line, 1)}}}
@@ -288,7 +273,7 @@ def _result(review: Review, finding: Finding, index: dict, bases: _Bases) -> dic
         "kind": "fail",
         "level": level,
         "message": {"text": text},
-        "locations": [_recipe_location(review, _recipe_line(review, finding))],
+        "locations": [_recipe_location(review, review.line_of(finding))],
         "partialFingerprints": {FINGERPRINT_KEY: finding.fingerprint},
         "properties": {
             "classification": finding.classification,

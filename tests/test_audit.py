@@ -396,6 +396,13 @@ def test_range_past_the_end_of_file(tree_root):
     assert any("past the last line" in n for n in entry.notes)
 
 
+def test_a_range_that_covers_the_file_and_runs_past_its_end_is_drifted(tree_root):
+    """`#L1-L99999999` shows whatever the purpose names, but it is no anchor: drifted, corrected."""
+    [entry] = _audit(tree_root, [(url(LOADER, 1, 99999999), "load_draft_model")])
+    assert entry.status == "drifted" and entry.reason.startswith("the range ends past the last line")
+    assert entry.corrected is not None and entry.corrected.end_line <= line_of(LOADER, "return get_model") + 5
+
+
 def test_audit_is_deterministic(tree_root):
     entries = [(url(SPEC, 2, 4), "declared attention-backend field"), (url(ARGS, 1, 2), "accepts --attention-backend")]
     assert _audit(tree_root, entries) == _audit(tree_root, entries)
@@ -451,12 +458,25 @@ def test_cli_usage_and_data_errors(tmp_path, capsys):
     good.write_text("{}")
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
+    listed = tmp_path / "listed.json"
+    listed.write_text(json.dumps([f"{REPO}/blob/{SHA}/vllm/config/speculative.py#L1-L2"]))
+    review = {"recipe": {"path": "r.toml"}, "revision": {"sha": SHA}, "knobs": [],
+              "findings": [{"evidence": [{"url": f"{REPO}/blob/{SHA}/vllm/config/speculative.py#L1-L2",
+                                          "role": "declares SpeculativeConfig"}]}]}
+    check_json = tmp_path / "check.json"
+    check_json.write_text(json.dumps({"schema_version": 1, "reviews": [review]}))
+    single_review = tmp_path / "single.json"
+    single_review.write_text(json.dumps(review))
     cases = [
         (["audit", str(tmp_path / "absent.json")], 64, "absent.json: no such review file"),
         (["audit", str(good), "--source", str(tmp_path / "no-such-dir")], 64, "--source no-such-dir: no such file"),
         (["audit", str(good), "--provider", "local"], 64, "--provider local needs --source PATH"),
         (["audit", str(good), "--source", str(tmp_path), "--provider", "github"], 64, "cannot be combined"),
         (["audit", str(bad)], 65, "bad.json:1: malformed JSON"),
+        (["audit", str(good)], 65, "good.json: no line-anchored GitHub URL to audit"),
+        (["audit", str(listed)], 65, "listed.json: not a review document (expected a JSON object, got list)"),
+        (["audit", str(check_json)], 65, "check.json: this is `srcreview check --format json` output"),
+        (["audit", str(single_review)], 65, "single.json: this is `srcreview check --format json` output"),
     ]
     for args, code, message in cases:
         assert main(args) == code

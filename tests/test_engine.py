@@ -104,15 +104,17 @@ def test_fingerprints_survive_code_motion(tmp_path):
 
 
 def test_json_contract_field_names():
-    data = json.loads(__import__("srcreview.report.json", fromlist=["render"]).render(_review()))
+    run = json.loads(__import__("srcreview.report.json", fromlist=["render"]).render(_review()))
+    assert run["schema_version"] == 1 and len(run["reviews"]) == 1
+    data = run["reviews"][0]
     assert {"tool", "recipe", "revision", "runner", "knobs", "findings", "stale_rules", "missing_tests"} <= set(data)
     assert {"sha", "version", "recipe_pin", "matches_recipe_pin"} <= set(data["revision"])
     assert {"value", "status", "evidence"} <= set(data["runner"])
     knob = data["knobs"][0]
     assert {"key", "value", "scope", "recipe_line", "status", "evidence", "tags"} <= set(knob)
     finding = data["findings"][0]
-    assert {"id", "rule", "classification", "severity", "knobs", "claim", "message", "evidence", "tags",
-            "fingerprint"} <= set(finding)
+    assert {"id", "rule", "classification", "severity", "problem", "kind", "knobs", "claim", "message", "evidence",
+            "tags", "fingerprint"} <= set(finding)
     anchor = finding["evidence"][0]
     assert set(anchor) == {"url", "path", "start_line", "end_line", "symbol", "role"}
     assert anchor["url"].startswith(f"https://github.com/vllm-project/vllm/blob/{FIXTURE_SHA}/")

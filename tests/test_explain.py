@@ -32,7 +32,8 @@ def test_explain_a_saved_finding_shows_each_hop_with_its_source_lines(cli, saved
     result = cli("explain", finding["fingerprint"], "--review", str(path), "--source", str(repo.path))
     assert result.code == 0, result.err
     out = result.out
-    assert out.startswith(f"{finding['id']}  confirmed  [high]")
+    assert out.startswith(f"{finding['id']}  confirmed problem  [high]")
+    assert "which makes it a problem (it can fail the gate): a confirmed claim is this rule's problem" in out
     loader = repo.git("show", f"{commit}:{LOADER}").splitlines()
     sink = next(h for h in finding["trace"] if h["kind"] == "sink")["anchor"]
     assert sink["url"] in out
@@ -79,7 +80,7 @@ def test_explain_a_fresh_review(cli, make_git_repo, cache_dir):
     (_base, applied) = build_history(repo, ["base", "applied"])
     result = cli("explain", RULE, str(RECIPE), "--rev", applied, "--source", str(repo.path))
     assert result.code == 0, result.err
-    assert result.out.startswith(f"{RULE}  refuted  [high]")
+    assert result.out.startswith(f"{RULE}  refuted fact  [high]")
     assert "reads SpeculativeConfig.attention_backend" in result.out
 
 

@@ -132,3 +132,38 @@ def test_readers_take_the_run_and_the_earlier_shapes(workdir, cli):
         explained = cli("explain", finding["fingerprint"], "--review", name, "--recipe", first["recipe"]["path"],
                         "--no-source")
         assert explained.code == 0, explained.err
+
+
+def test_a_fingerprint_shared_by_two_recipes_is_told_apart_by_recipe(workdir, cli):
+    """Fingerprints are unique within a recipe's review; across recipes `explain --recipe` picks."""
+    doc = json.loads(_check(cli, "recipes", "--format", "json"))
+    (workdir / "run.json").write_text(json.dumps(doc))
+    for review in doc["reviews"]:
+        fingerprints = [f["fingerprint"] for f in review["findings"]]
+        assert len(fingerprints) == len(set(fingerprints))
+    first, second = ({f["fingerprint"] for f in r["findings"]} for r in doc["reviews"])
+    shared = sorted(first & second)[0]
+    ambiguous = cli("explain", shared, "--review", "run.json", "--no-source")
+    assert ambiguous.code == 64
+    assert "matches findings of 2 recipes: recipes/demo.toml, recipes/toplevel.toml; choose one with --recipe PATH" \
+        in ambiguous.err
+    for path in ("recipes/toplevel.toml", "toplevel.toml"):
+        picked = cli("explain", shared, "--review", "run.json", "--recipe", path, "--no-source", "--format", "json")
+        assert picked.code == 0 and json.loads(picked.out)["recipe"] == "recipes/toplevel.toml", picked.err
+    unknown = cli("explain", shared, "--review", "run.json", "--recipe", "other.toml", "--no-source")
+    assert unknown.code == 64 and "--recipe other.toml: no review of that recipe" in unknown.err
+
+
+def test_two_findings_of_one_recipe_never_share_a_fingerprint(workdir, cli):
+    from pydantic import ValidationError
+
+    from srcreview.findings import Review
+
+    doc = json.loads(_check(cli, "recipes/demo.toml", "--format", "json"))
+    review = doc["reviews"][0]
+    review["findings"][1]["fingerprint"] = review["findings"][0]["fingerprint"]
+    with pytest.raises(ValidationError, match="names two findings of recipes/demo.toml"):
+        Review.model_validate(review)
+    (workdir / "twice.json").write_text(json.dumps(doc))
+    result = cli("explain", review["findings"][0]["fingerprint"], "--review", "twice.json", "--no-source")
+    assert result.code == 65 and "names two findings" in result.err

@@ -139,12 +139,28 @@ def load_review(raw: bytes, shown: str) -> Any:
         raise DataError(f"{shown}: malformed JSON: nesting too deep") from None
 
 
+def check_review_document(doc: Any, shown: str) -> list[AnchorRef]:
+    """The anchors of a review document; DataError (65) for JSON that is not a review to audit:
+    not an object, srcreview's own `check --format json` output, or no line-anchored URL."""
+    if not isinstance(doc, dict):
+        raise DataError(f"{shown}: not a review document (expected a JSON object, got {type(doc).__name__})")
+    if isinstance(doc.get("reviews"), list) or {"findings", "knobs", "revision"} <= set(doc):
+        raise DataError(f"{shown}: this is `srcreview check --format json` output, not a review document; "
+                        "audit reads independent reviews (operator-workflow/v1, as `check --format review` writes)")
+    anchors = collect_anchors(doc)
+    if not anchors:
+        raise DataError(f"{shown}: no line-anchored GitHub URL to audit "
+                        "(expected URLs like https://github.com/OWNER/REPO/blob/REV/PATH#L10-L20)")
+    return anchors
+
+
 def collect_anchors(doc: Any) -> list[AnchorRef]:
     """Every line-anchored GitHub URL in the document, in document order.
 
     An object with `url` and `purpose` (the seed's `source_urls` entries) gives its purpose;
     a URL inside a longer string takes the rest of that string as its purpose; a URL in an
-    object with a `purpose`, `description` or `evidence` sibling takes that text.
+    object with a `purpose`, `description` or `evidence` sibling takes that text; a URL with
+    none of these takes the purpose given to the same URL elsewhere in the document.
     """
     found: list[AnchorRef] = []
     stack: list[tuple[str, Any, dict | None]] = [("", doc, None)]
@@ -162,7 +178,14 @@ def collect_anchors(doc: Any) -> list[AnchorRef]:
                 before = spans[i - 1][1] if i else 0
                 after = spans[i + 1][0] if i + 1 < len(spans) else len(value)
                 found.append(AnchorRef(pointer, value[start:end], _purpose_for(value, (before, start, end, after), parent)))
-    return found
+    # a URL cited without a purpose (a list of evidence URLs) takes the purpose the document
+    # gives the same URL elsewhere (its source_urls entry)
+    purposes: dict[str, str] = {}
+    for ref in found:
+        if ref.purpose:
+            purposes.setdefault(ref.url, ref.purpose)
+    return [ref if ref.purpose or ref.url not in purposes else AnchorRef(ref.pointer, ref.url, purposes[ref.url])
+            for ref in found]
 
 
 def _anchored_urls(text: str) -> Iterator[tuple[int, int]]:
@@ -728,7 +751,8 @@ class Auditor:
         notes: list[str] = []
         if text.units.parse_error:
             notes.append(f"{text.path} does not parse ({text.units.parse_error}): ranges are whole lines")
-        if url.end > len(text.lines):
+        past_end = url.end > len(text.lines)
+        if past_end:
             notes.append(f"range ends past the last line ({len(text.lines)})")
         hits = {t: text.hits(t) for t in purpose.terms}
         in_range = {t: any(url.start <= a and b <= url.end for a, b in hits[t]) or text.encloses(t, url.start, url.end)
@@ -756,7 +780,7 @@ class Auditor:
         if not groups:
             return AuditEntry(**base, status="unverifiable", notes=tuple(notes),
                               reason=f"none of the named things occurs in {text.path}")
-        if all(any(in_range[t] for t in g) for g in groups):
+        if all(any(in_range[t] for t in g) for g in groups) and not past_end:
             shown = ", ".join(_label_group(g) for g in groups)
             notes.extend(_cut_units(text, [hits[t] for g in groups for t in g], url))
             return AuditEntry(**base, status="ok", notes=tuple(notes), reason=f"the range shows {shown}")
@@ -764,8 +788,10 @@ class Auditor:
         corrected = Range(path=text.path, start_line=window[0], end_line=window[1],
                           url=anchor_url(_permalink_rev(tree, url), text.path, window[0], window[1], base=_base_url(url)))
         absent_here = ", ".join(_label_group(g) for g in groups if not any(in_range[t] for t in g))
+        wrong = (f"the range ends past the last line ({len(text.lines)})" if past_end else "") \
+            + (" and" if past_end and absent_here else "") + (f" the range does not show {absent_here}" if absent_here else "")
         return AuditEntry(**base, status="drifted", corrected=corrected, notes=tuple(notes),
-                          reason=f"the range does not show {absent_here}; found at lines {window[0]}-{window[1]}")
+                          reason=f"{wrong.strip()}; found at lines {window[0]}-{window[1]}")
 
     def _elsewhere(self, base: dict, purpose: Purpose, tree, text: FileText, url: ParsedUrl,
                    missing_strong: list[tuple[Term, ...]], notes: list[str]) -> AuditEntry:

@@ -224,6 +224,16 @@ class Review(_Frozen):
     patches: tuple[PatchRecord, ...] = Field((), description="layers applied over the pinned source, in order")
     gate: ReviewGate | None = Field(None, description="set by the gate (srcreview.gate.evaluate)")
 
+    @model_validator(mode="after")
+    def _unique_fingerprints(self) -> "Review":
+        """A fingerprint names one finding of a recipe (waivers, baselines and `explain` rely on it)."""
+        seen: set[str] = set()
+        for finding in self.findings:
+            if finding.fingerprint in seen:
+                raise ValueError(f"fingerprint {finding.fingerprint} names two findings of {self.recipe.path}")
+            seen.add(finding.fingerprint)
+        return self
+
     def line_of(self, finding: Finding) -> int:
         """The recipe line a finding is shown on: its own, else its knob's, else a trace hop's, else 1.
 

@@ -2,7 +2,8 @@
 
 A review (operator-workflow/v1): every line-anchored GitHub URL is read at its own revision;
 the anchored lines must contain what the entry's `purpose` names (identifiers, flags, known
-concepts). Each anchor is `ok`, `drifted` (with the corrected range) or `unverifiable`.
+concepts). Each anchor is `ok`, `drifted` (with the corrected range; a range past the end of
+the file is drifted) or `unverifiable`.
 
 A source registry (anvil-serving.benchmark-source-registry/v1): each vLLM entry is
 `unpinned` (no full commit), `other-revision` (not the pin of --recipe), `whole-file` (no
@@ -11,7 +12,8 @@ hardware_runtime_relevance text, or what --review says of the same URL. Other en
 `not-vllm`.
 
 Exit 1 when any anchor drifted (or a registry entry is unpinned, at another revision or
-drifted), 2 when a revision's source could not be obtained, else 0.
+drifted), 2 when a revision's source could not be obtained, 65 when the file is neither (not
+a JSON object, srcreview's own check JSON, or a review without a line-anchored URL), else 0.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from srcreview.audit import audit_review, load_review
+    from srcreview.audit import audit_review, check_review_document, load_review
     from srcreview.report.registry import is_registry
 
     path = Path(args.review)
@@ -56,6 +58,7 @@ def run(args) -> int:
     sources = _Sources(args)
     if is_registry(doc):
         return _run_registry(args, doc, shown, sources)
+    check_review_document(doc, shown)
     if args.recipe or args.claims:
         raise UsageError("--recipe and --review apply to a source registry; this file is a review")
     report = audit_review(doc, shown, sources.tree_for, sources.index_for)

@@ -31,7 +31,7 @@ def render_text(explanation: Explanation, *, color: bool = False, width: int = 1
     f = explanation.finding
     title = Text(oneline(f"{f.id}  "), style="bold")
     title.append(f.classification, style=_CLASS_STYLE.get(f.classification, ""))
-    title.append(oneline(f"  [{f.severity}]"))
+    title.append(oneline(f" {f.kind}  [{f.severity}]"))
     console.print(title)
     console.print(oneline(f"recipe {explanation.recipe}, vLLM {explanation.revision}, fingerprint {f.fingerprint}"))
     console.print(oneline(f"claim: {f.claim}"), soft_wrap=True)
@@ -64,6 +64,8 @@ def render_text(explanation: Explanation, *, color: bool = False, width: int = 1
         elif rule.outcomes:
             console.print(oneline(f"the check concluded {' or '.join(rule.outcomes)}, which this rule maps to "
                                     f"{f.classification}"), soft_wrap=True)
+    reason = "the rule only informs" if f.problem == "none" else f"a {f.problem} claim is this rule's problem"
+    console.print(f"which makes it {_KIND_WORDS[f.kind]}: {reason}", soft_wrap=True)
     if f.assumptions:
         console.print("assumptions made on branches the recipe does not decide:")
         for assumption in f.assumptions:
@@ -81,6 +83,10 @@ def render_text(explanation: Explanation, *, color: bool = False, width: int = 1
         for ref in rule.references:
             console.print(oneline(f"  see {ref}"), soft_wrap=True)
     return "".join(line.rstrip() + "\n" for line in out.getvalue().splitlines())
+
+
+_KIND_WORDS = {"problem": "a problem (it can fail the gate)", "open-question": "an open question",
+               "fact": "a fact (verified behaviour; it never fails the gate)"}
 
 
 def _anchor(console, step: Step, color: bool) -> None:

@@ -10,6 +10,7 @@ coverage rules found missing, and the recommendation follows from the problems a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from srcreview.findings import SEVERITY_ORDER, Review
@@ -134,7 +135,7 @@ def document(reviews: Sequence[Review] | Review, *, rules=None, date: str | None
     pinned = {"vllm_version": first.revision.version, "vllm_revision": first.revision.sha}
     if date:
         pinned["source_inspected_on"] = date
-    pinned["source_urls"] = _source_urls(reviews)
+    pinned["source_urls"] = None  # filled below, once the findings it must cite are known
     layers = {(p.file, p.sha256): p for r in reviews for p in r.patches}
     if layers:  # the engine that runs: upstream plus these (their lines are cited by the patch file, not here)
         pinned["patches"] = [{"file": p.file, "kind": p.kind, "sha256": p.sha256, "touched": list(p.touched)}
@@ -154,6 +155,7 @@ def document(reviews: Sequence[Review] | Review, *, rules=None, date: str | None
                 probes.append(probe)
     summary.sort(key=lambda e: ({"confirmed": 0, "plausible": 1, "refuted": 2}[e["classification"]],
                                 -SEVERITY_ORDER[e["severity"]], e["rule"], e.get("target", ""), e["finding"]))
+    pinned["source_urls"] = _source_urls(reviews, {url for e in summary for url in e["evidence"]})
     probes = list({json.dumps(p, sort_keys=True): p for p in probes}.values())
     probes.sort(key=lambda p: (p["axis"], p["input_or_state"]))
     missing = sorted({t for r in reviews for t in r.missing_tests})
@@ -192,7 +194,8 @@ def _hardware(review: Review) -> str | None:
     return ref.gpu or (f"compute capability {ref.compute_capability}" if ref.compute_capability else None)
 
 
-def _source_urls(reviews) -> list[dict]:
+def _source_urls(reviews, cited: set[str]) -> list[dict]:
+    """Every anchor URL the findings cite (so each has its purpose), then others up to the cap."""
     seen: dict[str, str] = {}
     for r in reviews:
         anchors = list(r.runner.evidence)
@@ -203,17 +206,24 @@ def _source_urls(reviews) -> list[dict]:
         for a in anchors:
             if a.url not in seen and a.role and not a.patched:  # source URLs are upstream's
                 seen[a.url] = anchor_purpose(a)
-    items = sorted(seen.items(), key=lambda kv: kv[0])[:MAX_SOURCE_URLS]
+    items = sorted(seen.items(), key=lambda kv: (kv[0] not in cited, kv[0]))
+    items = sorted(items[:max(MAX_SOURCE_URLS, sum(url in cited for url in seen))])
     return [{"url": url, "purpose": purpose} for url, purpose in items]
 
 
 def anchor_purpose(anchor) -> str:
-    """The anchor's role, naming its symbol when the role does not: a purpose a reader (or
-    `srcreview audit`) can check against the anchored lines."""
+    """The anchor's role, naming its symbol so that a reader (or `srcreview audit`) can check it
+    against the anchored lines: a symbol the role does not name goes in front, and a plain word
+    the role uses for it (`the branch that decides the gate: if unsupported`) is quoted as code."""
     parts = anchor.symbol.split(".") if anchor.symbol else []
-    if not parts or parts[-1] in anchor.role:
+    if not parts:
         return anchor.role
-    named = ".".join(parts[-2:]) if len(parts) > 1 and parts[-2][:1].isupper() else parts[-1]
+    name = parts[-1]
+    if name in anchor.role:
+        if re.fullmatch(r"[a-z][a-z0-9]*", name):  # prose-like: audit checks only what reads as code
+            return re.sub(rf"(?<![`\w.]){re.escape(name)}(?![`\w.])", f"`{name}`", anchor.role, count=1)
+        return anchor.role
+    named = ".".join(parts[-2:]) if len(parts) > 1 and parts[-2][:1].isupper() else name
     return f"{named}: {anchor.role}"
 
 

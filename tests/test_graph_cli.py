@@ -63,6 +63,25 @@ def test_json_and_dot(repo, capsys):
 def test_errors_are_one_line_with_their_exit_code(repo, capsys):
     path, sha = repo
     code, _, err = run(capsys, "graph", "--rev", sha, "--source", str(path), "--from", "Nope.nothing")
-    assert code == 65 and err.strip().endswith("Nope.nothing: no such function at " + sha[:9])
+    assert code == 64 and err.strip().endswith("--from Nope.nothing: no such function at " + sha[:9])
+    code, out, err = run(capsys, "graph", "--rev", sha, "--source", str(path), "--from", "MTPProposer.load_model",
+                         "--to", "NoSuch")
+    assert (code, out) == (64, "") and err.strip().endswith("--to NoSuch: no such function at " + sha[:9])
+    code, _, err = run(capsys, "graph", "--rev", sha, "--source", str(path), "--from", "MTPProposer.load_model",
+                       "--reads", "nodot")
+    assert code == 64 and "--reads 'nodot': expected Class.field" in err
     code, _, err = run(capsys, "graph", "--rev", sha, "--source", str(path), "--from", "x", "--set", "novalue")
     assert code == 64 and "KEY=VALUE" in err
+
+
+def test_an_ambiguous_symbol_lists_every_candidate_or_says_how_many_more(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "tree"
+    (root / "vllm").mkdir(parents=True)
+    (root / "vllm" / "_version.py").write_text("__version__ = version = '0.0.0'\n"
+                                               "__commit_id__ = commit_id = 'g1234567ab'\n")
+    (root / "vllm" / "loaders.py").write_text("".join(f"class L{i}:\n    def load(self):\n        return {i}\n\n"
+                                                      for i in range(7)))
+    code, _, err = run(capsys, "graph", "--rev", "1234567ab", "--source", str(root), "--from", "load")
+    assert code == 64 and "--from 'load' is ambiguous" in err
+    assert "vllm.loaders.L0.load, " in err and err.strip().endswith(" and 2 more")

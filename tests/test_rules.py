@@ -111,8 +111,8 @@ def test_every_rule_doc_has_the_same_sections():
             assert section in text, (rule.id, section)
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "srcreview", *args], capture_output=True, text=True, cwd=ROOT)
+def _cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "srcreview", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def test_cli_lists_shows_and_tests_rules():
@@ -132,3 +132,13 @@ def test_cli_rejects_invalid_rules_with_65(tmp_path):
     result = _cli("rules", "--rules", str(tmp_path))
     assert result.returncode == 65
     assert "demo-rule.toml:7: check.kind: unknown check kind 'nope'" in result.stderr
+
+
+def test_errors_under_a_rules_directory_name_its_files(tmp_path):
+    """Not `rules/…` (the shipped rules' path): the file of the directory the user gave."""
+    (tmp_path / "myrules").mkdir()
+    (tmp_path / "myrules" / "demo-rule.toml").write_text(VALID.replace('kind = "knob-exists"', 'kind = "nope"'))
+    for args in (("rules", "--rules", "myrules"), ("check", "x.toml", "--rules", "myrules/", "--rev", "0.29.0")):
+        result = _cli(*args, cwd=tmp_path)
+        assert result.returncode == 65, result.stderr
+        assert result.stderr.startswith("srcreview: error: myrules/demo-rule.toml:7: check.kind: unknown check kind")

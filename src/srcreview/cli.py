@@ -36,7 +36,12 @@ exit codes: 0 ok / gate passed, 1 gate failed, 2 review incomplete (source unava
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors with exit code 64 (EX_USAGE), not 2."""
+    """argparse that reports usage errors with exit code 64 (EX_USAGE), not 2, and takes no
+    abbreviated option (`--form` for `--format`): a typo is an error, never a guess."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # noqa: D401 - argparse API
         self.print_usage(sys.stderr)

@@ -23,34 +23,64 @@ def progress_reporter(enabled: bool = True) -> Iterator[Progress | None]:
         yield _PlainReporter()
         return
     from rich.console import Console
+
+    with live_bar(Console(stderr=True)) as bar:
+        yield _BarReporter(bar)
+
+
+def live_bar(console):
+    """A rich Progress with a size, speed and time column for downloads, left blank for the
+    extraction that follows (a count of files is no download size)."""
     from rich.progress import (BarColumn, DownloadColumn, Progress as RichProgress, TextColumn,
                                TimeRemainingColumn, TransferSpeedColumn)
+    from rich.text import Text
 
-    console = Console(stderr=True)
-    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-               TimeRemainingColumn())
-    with RichProgress(*columns, console=console, transient=True) as bar:
-        tasks: dict[str, int] = {}
+    def blank_when_extracting(column):
+        class Column(column):
+            def render(self, task):
+                return Text("") if task.fields.get("extracting") else super().render(task)
+        return Column()
 
-        def report(label: str, done: int, total: int | None) -> None:
-            if label.startswith("extracting "):
-                return
-            if label not in tasks:
-                tasks[label] = bar.add_task(label, total=total)
-            bar.update(tasks[label], completed=done, total=total)
+    columns = (TextColumn("{task.description}"), BarColumn(), blank_when_extracting(DownloadColumn),
+               blank_when_extracting(TransferSpeedColumn), blank_when_extracting(TimeRemainingColumn))
+    return RichProgress(*columns, console=console, transient=True)
 
-        yield report
+
+class _BarReporter:
+    """Draws downloads as bars; once extraction starts, the finished download bar gives way to
+    one that says what is being extracted and how many files so far (never a bar stuck at 100 %)."""
+
+    def __init__(self, bar):
+        self.bar = bar
+        self.tasks: dict[str, int] = {}
+
+    def __call__(self, label: str, done: int, total: int | None) -> None:
+        if label.startswith("extracting "):
+            for name, task in self.tasks.items():
+                if not name.startswith("extracting "):
+                    self.bar.update(task, visible=False)
+            if label not in self.tasks:
+                self.tasks[label] = self.bar.add_task(label, total=None, extracting=True)
+            self.bar.update(self.tasks[label], description=f"{label}: {done} files")
+            return
+        if label not in self.tasks:
+            self.tasks[label] = self.bar.add_task(label, total=total)
+        self.bar.update(self.tasks[label], completed=done, total=total)
 
 
 class _PlainReporter:
-    """Without a terminal: say once what is being downloaded, so logs show where time went."""
+    """Without a terminal: say once what is being downloaded and extracted, so logs show where
+    time went."""
 
     def __init__(self):
         self._seen: set[str] = set()
 
     def __call__(self, label: str, done: int, total: int | None) -> None:
-        if label in self._seen or label.startswith("extracting "):
+        if label in self._seen:
             return
         self._seen.add(label)
+        if label.startswith("extracting "):
+            print(f"srcreview: {label}", file=sys.stderr, flush=True)
+            return
         size = f" ({total / 1e6:.1f} MB)" if total else ""
         print(f"srcreview: downloading {label}{size}", file=sys.stderr, flush=True)

@@ -158,7 +158,7 @@ def _gating_lines(ctx, fn, words):
         if stmt[0] == "if" and any(w in stmt[6] for w in words):
             test = stmt[3]
             out.append(ctx.anchor(fn.symbol.path, test[1], test[2], _word(stmt[6], words),
-                                  f"gating condition: {' '.join(stmt[6].split())}"))
+                                  f"the branch that decides the gate: if {' '.join(stmt[6].split())}"))
         if stmt[0] == "return" and stmt[3] is not None:
             text = ctx.tree.read_text(fn.symbol.path).splitlines()[stmt[1] - 1:stmt[2]]
             if any(w in line for line in text for w in words):

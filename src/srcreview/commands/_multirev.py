@@ -33,9 +33,21 @@ def add_multi_source_args(parser) -> None:
 
 
 def load_rules_arg(args):
-    from srcreview.rules import load_rules
+    """The rules of --rules DIR (errors name its files as given), else the shipped rules."""
+    import re
 
-    return load_rules(Path(args.rules)) if getattr(args, "rules", None) else load_rules()
+    from srcreview.errors import DataError
+    from srcreview.rules import load_rules
+    from srcreview.userfile import shown_path
+
+    if not getattr(args, "rules", None):
+        return load_rules()
+    directory = Path(args.rules)
+    try:
+        return load_rules(directory)
+    except DataError as exc:  # the loader names a rule file `rules/NAME.toml`, wherever it is
+        shown = shown_path(directory).rstrip("/")
+        raise DataError(re.sub(r"(?<![\w./-])rules/(?=[^/\s:]+\.toml)", lambda _: f"{shown}/", exc.message)) from None
 
 
 class RevisionReviewer:
@@ -113,7 +125,11 @@ class _Steps:
         self.bar.update(self.task, description=f"{verb} vLLM {label}", detail=self._detail())
 
     def download(self, label: str, done: int, total: int | None) -> None:
-        if label.startswith("extracting "):
+        if label.startswith("extracting "):  # the download's bar says so, instead of staying at 100 %
+            archive = label.removeprefix("extracting ")
+            if archive not in self.downloads:
+                self.downloads[archive] = self.bar.add_task(label, total=None, detail="")
+            self.bar.update(self.downloads[archive], description=label, total=None, detail=f"{done} files")
             return
         size = f"{done / 1e6:.1f}" + (f"/{total / 1e6:.1f} MB" if total else " MB")
         if label not in self.downloads:

@@ -41,14 +41,12 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from pathlib import Path
-
     from srcreview.commands._gate_args import run_gate
+    from srcreview.commands._multirev import load_rules_arg
     from srcreview.recipe import load_recipe
     from srcreview.recipe_files import recipe_files
-    from srcreview.rules import load_rules
 
-    rules = load_rules(Path(args.rules)) if args.rules else load_rules()
+    rules = load_rules_arg(args)
     files = recipe_files(args.recipes)
     recipes = [load_recipe(path, display_path=shown) for path, shown in files]
     reviews = review_recipes(args, recipes, rules, files=[path for path, _ in files])

@@ -10,11 +10,12 @@ With --reads Class.field, the reads of that config field on the paths are listed
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
 from srcreview.commands._common import add_patch_args, add_source_args
-from srcreview.errors import EXIT_OK, UsageError
+from srcreview.errors import EXIT_OK, DataError, UsageError
 
 
 def add_parser(sub) -> None:
@@ -66,13 +67,28 @@ def run(args) -> int:
         bindings[key] = value
     tree = tree_from_args(args, layers=layers_from_args(args, recipe, args.recipe))
     index = Index(tree, cache_dir=default_cache_dir())
-    result = trace(index, args.entry, bindings, sink=args.sink, max_depth=args.depth)
+    with _option("--to"):
+        if args.sink and not index.find(args.sink, "function"):
+            raise DataError(f"{args.sink}: no such function at {tree.revision.label()}")
+    with _option("--from"):
+        result = trace(index, args.entry, bindings, sink=args.sink, max_depth=args.depth)
     out = render_trace(result, args.format)
     if args.reads:
-        reads = field_reads(index, result, args.reads)
+        with _option("--reads"):
+            reads = field_reads(index, result, args.reads)
         out = _with_reads(out, reads, args.format)
     sys.stdout.write(out)
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def _option(name: str):
+    """A symbol the command line names that the source does not define (or defines several
+    times) is a usage error (64), naming the option."""
+    try:
+        yield
+    except DataError as exc:
+        raise UsageError(f"{name} {exc.message}") from None
 
 
 def _with_reads(out: str, reads, fmt: str) -> str:

@@ -23,12 +23,10 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from pathlib import Path
-
+    from srcreview.commands._multirev import load_rules_arg
     from srcreview.errors import UsageError
-    from srcreview.rules import load_rules
 
-    rules = load_rules(Path(args.rules)) if args.rules else load_rules()
+    rules = load_rules_arg(args)
     action = "doc" if args.doc else args.action
     if args.rule and not any(r.id == args.rule for r in rules):
         raise UsageError(f"no rule {args.rule!r} (see `srcreview rules`)")

@@ -345,7 +345,7 @@ class Index:
         if len(found) > 1:
             # a name defined both as a class field and shadowed elsewhere is still one symbol per kind;
             # more than one candidate is ambiguous: the caller must qualify it further
-            names = ", ".join(s.qualname for s in found[:5])
+            names = ", ".join(s.qualname for s in found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
             raise DataError(f"{suffix!r} is ambiguous at {self.tree.revision.label()}: {names}")
         return found[0] if found else None
 

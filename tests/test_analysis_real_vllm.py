@@ -111,6 +111,7 @@ OTHER_RELEASES = [p.version for p in load_pins()
                   if parse_version(p.version) >= parse_version("0.25.0") and p.version != "0.29.0"]
 
 
+@pytest.mark.releases
 @pytest.mark.parametrize("version", OTHER_RELEASES)
 def test_same_questions_on_other_releases(version):
     from srcreview.revision import resolve_rev

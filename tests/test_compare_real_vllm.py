@@ -16,7 +16,7 @@ from srcreview.bisect import Question
 from srcreview.findings import Review
 from srcreview.revision import releases_between
 
-pytestmark = pytest.mark.network
+pytestmark = [pytest.mark.network, pytest.mark.releases]
 
 ROOT = Path(__file__).resolve().parents[1]
 NESTED = str(ROOT / "examples" / "thinkingcap-awq-vllm029-5090-16k-mtp3-nested-triton.toml")

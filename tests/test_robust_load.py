@@ -112,6 +112,7 @@ def _reviews(path: Path) -> dict[str, dict]:
     return {r["recipe"]["path"]: r for r in reviews}
 
 
+@pytest.mark.releases
 def test_twenty_recipes_three_revisions_one_and_parallel_invocations(workspace, record_property):
     work, cache, names = workspace
     started = time.monotonic()

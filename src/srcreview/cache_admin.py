@@ -1,0 +1,164 @@
+"""What the cache holds and how to empty it (`srcreview cache info|clean`).
+
+The cache (see srcreview.source.cache) holds verified source trees by provider and revision
+(`<root>/<kind>/<key>/`, about 100 MB a release), the parsed facts of modules by content
+(`<root>/facts/v<schema>/`; older schema directories are never read again), and what runs
+leave behind (`.tmp/`, `.locks/`). What this version does not know (a newer facts schema,
+files another srcreview version keeps) is `other`: kept unless the whole cache is cleaned.
+`usage` measures each part; `clean` removes the parts asked for, each source entry under its
+lock so that no run is building it meanwhile.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from srcreview.errors import UsageError
+from srcreview.source.cache import MANIFEST
+
+LEFTOVERS = (".tmp", ".locks")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One thing in the cache: a source entry, a facts schema directory, or leftovers."""
+
+    kind: str  # "source", "facts", "unused", "other"
+    name: str  # e.g. "registry/0.29.0-98dff2a81", "facts/v6", ".tmp"
+    size: int
+    files: int
+    path: Path = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Usage:
+    parts: tuple[Part, ...]
+
+    def total(self, kind: str | None = None) -> int:
+        return sum(p.size for p in self.parts if kind is None or p.kind == kind)
+
+
+def usage(root: Path) -> Usage:
+    """Every part of the cache at `root` with its size (nothing is read but directory entries)."""
+    from srcreview.index.cache import facts_dir
+    from srcreview.index.facts import SCHEMA_VERSION
+
+    facts_root = facts_dir(root).parent  # the index decides where facts live: <root>/facts/v<schema>
+    parts: list[Part] = []
+    for top in _children(root):
+        if top.name in LEFTOVERS:
+            parts.append(_part("unused", top.name, top))
+        elif top == facts_root:
+            for schema in _children(top):
+                parts.append(_part(_facts_kind(schema.name, SCHEMA_VERSION), f"{top.name}/{schema.name}", schema))
+        elif top.is_dir():
+            for entry in _children(top):
+                kind = "source" if (entry / MANIFEST).is_file() else "other"
+                parts.append(_part(kind, f"{top.name}/{entry.name}", entry))
+        else:
+            parts.append(_part("other", top.name, top))
+    return Usage(tuple(parts))
+
+
+def _facts_kind(name: str, current: int) -> str:
+    """The current schema's facts; an older schema's are unused; a newer one is another version's."""
+    number = name[1:] if name.startswith("v") else ""
+    if not number.isdigit():
+        return "other"
+    return "facts" if int(number) == current else "unused" if int(number) < current else "other"
+
+
+def select(found: Usage, *, sources: bool, facts: bool, unused: bool, revision=None) -> list[Part]:
+    """The parts a `clean` with these options removes (all of them when none is given)."""
+    everything = not (sources or facts or unused or revision is not None)
+    chosen = []
+    for part in found.parts:
+        if part.kind == "source" and revision is not None:
+            if _entry_of(part, revision):
+                chosen.append(part)
+        elif everything or (part.kind == "source" and sources) or (part.kind == "facts" and facts) \
+                or (part.kind == "unused" and unused):
+            chosen.append(part)
+    return chosen
+
+
+def clean(root: Path, parts: list[Part]) -> int:
+    """Remove `parts` (source entries under their lock); the bytes freed."""
+    from srcreview.source.cache import Cache
+
+    cache = Cache(root)
+    freed = 0
+    for part in parts:
+        if part.kind == "source":
+            kind, key = part.name.split("/", 1)
+            try:
+                with cache.lock(kind, key):
+                    _remove(part.path)
+            except (ValueError, OSError):  # not a key srcreview writes, or no lock to take: remove it all the same
+                _remove(part.path)
+        else:
+            _remove(part.path)
+        freed += part.size
+    return freed
+
+
+def _entry_of(part: Part, revision) -> bool:
+    """Whether the source entry holds `revision`: its manifest names the release or the commit
+    (a full id, or the 9-digit prefix an sdist records)."""
+    from srcreview.source.cache import read_manifest
+
+    data = read_manifest(part.path) or {}
+    meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+    if revision.version is not None and meta.get("version") == revision.version:
+        return True
+    wanted = revision.sha.lower()
+    for known in (meta.get("sha"), meta.get("commit_id")):
+        if isinstance(known, str) and len(known) >= 7 and (known.lower().startswith(wanted)
+                                                          or wanted.startswith(known.lower())):
+            return True
+    return False
+
+
+def _children(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.iterdir())
+    except OSError:
+        return []
+
+
+def _part(kind: str, name: str, path: Path) -> Part:
+    size = files = 0
+    for dirpath, dirnames, filenames in os.walk(path):
+        for item in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            try:
+                size += os.lstat(os.path.join(dirpath, item)).st_size
+                files += 1
+            except OSError:
+                pass
+    if path.is_file():
+        size, files = path.lstat().st_size, 1
+    return Part(kind, name, size, files, path)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+    if path.exists():
+        raise UsageError(f"cannot remove {path.name} from the cache (check its permissions)")
+
+
+def human(size: int) -> str:
+    """`123.4 MB`: sizes in decimal units, as downloads are shown."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} GB"  # pragma: no cover

@@ -1,0 +1,88 @@
+"""`srcreview cache info|clean` on a private cache filled by the real commands (issue 13.8)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import FAKE_SHA, make_tar, sdist_files
+
+HERE = Path(__file__).resolve().parent
+FIXTURE = HERE.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
+REV = "1234567ab"
+
+
+def _on_disk(path: Path) -> int:
+    return sum(os.lstat(os.path.join(d, f)).st_size for d, _, files in os.walk(path) for f in files)
+
+
+@pytest.fixture
+def filled(tmp_path, monkeypatch, cli, cache_dir):
+    """A cache holding a source entry (an sdist archive fetched with --source), the facts of a
+    review, an older facts schema, a newer one, and what a killed run left in .tmp."""
+    monkeypatch.chdir(tmp_path)
+    archive = tmp_path / "vllm-0.0.1.tar.gz"
+    archive.write_bytes(make_tar(sdist_files(FAKE_SHA)))
+    fetched = cli("fetch", "--rev", FAKE_SHA, "--source", str(archive))
+    assert fetched.code == 0, fetched.err
+    shutil.copytree(FIXTURE, tmp_path / "tree")
+    (tmp_path / "tree" / "vllm" / "_version.py").write_text(f"__version__ = version = '0.0.0'\n"
+                                                           f"__commit_id__ = commit_id = 'g{REV}'\n")
+    (tmp_path / "demo.toml").write_text((HERE / "data" / "demo-mtp3-nested-triton.toml").read_text())
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", REV).code == 1
+    for name, size in (("facts/v1/ab/old.pickle", 300), ("facts/v999/ab/new.pickle", 200), (".tmp/partial.tar.gz", 50)):
+        (cache_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (cache_dir / name).write_bytes(b"x" * size)
+    return cache_dir
+
+
+def _info(cli) -> dict:
+    result = cli("cache", "info", "--format", "json")
+    assert result.code == 0, result.err
+    return json.loads(result.out)
+
+
+def test_info_lists_each_part_with_its_size(filled, cli, tmp_path):
+    info = _info(cli)
+    kinds = {}
+    for part in info["parts"]:
+        kinds.setdefault(part["kind"], []).append(part["name"])
+        assert part["bytes"] == _on_disk(filled / part["name"])
+    assert [n.split("/")[0] for n in kinds["source"]] == ["local"]
+    assert kinds["unused"] == [".locks", ".tmp", "facts/v1"] and kinds["other"] == ["facts/v999"]
+    assert len(kinds["facts"]) == 1 and _on_disk(filled / kinds["facts"][0]) > 0
+    assert info["bytes"] == _on_disk(filled) and info["cache"] == "$SRCREVIEW_CACHE"
+    text = cli("cache", "info").out
+    assert text.startswith("cache $SRCREVIEW_CACHE: ") and str(tmp_path) not in text
+    assert "sources: 1 part, " in text and "unused: 3 parts, " in text
+
+
+def test_clean_removes_what_the_options_name(filled, cli):
+    unused = cli("cache", "clean", "--unused", "--dry-run")
+    assert unused.code == 0 and (filled / "facts" / "v1").exists(), "a dry run removes nothing"
+    assert unused.out.splitlines()[-1] == "cache $SRCREVIEW_CACHE: would remove 3 parts, 350 B"
+    assert cli("cache", "clean", "--unused").code == 0
+    assert not (filled / "facts" / "v1").exists() and not (filled / ".tmp").exists()
+    assert (filled / "facts" / "v999").exists(), "a newer srcreview's facts are not ours to call unused"
+    source = next(p["name"] for p in _info(cli)["parts"] if p["kind"] == "source")
+    assert cli("cache", "clean", "--rev", "0123456").code == 0 and (filled / source).exists(), "another revision"
+    removed = cli("cache", "clean", "--rev", FAKE_SHA[:9], "--format", "json")
+    assert json.loads(removed.out)["removed"] == [source] and not (filled / source).exists()
+    assert cli("cache", "clean", "--facts").code == 0
+    assert [p["kind"] for p in _info(cli)["parts"]] == ["unused", "other"], "the lock files, facts/v999"
+    assert cli("cache", "clean").code == 0 and _info(cli) == {"cache": "$SRCREVIEW_CACHE", "bytes": 0, "parts": []}
+
+
+def test_a_cleaned_cache_is_filled_again_by_the_next_review(filled, cli):
+    assert cli("cache", "clean").code == 0
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", REV).code == 1
+    assert any(p["kind"] == "facts" for p in _info(cli)["parts"])
+
+
+def test_usage_errors(cli, cache_dir):
+    assert cli("cache", "info", "--facts").code == 64
+    assert cli("cache", "clean", "--rev", "HEAD").code == 64
+    assert cli("cache", "tidy").code == 64

@@ -48,15 +48,15 @@ def knob(review: dict, key=KNOB) -> dict:
     return next(k for k in review["knobs"] if (k["key"], k["scope"]) == key)
 
 
-def test_check_with_patch_option_and_recipe_patches(setup, cli):
+def test_check_with_patch_option_and_recipe_patches(setup, cli, monkeypatch):
     src = str(setup["repo"].path)
-    plain = json.loads(cli("check", "recipes/plain.toml", "--source", src, "--format", "json").out)
+    plain = json.loads(cli("check", "recipes/plain.toml", "--source", src, "--format", "json").out)["reviews"][0]
     by_option = cli("check", "recipes/plain.toml", "--source", src, "--patch", "recipes/patches/nested-backend.diff",
                     "--format", "json")
     by_recipe = cli("check", "recipes/patched.toml", "--source", src, "--format", "json")
     assert knob(plain)["status"] == "ignored" and plain["patches"] == []
     for result in (by_option, by_recipe):
-        review = json.loads(result.out)
+        review = json.loads(result.out)["reviews"][0]
         assert knob(review)["status"] == "applied"
         [layer] = review["patches"]
         assert layer["file"] == "recipes/patches/nested-backend.diff" and layer["touched"] == [LOADER]
@@ -65,7 +65,8 @@ def test_check_with_patch_option_and_recipe_patches(setup, cli):
         lines = setup["patch"].read_text().splitlines()
         assert all("attention_backend" in "\n".join(lines[a["origin"]["start_line"] - 1:a["origin"]["end_line"]])
                    for a in patched)
-    text = cli("check", "recipes/patched.toml", "--source", src, "--color", "never").out
+    monkeypatch.setenv("COLUMNS", "200")
+    text = cli("check", "recipes/patched.toml", "--source", src, "--color", "never", "-v").out
     assert "patched with patch recipes/patches/nested-backend.diff" in text and "(patched)" in text
 
 
@@ -114,7 +115,7 @@ def test_explain_a_saved_patched_review_needs_the_same_patch(setup, cli, tmp_pat
     src = str(setup["repo"].path)
     saved = tmp_path / "review.json"
     saved.write_text(cli("check", "recipes/patched.toml", "--source", src, "--format", "json").out)
-    fingerprint = next(f["fingerprint"] for f in json.loads(saved.read_text())["findings"]
+    fingerprint = next(f["fingerprint"] for f in json.loads(saved.read_text())["reviews"][0]["findings"]
                        if f["rule"] == "spec-draft-attention-backend-ignored")
     without = cli("explain", fingerprint, "--review", str(saved), "--source", src)
     assert without.code == 64 and "nested-backend.diff" in without.err
@@ -134,10 +135,12 @@ def test_sarif_and_review_formats_cite_the_patch(setup, cli, tmp_path):
     pinned = doc["artifacts"]["pinned_runtime"]
     assert [p["file"] for p in pinned["patches"]] == ["recipes/patches/nested-backend.diff"]
     assert all(u["url"].startswith("https://") for u in pinned["source_urls"])  # upstream sources only
-    locations = [loc["physicalLocation"] for run in json.loads(sarif.read_text())["runs"] for result in run["results"]
-                 for loc in result.get("relatedLocations", ())]
+    run = json.loads(sarif.read_text())["runs"][0]
+    locations = [loc["physicalLocation"] for result in run["results"] for loc in result.get("relatedLocations", ())]
     on_patch = [loc for loc in locations if loc["artifactLocation"]["uri"] == "recipes/patches/nested-backend.diff"]
-    assert on_patch
+    # with the patch the draft backend is applied: that finding is a fact, listed with its evidence, not an alert
+    facts = [url for fact in run["properties"].get("facts", ()) for url in fact["evidenceUrls"]]
+    assert on_patch or any(url.startswith("recipes/patches/nested-backend.diff#L") for url in facts)
     lines = setup["patch"].read_text().splitlines()
     for loc in on_patch:
         region = loc["region"]

@@ -57,7 +57,7 @@ def reviews(vllm_029, tmp_path_factory):
         with contextlib.redirect_stdout(printed):
             code = main(["check", str(NESTED), "--format", "json", "--fail-on", "none", *extra])
         assert code == 0
-        out[name] = json.loads(printed.getvalue())
+        out[name] = json.loads(printed.getvalue())["reviews"][0]
     return out, patch
 
 

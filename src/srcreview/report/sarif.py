@@ -10,7 +10,7 @@ paths without content), so each result also lists its anchors in `properties.evi
 symbols), so alerts survive line moves.
 
 Results are the problems and open questions; facts (verified behaviour, which never fails
-the gate) are not alerts: they are listed in `run.properties.facts`. Levels: problems map
+the gate) are not alerts: they are listed in `run.properties.facts`, with their evidence URLs. Levels: problems map
 severity to error (high), warning (medium), note (low, info); open questions (plausible) are
 one step milder (warning for high, else note). The message starts with what the finding is
 (`problem, confirmed (high)` / `open question, plausible (medium)`) and the rule's claim,
@@ -133,7 +133,8 @@ def render(reviews: Sequence[Review], *, gate=None, date: str | None = None,
             if finding.kind == "fact":
                 facts.append({"recipe": recipe_uri(review.recipe.path), "rule": finding.rule,
                               "classification": finding.classification, "fingerprint": finding.fingerprint,
-                              "claim": finding.claim, "message": finding.message})
+                              "claim": finding.claim, "message": finding.message,
+                              "evidenceUrls": sorted({a.url for a in finding.evidence})})
                 continue
             results.append(_result(review, finding, index, bases))
 

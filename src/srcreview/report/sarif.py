@@ -10,11 +10,12 @@ paths without content), so each result also lists its anchors in `properties.evi
 symbols), so alerts survive line moves.
 
 Results are the problems and open questions; facts (verified behaviour, which never fails
-the gate) are not alerts: they are listed in `run.properties.facts`, with their evidence URLs. Levels: problems map
-severity to error (high), warning (medium), note (low, info); open questions (plausible) are
-one step milder (warning for high, else note). The message starts with what the finding is
-(`problem, confirmed (high)` / `open question, plausible (medium)`) and the rule's claim,
-with the characters SARIF reads as links (`[`, `]`) and HTML tags escaped. Waived findings carry a SARIF suppression with the waiver's
+the gate) are not alerts: they are listed in `run.properties.facts`, with their evidence
+URLs. Levels: problems map severity to error (high), warning (medium), note (low, info);
+open questions (plausible) are one step milder (warning for high, else note). The message
+starts with what the finding is (`problem, confirmed (high)` / `open question, plausible
+(medium)`) and the rule's claim, with the characters SARIF reads as links (`[`, `]`) and
+HTML tags escaped. Waived findings carry a SARIF suppression with the waiver's
 reason; with a baseline, `baselineState` says new / updated (worse) / unchanged.
 """
 

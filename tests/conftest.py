@@ -350,3 +350,20 @@ def cli(capsys):
         return Result(code, captured.out, captured.err)
 
     return run
+
+
+# --- a fixture tree as the source of a full review -------------------------------------------------
+
+FIXTURE_REV = "1234567ab"  # the commit the copied tree's _version.py names (not a vLLM commit)
+DEMO_RECIPE = Path(__file__).resolve().parent / "data" / "demo-mtp3-nested-triton.toml"
+
+
+def fixture_source(target: Path, name: str = "rules_spec_decode") -> Path:
+    """A tree of fixtures/vllm_snippets copied to `target` as an unpacked sdist of FIXTURE_REV,
+    so `check RECIPE --source target --rev FIXTURE_REV` runs a whole review offline."""
+    import shutil
+
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" / name, target)
+    (target / "vllm" / "_version.py").write_text(f"__version__ = version = '0.0.0'\n"
+                                                f"__commit_id__ = commit_id = 'g{FIXTURE_REV}'\n")
+    return target

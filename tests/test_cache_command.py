@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FAKE_SHA, make_tar, sdist_files
+from conftest import DEMO_RECIPE, FAKE_SHA, FIXTURE_REV, fixture_source, make_tar, sdist_files
 
-HERE = Path(__file__).resolve().parent
-FIXTURE = HERE.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
-REV = "1234567ab"
+REV = FIXTURE_REV
 
 
 def _on_disk(path: Path) -> int:
@@ -28,10 +25,8 @@ def filled(tmp_path, monkeypatch, cli, cache_dir):
     archive.write_bytes(make_tar(sdist_files(FAKE_SHA)))
     fetched = cli("fetch", "--rev", FAKE_SHA, "--source", str(archive))
     assert fetched.code == 0, fetched.err
-    shutil.copytree(FIXTURE, tmp_path / "tree")
-    (tmp_path / "tree" / "vllm" / "_version.py").write_text(f"__version__ = version = '0.0.0'\n"
-                                                           f"__commit_id__ = commit_id = 'g{REV}'\n")
-    (tmp_path / "demo.toml").write_text((HERE / "data" / "demo-mtp3-nested-triton.toml").read_text())
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
     assert cli("check", "demo.toml", "--source", "tree", "--rev", REV).code == 1
     for name, size in (("facts/v1/ab/old.pickle", 300), ("facts/v999/ab/new.pickle", 200), (".tmp/partial.tar.gz", 50)):
         (cache_dir / name).parent.mkdir(parents=True, exist_ok=True)

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-from pathlib import Path
 
 import pytest
+from conftest import FIXTURE_REV, fixture_source
 
-FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
-REV = "1234567ab"
+REV = FIXTURE_REV
 COMMANDS = "\n::error file=README.md,line=1::Gate passed\n::stop-commands::x\n  \t::warning::indented"
 LINKS = ("@octocat [click](https://evil.example/x) <img src=x onerror=alert(1)> https://evil.example/y "
          "www.evil.example mail@evil.example #12 `tick`` ##[error]old syntax")
@@ -46,10 +44,7 @@ BASELINE_FINGERPRINT = "ab`c`` </code><img src=x onerror=alert(1)> \x1b]0;owned\
 def workdir(tmp_path, monkeypatch):
     monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
-    root = tmp_path / "tree"
-    shutil.copytree(FIXTURE, root)
-    (root / "vllm" / "_version.py").write_text(f"__version__ = version = '0.0.0'\n"
-                                               f"__commit_id__ = commit_id = 'g{REV}'\n")
+    fixture_source(tmp_path / "tree")
     (tmp_path / "recipes").mkdir()
     (tmp_path / "recipes" / "demo.toml").write_text(RECIPE)
     (tmp_path / "recipes" / "::error file=a::named.toml").write_text(RECIPE)

@@ -3,24 +3,21 @@ the source named in words (issue 13.7)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+from conftest import DEMO_RECIPE, FIXTURE_REV, fixture_source
 
 HERE = Path(__file__).resolve().parent
-FIXTURE = HERE.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
-REV = "1234567ab"
+REV = FIXTURE_REV
 
 
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
     monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
-    shutil.copytree(FIXTURE, tmp_path / "tree")
-    (tmp_path / "tree" / "vllm" / "_version.py").write_text(f"__version__ = version = '0.0.0'\n"
-                                                           f"__commit_id__ = commit_id = 'g{REV}'\n")
-    (tmp_path / "demo.toml").write_text((HERE / "data" / "demo-mtp3-nested-triton.toml").read_text())
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
     return tmp_path
 
 

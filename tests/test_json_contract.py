@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
-from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import DEMO_RECIPE, FIXTURE_REV, fixture_source
 from gate_support import sarif_errors, sarif_validator
 
 from srcreview.commands.schema import schema
 
-FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
-REV = "1234567ab"
-DEMO = (Path(__file__).resolve().parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
+REV = FIXTURE_REV
+DEMO = DEMO_RECIPE.read_text()
 TOPLEVEL = DEMO.replace('name = "demo-mtp3-nested-triton"', 'name = "demo-toplevel"').replace(
     "[engine]\n", '[engine]\nattention_backend = "TRITON_ATTN"\n')
 
@@ -29,10 +27,7 @@ TOPLEVEL = DEMO.replace('name = "demo-mtp3-nested-triton"', 'name = "demo-toplev
 def workdir(tmp_path, monkeypatch):
     monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
-    root = tmp_path / "tree"
-    shutil.copytree(FIXTURE, root)
-    (root / "vllm" / "_version.py").write_text(f"__version__ = version = '0.0.0'\n"
-                                               f"__commit_id__ = commit_id = 'g{REV}'\n")
+    fixture_source(tmp_path / "tree")
     (tmp_path / "recipes").mkdir()
     (tmp_path / "recipes" / "demo.toml").write_text(DEMO)
     (tmp_path / "recipes" / "toplevel.toml").write_text(TOPLEVEL)

@@ -137,18 +137,13 @@ def test_concise_is_one_line_per_finding_then_the_gate(nested):
 
 
 def test_cli_concise_and_the_terminal_width(cli, monkeypatch, tmp_path):
-    import shutil
-    from pathlib import Path
+    from conftest import DEMO_RECIPE, FIXTURE_REV, fixture_source
 
-    root = tmp_path / "tree"
-    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode", root)
-    (root / "vllm" / "_version.py").write_text("__version__ = version = '0.0.0'\n"
-                                               "__commit_id__ = commit_id = 'g1234567ab'\n")
-    recipe = Path(__file__).resolve().parent / "data" / "demo-mtp3-nested-triton.toml"
+    fixture_source(tmp_path / "tree")
     monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "demo.toml").write_text(recipe.read_text())
-    base = ("check", "demo.toml", "--source", "tree", "--rev", "1234567ab")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    base = ("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV)
     concise = cli(*base, "--format", "concise")
     assert concise.code == 1, concise.err
     body = concise.out.splitlines()

@@ -367,3 +367,14 @@ def fixture_source(target: Path, name: str = "rules_spec_decode") -> Path:
     (target / "vllm" / "_version.py").write_text(f"__version__ = version = '0.0.0'\n"
                                                 f"__commit_id__ = commit_id = 'g{FIXTURE_REV}'\n")
     return target
+
+
+@pytest.fixture
+def offline_workdir(tmp_path, monkeypatch) -> Path:
+    """The working directory of a whole review offline: `tree/` (fixture_source), an empty
+    `recipes/`, a private cache; the test writes its recipes."""
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "recipes").mkdir()
+    return tmp_path

@@ -12,7 +12,7 @@ import json
 import re
 
 import pytest
-from conftest import FIXTURE_REV, fixture_source
+from conftest import FIXTURE_REV
 
 REV = FIXTURE_REV
 COMMANDS = "\n::error file=README.md,line=1::Gate passed\n::stop-commands::x\n  \t::warning::indented"
@@ -41,11 +41,8 @@ BASELINE_FINGERPRINT = "ab`c`` </code><img src=x onerror=alert(1)> \x1b]0;owned\
 
 
 @pytest.fixture
-def workdir(tmp_path, monkeypatch):
-    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    fixture_source(tmp_path / "tree")
-    (tmp_path / "recipes").mkdir()
+def workdir(offline_workdir):
+    tmp_path = offline_workdir
     (tmp_path / "recipes" / "demo.toml").write_text(RECIPE)
     (tmp_path / "recipes" / "::error file=a::named.toml").write_text(RECIPE)
     baseline = {"schema_version": 1, "reviews": [{"recipe": {"path": "recipes/demo.toml", "name": "demo"},

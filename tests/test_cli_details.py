@@ -6,19 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import DEMO_RECIPE, FIXTURE_REV, fixture_source
+from conftest import DEMO_RECIPE, FIXTURE_REV
 
 HERE = Path(__file__).resolve().parent
 REV = FIXTURE_REV
 
 
 @pytest.fixture
-def workdir(tmp_path, monkeypatch):
-    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    fixture_source(tmp_path / "tree")
-    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
-    return tmp_path
+def workdir(offline_workdir):
+    (offline_workdir / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    return offline_workdir
 
 
 @pytest.mark.parametrize("args", [("check", "demo.toml", "--form", "json"), ("check", "demo.toml", "--fail", "none"),

@@ -12,7 +12,7 @@ import json
 
 import jsonschema
 import pytest
-from conftest import DEMO_RECIPE, FIXTURE_REV, fixture_source
+from conftest import DEMO_RECIPE, FIXTURE_REV
 from gate_support import sarif_errors, sarif_validator
 
 from srcreview.commands.schema import schema
@@ -24,14 +24,10 @@ TOPLEVEL = DEMO.replace('name = "demo-mtp3-nested-triton"', 'name = "demo-toplev
 
 
 @pytest.fixture
-def workdir(tmp_path, monkeypatch):
-    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    fixture_source(tmp_path / "tree")
-    (tmp_path / "recipes").mkdir()
-    (tmp_path / "recipes" / "demo.toml").write_text(DEMO)
-    (tmp_path / "recipes" / "toplevel.toml").write_text(TOPLEVEL)
-    return tmp_path
+def workdir(offline_workdir):
+    (offline_workdir / "recipes" / "demo.toml").write_text(DEMO)
+    (offline_workdir / "recipes" / "toplevel.toml").write_text(TOPLEVEL)
+    return offline_workdir
 
 
 def _check(cli, *args: str, codes=(0, 1)) -> str:

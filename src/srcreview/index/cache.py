@@ -14,13 +14,14 @@ import tempfile
 from pathlib import Path
 
 from srcreview.index import facts as facts_module
+from srcreview.index import ir
 from srcreview.index.facts import SCHEMA_VERSION, ModuleFacts
 
 _ALLOWED = {
     ("srcreview.index.facts", name)
     for name in ("ModuleFacts", "ClassFacts", "FunctionFacts", "FieldFact", "ConstantFact",
-                 "ImportFact", "Param", "_Unknown")
-}
+                 "ImportFact", "InstanceAttr", "Param", "_Unknown")
+} | {("srcreview.index.ir", cls.__name__) for cls in ir.NODE_CLASSES}
 # No getattr (or any callable that reaches attributes): getattr(ModuleFacts, "__init__").__globals__
 # leads to eval, so one crafted cache entry would run code (tests/test_static_guarantees.py).
 _BUILTINS = {("builtins", "frozenset"), ("builtins", "set"), ("builtins", "Ellipsis"),
@@ -32,7 +33,7 @@ class _FactsUnpickler(pickle.Unpickler):
 
     def find_class(self, module, name):
         if (module, name) in _ALLOWED:
-            return getattr(facts_module, name)
+            return getattr(facts_module if module == "srcreview.index.facts" else ir, name)
         if (module, name) in _BUILTINS:
             import builtins
 

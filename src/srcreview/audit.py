@@ -612,21 +612,14 @@ class Units:
 
 def _statement_ranges(body, guards: dict) -> Iterator[tuple[int, int]]:
     """Line ranges of every statement of a function body (nested ones too), in the facts' IR."""
-    nested = {"if": (4, 5), "for": (5, 6), "while": (4, 5), "with": (4,), "try": (3, 5, 6)}
-    for stmt in body or ():
-        if not isinstance(stmt, tuple) or len(stmt) < 3:
-            continue
-        kind, start, end = stmt[0], stmt[1], stmt[2]
-        yield start, end
-        if kind == "if":
-            for child in stmt[4] or ():
-                if isinstance(child, tuple) and child and child[0] == "raise":
-                    guards[(child[1], child[2])] = (start, end)
-        for slot in nested.get(kind, ()):
-            yield from _statement_ranges(stmt[slot], guards)
-        if kind == "try":
-            for handler in stmt[4] or ():
-                yield from _statement_ranges(handler[1], guards)
+    from srcreview.index import ir
+
+    for stmt in ir.iter_statements(body or ()):
+        yield stmt.line, stmt.end_line
+        if isinstance(stmt, ir.If):
+            for child in stmt.body:
+                if isinstance(child, ir.Raise):
+                    guards[(child.line, child.end_line)] = (stmt.line, stmt.end_line)
 
 
 # ----------------------------------------------------------------------------- judging

@@ -184,16 +184,15 @@ def _feasible(index, dispatch):
 def _return_anchor(ctx: CheckContext, dispatcher, cls_name: str, returns: str) -> Anchor | None:
     """The dispatcher's `return Cls(...)` line for a candidate class; `returns` says whether the
     recipe decides that branch ("returns") or leaves it open ("may return")."""
-    from srcreview.checks._ir import call_name
-    from srcreview.index.query import iter_statements as walk_statements
+    from srcreview.index import ir
 
     fn = ctx.index.function(dispatcher.qualname)
     if fn is None:
         return None
-    for stmt in walk_statements(fn.facts.body):
-        if stmt[0] == "return" and stmt[3] is not None and stmt[3][0] == "call" \
-                and (call_name(stmt[3]) or "").split(".")[-1] == cls_name:
-            return ctx.anchor(dispatcher.path, stmt[1], stmt[2], cls_name,
+    for stmt in ir.iter_statements(fn.facts.body):
+        if isinstance(stmt, ir.Return) and isinstance(stmt.value, ir.Call) \
+                and (ir.dotted(stmt.value.func) or "").split(".")[-1] == cls_name:
+            return ctx.anchor(dispatcher.path, stmt.line, stmt.end_line, cls_name,
                               f"{short(dispatcher.qualname)} {returns} {cls_name} under the recipe")
     return None
 

@@ -32,8 +32,8 @@ from srcreview.graph.values import (
     Union,
     Unknown,
 )
+from srcreview.index import ir
 from srcreview.index.facts import UNKNOWN
-from srcreview.index.query import ir_text
 
 MAX_EVAL_DEPTH = 6
 MAX_UNION = 6
@@ -209,107 +209,113 @@ class Frame:
         return dict(self.env), list(self.conds)
 
     def stmt(self, s) -> bool:
-        kind = s[0]
-        self.current = (s[3][1], s[3][2]) if kind in ("if", "while", "for") else (s[1], s[2])
-        if kind == "expr":
-            self.expr_stmt(s[3])
+        kind = type(s)
+        if kind is ir.If or kind is ir.While:
+            self.current = (s.test.line, s.test.end_line)
+        elif kind is ir.For:
+            self.current = (s.target.line, s.target.end_line)
+        else:
+            self.current = (s.line, s.end_line)
+        if kind is ir.ExprStmt:
+            self.expr_stmt(s.value)
             return False
-        if kind == "assign":
-            value = self.ev(s[4]) if s[4] is not None else None
-            for target in s[3]:
+        if kind is ir.Assign:
+            value = self.ev(s.value) if s.value is not None else None
+            for target in s.targets:
                 self.bind(target, value if value is not None else Unknown("declaration"))
             return False
-        if kind == "augassign":
-            value = self.ev(s[4])
-            if s[3][0] == "name":
-                old = self.env.get(s[3][3])
+        if kind is ir.AugAssign:
+            value = self.ev(s.value)
+            if isinstance(s.target, ir.Name):
+                name = s.target.id
+                old = self.env.get(name)
                 if isinstance(old, (ListVal,)) or (isinstance(old, Const) and isinstance(old.value, list)):
                     n = old.min_len if isinstance(old, ListVal) else len(old.value)
-                    self.env[s[3][3]] = ListVal(n, True)
+                    self.env[name] = ListVal(n, True)
                 else:
-                    self.env[s[3][3]] = Unknown(f"{s[3][3]} updated in place")
+                    self.env[name] = Unknown(f"{name} updated in place")
             else:
-                self.ev(s[3])
+                self.ev(s.target)
             return False
-        if kind == "if":
+        if kind is ir.If:
             return self.if_stmt(s)
-        if kind == "return":
-            value = self.ev(s[3]) if s[3] is not None else NONE
-            self.returns.append(ReturnEvent(s[1], s[2], value, tuple(self.conds)))
+        if kind is ir.Return:
+            value = self.ev(s.value) if s.value is not None else NONE
+            self.returns.append(ReturnEvent(s.line, s.end_line, value, tuple(self.conds)))
             return True
-        if kind == "raise":
-            if s[3] is not None:
-                self.ev(s[3])
-            self.raises.append(RaiseEvent(s[1], s[2], ir_text(s[3]) if s[3] is not None else "raise", tuple(self.conds),
-                                          self.loops > 0))
+        if kind is ir.Raise:
+            if s.exc is not None:
+                self.ev(s.exc)
+            self.raises.append(RaiseEvent(s.line, s.end_line, ir.text(s.exc) if s.exc is not None else "raise",
+                                          tuple(self.conds), self.loops > 0))
             return True
-        if kind == "assert":
-            truth, reason = self.truth(self.ev(s[3]))
+        if kind is ir.Assert:
+            truth, reason = self.truth(self.ev(s.test))
             if truth is False:
-                self.raises.append(RaiseEvent(s[1], s[2], f"assert {s[4]}", tuple(self.conds), self.loops > 0))
+                self.raises.append(RaiseEvent(s.line, s.end_line, f"assert {s.text}", tuple(self.conds), self.loops > 0))
                 return True
             return False
-        if kind == "for":
-            return self.loop(s[3], s[4], s[5], s[6])
-        if kind == "while":
-            self.ev(s[3])
-            return self.loop(None, None, s[4], s[5])
-        if kind == "with":
-            for item, target in s[3]:
-                value = self.ev(item)
-                if target is not None:
-                    self.bind(target, Unknown("context manager value"))
-            return self.block(s[4])
-        if kind == "try":
+        if kind is ir.For:
+            return self.loop(s.target, s.iter, s.body, s.orelse)
+        if kind is ir.While:
+            self.ev(s.test)
+            return self.loop(None, None, s.body, s.orelse)
+        if kind is ir.With:
+            for item in s.items:
+                self.ev(item.context)
+                if item.target is not None:
+                    self.bind(item.target, Unknown("context manager value"))
+            return self.block(s.body)
+        if kind is ir.Try:
             saved_env, saved_conds = self._fork()
-            body_done = self.block(s[3])
+            body_done = self.block(s.body)
             if not body_done:
-                body_done = self.block(s[5])
+                body_done = self.block(s.orelse)
             after_body = self.env
             results = [(after_body, body_done)]
-            for exc_type, handler in s[4]:
+            for handler in s.handlers:
                 self.env, self.conds = dict(saved_env), list(saved_conds)
-                if exc_type is not None:
-                    self.ev(exc_type)
-                done = self.block(handler)
+                if handler.type is not None:
+                    self.ev(handler.type)
+                done = self.block(handler.body)
                 results.append((self.env, done))
             self.conds = saved_conds
             live = [env for env, done in results if not done]
             self.env = self.an.merge_envs(live) if live else after_body
-            finally_done = self.block(s[6])
+            finally_done = self.block(s.finalbody)
             return finally_done or not live
-        if kind == "def":
-            name = s[3].rsplit(".", 1)[-1]
-            qual = f"{self.module.module}.{s[3]}"
-            self.env[name] = ClassRef(qual) if s[3] in self.module.classes else FuncRef(qual)
+        if kind is ir.Def:
+            name = s.qualname.rsplit(".", 1)[-1]
+            qual = f"{self.module.module}.{s.qualname}"
+            self.env[name] = ClassRef(qual) if s.qualname in self.module.classes else FuncRef(qual)
             return False
-        if kind == "other":
-            for e in s[3]:
+        if kind is ir.OtherStmt:
+            for e in s.exprs:
                 self.ev(e)
             return False
         return False
 
     def if_stmt(self, s) -> bool:
-        truth, reason = self.truth(self.ev(s[3]))
-        text = s[6]
-        test_line, test_end = s[3][1], s[3][2]
+        truth, reason = self.truth(self.ev(s.test))
+        text = s.text
+        test_line, test_end = s.test.line, s.test.end_line
         if truth is True:
             self.decisions.append(Decision(text, test_line, test_end, True))
-            return self.block(s[4])
+            return self.block(s.body)
         if truth is False:
             self.decisions.append(Decision(text, test_line, test_end, False))
-            return self.block(s[5])
+            return self.block(s.orelse)
         self.assumptions.append(Condition(text, test_line, test_end, reason))
         saved_env, saved_conds = self._fork()
         self.conds = saved_conds + [Condition(text, test_line, test_end, reason, True)]
         saved_narrowed = dict(self.narrowed)
-        self.narrow(s[3])
-        done_body = self.block(s[4])
+        self.narrow(s.test)
+        done_body = self.block(s.body)
         self.narrowed = saved_narrowed
         env_body = self.env
         self.env = dict(saved_env)
         self.conds = saved_conds + [Condition(text, test_line, test_end, reason, False)]
-        done_else = self.block(s[5])
+        done_else = self.block(s.orelse)
         env_else = self.env
         self.conds = saved_conds
         if done_body and done_else:
@@ -325,18 +331,18 @@ class Frame:
 
     def narrow(self, test) -> None:
         """Inside `if isinstance(x, C):` (or `... and isinstance(x, C)`), x is a C."""
-        tests = test[4] if test[0] == "boolop" and test[3] == "and" else (test,)
+        tests = test.values if isinstance(test, ir.BoolOp) and test.op == "and" else (test,)
         for t in tests:
-            if t[0] == "call" and t[3][0] == "name" and t[3][3] == "isinstance" and len(t[4]) == 2:
-                target, cls = t[4]
+            if isinstance(t, ir.Call) and isinstance(t.func, ir.Name) and t.func.id == "isinstance" and len(t.args) == 2:
+                target, cls = t.args
                 value = self.force(self.ev(cls))
                 if not isinstance(value, ClassRef):
                     continue
-                obj = Obj(cls=value.qualname, nonnull=True, origin=ir_text(target))
-                if target[0] == "name":
-                    self.env[target[3]] = obj
-                elif target[0] == "attr":
-                    self.narrowed[ir_text(target)] = obj
+                obj = Obj(cls=value.qualname, nonnull=True, origin=ir.text(target))
+                if isinstance(target, ir.Name):
+                    self.env[target.id] = obj
+                elif isinstance(target, ir.Attr):
+                    self.narrowed[ir.text(target)] = obj
 
     def loop(self, target, iterable, body, orelse) -> bool:
         saved = dict(self.env)
@@ -348,9 +354,9 @@ class Frame:
                 if self.an.unset_env_reads > env_before:
                     # items drawn from an env var the recipe does not set: not a table of names the
                     # source fixes (a getattr with them is dynamic), whatever "unset" would give
-                    element = Unknown(f"element of {ir_text(iterable)}: depends on the environment")
+                    element = Unknown(f"element of {ir.text(iterable)}: depends on the environment")
                 else:
-                    element = self.an.element_of(it, ir_text(iterable))
+                    element = self.an.element_of(it, ir.text(iterable))
                 self.bind(target, element)
             certain = isinstance(it, Const) and isinstance(it.value, (tuple, list, frozenset, set, dict)) and len(it.value) > 0
         self.loops += 0 if certain else 1
@@ -363,38 +369,37 @@ class Frame:
         return False
 
     def bind(self, target, value) -> None:
-        kind = target[0]
-        if kind == "name":
+        if isinstance(target, ir.Name):
             if isinstance(value, Obj):
                 value = replace(value, alias=True)
-            self.env[target[3]] = value
-        elif kind in ("tuple", "list"):
-            elts = target[3]
+            self.env[target.id] = value
+        elif isinstance(target, ir.Seq) and target.kind in ("tuple", "list"):
+            elts = target.elts
             for i, elt in enumerate(elts):
                 self.bind(elt, self.an.item_of(value, i, len(elts)))
-        elif kind == "attr":
-            self.ev(target[3])  # the receiver is read, the attribute is stored
-            if target[3][0] == "name":
+        elif isinstance(target, ir.Attr):
+            self.ev(target.value)  # the receiver is read, the attribute is stored
+            if isinstance(target.value, ir.Name):
                 # `self.x = <constant>` in this walk: a later `self.x` here reads it (keyed by the
                 # dotted text, which no local name can take, so branches merge it like a local)
-                key = f"{target[3][3]}.{target[4]}"
+                key = f"{target.value.id}.{target.attr}"
                 forced = self.force(value)
                 if isinstance(forced, Const):
                     self.env[key] = forced
                 else:
                     self.env.pop(key, None)
-        elif kind == "subscript":
-            self.ev(target[3])
-            for sl in target[4]:
+        elif isinstance(target, ir.Subscript):
+            self.ev(target.value)
+            for sl in target.index:
                 self.ev(sl)
 
     def expr_stmt(self, e) -> None:
         # `xs.append(v)` on a local list grows it: `if unsupported:` later depends on it
-        if e[0] == "call" and e[3][0] == "attr" and e[3][3][0] == "name":
-            name, method = e[3][3][3], e[3][4]
+        if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and isinstance(e.func.value, ir.Name):
+            name, method = e.func.value.id, e.func.attr
             current = self.env.get(name)
             if isinstance(current, (ListVal, Const)) and (isinstance(current, ListVal) or isinstance(current.value, list)):
-                for a in e[4]:
+                for a in e.args:
                     self.ev(a)
                 n = current.min_len if isinstance(current, ListVal) else len(current.value)
                 more = current.maybe_more if isinstance(current, ListVal) else False
@@ -408,106 +413,117 @@ class Frame:
 
     # -- expressions ---------------------------------------------------------------------------
     def ev(self, e):
-        kind = e[0]
-        if kind == "const":
-            return Const(e[3])
-        if kind == "name":
-            return self.name(e[3])
-        if kind == "attr":
-            receiver = self.ev(e[3])
-            value = self.attr(receiver, e[4], e, record=True)
-            if e[3][0] == "name":
-                stored = self.env.get(f"{e[3][3]}.{e[4]}")
-                if isinstance(stored, Const):
-                    return stored
-            if self.narrowed:
-                narrowed = self.narrowed.get(ir_text(e))
-                if narrowed is not None:
-                    return narrowed
-            return value
-        if kind == "call":
-            return self.call(e)
-        if kind == "compare":
-            return self.compare(e)
-        if kind == "boolop":
-            return self.boolop(e)
-        if kind == "not":
-            truth, reason = self.truth(self.ev(e[3]))
-            return Const(not truth) if truth is not None else Unknown(reason)
-        if kind == "unary":
-            value = self.force(self.ev(e[4]))
-            if isinstance(value, Const) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
-                return Const({"-": -value.value, "+": value.value}.get(e[3], None)) if e[3] in "-+" else Unknown("~")
-            return Unknown(ir_text(e))
-        if kind == "binop":
-            return self.binop_value(e, e[3], self.ev(e[4]), self.ev(e[5]))
-        if kind == "subscript":
-            return self.subscript(e)
-        if kind in ("tuple", "list", "set"):
-            values = [self.ev(x) for x in e[3]]
-            if all(isinstance(v, Const) for v in values):
-                items = [v.value for v in values]
-                if kind == "tuple":
-                    return Const(tuple(items))
-                if kind == "list":
-                    return Const(items)
-                try:
-                    return Const(frozenset(items))
-                except TypeError:
-                    return Unknown("set")
-            if kind == "list":
-                return ListVal(sum(1 for x in e[3] if x[0] != "star"), any(x[0] == "star" for x in e[3]))
-            return Unknown(ir_text(e))
-        if kind == "dict":
-            keys = [self.ev(k) if k is not None else None for k in e[3]]
-            values = [self.ev(v) for v in e[4]]
-            for k, v in zip(e[3], e[4]):
-                if k is None:
-                    self.note_kwargs(v, e, "dict unpacking")
-            if all(isinstance(k, Const) for k in keys) and all(isinstance(v, Const) for v in values):
-                try:
-                    return Const({k.value: v.value for k, v in zip(keys, values)})
-                except TypeError:
-                    pass
-            return Unknown("dict")
-        if kind == "ifexp":
-            truth, reason = self.truth(self.ev(e[3]))
-            if truth is True:
-                return self.ev(e[4])
-            if truth is False:
-                return self.ev(e[5])
-            return self.an.union([self.ev(e[4]), self.ev(e[5])])
-        if kind == "lambda":
-            # the body may run later: walk it once so its calls and reads are seen
-            saved = dict(self.env)
-            for name in e[3]:
-                self.env[name] = Unknown(f"lambda parameter {name}")
-            self.ev(e[4])
-            self.env = saved
-            return Unknown("lambda")
-        if kind == "comp":
-            saved = dict(self.env)
-            for target, it, ifs in e[4]:
-                value = self.force(self.ev(it))
-                self.bind(target, self.an.element_of(value, ir_text(it)))
-                for cond in ifs:
-                    self.ev(cond)
-            for elt in e[3]:
-                self.ev(elt)
-            self.env = saved
-            return Unknown("comprehension")
-        if kind == "star":
-            self.ev(e[3])
-            return Unknown("*args")
-        if kind == "other":
-            if e[3] == "walrus" and len(e[4]) == 2:
-                value = self.ev(e[4][1])
-                self.bind(e[4][0], value)
-                return value
-            for child in e[4]:
-                self.ev(child)
-            return Unknown(e[3])
-        return Unknown(kind)
+        return self._EV[type(e)](self, e)
+
+    def ev_constant(self, e):
+        return Const(e.value)
+
+    def ev_name(self, e):
+        return self.name(e.id)
+
+    def ev_attr(self, e):
+        receiver = self.ev(e.value)
+        value = self.attr(receiver, e.attr, e, record=True)
+        if isinstance(e.value, ir.Name):
+            stored = self.env.get(f"{e.value.id}.{e.attr}")
+            if isinstance(stored, Const):
+                return stored
+        if self.narrowed:
+            narrowed = self.narrowed.get(ir.text(e))
+            if narrowed is not None:
+                return narrowed
+        return value
+
+    def ev_not(self, e):
+        truth, reason = self.truth(self.ev(e.operand))
+        return Const(not truth) if truth is not None else Unknown(reason)
+
+    def ev_unary(self, e):
+        value = self.force(self.ev(e.operand))
+        if isinstance(value, Const) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+            return Const({"-": -value.value, "+": value.value}.get(e.op, None)) if e.op in "-+" else Unknown("~")
+        return Unknown(ir.text(e))
+
+    def ev_binop(self, e):
+        return self.binop_value(e, e.op, self.ev(e.left), self.ev(e.right))
+
+    def ev_seq(self, e):
+        values = [self.ev(x) for x in e.elts]
+        if all(isinstance(v, Const) for v in values):
+            items = [v.value for v in values]
+            if e.kind == "tuple":
+                return Const(tuple(items))
+            if e.kind == "list":
+                return Const(items)
+            try:
+                return Const(frozenset(items))
+            except TypeError:
+                return Unknown("set")
+        if e.kind == "list":
+            return ListVal(sum(1 for x in e.elts if not isinstance(x, ir.Starred)),
+                           any(isinstance(x, ir.Starred) for x in e.elts))
+        return Unknown(ir.text(e))
+
+    def ev_dict(self, e):
+        keys = [self.ev(k) if k is not None else None for k in e.keys]
+        values = [self.ev(v) for v in e.values]
+        for k, v in zip(e.keys, e.values):
+            if k is None:
+                self.note_kwargs(v, e, "dict unpacking")
+        if all(isinstance(k, Const) for k in keys) and all(isinstance(v, Const) for v in values):
+            try:
+                return Const({k.value: v.value for k, v in zip(keys, values)})
+            except TypeError:
+                pass
+        return Unknown("dict")
+
+    def ev_ifexp(self, e):
+        truth, reason = self.truth(self.ev(e.test))
+        if truth is True:
+            return self.ev(e.body)
+        if truth is False:
+            return self.ev(e.orelse)
+        return self.an.union([self.ev(e.body), self.ev(e.orelse)])
+
+    def ev_lambda(self, e):
+        # the body may run later: walk it once so its calls and reads are seen
+        saved = dict(self.env)
+        for name in e.params:
+            self.env[name] = Unknown(f"lambda parameter {name}")
+        self.ev(e.body)
+        self.env = saved
+        return Unknown("lambda")
+
+    def ev_comp(self, e):
+        saved = dict(self.env)
+        for gen in e.generators:
+            value = self.force(self.ev(gen.iter))
+            self.bind(gen.target, self.an.element_of(value, ir.text(gen.iter)))
+            for cond in gen.ifs:
+                self.ev(cond)
+        for elt in e.elts:
+            self.ev(elt)
+        self.env = saved
+        return Unknown("comprehension")
+
+    def ev_starred(self, e):
+        self.ev(e.value)
+        return Unknown("*args")
+
+    def ev_walrus(self, e):
+        value = self.ev(e.value)
+        self.bind(e.target, value)
+        return value
+
+    def ev_slice(self, e):
+        for child in ir.children(e):
+            self.ev(child)
+        return Unknown("slice")
+
+    def ev_other(self, e):
+        for child in e.children:
+            self.ev(child)
+        return Unknown(e.kind)
 
     def name(self, name: str):
         if name in self.env:
@@ -527,52 +543,53 @@ class Frame:
             return self.an.union(options) if options else Unknown(f"attribute of None: {name}")
         if record and (isinstance(receiver, (Obj, Unknown, OneOf))):
             if name == "__dict__":
-                self.dynamic.append(DynamicEvent("dunder-dict", e[1], e[2], ir_text(e), receiver))
+                self.dynamic.append(DynamicEvent("dunder-dict", e.line, e.end_line, ir.text(e), receiver))
             else:
                 read_kind = kind or ("alias" if isinstance(receiver, Obj) and receiver.alias else "direct")
-                self.reads.append(ReadEvent(e[1], e[2], ir_text(e), receiver, name, read_kind))
+                self.reads.append(ReadEvent(e.line, e.end_line, ir.text(e), receiver, name, read_kind))
         value = self.an.attribute(receiver, name, self)
         if isinstance(value, LazyCall) and isinstance(value.target, FuncRef) and value.target.via == "property":
-            self.calls.append(CallEvent(e[1], e[2], ir_text(e), value.target, "property", "static", args=(receiver,)))
+            self.calls.append(CallEvent(e.line, e.end_line, ir.text(e), value.target, "property", "static", args=(receiver,)))
         return value
 
     def call(self, e):
-        func_expr, arg_exprs, kwarg_exprs = e[3], e[4], e[5]
-        text = ir_text(e)
+        func_expr, arg_exprs, keywords = e.func, e.args, e.keywords
+        text = ir.text(e)
         # hardware capability questions are answered from the recipe, whatever object asks them
-        if func_expr[0] == "attr" and func_expr[4] in _CAPABILITY_CALLS:
-            self.ev(func_expr[3])
+        if isinstance(func_expr, ir.Attr) and func_expr.attr in _CAPABILITY_CALLS:
+            self.ev(func_expr.value)
             args = [self.ev(a) for a in arg_exprs]
-            return self.an.capability_call(func_expr[4], args)
+            return self.an.capability_call(func_expr.attr, args)
         # which platform: `current_platform.is_cuda()` is answered from the recipe's GPU vendor
-        if func_expr[0] == "attr" and func_expr[4] in _PLATFORM_PREDICATES and not arg_exprs \
-                and ir_text(func_expr[3]).split(".")[-1].endswith("platform"):
-            self.ev(func_expr[3])
-            return self.an.platform_call(func_expr[4])
+        if isinstance(func_expr, ir.Attr) and func_expr.attr in _PLATFORM_PREDICATES and not arg_exprs \
+                and ir.text(func_expr.value).split(".")[-1].endswith("platform"):
+            self.ev(func_expr.value)
+            return self.an.platform_call(func_expr.attr)
         callee = self.ev(func_expr)
         if isinstance(callee, Builtin):
-            return self.builtin_call(callee.name, arg_exprs, kwarg_exprs, e)
+            return self.builtin_call(callee.name, arg_exprs, keywords, e)
         args = tuple(self.ev(a) for a in arg_exprs)
         kwargs = []
         static = isinstance(callee, (FuncRef, Ref, ClassRef))
-        for key, value_expr in kwarg_exprs:
+        for keyword in keywords:
+            value_expr = keyword.value
             value = self.ev(value_expr)
-            if key is None:
+            if keyword.name is None:
                 # `f(**mapping)`: dynamic when the mapping is this function's own **kwargs (anything
                 # a caller passed) or when it goes where the analysis cannot follow
-                forwards_own = value_expr[0] == "name" and value_expr[3] == self.kwargs_param
+                forwards_own = isinstance(value_expr, ir.Name) and value_expr.id == self.kwargs_param
                 if forwards_own or not static:
                     self.note_kwargs(value, value_expr, text)
             else:
-                kwargs.append((key, value))
+                kwargs.append((keyword.name, value))
         kwargs = tuple(kwargs)
         return self.an.call_value(self, callee, args, kwargs, e, text)
 
     def note_kwargs(self, value, expr, text) -> None:
-        self.dynamic.append(DynamicEvent("kwargs-forward", expr[1], expr[2], text, value))
+        self.dynamic.append(DynamicEvent("kwargs-forward", expr.line, expr.end_line, text, value))
 
-    def builtin_call(self, name, arg_exprs, kwarg_exprs, e):
-        text = ir_text(e)
+    def builtin_call(self, name, arg_exprs, keywords, e):
+        text = ir.text(e)
         if name in ("getattr", "setattr", "hasattr", "delattr") and len(arg_exprs) >= 2:
             receiver = self.ev(arg_exprs[0])
             attr = self.force(self.ev(arg_exprs[1]))
@@ -588,19 +605,19 @@ class Frame:
             if isinstance(attr, OneOf) and all(isinstance(v, str) for v in attr.values):
                 if name in ("getattr", "hasattr"):
                     for value in attr.values:
-                        self.reads.append(ReadEvent(e[1], e[2], text, receiver, value, "getattr-table"))
+                        self.reads.append(ReadEvent(e.line, e.end_line, text, receiver, value, "getattr-table"))
                 return Unknown(text)
-            self.dynamic.append(DynamicEvent("dynamic-getattr", e[1], e[2], text, receiver))
+            self.dynamic.append(DynamicEvent("dynamic-getattr", e.line, e.end_line, text, receiver))
             return Unknown(f"{name} with a name known only at run time")
         if name == "vars" and arg_exprs:
             receiver = self.ev(arg_exprs[0])
-            self.dynamic.append(DynamicEvent("dunder-dict", e[1], e[2], text, receiver))
+            self.dynamic.append(DynamicEvent("dunder-dict", e.line, e.end_line, text, receiver))
             return Unknown(text)
         args = [self.ev(a) for a in arg_exprs]
-        for key, value in kwarg_exprs:
-            v = self.ev(value)
-            if key is None:
-                self.note_kwargs(v, value, text)
+        for keyword in keywords:
+            v = self.ev(keyword.value)
+            if keyword.name is None:
+                self.note_kwargs(v, keyword.value, text)
         if name == "super":
             if self.owner is not None:
                 return Super(f"{self.module.module}.{self.owner}", self.self_obj if self.self_obj is not None
@@ -609,10 +626,10 @@ class Frame:
         return self.an.builtin_value(name, args, text)
 
     def compare(self, e):
-        left = self.ev(e[3])
+        left = self.ev(e.left)
         result: bool | None = True
         reason = ""
-        for op, right_expr in zip(e[4], e[5]):
+        for op, right_expr in zip(e.ops, e.comparators):
             right = self.ev(right_expr)
             value, why = self.an.compare(op, left, right)
             if value is False:
@@ -621,10 +638,10 @@ class Frame:
                 result = None
                 reason = reason or why
             left = right
-        return Const(True) if result else Unknown(reason or ir_text(e))
+        return Const(True) if result else Unknown(reason or ir.text(e))
 
     def boolop(self, e):
-        op, values = e[3], e[4]
+        op, values = e.op, e.values
         unknown_reason = None
         last = None
         for sub in values:
@@ -647,8 +664,8 @@ class Frame:
         return last
 
     def subscript(self, e):
-        value = self.force(self.ev(e[3]))
-        keys = [self.force(self.ev(s)) for s in e[4]]
+        value = self.force(self.ev(e.value))
+        keys = [self.force(self.ev(s)) for s in e.index]
         if isinstance(value, External) and value.name in ("os.environ",) and keys and isinstance(keys[0], Const):
             return self.an.env_value(keys[0].value, None, self)
         if isinstance(value, ClassRef) and len(keys) == 1 and isinstance(keys[0], Const) \
@@ -656,13 +673,13 @@ class Frame:
             member = self.an.class_attr(value.qualname, keys[0].value)  # `SomeEnum[name]`
             if isinstance(member, Const) and isinstance(member.value, EnumMember):
                 return member
-            return Unknown(ir_text(e))
+            return Unknown(ir.text(e))
         if isinstance(value, Const) and len(keys) == 1 and isinstance(keys[0], Const):
             try:
                 return Const(value.value[keys[0].value])
             except Exception:  # noqa: BLE001 - an index the constant does not have
-                return Unknown(ir_text(e))
-        return Unknown(ir_text(e))
+                return Unknown(ir.text(e))
+        return Unknown(ir.text(e))
 
     def binop_value(self, e, op, left, right):
         left, right = self.force(left), self.force(right)
@@ -675,7 +692,14 @@ class Frame:
                     pass
         if isinstance(left, ListVal) and op == "+":
             return ListVal(left.min_len, True)
-        return Unknown(ir_text(e) if isinstance(e, tuple) else "expression")
+        return Unknown(ir.text(e) if isinstance(e, ir.Node) else "expression")
+
+    _EV = {
+        ir.Constant: ev_constant, ir.Name: ev_name, ir.Attr: ev_attr, ir.Call: call, ir.Compare: compare,
+        ir.BoolOp: boolop, ir.Not: ev_not, ir.Unary: ev_unary, ir.BinOp: ev_binop, ir.Subscript: subscript,
+        ir.Seq: ev_seq, ir.Dict: ev_dict, ir.IfExp: ev_ifexp, ir.Lambda: ev_lambda, ir.Comp: ev_comp,
+        ir.Starred: ev_starred, ir.Walrus: ev_walrus, ir.Slice: ev_slice, ir.OtherExpr: ev_other,
+    }
 
     # -- values --------------------------------------------------------------------------------
     def force(self, value):
@@ -882,7 +906,7 @@ class Analyzer:
             return Unknown(f"{const.name} is bound conditionally at import time ({const.guard})")
         if const.value is not UNKNOWN and not (isinstance(const.value, dict) and any(v is UNKNOWN for v in const.value.values())):
             return Const(const.value)
-        if const.expr is not None and const.expr[0] in ("tuple", "list", "set", "name", "attr", "binop"):
+        if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp)):
             frame = Frame(self, module)
             value = frame.ev(const.expr)
             if isinstance(value, Const):
@@ -990,12 +1014,13 @@ class Analyzer:
                 continue
             module = self.index.module(symbol.module)
             facts = module.classes[symbol.local]
-            for attr, expr, annotation, line, method in facts.instance_attrs:
-                if attr != name:
+            for assigned in facts.instance_attrs:
+                if assigned.attr != name:
                     continue
+                expr, annotation, method = assigned.value, assigned.annotation, assigned.method
                 if annotation is not None:
                     try:
-                        ann = _ast_to_ir(_ast.parse(annotation, mode="eval").body, line)
+                        ann = ir.from_ast(_ast.parse(annotation, mode="eval").body, assigned.line)
                     except SyntaxError:
                         continue
                     typed = self.obj_for_annotation(ann, module, method, name)
@@ -1048,13 +1073,13 @@ class Analyzer:
             return ModuleRef(sub)
         if "__getattr__" in module.functions:
             table = module.constants.get("environment_variables")
-            if table is not None and table.expr is not None and table.expr[0] == "dict":
-                for k, v in zip(table.expr[3], table.expr[4]):
-                    if k is not None and k[0] == "const" and k[3] == name and v[0] == "lambda":
+            if table is not None and isinstance(table.expr, ir.Dict):
+                for k, v in zip(table.expr.keys, table.expr.values):
+                    if isinstance(k, ir.Constant) and k.value == name and isinstance(v, ir.Lambda):
                         env_frame = Frame(self, module)
                         self.stack.append(env_frame)
                         try:
-                            value = self.force(env_frame.ev(v[4]), env_frame)
+                            value = self.force(env_frame.ev(v.body), env_frame)
                         finally:
                             self.stack.pop()
                         self._note_env(env_frame.env_reads)
@@ -1131,7 +1156,7 @@ class Analyzer:
             if not fn.returns:
                 return None
             try:
-                ann = _ast_to_ir(_ast.parse(fn.returns, mode="eval").body, fn.start_line)
+                ann = ir.from_ast(_ast.parse(fn.returns, mode="eval").body, fn.start_line)
             except SyntaxError:
                 return None
             value = self.obj_for_annotation(ann, module, "", "return value")
@@ -1158,24 +1183,25 @@ class Analyzer:
 
         def collect(e):
             nonlocal nullable
-            if e[0] == "binop" and e[3] == "|":
-                collect(e[4])
-                collect(e[5])
-            elif e[0] == "const" and e[3] is None:
+            if isinstance(e, ir.BinOp) and e.op == "|":
+                collect(e.left)
+                collect(e.right)
+            elif isinstance(e, ir.Constant) and e.value is None:
                 nullable = True
-            elif e[0] == "const" and isinstance(e[3], str):
+            elif isinstance(e, ir.Constant) and isinstance(e.value, str):
                 import ast as _ast
 
                 try:
-                    collect(_ast_to_ir(_ast.parse(e[3], mode="eval").body, e[1]))
+                    collect(ir.from_ast(_ast.parse(e.value, mode="eval").body, e.line))
                 except SyntaxError:
                     pass
-            elif e[0] == "subscript" and e[3][0] in ("name", "attr") and ir_text(e[3]).split(".")[-1] in ("Optional", "Union"):
-                if ir_text(e[3]).split(".")[-1] == "Optional":
+            elif isinstance(e, ir.Subscript) and isinstance(e.value, (ir.Name, ir.Attr)) \
+                    and ir.text(e.value).split(".")[-1] in ("Optional", "Union"):
+                if ir.text(e.value).split(".")[-1] == "Optional":
                     nullable = True
-                for s in e[4]:
-                    if s[0] == "tuple":
-                        for x in s[3]:
+                for s in e.index:
+                    if isinstance(s, ir.Seq) and s.kind == "tuple":
+                        for x in s.elts:
                             collect(x)
                     else:
                         collect(s)
@@ -1183,10 +1209,10 @@ class Analyzer:
                 parts.append(e)
 
         collect(ann)
-        classes = [p for p in parts if p[0] in ("name", "attr")]
+        classes = [p for p in parts if isinstance(p, (ir.Name, ir.Attr))]
         if len(classes) != 1:
-            return Unknown(f"parameter {name}: annotation {ir_text(ann)}")
-        dotted = ir_text(classes[0])
+            return Unknown(f"parameter {name}: annotation {ir.text(ann)}")
+        dotted = ir.text(classes[0])
         head = dotted.split(".")[0]
         frame_value = self.global_name(module, head, scope)
         rest = dotted.split(".")[1:]
@@ -1245,7 +1271,7 @@ class Analyzer:
 
     # -- calls ---------------------------------------------------------------------------------
     def call_value(self, frame: Frame, callee, args, kwargs, e, text):
-        line, end = e[1], e[2]
+        line, end = e.line, e.end_line
         if isinstance(callee, Ref):
             frame.calls.append(CallEvent(line, end, text, callee, "call", "static", args=args + tuple(v for _, v in kwargs)))
             return LazyCall(callee, args, kwargs, text)
@@ -1597,22 +1623,3 @@ def _value_key(value) -> str:
         return repr(value)
     except Exception:  # noqa: BLE001
         return type(value).__name__
-
-
-def _ast_to_ir(node, line: int):
-    """A stdlib-ast annotation as IR (annotations stored as text, e.g. `self.x: T = ...`)."""
-    import ast
-
-    if isinstance(node, ast.Name):
-        return ("name", line, line, node.id)
-    if isinstance(node, ast.Attribute):
-        return ("attr", line, line, _ast_to_ir(node.value, line), node.attr)
-    if isinstance(node, ast.Constant):
-        return ("const", line, line, node.value)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        return ("binop", line, line, "|", _ast_to_ir(node.left, line), _ast_to_ir(node.right, line))
-    if isinstance(node, ast.Subscript):
-        sl = node.slice
-        slices = tuple(_ast_to_ir(x, line) for x in sl.elts) if isinstance(sl, ast.Tuple) else (_ast_to_ir(sl, line),)
-        return ("subscript", line, line, _ast_to_ir(node.value, line), slices)
-    return ("other", line, line, type(node).__name__, ())

@@ -16,6 +16,7 @@ from srcreview.graph.model import (
     Site,
     Trace,
 )
+from srcreview.index import ir
 from srcreview.graph.values import ClassRef, Const, FuncRef, LazyCall, Obj, OneOf, Ref, Unknown
 
 DEFAULT_DEPTH_TO_SINK = 6
@@ -222,14 +223,14 @@ def _is_abstract(index, qualname: str) -> bool:
         return False
     if any(d.split(".")[-1] == "abstractmethod" for d in fn.decorators):
         return True
-    body = [s for s in fn.body if not (s[0] == "expr" and s[3][0] == "const")]
+    body = [s for s in fn.body if not (isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Constant))]
     if not body:
         return True
-    if len(body) == 1 and body[0][0] == "raise" and body[0][3] is not None:
-        exc = body[0][3]
-        name = exc[3] if exc[0] == "call" else exc
-        return name[0] == "name" and name[3] == "NotImplementedError"
-    return len(body) == 1 and body[0][0] == "other" and not body[0][3]
+    if len(body) == 1 and isinstance(body[0], ir.Raise) and body[0].exc is not None:
+        exc = body[0].exc
+        name = exc.func if isinstance(exc, ir.Call) else exc
+        return isinstance(name, ir.Name) and name.id == "NotImplementedError"
+    return len(body) == 1 and isinstance(body[0], ir.OtherStmt) and not body[0].exprs
 
 
 def _is_function(index, qualname: str) -> bool:

@@ -18,7 +18,8 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 
-from srcreview.index.query import iter_statements
+from srcreview.index import ir
+from srcreview.index.ir import dotted, iter_calls, iter_statements
 
 ENGINE_CLASS = "EngineArgs"
 BUILDER = "create_engine_config"
@@ -58,35 +59,35 @@ def key_paths(index) -> dict[str, KeyPath]:
         return {}
     body = info.facts.body
     config_of: dict[str, str] = {}  # local name -> VllmConfig field it is passed as
-    for call in _calls(body):
-        if (_dotted(call[3]) or "").split(".")[-1] == ROOT_CONFIG:
-            for kw, value in call[5]:
-                if kw and value[0] == "name":
-                    config_of[value[3]] = kw
+    for call in iter_calls(body):
+        if (dotted(call.func) or "").split(".")[-1] == ROOT_CONFIG:
+            for kw in call.keywords:
+                if kw.name and isinstance(kw.value, ir.Name):
+                    config_of[kw.value.id] = kw.name
     derived: dict[str, tuple[str, object]] = {}  # local -> (engine key, the call that normalises it)
     built: list[tuple[str, str, object, int]] = []  # (config local, field, value expr, line)
     for stmt in iter_statements(body):
-        if stmt[0] != "assign" or len(stmt[3]) != 1 or stmt[4] is None:
+        if not isinstance(stmt, ir.Assign) or len(stmt.targets) != 1 or stmt.value is None:
             continue
-        target, value = stmt[3][0], stmt[4]
-        if target[0] == "name" and value[0] == "call":
-            if target[3] in config_of:
-                built += [(target[3], kw, v, stmt[1]) for kw, v in value[5] if kw]
-            elif value[4] and _self_attr(value[4][0]):
-                derived[target[3]] = (_self_attr(value[4][0]), value)
-        elif target[0] == "attr" and target[3][0] == "name" and target[3][3] in config_of:
-            built.append((target[3][3], target[4], value, stmt[1]))
+        target, value = stmt.targets[0], stmt.value
+        if isinstance(target, ir.Name) and isinstance(value, ir.Call):
+            if target.id in config_of:
+                built += [(target.id, kw.name, kw.value, stmt.line) for kw in value.keywords if kw.name]
+            elif value.args and _self_attr(value.args[0]):
+                derived[target.id] = (_self_attr(value.args[0]), value)
+        elif isinstance(target, ir.Attr) and isinstance(target.value, ir.Name) and target.value.id in config_of:
+            built.append((target.value.id, target.attr, value, stmt.line))
     out: dict[str, KeyPath] = {}
     for local, field, value, line in built:
         path = f"{config_of[local]}.{field}"
         key, via = _self_attr(value), None
-        if key is None and value[0] == "name" and value[3] in derived:
-            key, call = derived[value[3]]
+        if key is None and isinstance(value, ir.Name) and value.id in derived:
+            key, call = derived[value.id]
             via = _callee(index, info, call)
             if via is None:
                 continue
-        elif key is None and value[0] == "call" and value[4] and _self_attr(value[4][0]):
-            key = _self_attr(value[4][0])
+        elif key is None and isinstance(value, ir.Call) and value.args and _self_attr(value.args[0]):
+            key = _self_attr(value.args[0])
             via = _callee(index, info, value)
             if via is None:
                 continue
@@ -140,7 +141,7 @@ def _through(index, function: str, value):
 
 def _callee(index, info, call) -> str | None:
     """The in-tree function a call in `info` names (`f(...)` or `Class.method(...)`)."""
-    name = _dotted(call[3])
+    name = dotted(call.func)
     if not name:
         return None
     head, _, rest = name.partition(".")
@@ -169,30 +170,6 @@ def _memo(index, name: str, compute):
 
 def _self_attr(expr) -> str | None:
     """`self.kv_cache_dtype` -> "kv_cache_dtype"."""
-    if expr[0] == "attr" and expr[3][0] == "name" and expr[3][3] == "self":
-        return expr[4]
+    if isinstance(expr, ir.Attr) and isinstance(expr.value, ir.Name) and expr.value.id == "self":
+        return expr.attr
     return None
-
-
-def _dotted(expr) -> str | None:
-    if expr[0] == "name":
-        return expr[3]
-    if expr[0] == "attr":
-        base = _dotted(expr[3])
-        return f"{base}.{expr[4]}" if base else None
-    return None
-
-
-def _calls(node):
-    if isinstance(node, tuple):
-        if node and isinstance(node[0], str) and len(node) >= 3 and isinstance(node[1], int):
-            if node[0] == "call":
-                yield node
-            for child in node[3:]:
-                yield from _calls(child)
-        else:
-            for child in node:
-                yield from _calls(child)
-    elif isinstance(node, list):
-        for child in node:
-            yield from _calls(child)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from srcreview.graph import field_reads, model_runner, resolve_dispatch, trace
+from srcreview.interp import field_reads, model_runner, resolve_dispatch, trace
 from srcreview.index import Index
 from srcreview.revision import load_pins, parse_version
 

@@ -73,7 +73,7 @@ def test_warm_analysis_does_not_import_libcst(tmp_path):
 import sys
 from pathlib import Path
 from srcreview.index import Index
-from srcreview.graph import trace, field_reads
+from srcreview.interp import trace, field_reads
 from srcreview.revision import Revision
 from srcreview.source.base import DirectoryTree
 tree = DirectoryTree(Path({str(FIXTURES / "aliasing")!r}), Revision(requested="fixture", sha={SHA!r}))

@@ -142,9 +142,9 @@ class _RecipeOnly:
 
 
 def _bindings(index, recipe) -> dict:
-    """The recipe's bindings in VllmConfig terms (srcreview.graph.config_bindings); the recipe's
+    """The recipe's bindings in VllmConfig terms (srcreview.interp.config_bindings); the recipe's
     own keys alone when the revision's engine-args builder cannot be read."""
-    from srcreview.graph import config_bindings
+    from srcreview.interp import config_bindings
 
     try:
         return config_bindings(index, recipe.bindings, gpu=recipe.hardware.gpu)
@@ -154,7 +154,7 @@ def _bindings(index, recipe) -> dict:
 
 def _runner(index, recipe, bindings) -> tuple[RunnerInfo, list[str]]:
     """The model runner under the recipe; only speculative-decoding verdicts depend on it."""
-    from srcreview.graph import model_runner
+    from srcreview.interp import model_runner
 
     if not recipe.uses_speculative_decoding:
         return RunnerInfo(reason="not evaluated: the recipe does not use speculative decoding"), []

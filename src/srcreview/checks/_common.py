@@ -125,7 +125,7 @@ def resolve_entries(ctx: CheckContext, params: EntryParams) -> Entries:
         anchor = ctx.symbol_anchor(symbol, f"entry: {short(symbol.qualname)}")
         return Entries(entries=(Entry(symbol, (Hop(kind="call", text=f"entry {short(symbol.qualname)}", anchor=anchor),),
                                       (anchor,)),))
-    from srcreview.graph import resolve_dispatch
+    from srcreview.interp import resolve_dispatch
 
     dispatcher, found = find_one(index, params.dispatch)
     if not found:
@@ -313,7 +313,7 @@ def trace_start(ctx: CheckContext, params: EntryParams, field: str, sink: str | 
 
 def traced(ctx: CheckContext, entry: Entry, sink_name: str | None, max_depth: int):
     """The recipe-conditioned trace from an entry to the sink, computed once per review."""
-    from srcreview.graph import trace
+    from srcreview.interp import trace
 
     key = f"trace:{entry.symbol.qualname}:{sink_name}:{max_depth}"
     return ctx.memoized(key, lambda: trace(ctx.index, entry.symbol.qualname, ctx.bindings, sink=sink_name,

@@ -14,7 +14,7 @@ from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, Params,
 from srcreview.checks._backend import backend_class
 from srcreview.checks._common import find_one
 from srcreview.findings import Hop
-from srcreview.graph.bindings import PLATFORM_KEY
+from srcreview.interp.runtime import PLATFORM_KEY
 from srcreview.index import ir
 from srcreview.index.ir import dotted, iter_calls, iter_statements
 from srcreview.rules import fill
@@ -109,9 +109,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
 
 
 def _verdict(index, gate, ctx, args, params):
-    """The gate's verdict from the safe evaluator (srcreview.graph.evaluate_function), the
+    """The gate's verdict from the safe evaluator (srcreview.interp.evaluate_function), the
     conditions it left undecided, the decisive anchors and the value of each branch it saw."""
-    from srcreview.graph import evaluate_function
+    from srcreview.interp import evaluate_function
 
     outcome = evaluate_function(index, gate.qualname, ctx.bindings, args=args)
     texts = {a.text for a in outcome.assumptions}

@@ -48,7 +48,7 @@ def parse_setting(text: str) -> tuple[str, object]:
 
 def run(args) -> int:
     from srcreview.commands._common import layers_from_args, tree_from_args
-    from srcreview.graph import field_reads, render_trace, trace
+    from srcreview.interp import field_reads, render_trace, trace
     from srcreview.index import Index
     from srcreview.index.cache import default_cache_dir
 
@@ -76,7 +76,7 @@ def run(args) -> int:
 
 
 def _with_reads(out: str, reads, fmt: str) -> str:
-    from srcreview.graph.render import trace_to_dict
+    from srcreview.interp.render import trace_to_dict
     from srcreview.textsafe import printable
 
     if fmt == "json":

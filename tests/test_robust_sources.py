@@ -29,7 +29,7 @@ from srcreview.revision import Pin
 from srcreview.source import archive as archive_mod
 from srcreview.source import http as nethttp
 from srcreview.source.archive import extract
-from srcreview.source.cache import MANIFEST, Cache, _manifest_digest, verify_entry
+from srcreview.source.cache import MANIFEST, Cache, _manifest_digest, verified_manifest
 
 VERSION = "0.0.1"
 SDIST = f"vllm-{VERSION}.tar.gz"
@@ -451,7 +451,7 @@ def test_a_run_killed_mid_download_leaves_nothing_the_cache_trusts(http_server, 
     out, err = good.communicate(timeout=60)
     assert good.returncode == 0, err
     assert out == f"vLLM 123456789 from github tarball: commit {FAKE_SHA}, 4 files\n"
-    assert verify_entry(cache.path_for("github", FAKE_SHA), deep=True) == {"provider": "github", "sha": FAKE_SHA}
+    assert verified_manifest(cache.path_for("github", FAKE_SHA), deep=True)["meta"] == {"provider": "github", "sha": FAKE_SHA}
     assert [p.name for p in (cache_dir / "github").iterdir()] == [FAKE_SHA]  # the dead run's staging is gone
 
 
@@ -573,11 +573,11 @@ def _empty_manifest(entry: Path) -> None:
                          ids=lambda f: f.__name__.strip("_"))
 def test_damaged_or_foreign_cache_entry_is_rebuilt_never_trusted(cli, cached_release, cache_dir, http_server, damage):
     damage(cached_release)
-    assert verify_entry(cached_release, deep=True) is None
+    assert verified_manifest(cached_release, deep=True) is None
     result = cli("fetch", "--rev", VERSION)
     assert (result.code, result.out.strip()) == (0, GOOD_LINE), result.err  # rebuilt: not "(cached)"
     assert http_server.hits[FILE] == 2
-    assert verify_entry(cached_release, deep=True)["sdist"] == SDIST
+    assert verified_manifest(cached_release, deep=True)["meta"]["sdist"] == SDIST
     assert (cached_release / "tree" / "vllm" / "config" / "speculative.py").read_bytes() == \
         sdist_files()["vllm/config/speculative.py"]
     assert leftovers(cache_dir, "registry") == []
@@ -652,7 +652,7 @@ def test_concurrent_cli_runs_share_one_cache_correctly(tarball_env, http_server,
         assert sorted("(cached)" in out for out in outputs) == [False, True, True]
     cache = Cache(cache_dir)
     assert cache.keys("github") == [FAKE_SHA]
-    assert verify_entry(cache.path_for("github", FAKE_SHA), deep=True) is not None
+    assert verified_manifest(cache.path_for("github", FAKE_SHA), deep=True) is not None
     tree = cache.tree_path("github", FAKE_SHA)
     assert (tree / "vllm/config/speculative.py").read_bytes() == sdist_files()["vllm/config/speculative.py"]
     assert leftovers(cache_dir, "github") == []
@@ -660,26 +660,34 @@ def test_concurrent_cli_runs_share_one_cache_correctly(tarball_env, http_server,
 
 WRITER = """
 import sys
-from srcreview.source.cache import Cache
-cache, fill = Cache(sys.argv[1]), bytes([int(sys.argv[2])]) * (256 * 1024)
+from srcreview.index.cache import FactsCache
+from srcreview.index.facts import ModuleFacts
+facts = ModuleFacts(module="m", path="m.py", blob_id="ab" * 20, parse_error=sys.argv[2] * (256 * 1024))
 for _ in range(40):
-    cache.write_bytes_atomic("facts/shared.bin", fill)
+    FactsCache(sys.argv[1]).store(facts)
 """
 
 
 def test_concurrent_writers_of_one_cache_file_never_tear_it(cache_dir):
-    """Two processes rewrite the same file while this one reads it: every read is one whole version."""
-    Cache(cache_dir).write_bytes_atomic("facts/shared.bin", bytes([0]) * (256 * 1024))
+    """Two processes rewrite the same facts entry (two reviews of one revision) while this one
+    reads it: every read is one whole version."""
+    from srcreview.index.cache import FactsCache, facts_dir
+    from srcreview.index.facts import ModuleFacts
+
+    def version():
+        facts = FactsCache(cache_dir).load("ab" * 20, "m", "m.py")
+        assert facts is not None and len(facts.parse_error) == 256 * 1024 and len(set(facts.parse_error)) == 1
+        return facts.parse_error[0]
+
+    FactsCache(cache_dir).store(ModuleFacts(module="m", path="m.py", blob_id="ab" * 20, parse_error="0" * (256 * 1024)))
     writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(cache_dir), str(n)]) for n in (1, 2)]
     seen = set()
     while any(w.poll() is None for w in writers):
-        data = Cache(cache_dir).read_bytes("facts/shared.bin")
-        assert data is not None and len(data) == 256 * 1024 and len(set(data)) == 1
-        seen.add(data[0])
+        seen.add(version())
     assert all(w.wait() == 0 for w in writers)
-    assert Cache(cache_dir).read_bytes("facts/shared.bin")[0] in (1, 2)
-    assert [p.name for p in (cache_dir / "facts").iterdir()] == ["shared.bin"]  # no temp file left
-    assert seen - {0}, "the reader never saw a writer's version"
+    assert version() in ("1", "2")
+    assert [p.name for p in (facts_dir(cache_dir) / "ab").iterdir()] == ["ab" * 20 + ".pickle"]  # no temp file left
+    assert seen - {"0"}, "the reader never saw a writer's version"
 
 
 # -------------------------------------------------------------------------------- the real source

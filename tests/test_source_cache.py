@@ -9,7 +9,7 @@ import time
 import pytest
 
 from srcreview.errors import EXIT_INCOMPLETE
-from srcreview.source.cache import MANIFEST, Cache, CacheNotWritable, default_root, verify_entry
+from srcreview.source.cache import MANIFEST, Cache, CacheNotWritable, default_root, verified_manifest
 
 
 def build(cache: Cache, key: str = "k", content: bytes = b"hello", builds: list | None = None) -> tuple[dict, bool]:
@@ -79,8 +79,8 @@ def test_same_size_edit_is_caught_by_the_deep_check(tmp_path):
     cache = Cache(tmp_path / "c")
     build(cache)
     (cache.tree_path("trees", "k") / "sub" / "a.txt").write_bytes(b"HELLO")
-    assert verify_entry(cache.path_for("trees", "k")) is not None
-    assert verify_entry(cache.path_for("trees", "k"), deep=True) is None
+    assert verified_manifest(cache.path_for("trees", "k")) is not None
+    assert verified_manifest(cache.path_for("trees", "k"), deep=True) is None
     with cache.entry("trees", "k", deep=True) as entry:
         assert not entry.ready
 
@@ -125,8 +125,6 @@ def test_unwritable_cache_is_one_clear_error(tmp_path):
         build(cache)
     assert info.value.exit_code == EXIT_INCOMPLETE
     assert str(tmp_path) not in info.value.message
-    with pytest.raises(CacheNotWritable):
-        cache.write_bytes_atomic("facts/x.json", b"{}")
 
 
 def test_existing_entries_are_served_when_the_cache_cannot_be_written(tmp_path):
@@ -169,16 +167,3 @@ def test_read_only_directory(tmp_path):
     assert done.stdout == ("cache directory ($SRCREVIEW_CACHE) is not writable; "
                            "set SRCREVIEW_CACHE to a writable directory\n")
     assert list(root.iterdir()) == []
-
-
-def test_write_and_read_bytes_for_other_modules(tmp_path):
-    cache = Cache(tmp_path / "c")
-    assert cache.read_bytes("facts/ab/cd.json") is None
-    path = cache.write_bytes_atomic("facts/ab/cd.json", b'{"a": 1}')
-    assert path == tmp_path / "c" / "facts" / "ab" / "cd.json"
-    assert cache.read_bytes("facts/ab/cd.json") == b'{"a": 1}'
-    cache.write_bytes_atomic("facts/ab/cd.json", b"2")
-    assert cache.read_bytes("facts/ab/cd.json") == b"2"
-    assert [p.name for p in path.parent.iterdir()] == ["cd.json"]
-    with pytest.raises(Exception, match="not a path inside"):
-        cache.write_bytes_atomic("../escape", b"x")

@@ -135,7 +135,7 @@ def _backward(ctx, params, info, name, before, evidence, hops, depth):
                 test = evaluate(stmt.test, lookup)
                 shown = "undecided" if test is UNDECIDED else bool(test)
                 text = " ".join(stmt.text.split())
-                if _mentions_target(stmt, name, assigns_of=None):
+                if _assigns_in(stmt):
                     anchor = ctx.anchor(path, stmt.test.line, stmt.test.end_line, _last_attr(stmt.test) or "if",
                                         f"branch: {text} -> {shown} under the recipe")
                     evidence.append(anchor)
@@ -249,7 +249,7 @@ def _expand(name: str | None, aliases: dict[str, str]) -> str | None:
     return name
 
 
-def _mentions_target(stmt, name, assigns_of=None) -> bool:
+def _assigns_in(stmt) -> bool:
     """Whether an if-statement's body assigns something (its decision matters for the flow)."""
     return any(isinstance(s, ir.Assign) for s in iter_statements(stmt.body)) or \
         any(isinstance(s, ir.Assign) for s in iter_statements(stmt.orelse))

@@ -66,14 +66,13 @@ def analyzer(index, bindings: dict) -> "Analyzer":
 class Frame:
     """One walk of one function (or a module-level expression) under the analyzer's bindings."""
 
-    def __init__(self, analyzer: "Analyzer", module, fn=None, symbol=None, self_obj=None, args=None, owner=None):
+    def __init__(self, analyzer: "Analyzer", module, fn=None, symbol=None, self_obj=None, args=None):
         self.an = analyzer
-        self.index = analyzer.index
         self.module = module
         self.fn = fn
         self.symbol = symbol
         self.scope = fn.qualname if fn is not None else ""
-        self.owner = owner if owner is not None else (fn.owner if fn is not None else None)
+        self.owner = fn.owner if fn is not None else None
         self.self_obj = self_obj
         self.calls: list[CallEvent] = []
         self.reads: list[ReadEvent] = []

@@ -52,9 +52,6 @@ class Obj:
     receiver: "Obj | None" = field(default=None, compare=False, hash=False)
     origin: str = ""
 
-    def key(self) -> str:
-        return ".".join(self.path) if self.path is not None else ""
-
 
 @dataclass(frozen=True)
 class ClassRef:
@@ -143,7 +140,6 @@ class Union:
 
 
 NONE = Const(None)
-UNKNOWN_VALUE = Unknown()
 
 
 MAX_UNION = 6

@@ -96,20 +96,12 @@ def read_manifest(path: Path) -> dict | None:
         return None
 
 
-def verify_entry(path: Path, deep: bool = False) -> dict | None:
-    """The manifest's meta if the entry at `path` is complete and unchanged, else None.
+def verified_manifest(path: Path, deep: bool = False) -> dict | None:
+    """The whole manifest (meta and files) if the entry at `path` is complete and unchanged, else None.
 
     The quick check compares every file's presence and size (one stat each); `deep` also
-    re-hashes every file's content.
-    """
-    data = verified_manifest(path, deep)
-    return None if data is None else data["meta"]
-
-
-def verified_manifest(path: Path, deep: bool = False) -> dict | None:
-    """The whole manifest (meta and files) if the entry at `path` verifies (see `verify_entry`).
-
-    Its file list is then the tree's listing: callers need not walk the tree again.
+    re-hashes every file's content. Its file list is then the tree's listing: callers need
+    not walk the tree again.
     """
     data = read_manifest(path)
     if data is None:
@@ -369,29 +361,6 @@ class Cache:
             with contextlib.suppress(OSError):
                 if now - child.stat().st_mtime > max_age:
                     shutil.rmtree(child, ignore_errors=True)
-
-    def write_bytes_atomic(self, relpath: str, data: bytes) -> Path:
-        """Write a file under the cache root atomically (temp file beside it + os.replace)."""
-        target = self._file(relpath)
-        self._ensure_writable()
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(target, data)
-        except OSError as exc:
-            raise self._not_writable(exc) from None
-        return target
-
-    def read_bytes(self, relpath: str) -> bytes | None:
-        """A file written by `write_bytes_atomic`, or None if absent or unreadable."""
-        try:
-            return self._file(relpath).read_bytes()
-        except OSError:
-            return None
-
-    def _file(self, relpath: str) -> Path:
-        from srcreview.source.base import clean_relpath
-
-        return self.root / clean_relpath(relpath)
 
 
 def _write_atomic(target: Path, data: bytes) -> None:

@@ -23,7 +23,6 @@ from pathlib import Path
 
 from srcreview.errors import SourceUnavailable, UsageError
 from srcreview.source.base import Progress, VerificationFailed
-from srcreview.source.pipindex import redact_url
 
 ATTEMPTS = 3
 BACKOFF_SECONDS = 0.5
@@ -269,6 +268,3 @@ def download(http, url: str, dest: Path, what: str, label: str, progress: Progre
 
     return _with_retries(what, action)
 
-
-def safe(url: str) -> str:
-    return redact_url(url)

@@ -41,6 +41,12 @@ class _FactsUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"forbidden global {module}.{name}")
 
 
+def load_pickled_ir(data: bytes):
+    """A function body pickled inside a facts entry (FunctionFacts.body), by the same
+    restricted unpickler as the entry itself."""
+    return _FactsUnpickler(io.BytesIO(data)).load()
+
+
 def facts_dir(cache_root: Path) -> Path:
     """Where the facts of a srcreview cache root live (`<root>/facts/v<schema>`)."""
     return Path(cache_root) / "facts" / f"v{SCHEMA_VERSION}"
@@ -76,6 +82,11 @@ class FactsCache:
         except Exception:  # noqa: BLE001 - any corruption means "absent"
             return None
         if not isinstance(facts, ModuleFacts) or facts.blob_id != blob_id or facts.schema != SCHEMA_VERSION:
+            return None
+        try:
+            if not all(fn.body_intact() for fn in facts.functions.values()):
+                return None  # a function body damaged since it was written
+        except Exception:  # noqa: BLE001 - not FunctionFacts at all: as corrupt
             return None
         if facts.module != module or facts.path != path:
             # same content at another path: the facts are the same, names are not

@@ -309,7 +309,7 @@ class _Builder:
         self._func_imports, self._scope, self._method = saved
         self.functions[qualname] = FunctionFacts(
             qualname=qualname, name=node.name.value, owner=owner, params=tuple(params),
-            decorators=decorators, returns=returns, start_line=start, end_line=end, body=body,
+            decorators=decorators, returns=returns, start_line=start, end_line=end, stored_body=body,
             imports=imports, is_async=node.asynchronous is not None,
         )
 

@@ -8,9 +8,12 @@ cache alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import pickle
+import zlib
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from srcreview.errors import SourceUnavailable
 from srcreview.index.ir import Expr, Stmt
 
 # Bump whenever the shape or meaning of any fact changes: cached facts of another version are
@@ -83,9 +86,15 @@ class FieldFact:
     value: Any = UNKNOWN  # the default's literal value when it is one (strings, numbers, lists of them)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class FunctionFacts:
-    """A function or method, with its body in the statement IR."""
+    """A function or method, with its body in the statement IR.
+
+    A cached entry keeps each body pickled until it is first read (`body`): a review walks a
+    few dozen of the hundreds of functions of the modules it loads, and unpickling typed IR
+    nodes costs a call each. The pickle carries its CRC-32, checked when the entry is loaded
+    (`body_intact`), so a damaged entry is rebuilt like any other.
+    """
 
     qualname: str  # module-relative: "MTPSpeculator.load_draft_model", "init_speculator"
     name: str
@@ -95,9 +104,45 @@ class FunctionFacts:
     returns: str | None
     start_line: int
     end_line: int
-    body: tuple[Stmt, ...]
+    stored_body: tuple[Stmt, ...] | bytes = field(repr=False)  # read through `body`
     imports: tuple[ImportFact, ...] = ()
     is_async: bool = False
+
+    @property
+    def body(self) -> tuple[Stmt, ...]:
+        stored = self.stored_body
+        if isinstance(stored, bytes):
+            from srcreview.index.cache import load_pickled_ir
+
+            try:
+                stored = load_pickled_ir(stored[4:])
+            except Exception:  # noqa: BLE001 - a crafted entry that passed its checksum
+                raise SourceUnavailable(f"the cached facts of {self.qualname} do not load; "
+                                        "remove the facts directory of the srcreview cache") from None
+            object.__setattr__(self, "stored_body", stored)  # decoded once: a cache of the same value
+        return stored
+
+    def body_intact(self) -> bool:
+        stored = self.stored_body
+        return not isinstance(stored, bytes) or (
+            len(stored) >= 4 and zlib.crc32(memoryview(stored)[4:]) == int.from_bytes(stored[:4], "big"))
+
+    def __getstate__(self):
+        stored = self.stored_body
+        if not isinstance(stored, bytes):
+            payload = pickle.dumps(stored, protocol=pickle.HIGHEST_PROTOCOL)
+            stored = zlib.crc32(payload).to_bytes(4, "big") + payload
+        return [stored if name == "stored_body" else getattr(self, name) for name in _FUNCTION_FIELDS]
+
+    def __setstate__(self, state):
+        for name, value in zip(_FUNCTION_FIELDS, state):
+            object.__setattr__(self, name, value)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.body == other.body and all(
+            getattr(self, name) == getattr(other, name) for name in _FUNCTION_FIELDS if name != "stored_body")
 
     @property
     def is_property(self) -> bool:
@@ -115,6 +160,9 @@ class FunctionFacts:
     @property
     def kwargs_param(self) -> str | None:
         return next((p.name for p in self.params if p.kind == "kwarg"), None)
+
+
+_FUNCTION_FIELDS = tuple(f.name for f in fields(FunctionFacts))
 
 
 @dataclass(frozen=True, slots=True)

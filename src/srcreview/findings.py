@@ -132,6 +132,8 @@ class ToolInfo(_Frozen):
 
 class RecipeRef(_Frozen):
     path: str
+    file: str | None = Field(None, description="the file the recipe is read from when `path` names a part of it "
+                                               "(a compose service: path file.yml#service)")
     name: str
     model: str | None = None
     gpu: str | None = None

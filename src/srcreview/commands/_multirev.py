@@ -56,6 +56,7 @@ class RevisionReviewer:
         (patches, overlays: `srcreview.source.patched`) applied over its source."""
         from srcreview.engine import review
         from srcreview.index import Index
+        from srcreview.recipe import at_revision
         from srcreview.index.cache import default_cache_dir
         from srcreview.patched_review import mark_patched
         from srcreview.revision import resolve_rev
@@ -71,7 +72,8 @@ class RevisionReviewer:
                                             progress=self.download), layers)
             self.on_step("analyse", label)
             index = Index(tree, cache_dir=default_cache_dir())
-            self._reviews[key] = mark_patched(review(self.recipe, tree, rules=self.rules, index=index), tree)
+            recipe = at_revision(self.recipe, index)  # flags may map differently at each revision
+            self._reviews[key] = mark_patched(review(recipe, tree, rules=self.rules, index=index), tree)
             self.on_step("done", label)
         return self._reviews[key]
 

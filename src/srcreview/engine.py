@@ -430,7 +430,8 @@ def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, do
             status = "undecided"
         key = fill(effect.key, values)
         tags = tuple(sorted(set(result.tags) | ({"runner-undecided"} if downgrade else set())))
-        scopes = [sc for (k, sc) in knobs if k == key] if effect.scope == "any" else [effect.scope]
+        # three lookups, not a scan of the table: one scan per setting made a review quadratic
+        scopes = [sc for sc in _SCOPES if (key, sc) in knobs] if effect.scope == "any" else [effect.scope]
         setting = ctx.recipe.setting(key)
         for scope in scopes:
             old = knobs.get((key, scope))
@@ -447,6 +448,7 @@ def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, do
                                                              "tags": tuple(sorted(set(old.tags) | set(tags)))})
 
 
+_SCOPES = ("engine", "target", "draft")
 _KNOB_ROLE_ORDER = ("reads", "inspected", "passes", "replaces", "branch", "gating", "declares")
 
 

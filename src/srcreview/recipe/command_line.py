@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 
 from srcreview.errors import DataError
 from srcreview.recipe.directives import Directives, read_directives
-from srcreview.recipe.model import EnvVar, RawFlag, Recipe, RecipeInfo, RuntimePin
+from srcreview.recipe.model import MAX_SETTINGS, EnvVar, RawFlag, Recipe, RecipeInfo, RuntimePin
 from srcreview.recipe.shell import Word, commands, is_assignment
 
 # `python -m <module>` entry points that run the OpenAI-compatible server (older launch scripts)
@@ -95,6 +95,8 @@ def recipe_from_words(words: list[Word], *, path: str, file: str, name: str, env
                       shown: str) -> Recipe:
     """The recipe of the words after `vllm serve` (MODEL first when given positionally)."""
     positionals, flags = parse_args(words)
+    if len(flags) > MAX_SETTINGS:
+        raise DataError(f"{shown}:{flags[MAX_SETTINGS].line}: more than {MAX_SETTINGS} settings; a vLLM recipe has tens")
     model = positionals[0].text if positionals else None
     if len(positionals) > 1:
         extra = positionals[1]

@@ -146,6 +146,9 @@ class RevisionInfo(_Frozen):
     recipe_pin: str | None = None
     matches_recipe_pin: bool | None = None
     source: str = Field("", description="which provider supplied the source")
+    release_from: Literal["pins", "index"] | None = Field(
+        None, description="where the release's commit and sdist digest come from: pins/, or the package index "
+                          "(a release pins/ does not list yet); None for a commit")
 
 
 class RunnerInfo(_Frozen):

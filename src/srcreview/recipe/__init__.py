@@ -31,6 +31,7 @@ from srcreview.userfile import read_user_file
 MAX_RECIPE_BYTES = 1_000_000
 FORMATS = ("toml", "compose", "vllm-yaml", "dockerfile", "command-line")
 _YAML_KEY_LINE = re.compile(r"^\s*[A-Za-z0-9_.\"'-]+\s*:(\s|$)", re.M)
+_SCRIPT_SUFFIXES = ("", ".sh", ".bash", ".zsh")
 _SERVE = re.compile(r"\bvllm\s+serve\b|vllm\.entrypoints\.(openai\.api_server|cli\.main)")
 
 __all__ = ["MAX_KEY_DEPTH", "MAX_RECIPE_BYTES", "MAX_SETTINGS", "EnvVar", "Hardware", "KeyLines", "RawFlag",
@@ -72,16 +73,47 @@ def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
     if fmt == "compose":
         from srcreview.recipe.compose import read_compose
 
-        return tuple(read_compose(doc, text, shown, shown))
-    if fmt == "vllm-yaml":
+        recipes = read_compose(doc, text, shown, shown)
+    elif fmt == "vllm-yaml":
         from srcreview.recipe.vllm_yaml import read_config
 
-        return (read_config(doc, text, shown, shown),)
-    from srcreview.recipe import command_line
+        recipes = [read_config(doc, text, shown, shown)]
+    else:
+        from srcreview.recipe import command_line
 
-    if fmt == "dockerfile":
-        return tuple(command_line.read_dockerfile(text, shown, shown))
-    return tuple(command_line.read_script(text, shown, shown))
+        reader = command_line.read_dockerfile if fmt == "dockerfile" else command_line.read_script
+        recipes = reader(text, shown, shown)
+    for recipe in recipes:
+        _refuse_control_characters(recipe, shown)
+    return tuple(recipes)
+
+
+def _refuse_control_characters(recipe: Recipe, shown: str) -> None:
+    """As the TOML reader does: ESC sequences and bidi overrides are no recipe value (they
+    would drive the terminal, or hide text, wherever the value is shown)."""
+    from srcreview.recipe.toml_recipe import _HOSTILE_CHARS
+
+    def check(value, line: int, what: str) -> None:
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                check(item, line, what)
+            return
+        if isinstance(value, dict):
+            check([*map(str, value), *value.values()], line, what)
+            return
+        bad = _HOSTILE_CHARS.search(value) if isinstance(value, str) else None
+        if bad:
+            raise DataError(f"{shown}:{line}: {what} contains the control character U+{ord(bad.group(0)):04X}")
+
+    line = recipe.pin_line or 1
+    for what, value in (("name", recipe.info.name), ("model", recipe.info.model or ""),
+                        ("image", recipe.runtime.image or ""), ("gpu", recipe.hardware.gpu or "")):
+        check(value, line, what)
+    for flag in recipe.flags:
+        check(flag.flag, flag.line, "a flag")
+        check([flag.value, *flag.following], flag.line, flag.flag)
+    for env in recipe.env:
+        check(env.name + env.value, env.line, f"env {env.name}")
 
 
 def detect(text: str, shown: str, name: str) -> tuple[str, object]:
@@ -109,7 +141,7 @@ def detect(text: str, shown: str, name: str) -> tuple[str, object]:
         return "command-line", None
     if suffix == ".toml":
         return "toml", None  # the TOML reader says what is wrong with it
-    if yaml_error is not None and suffix in (".yml", ".yaml"):
+    if yaml_error is not None and (suffix in (".yml", ".yaml") or re.search(r"^services\s*:", text, re.M)):
         raise yaml_error
     raise DataError(f"{shown}:1: not a recipe: no [recipe] table, compose service, vLLM config or "
                     "`vllm serve` command")
@@ -142,6 +174,9 @@ def looks_like_recipe(path: str | Path) -> bool:
         with open(path, "rb") as fh:
             raw = fh.read(MAX_RECIPE_BYTES + 1)
         text = raw.decode("utf-8").removeprefix("\ufeff")
+        fmt, _ = detect(text, path.name, path.name)
+        if fmt == "command-line" and not (text.startswith("#!") or path.suffix.lower() in _SCRIPT_SUFFIXES):
+            return False  # a README or a program that mentions `vllm serve` is not a launch script
         return bool(read_recipes(text, path.name, path.name))
     except (OSError, UnicodeDecodeError, SrcreviewError, RecursionError, ValueError):
         return False

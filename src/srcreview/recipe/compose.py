@@ -70,20 +70,20 @@ def _served(service: Located, lines: list[str], shown: str) -> tuple[list[Word],
     value = service.value
     entrypoint = _words(value.get("entrypoint"), lines, shown)
     command = _words(value.get("command"), lines, shown)
-    if entrypoint is not None:
-        return serve_args(entrypoint + (command or []))
-    if command:
-        found = serve_args(command)
-        if found is not None:
-            return found
-        if len(command) >= 3 and command[0].text.rsplit("/", 1)[-1] in ("sh", "bash") and command[1].text == "-c":
-            for words in commands(command[2].text, shown, command[2].line, command[2].column):
-                found = serve_args(words)
-                if found is not None:
-                    return found
+    argv = (entrypoint or []) + (command or [])
+    found = serve_args(argv) if argv else None
+    if found is None and len(argv) >= 3 and argv[0].text.rsplit("/", 1)[-1] in ("sh", "bash") \
+            and argv[1].text == "-c":  # `sh -c "... vllm serve ..."`: the command is in the string
+        for words in commands(argv[2].text, shown, argv[2].line, argv[2].column):
+            found = serve_args(words)
+            if found is not None:
+                break
+    if found is not None:
+        return found
     image = value.get("image")
-    if image is not None and isinstance(image.value, str) and is_vllm_image(_defaults(image.value)):
-        return [], command or []
+    if entrypoint is None and image is not None and isinstance(image.value, str) \
+            and is_vllm_image(_defaults(image.value)):
+        return [], command or []  # the image's entrypoint is `vllm serve`: command holds its arguments
     return None
 
 

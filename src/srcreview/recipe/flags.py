@@ -232,9 +232,12 @@ def _settings(key: str, value: Any, raw, shown: str, depth: int = 0):
 
 def _typed(value: Any, annotation: str | None, shown: str, line: int, flag: str) -> Any:
     """A command-line word as the revision's parser types it (YAML values keep their type)."""
+    words = _words(annotation)
+    if isinstance(value, list) and "list" in words:  # nargs: each word typed as the list's items
+        inner = " | ".join(sorted(words - {"list", "str"})) if words - {"list", "str"} else "str"
+        return [_typed(item, inner, shown, line, flag) for item in value]
     if not isinstance(value, str):
         return value
-    words = _words(annotation)
     text = value.strip()
     if text.startswith("{") and (not words or "dict" in words or any(w.endswith("Config") for w in words)):
         try:

@@ -29,7 +29,7 @@ class Change:
     version: str
     revision: str
     what: str  # "added" | "completed"
-    full_from: str | None = None  # where the full commit came from (the git remote), if it did
+    full_from: str | None = None  # the release tag the full commit came from, if it did
 
 
 def update_pins(path: Path, cache, *, since: str | None = None, git_url: str | None = None,
@@ -37,7 +37,6 @@ def update_pins(path: Path, cache, *, since: str | None = None, git_url: str | N
     """Add the index's newer releases to the pins file at `path` (rewritten atomically);
     the changes made, and notes on what could not be done (an unreachable git remote)."""
     from srcreview.source.gitrepo import tag_commits
-    from srcreview.source.pipindex import redact_url
     from srcreview.source.registry import discover_release, index_releases
 
     pins = {p.version: p for p in load_pins(path)}
@@ -59,21 +58,25 @@ def update_pins(path: Path, cache, *, since: str | None = None, git_url: str | N
         pin = discover_release(version, cache, progress)
         full = _full(tags, version, pin.revision)
         pins[version] = Pin(version=version, revision=full or pin.revision, sdist_sha256=pin.sdist_sha256)
-        changes.append(Change(version, pins[version].revision, "added", redact_url(git_url) if full else None))
+        changes.append(Change(version, pins[version].revision, "added", _tag(tags, version) if full else None))
     for version, pin in sorted(pins.items(), key=lambda kv: parse_version(kv[0])):
         if len(pin.revision) < 40 and version not in wanted:
             full = _full(tags, version, pin.revision)
             if full:
                 pins[version] = pin.model_copy(update={"revision": full})
-                changes.append(Change(version, full, "completed", redact_url(git_url)))
+                changes.append(Change(version, full, "completed", _tag(tags, version)))
     if changes:
         write_pins(path, list(pins.values()))
     return changes, notes
 
 
+def _tag(tags: dict[str, str], version: str) -> str:
+    return f"v{version}" if f"v{version}" in tags else version
+
+
 def _full(tags: dict[str, str], version: str, abbreviated: str) -> str | None:
     """The tag's full commit when it extends the sdist's abbreviated one (a moved tag never wins)."""
-    full = tags.get(f"v{version}") or tags.get(version)
+    full = tags.get(_tag(tags, version))
     return full if full and full.startswith(abbreviated) else None
 
 

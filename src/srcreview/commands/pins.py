@@ -49,7 +49,7 @@ def run(args) -> int:
     for note in notes:
         print(f"srcreview: note: {note}", file=sys.stderr)
     for change in changes:
-        source = f" (full commit from {change.full_from})" if change.full_from else ""
+        source = f" (full commit from the release tag {change.full_from})" if change.full_from else ""
         print(f"{change.what} {change.version} {change.revision}{source}")
     if not changes:
         print(f"{path.name}: up to date with the package index")

@@ -216,8 +216,12 @@ def tag_commits(url: str) -> dict[str, str]:
 
     if url.startswith("-"):
         raise SourceUnavailable("git remote URL must not start with '-'")
-    out = run_git(Path(os.devnull), "ls-remote", "--tags", url, what=f"git ls-remote {redact_url(url)}",
-                  timeout=limits().deadline)
+    shown = redact_url(url) if "://" in url else Path(url).name  # a local path: its name only
+    try:
+        out = run_git(Path(os.devnull), "ls-remote", "--tags", url, what=f"git ls-remote {shown}",
+                      timeout=limits().deadline)
+    except SourceUnavailable as exc:  # git quotes the URL in its errors: never a local path in output
+        raise SourceUnavailable(exc.message.replace(url, shown)) from None
     found: dict[str, str] = {}
     for line in out.decode(errors="replace").splitlines():
         sha, _, ref = line.partition("\t")

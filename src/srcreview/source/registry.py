@@ -192,7 +192,7 @@ def _tree(path, revision: Revision, meta: dict, cached: bool, files: dict | None
     if isinstance(commit, str) and commit and revision.matches_commit(commit):
         revision = vouched(revision, commit)
     tree = DirectoryTree(path, revision, provider=KIND, manifest=files)
-    tree.cached = cached
+    tree.cached = cached and not (revision.pin is not None and cache_key(revision) in _BUILT)
     tree.origin = meta.get("sdist")
     return tree
 
@@ -255,6 +255,7 @@ def _move_into(entry, unpacked) -> None:
 # ---------------------------------------------------------------------------------------------
 # releases that pins/ does not know
 
+_BUILT: set[str] = set()  # entries this process downloaded while discovering (not "cached" when opened)
 RELEASES = "releases"  # cache files: releases/vllm-<version>.json, the pins discovered on the index
 
 
@@ -293,6 +294,7 @@ def discover_release(version: str, cache: Cache, progress: Progress | None = Non
         revision = Revision(requested=version, sha=commit, version=version, pin=pin)
         with cache.entry(KIND, cache_key(revision)) as entry:
             if not entry.ready:
+                _BUILT.add(cache_key(revision))
                 _move_into(entry, unpacked)
                 entry.commit({"provider": KIND, "version": version, "sha": commit, "commit_id": commit,
                               "sdist": sdist.filename, "sdist_sha256": got, "from_index": True})

@@ -86,7 +86,7 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
         matches = revision.version == pin
     return Review(
         tool=ToolInfo(version=__version__),
-        recipe=RecipeRef(path=recipe.path, file=getattr(recipe, "file", "") or None, name=recipe.name,
+        recipe=RecipeRef(path=recipe.path, file=recipe.file or None, name=recipe.name,
                          model=recipe.info.model, gpu=recipe.hardware.gpu,
                          compute_capability=recipe.hardware.compute_capability),
         revision=RevisionInfo(sha=revision.sha, version=revision.version, recipe_pin=pin,

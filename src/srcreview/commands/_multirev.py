@@ -80,11 +80,10 @@ class RevisionReviewer:
 
 def parse_rev_list(text: str) -> list[str]:
     """`A,B,C` -> ["A", "B", "C"], each a valid rev (a release or a commit), no repeats."""
-    from srcreview.revision import validate_rev
+    from srcreview.commands._common import check_revs
 
     revs = [part.strip() for part in text.split(",") if part.strip()]
-    for rev in revs:
-        validate_rev(rev)
+    check_revs(revs, "--revs")
     if len(set(revs)) != len(revs):
         raise UsageError("--revs: a revision is listed twice")
     return revs

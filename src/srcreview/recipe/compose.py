@@ -16,7 +16,7 @@ import re
 from srcreview.errors import DataError
 from srcreview.recipe.command_line import is_vllm_image, pin_of_image, recipe_from_words, serve_args
 from srcreview.recipe.directives import KEYS, Directives, read_directives
-from srcreview.recipe.model import EnvVar, Recipe
+from srcreview.recipe.model import EnvVar, Recipe, RuntimePin
 from srcreview.recipe.shell import Word, commands
 from srcreview.recipe.yaml_doc import Located
 
@@ -51,9 +51,7 @@ def read_compose(doc: Located, text: str, shown: str, file: str) -> list[Recipe]
         directives = _combine(file_directives, top, _x_srcreview(service.value.get("x-srcreview"), shown))
         image = service.value.get("image")
         image_text = _text(image, shown, "image") if image is not None else ""
-        runtime = pin_of_image(_defaults(image_text)) if image_text else pin_of_image("")
-        if not image_text:
-            runtime = runtime.model_copy(update={"image": None})
+        runtime = pin_of_image(_defaults(image_text)) if image_text else RuntimePin()
         env = _environment(service.value.get("environment"), shown)
         env += [EnvVar(name=w.text.partition("=")[0], value=w.text.partition("=")[2], line=w.line) for w in env_words]
         pinned = image is not None and (runtime.version or runtime.revision)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError

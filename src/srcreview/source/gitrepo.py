@@ -218,7 +218,7 @@ def tag_commits(url: str) -> dict[str, str]:
         raise SourceUnavailable("git remote URL must not start with '-'")
     shown = redact_url(url) if "://" in url else Path(url).name  # a local path: its name only
     try:
-        out = run_git(Path(os.devnull), "ls-remote", "--tags", url, what=f"git ls-remote {shown}",
+        out = run_git(Path(os.devnull), "ls-remote", "--tags", "--end-of-options", url, what=f"git ls-remote {shown}",
                       timeout=limits().deadline)
     except SourceUnavailable as exc:  # git quotes the URL in its errors: never a local path in output
         raise SourceUnavailable(exc.message.replace(url, shown)) from None

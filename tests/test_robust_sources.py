@@ -33,7 +33,7 @@ from srcreview.source.cache import MANIFEST, Cache, _manifest_digest, verified_m
 
 VERSION = "0.0.1"
 SDIST = f"vllm-{VERSION}.tar.gz"
-KEY = f"{VERSION}-{FAKE_SHA}"
+KEY = f"{VERSION}-{FAKE_SHA[:9]}"  # registry entries are keyed by what the sdist proves
 USER, SECRET = "alice", "s3cr3t-pw-7f3a"
 GOOD_LINE = f"vLLM {VERSION} (123456789) from registry {SDIST}: commit {FAKE_SHA}, 4 files"
 

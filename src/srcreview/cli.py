@@ -14,7 +14,7 @@ import sys
 from srcreview import __version__
 from srcreview.errors import EXIT_INCOMPLETE, EXIT_USAGE, SrcreviewError
 
-COMMANDS = ("check", "fetch", "show", "graph", "rules", "schema", "audit", "explain", "diff", "bisect")
+COMMANDS = ("check", "recipe", "fetch", "pins", "show", "graph", "rules", "schema", "audit", "explain", "diff", "bisect")
 
 DESCRIPTION = """\
 Review a vLLM serving recipe against the exact pinned vLLM source, without running it.

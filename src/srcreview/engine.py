@@ -86,11 +86,13 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
         matches = revision.version == pin
     return Review(
         tool=ToolInfo(version=__version__),
-        recipe=RecipeRef(path=recipe.path, name=recipe.name, model=recipe.info.model, gpu=recipe.hardware.gpu,
+        recipe=RecipeRef(path=recipe.path, file=recipe.file or None, name=recipe.name,
+                         model=recipe.info.model, gpu=recipe.hardware.gpu,
                          compute_capability=recipe.hardware.compute_capability),
         revision=RevisionInfo(sha=revision.sha, version=revision.version, recipe_pin=pin,
                               matches_recipe_pin=matches,
-                              source=source_label or getattr(tree, "provider", "")),
+                              source=source_label or getattr(tree, "provider", ""),
+                              release_from=revision.pin.origin if revision.pin is not None else None),
         runner=runner,
         knobs=tuple(sorted(knobs.values(), key=_knob_order)),
         findings=tuple(findings),
@@ -429,7 +431,8 @@ def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, do
             status = "undecided"
         key = fill(effect.key, values)
         tags = tuple(sorted(set(result.tags) | ({"runner-undecided"} if downgrade else set())))
-        scopes = [sc for (k, sc) in knobs if k == key] if effect.scope == "any" else [effect.scope]
+        # three lookups, not a scan of the table: one scan per setting made a review quadratic
+        scopes = [sc for sc in _SCOPES if (key, sc) in knobs] if effect.scope == "any" else [effect.scope]
         setting = ctx.recipe.setting(key)
         for scope in scopes:
             old = knobs.get((key, scope))
@@ -446,6 +449,7 @@ def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, do
                                                              "tags": tuple(sorted(set(old.tags) | set(tags)))})
 
 
+_SCOPES = ("engine", "target", "draft")
 _KNOB_ROLE_ORDER = ("reads", "inspected", "passes", "replaces", "branch", "gating", "declares")
 
 

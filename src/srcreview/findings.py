@@ -132,6 +132,8 @@ class ToolInfo(_Frozen):
 
 class RecipeRef(_Frozen):
     path: str
+    file: str | None = Field(None, description="the file the recipe is read from when `path` names a part of it "
+                                               "(a compose service: path file.yml#service)")
     name: str
     model: str | None = None
     gpu: str | None = None
@@ -144,6 +146,9 @@ class RevisionInfo(_Frozen):
     recipe_pin: str | None = None
     matches_recipe_pin: bool | None = None
     source: str = Field("", description="which provider supplied the source")
+    release_from: Literal["pins", "index"] | None = Field(
+        None, description="where the release's commit and sdist digest come from: pins/, or the package index "
+                          "(a release pins/ does not list yet); None for a commit")
 
 
 class RunnerInfo(_Frozen):

@@ -138,6 +138,13 @@ def _read_toml(path: Path, shown: str) -> tuple[dict, str]:
 
 
 def _recipe_waivers(path: Path, shown: str) -> list[Waiver]:
+    from srcreview.recipe import is_toml_recipe
+
+    try:
+        if not is_toml_recipe(path.read_text(encoding="utf-8")):
+            return []  # a script, vLLM config or compose file: its waivers live in srcreview.toml
+    except (OSError, UnicodeDecodeError):
+        pass  # _read_toml says what is wrong
     data, text = _read_toml(path, shown)
     table = data.get("srcreview")
     if table is None:

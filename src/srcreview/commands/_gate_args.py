@@ -172,14 +172,14 @@ def _recipe_files(given, reviews) -> list[tuple[Path, str]]:
     given = [str(p) for p in given]
     pairs = []
     for position, review in enumerate(reviews):
-        shown = review.recipe.path
+        shown = review.recipe.file or review.recipe.path  # compose services: their file
         match = next((p for p in given if p == shown), None)
         if match is None:
             target = Path(shown).resolve()
             match = next((p for p in given if Path(p).resolve() == target), None)
         if match is None:  # shown as its bare name (outside the working directory): same order as given
             match = given[position] if len(given) == len(reviews) else shown
-        pairs.append((Path(match), shown))
+        pairs.append((Path(match), review.recipe.path))
     return pairs
 
 

@@ -22,7 +22,9 @@ def add_parser(sub) -> None:
 
     p = sub.add_parser("check", help="review recipe(s) against the pinned vLLM source",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("recipes", nargs="+", metavar="RECIPE", help="recipe TOML file(s); several give one combined result")
+    p.add_argument("recipes", nargs="+", metavar="RECIPE",
+                   help="recipe file(s): srcreview TOML, a script or Dockerfile running `vllm serve`, a vLLM "
+                        "YAML config or a compose file (one recipe per vLLM service); several give one result")
     add_source_args(p)
     add_patch_args(p)
     p.add_argument("--format", choices=FORMATS, default="text", help="output on stdout (default: text)")
@@ -40,12 +42,13 @@ def run(args) -> int:
     from pathlib import Path
 
     from srcreview.commands._gate_args import run_gate, shown_path
-    from srcreview.recipe import load_recipe
+    from srcreview.recipe import load_recipes
     from srcreview.rules import load_rules
 
     rules = load_rules(Path(args.rules)) if args.rules else load_rules()
-    recipes = [load_recipe(path, display_path=shown_path(path)) for path in args.recipes]
-    reviews = review_recipes(args, recipes, rules, files=args.recipes)
+    loaded = [(r, path) for path in args.recipes for r in load_recipes(path, display_path=shown_path(path))]
+    recipes = [r for r, _ in loaded]  # a compose file gives one recipe per vLLM service
+    reviews = review_recipes(args, recipes, rules, files=[path for _, path in loaded])
     gate = run_gate(args, reviews, rules=rules)
     if args.registry:
         merge_registry(args.registry, gate)
@@ -97,6 +100,7 @@ def review_recipes(args, recipes, rules, files=None):
     from srcreview.index.cache import default_cache_dir
     from srcreview.index.prefetch import start
     from srcreview.patched_review import mark_patched
+    from srcreview.recipe import at_revision
 
     trees: dict[tuple, tuple[object, object]] = {}
     reviews = []
@@ -107,6 +111,7 @@ def review_recipes(args, recipes, rules, files=None):
             tree = tree_from_args(args, recipe, progress=sys.stderr.isatty(), layers=layers)
             trees[key] = (tree, Index(tree, cache_dir=default_cache_dir()))
         tree, index = trees[key]
+        recipe = at_revision(recipe, index)  # command-line flags, as this revision defines them
         ahead = start(index, anchor_names(recipe, rules))  # the second core parses what the rules start from
         try:
             reviews.append(mark_patched(review(recipe, tree, rules=rules, index=index), tree))

@@ -54,18 +54,21 @@ def run(args) -> int:
 
     if args.depth is not None and not 1 <= args.depth <= 20:
         raise UsageError("--depth: must be between 1 and 20")
-    bindings: dict = {}
     recipe = None
     if args.recipe:
+        from srcreview.commands._gate_args import shown_path
         from srcreview.recipe import load_recipe
 
-        recipe = load_recipe(args.recipe)
-        bindings.update(recipe.bindings)
-    for text in args.settings:
-        key, value = parse_setting(text)
-        bindings[key] = value
+        recipe = load_recipe(args.recipe, display_path=shown_path(args.recipe))
+    settings = [parse_setting(text) for text in args.settings]
     tree = tree_from_args(args, layers=layers_from_args(args, recipe, args.recipe))
     index = Index(tree, cache_dir=default_cache_dir())
+    bindings: dict = {}
+    if recipe is not None:
+        from srcreview.recipe import at_revision
+
+        bindings.update(at_revision(recipe, index).bindings)
+    bindings.update(dict(settings))
     result = trace(index, args.entry, bindings, sink=args.sink, max_depth=args.depth)
     out = render_trace(result, args.format)
     if args.reads:

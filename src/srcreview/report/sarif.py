@@ -232,7 +232,8 @@ def _recipe_line(review: Review, finding: Finding) -> int:
 
 
 def _recipe_location(review: Review, line: int) -> dict:
-    return {"physicalLocation": {"artifactLocation": {"uri": recipe_uri(review.recipe.path), "uriBaseId": RECIPE_BASE},
+    where = review.recipe.file or review.recipe.path  # a compose service annotates its compose file
+    return {"physicalLocation": {"artifactLocation": {"uri": recipe_uri(where), "uriBaseId": RECIPE_BASE},
                                  "region": {"startLine": max(line, 1)}}}
 
 

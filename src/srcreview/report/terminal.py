@@ -44,7 +44,9 @@ def _review(console, review: Review, verbose: bool) -> None:
     pin = ""
     if rev.recipe_pin is not None:
         pin = " matches the recipe pin" if rev.matches_recipe_pin else f" differs from the recipe pin {rev.recipe_pin[:12]}"
-    console.print(printable(f"vLLM {label}{pin}"))
+    origin = " (release not in pins/: commit and sdist sha256 from the package index)" \
+        if rev.release_from == "index" else ""
+    console.print(printable(f"vLLM {label}{pin}{origin}"))
     for layer in review.patches:
         console.print(printable(f"patched with {layer.kind} {layer.file} (sha256 {layer.sha256[:12]}): "
                                 + ", ".join(layer.touched)), soft_wrap=True)

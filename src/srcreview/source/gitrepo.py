@@ -209,6 +209,32 @@ def open_checkout(path: Path, revision: Revision) -> GitTree:
     return GitTree(git_dir, revision, provider="local", origin="git checkout")
 
 
+def tag_commits(url: str) -> dict[str, str]:
+    """Tag -> full commit of a remote repository (`git ls-remote --tags`; an annotated tag's
+    peeled commit wins), within SRCREVIEW_HTTP_DEADLINE; SourceUnavailable if unreachable."""
+    from srcreview.source.http import limits
+
+    if url.startswith("-"):
+        raise SourceUnavailable("git remote URL must not start with '-'")
+    shown = redact_url(url) if "://" in url else Path(url).name  # a local path: its name only
+    try:
+        out = run_git(Path(os.devnull), "ls-remote", "--tags", "--end-of-options", url, what=f"git ls-remote {shown}",
+                      timeout=limits().deadline)
+    except SourceUnavailable as exc:  # git quotes the URL in its errors: never a local path in output
+        raise SourceUnavailable(exc.message.replace(url, shown)) from None
+    found: dict[str, str] = {}
+    for line in out.decode(errors="replace").splitlines():
+        sha, _, ref = line.partition("\t")
+        if not re.fullmatch(r"[0-9a-f]{40}", sha) or not ref.startswith("refs/tags/"):
+            continue
+        tag = ref[len("refs/tags/"):]
+        if tag.endswith("^{}"):
+            found[tag[:-3]] = sha  # the commit an annotated tag points at
+        else:
+            found.setdefault(tag, sha)
+    return found
+
+
 def remote_url() -> str:
     url = os.environ.get("SRCREVIEW_GIT_URL", "").strip() or f"{repo_url()}.git"
     if url.startswith("-"):

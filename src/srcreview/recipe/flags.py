@@ -60,7 +60,7 @@ _MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _flag_table(index) -> dict[str, FlagDef]:
-    from srcreview.checks._ir import call_name, iter_calls
+    from srcreview.index.ir import Constant, dotted, iter_calls
 
     engine = _class(index, ENGINE_CLASS)
     engine_fields = {f.name: f for f in engine.fields} if engine is not None else {}
@@ -70,29 +70,31 @@ def _flag_table(index) -> dict[str, FlagDef]:
         functions += [(s, False) for s in _find(index, suffix)]
     for symbol in _find(index, SERVE_PARSER):
         fn = index.function(symbol.qualname)
-        consts = {a[3] for call in iter_calls(fn.facts.body if fn else ()) for a in call[4] if a[0] == "const"}
+        consts = {a.value for call in iter_calls(fn.facts.body if fn else ()) for a in call.args
+                  if isinstance(a, Constant)}
         if SERVE_MARK in consts:
             functions.append((symbol, True))
     for symbol, serve in functions:
         fn = index.function(symbol.qualname)
         for call in iter_calls(fn.facts.body if fn else ()):
-            if not (call_name(call) or "").endswith("add_argument"):
+            if not (dotted(call.func) or "").endswith("add_argument"):
                 continue
-            names = [a[3] for a in call[4] if a[0] == "const" and isinstance(a[3], str) and a[3].startswith("-")]
+            names = [a.value for a in call.args
+                     if isinstance(a, Constant) and isinstance(a.value, str) and a.value.startswith("-")]
             if not names:
                 continue
-            kwargs = {k: v for k, v in call[5] if k}
+            kwargs = {k.name: k.value for k in call.keywords if k.name}
             dest = _const(kwargs.get("dest")) or _dest(names)
             field = engine_fields.get(dest)
             annotation = field.annotation if field is not None else None
             action = _action(kwargs.get("action"))
             nargs = _const(kwargs.get("nargs"))
-            if action is None and None in {k for k, _ in call[5]} and _is_bool(annotation):
+            if action is None and None in {k.name for k in call.keywords} and _is_bool(annotation):
                 action = "optional"  # **get_kwargs(...): a bool field is a BooleanOptionalAction
             flag = FlagDef(dest=dest, engine=field is not None and not serve,
                            boolean=action in ("store_true", "store_false", "optional"),
                            negatable=action == "optional", many=nargs in ("+", "*") or _is_list(annotation),
-                           annotation=annotation, where=f"{symbol.path}:{call[1]}")
+                           annotation=annotation, where=f"{symbol.path}:{call.line}")
             for name in names:
                 table.setdefault(name, flag)
     frontend = _class(index, FRONTEND_CLASS)
@@ -121,15 +123,18 @@ def _class(index, name: str):
 
 
 def _const(expr) -> Any:
-    return expr[3] if isinstance(expr, tuple) and expr and expr[0] == "const" else None
+    from srcreview.index.ir import Constant
+
+    return expr.value if isinstance(expr, Constant) else None
 
 
 def _action(expr) -> str | None:
     if expr is None:
         return None
-    if expr[0] == "const":
-        return expr[3] if expr[3] in ("store_true", "store_false") else "other"
-    from srcreview.checks._ir import dotted
+    from srcreview.index.ir import Constant, dotted
+
+    if isinstance(expr, Constant):
+        return expr.value if expr.value in ("store_true", "store_false") else "other"
 
     return "optional" if (dotted(expr) or "").endswith("BooleanOptionalAction") else "other"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -55,6 +56,25 @@ def clean_relpath(path: str) -> str:
     if posix.is_absolute() or ".." in posix.parts or not posix.parts:
         raise SourceUnavailable(f"{path}: not a path inside the source tree")
     return str(posix)
+
+
+def read_regular(target: Path, path: str) -> bytes:
+    """The bytes of `target` if it is a regular file; SourceUnavailable naming `path` for a
+    directory, FIFO, socket or device (opened non-blocking: a FIFO cannot hold the run)."""
+    from srcreview.userfile import file_kind
+
+    fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise SourceUnavailable(f"{path}: {file_kind(mode)}, not a regular file")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            return fh.read()
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 class SourceTree(ABC):
@@ -134,8 +154,8 @@ class DirectoryTree(SourceTree):
             # also through a symlinked directory on the way (`vllm/linked_dir/x.py`)
             if not target.resolve().is_relative_to(self._real_root()):
                 raise SourceUnavailable(f"{path}: symlink leaves the source tree")
-            return target.read_bytes()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return read_regular(target, path)
+        except (FileNotFoundError, NotADirectoryError):
             raise SourceUnavailable(f"{path}: no such file at {self.revision.label()}") from None
         except OSError as exc:
             raise SourceUnavailable(f"{path}: unreadable: {exc.strerror or exc}") from None

@@ -136,13 +136,15 @@ def _open_local_archive(path: Path, revision: Revision, cache, progress) -> Sour
     from srcreview.source.cache import Cache
     from srcreview.source.sdist import verify_commit
 
+    from srcreview.userfile import open_regular
+
     cache = cache or Cache()
+    what = f"--source {path.name}"
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path, what, "archive") as fh:  # a FIFO or /dev/zero named .tar.gz: refused, never read
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     key = digest.hexdigest()
-    what = f"--source {path.name}"
     with cache.entry("local", key) as entry:
         if not entry.ready:
             staging = entry.staging()

@@ -1,0 +1,139 @@
+"""Bounded in time, memory and depth: hostile inputs the user names and faults in the analysed tree.
+
+Every case goes through the CLI (`srcreview.cli.main` in this process) and must end with one
+`srcreview: error:` line (or a normal review) and its documented exit code, never a hang,
+never a traceback, never `internal error`. Cases that used to hang run under an alarm, so a
+regression fails instead of holding the suite.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+from pathlib import Path
+
+import pytest
+
+from srcreview.errors import EXIT_USAGE
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
+RECIPE = (Path(__file__).resolve().parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
+REV = "1234567ab"
+
+
+def make_tree(root: Path) -> Path:
+    """The rules_spec_decode fixture as an unpacked sdist of commit REV."""
+    shutil.copytree(FIXTURE, root)
+    (root / "vllm" / "_version.py").write_text(f"__version__ = version = '0.0.0'\n"
+                                               f"__commit_id__ = commit_id = 'g{REV}'\n")
+    return root
+
+
+@pytest.fixture
+def work(tmp_path, monkeypatch):
+    """tmp_path as the working directory, with a fixture tree `tree/`, a recipe `demo.toml` and a
+    private cache; relative names keep socket paths short and messages free of local paths."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    make_tree(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(RECIPE)
+    return tmp_path
+
+
+@pytest.fixture
+def alarm():
+    """Fail (rather than hang) when a case does not finish within 20 s."""
+    def expired(signum, frame):
+        raise TimeoutError("the command did not finish within 20 s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(20)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def one_error_line(result, code: int) -> str:
+    assert result.code == code, result
+    lines = result.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("srcreview: error: "), result.err
+    assert "Traceback" not in result.err and "internal error" not in result.err
+    return lines[0].removeprefix("srcreview: error: ")
+
+
+# ------------------------------------------------------------------------------ special files
+
+SPECIAL = ("fifo", "dev-zero", "dev-urandom", "socket")
+_KIND = {"fifo": "a FIFO", "dev-zero": "a character device", "dev-urandom": "a character device",
+         "socket": "a socket"}
+
+
+def make_special(path: Path, kind: str, keep: list) -> None:
+    """A FIFO (no writer), a link to /dev/zero or /dev/urandom, or a listening unix socket at `path`."""
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(os.path.relpath(path))  # relative: unix socket paths are short
+        sock.listen(1)
+        keep.append(sock)
+    else:
+        path.symlink_to(f"/dev/{kind.removeprefix('dev-')}")
+
+
+@pytest.mark.parametrize("kind", SPECIAL)
+@pytest.mark.parametrize("role", ["recipe", "baseline", "waiver file", "review", "--source archive"])
+def test_special_files_are_refused_before_reading(cli, work, alarm, role, kind):
+    sockets: list = []
+    try:
+        if role == "recipe":
+            make_special(work / "r.toml", kind, sockets)
+            result = cli("check", "r.toml", "--rev", "0.29.0")
+            shown, what = "r.toml", "recipe"
+        elif role == "baseline":
+            make_special(work / "base.json", kind, sockets)
+            result = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--baseline", "base.json")
+            shown, what = "--baseline base.json", "baseline"
+        elif role == "waiver file":
+            make_special(work / "srcreview.toml", kind, sockets)
+            result = cli("check", "demo.toml", "--source", "tree", "--rev", REV)
+            shown, what = "srcreview.toml", "waiver"
+        elif role == "review":
+            make_special(work / "review.json", kind, sockets)
+            result = cli("audit", "review.json", "--source", "tree")
+            shown, what = "review.json", "review"
+        else:
+            make_special(work / "vllm-0.0.1.tar.gz", kind, sockets)
+            result = cli("fetch", "--rev", REV, "--source", "vllm-0.0.1.tar.gz")
+            shown, what = "--source vllm-0.0.1.tar.gz", "archive"
+    finally:
+        for sock in sockets:
+            sock.close()
+    line = one_error_line(result, EXIT_USAGE)
+    assert line == f"{shown}: cannot read {what}: {_KIND[kind]}, not a regular file"
+    assert result.out == ""
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_special_files_inside_the_source_tree_are_never_read(cli, work, alarm, kind):
+    """A module, or the sdist's _version.py, that is (a link to) a FIFO or a device: refused, never read."""
+    version = work / "tree" / "vllm" / "_version.py"
+    shutil.move(version, work / "tree" / "vllm" / "_version.real")
+    make_special(version, kind, [])
+    result = cli("fetch", "--rev", REV, "--source", "tree")
+    assert one_error_line(result, EXIT_USAGE) == \
+        "--source tree: neither a git repository nor an unpacked vLLM sdist (no vllm/_version.py)"
+    version.unlink()
+    shutil.move(work / "tree" / "vllm" / "_version.real", version)
+    fifo = work / "tree" / "vllm" / "fifo.py"
+    make_special(fifo, kind, [])
+    (work / "tree" / "vllm" / "config" / "linked.py").symlink_to("../fifo.py")  # an in-tree link to it
+    result = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--format", "json")
+    assert result.code == 1 and result.err == "", result.err  # the clean tree's decision: nothing needed them
+    assert json.loads(result.out)["incomplete"] == []

@@ -137,3 +137,31 @@ def test_special_files_inside_the_source_tree_are_never_read(cli, work, alarm, k
     result = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--format", "json")
     assert result.code == 1 and result.err == "", result.err  # the clean tree's decision: nothing needed them
     assert json.loads(result.out)["incomplete"] == []
+
+
+# ------------------------------------------------------------------------------ deep nesting
+
+def _deep_json(depth: int) -> str:
+    return '{"reviews": ' + "[" * depth + "]" * depth + "}"
+
+
+def _deep_toml(depth: int, kind: str) -> str:
+    if kind == "arrays":
+        return "[[waivers]]\nfingerprint = " + "[" * depth + "]" * depth + "\n"
+    return "[[waivers]]\nfingerprint = " + "{ a = " * depth + "1" + " }" * depth + "\n"
+
+
+@pytest.mark.parametrize("depth", [5_000, 200_000])
+def test_deeply_nested_baseline_is_a_data_error(cli, work, alarm, depth):
+    (work / "base.json").write_text(_deep_json(depth))
+    result = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--baseline", "base.json")
+    assert one_error_line(result, 65) == "base.json: baseline is not JSON srcreview reads: nesting too deep"
+    assert result.out == ""
+
+
+@pytest.mark.parametrize("kind", ["arrays", "inline-tables"])
+@pytest.mark.parametrize("depth", [5_000, 100_000])  # 100,000 inline tables: 800 KB, under the 1 MB limit
+def test_deeply_nested_waiver_file_is_a_data_error(cli, work, alarm, depth, kind):
+    (work / "srcreview.toml").write_text(_deep_toml(depth, kind))
+    result = cli("check", "demo.toml", "--source", "tree", "--rev", REV)
+    assert one_error_line(result, 65) == "srcreview.toml: malformed TOML: nesting too deep"

@@ -127,8 +127,9 @@ def test_an_older_schema_directory_is_never_read(setup):
     assert _run(setup) == clean
 
 
-@pytest.mark.parametrize("garble", [b"", b"{", b"[]", b'{"key": "x", "paths": [], "names": {"a": [5]}}'],
-                         ids=["empty", "truncated", "wrong-shape", "bad-index"])
+@pytest.mark.parametrize("garble", [b"", b"{", b"[]", b'{"key": "x", "paths": [], "names": {"a": [5]}}',
+                                    b"[" * 100_000 + b"]" * 100_000],
+                         ids=["empty", "truncated", "wrong-shape", "bad-index", "nested-100000-deep"])
 def test_a_garbled_name_index_gives_the_clean_review(setup, garble):
     clean = _run(setup)
     names = sorted((facts_dir(setup[2]) / "names").glob("*.json"))

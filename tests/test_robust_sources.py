@@ -350,6 +350,12 @@ def _long_download(server, sdist, refused_url, silent_url):
     return url
 
 
+def _deep_index(server, sdist, refused_url, silent_url):
+    url = _index(server, sdist)
+    _json_page(server).body = b'{"files": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    return url
+
+
 def _sha_mismatch(server, sdist, refused_url, silent_url):
     return with_credentials(server.serve_index({SDIST: sdist}, hashes={SDIST: "0" * 64}))
 
@@ -381,6 +387,9 @@ NETWORK_CASES = [
     ("neither JSON nor HTML", _other_content_type,
      rf"the package index {INDEX}: answered with content type 'application/octet-stream', not a PEP 691 JSON or "
      rf"PEP 503 HTML project page \({A} attempts\)", PAGE, A),
+    ("index page nested 100,000 deep", _deep_index,
+     rf"the package index {INDEX}: answered with an unreadable application/vnd\.pypi\.simple\.v1\+json project "
+     rf"page \(not PEP 691 JSON, or cut short\) \({A} attempts\)", PAGE, A),
     ("truncated index page", _truncated_index,
      rf"cannot reach the package index {INDEX}: connection closed before the whole body arrived \({A} attempts\)",
      PAGE, A),
@@ -568,8 +577,12 @@ def _empty_manifest(entry: Path) -> None:
     (entry / MANIFEST).write_bytes(b"")
 
 
+def _deep_manifest(entry: Path) -> None:
+    (entry / MANIFEST).write_bytes(b'{"files": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+
+
 @pytest.mark.parametrize("damage", [_older_schema, _newer_schema, _older_layout, _truncated_manifest,
-                                    _empty_manifest, _truncated_file, _same_size_edit],
+                                    _empty_manifest, _deep_manifest, _truncated_file, _same_size_edit],
                          ids=lambda f: f.__name__.strip("_"))
 def test_damaged_or_foreign_cache_entry_is_rebuilt_never_trusted(cli, cached_release, cache_dir, http_server, damage):
     damage(cached_release)

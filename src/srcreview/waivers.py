@@ -137,6 +137,8 @@ def _read_toml(path: Path, shown: str, what: str) -> tuple[dict, str]:
         pos = re.search(r"\(at line (\d+)", str(exc))
         raise DataError(f"{shown}:{pos.group(1) if pos else 1}: malformed TOML: "
                         f"{re.sub(r' ?[(]at line.*', '', str(exc))}") from None
+    except RecursionError:
+        raise DataError(f"{shown}: malformed TOML: nesting too deep") from None
 
 
 def _recipe_waivers(path: Path, shown: str) -> list[Waiver]:

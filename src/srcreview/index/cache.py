@@ -106,7 +106,7 @@ class FactsCache:
 
         try:
             data = json.loads((self.root / "names" / f"{key}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
         if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("paths"), list):
             return None

@@ -92,7 +92,7 @@ def read_manifest(path: Path) -> dict | None:
         if data.get("digest") != _manifest_digest(data["meta"], data["files"]):
             return None
         return data
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
 
 

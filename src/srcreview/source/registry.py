@@ -95,7 +95,7 @@ def _parse_json(page_url: str, body: bytes, kind: str) -> list[SdistFile]:
             size = item.get("size")
             files.append(SdistFile(str(item["filename"]), url.split("#", 1)[0], hashes.get("sha256"),
                                    size if isinstance(size, int) and size >= 0 else None))
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise nethttp.BadDocument(f"answered with an unreadable {kind} project page "
                                   "(not PEP 691 JSON, or cut short)") from None
     return files

@@ -165,3 +165,58 @@ def test_deeply_nested_waiver_file_is_a_data_error(cli, work, alarm, depth, kind
     (work / "srcreview.toml").write_text(_deep_toml(depth, kind))
     result = cli("check", "demo.toml", "--source", "tree", "--rev", REV)
     assert one_error_line(result, 65) == "srcreview.toml: malformed TOML: nesting too deep"
+
+
+# ------------------------------------------------------------------- integers over 4,300 digits
+
+HUGE = "9" * 5_000
+
+
+def test_numbers_over_4300_digits_in_named_files_are_data_errors(cli, work, alarm):
+    """Python refuses to convert them (json and tomllib raised a bare ValueError: a traceback)."""
+    (work / "r.toml").write_text(RECIPE.replace("max_num_seqs = 1", f"max_num_seqs = {HUGE}"))
+    line = RECIPE.splitlines().index("max_num_seqs = 1") + 1
+    result = cli("check", "r.toml", "--rev", "0.29.0")
+    assert one_error_line(result, 65) == f"r.toml:{line}: a number of 5000 digits, over the 4300-digit limit"
+
+    underscored = "_".join(["9"] * 4_301)  # TOML digit groups: 4,301 digits
+    (work / "r.toml").write_text(RECIPE.replace("max_num_seqs = 1", f"max_num_seqs = {underscored}"))
+    assert one_error_line(cli("check", "r.toml", "--rev", "0.29.0"), 65).endswith(
+        "a number of 4301 digits, over the 4300-digit limit")
+
+    (work / "base.json").write_text('{"recipe": {"path": "demo.toml"},\n "findings": [], "x": ' + HUGE + "}")
+    result = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--baseline", "base.json")
+    assert one_error_line(result, 65) == "--baseline base.json:2: a number of 5000 digits, over the 4300-digit limit"
+
+    (work / "srcreview.toml").write_text(f'[[waivers]]\nfingerprint = "abcd"\nreason = "r"\nexpires = {HUGE}\n')
+    result = cli("check", "demo.toml", "--source", "tree", "--rev", REV)
+    assert one_error_line(result, 65) == "srcreview.toml:4: a number of 5000 digits, over the 4300-digit limit"
+    (work / "srcreview.toml").unlink()
+
+    url = f"https://github.com/vllm-project/vllm/blob/{REV}/vllm/config/speculative.py#L1-L{HUGE}"
+    (work / "review.json").write_text(json.dumps({"source_urls": [{"url": url, "purpose": "SpeculativeConfig"}]}))
+    result = cli("audit", "review.json", "--source", "tree")
+    assert one_error_line(result, 65) == "review.json:1: a number of 5000 digits, over the 4300-digit limit"
+
+    # 4,300 digits still convert: an ordinary (if absurd) value
+    (work / "r.toml").write_text(RECIPE.replace("max_num_seqs = 1", f"max_num_seqs = {'9' * 4_300}"))
+    assert cli("check", "r.toml", "--source", "tree", "--rev", REV, "--format", "json").code in (0, 1)
+
+
+@pytest.mark.parametrize("spec", [f"vllm/config/speculative.py:1-{HUGE}", f"vllm/config/speculative.py:{HUGE}",
+                                  "vllm/config/speculative.py:1234567890"])
+def test_show_refuses_line_numbers_no_file_has(cli, work, spec):
+    result = cli("show", "--rev", REV, "--source", "tree", spec)
+    digits = len(spec.rpartition("-")[2].rpartition(":")[2])
+    assert one_error_line(result, EXIT_USAGE) == \
+        f"'vllm/config/speculative.py': a line number of {digits} digits; no file has that many lines"
+
+
+def test_an_anchor_with_a_line_number_no_file_has_is_unverifiable(cli, work):
+    url = f"https://github.com/vllm-project/vllm/blob/{REV}/vllm/config/speculative.py#L1-L12345678901"
+    (work / "review.json").write_text(json.dumps({"source_urls": [{"url": url, "purpose": "SpeculativeConfig"}]}))
+    result = cli("audit", "review.json", "--source", "tree", "--format", "json")
+    assert result.code == 0, result.err
+    (entry,) = json.loads(result.out)["entries"]
+    assert entry["status"] == "unverifiable"
+    assert entry["reason"].endswith("a line number of 11 digits; no file has that many lines")

@@ -4,18 +4,26 @@ whole, bounded in time and size.
 One place decides what a missing or unreadable file is (a usage error, exit 64), what a path
 that is not a regular file is (a FIFO, a device such as /dev/zero or /dev/urandom, a socket, a
 directory: a usage error, refused before a byte is read, so nothing waits on a writer or reads
-forever) and what oversized content is (invalid data, exit 65), so every command answers the
-same way.
+forever) and what oversized content is (invalid data, exit 65: over the caller's byte limit,
+or a number of more digits than Python converts to an int), so every command answers the same
+way.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
+import sys
 from pathlib import Path
 from typing import BinaryIO
 
 from srcreview.errors import DataError, UsageError
+
+# Python refuses to convert longer digit strings to int (CVE-2020-10735); json and tomllib
+# then raise a bare ValueError. A file holding one is refused up front, with its line.
+MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
+_LONG_NUMBER = re.compile(rb"(?<![0-9_])[0-9][0-9_]{%d,}" % MAX_INT_DIGITS)
 
 
 def file_kind(mode: int) -> str:
@@ -57,7 +65,7 @@ def open_regular(path: str | Path, shown: str, what: str) -> BinaryIO:
 
 def read_user_file(path: str | Path, shown: str, what: str, limit: int | None = None) -> bytes:
     """The bytes of `path` (named `shown` in messages, a `what` such as "recipe"): a regular
-    file, at most `limit` bytes."""
+    file, at most `limit` bytes, without a number of over MAX_INT_DIGITS digits."""
     with open_regular(path, shown, what) as fh:
         try:
             raw = fh.read() if limit is None else fh.read(limit + 1)
@@ -66,4 +74,14 @@ def read_user_file(path: str | Path, shown: str, what: str, limit: int | None = 
         if limit is not None and len(raw) > limit:
             size = os.fstat(fh.fileno()).st_size
             raise DataError(f"{shown}: {what} is {max(size, len(raw))} bytes, over the {limit}-byte limit")
+    check_numbers(raw, shown)
     return raw
+
+
+def check_numbers(raw: bytes, shown: str) -> None:
+    """DataError naming the line of the first number with more than MAX_INT_DIGITS digits."""
+    for match in _LONG_NUMBER.finditer(raw):
+        digits = len(match.group()) - match.group().count(b"_")
+        if digits > MAX_INT_DIGITS:
+            line = raw.count(b"\n", 0, match.start()) + 1
+            raise DataError(f"{shown}:{line}: a number of {digits} digits, over the {MAX_INT_DIGITS}-digit limit")

@@ -220,3 +220,47 @@ def test_an_anchor_with_a_line_number_no_file_has_is_unverifiable(cli, work):
     (entry,) = json.loads(result.out)["entries"]
     assert entry["status"] == "unverifiable"
     assert entry["reason"].endswith("a line number of 11 digits; no file has that many lines")
+
+
+# ------------------------------------------------------------- symlink loops, undecodable names
+
+def _findings(result) -> list:
+    return json.loads(result.out)["findings"]
+
+
+def test_symlink_loops_in_the_source_tree_are_unreadable_never_a_crash(cli, work, alarm):
+    clean = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--format", "json")
+    assert clean.code == 1, clean.err
+    vllm = work / "tree" / "vllm"
+    (vllm / "config" / "loop.py").symlink_to("loop.py")
+    (vllm / "a.py").symlink_to("b.py")
+    (vllm / "b.py").symlink_to("a.py")
+    (vllm / "cycle").symlink_to("cycle", target_is_directory=True)
+    result = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--format", "json")
+    # fixed: RuntimeError "Symlink loop" traceback; now each loop reads as an unreadable file
+    assert (result.code, result.err, _findings(result)) == (1, "", _findings(clean))
+
+
+def test_non_utf8_file_names_in_the_source_tree_are_left_out(cli, work, make_git_repo, alarm):
+    """A name that is not UTF-8 is no importable module and no GitHub path: not listed, not read."""
+    clean = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--format", "json")
+    vllm = os.fsencode(work / "tree" / "vllm")
+    with open(os.path.join(vllm, b"config", b"bad\xff.py"), "wb") as fh:
+        fh.write(b"class SpeculativeConfig:\n    pass\n")
+    os.mkdir(os.path.join(vllm, b"d\xfe"))
+    with open(os.path.join(vllm, b"d\xfe", b"m.py"), "wb") as fh:
+        fh.write(b"def get_model():\n    pass\n")
+    os.symlink(b"bad\xff.py", os.path.join(vllm, b"config", b"link\xfd.py"))
+    result = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--format", "json")
+    # fixed: a UnicodeEncodeError traceback
+    assert (result.code, result.err, _findings(result)) == (1, "", _findings(clean))
+
+    # the same names committed in a git checkout
+    repo = make_git_repo("repo")
+    shutil.copytree(work / "tree", repo.path, dirs_exist_ok=True, symlinks=True)
+    repo.git("add", "--all")
+    repo.git("commit", "--quiet", "-m", "tree")
+    commit = repo.git("rev-parse", "HEAD")
+    result = cli("check", "demo.toml", "--source", str(repo.path), "--rev", commit, "--format", "json")
+    assert result.code == 1 and result.err == "", result.err
+    assert [f["classification"] for f in _findings(result)] == [f["classification"] for f in _findings(clean)]

@@ -50,6 +50,16 @@ def anchor_url(sha: str, path: str, start: int | None = None, end: int | None = 
     return url
 
 
+def is_utf8(name: str) -> bool:
+    """Whether a file name read from disk or git was valid UTF-8 (else it carries surrogate
+    escapes). Such a name is no Python module and no GitHub path: trees leave it out."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def clean_relpath(path: str) -> str:
     """A tree-relative POSIX path; refuses absolute paths and `..` so reads stay inside the tree."""
     posix = PurePosixPath(path.replace("\\", "/"))
@@ -157,6 +167,8 @@ class DirectoryTree(SourceTree):
             return read_regular(target, path)
         except (FileNotFoundError, NotADirectoryError):
             raise SourceUnavailable(f"{path}: no such file at {self.revision.label()}") from None
+        except RuntimeError:  # Path.resolve on a symlink loop (Python < 3.13; later an OSError, ELOOP)
+            raise SourceUnavailable(f"{path}: unreadable: symlink loop") from None
         except OSError as exc:
             raise SourceUnavailable(f"{path}: unreadable: {exc.strerror or exc}") from None
 
@@ -171,29 +183,30 @@ class DirectoryTree(SourceTree):
         those that stay inside the tree and refuses the others."""
         if self._manifest is not None:
             return sorted(p for p, (size, _) in self._manifest.items()
-                          if size < 0 and not os.path.isdir(os.path.join(self.root, p)))
+                          if size < 0 and is_utf8(p) and not os.path.isdir(os.path.join(self.root, p)))
         found = []
         root = str(self.root)
         for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if is_utf8(d)]
             rel = os.path.relpath(dirpath, root)
             for name in filenames + dirnames:
                 full = os.path.join(dirpath, name)
-                if os.path.islink(full) and not os.path.isdir(full):
+                if is_utf8(name) and os.path.islink(full) and not os.path.isdir(full):
                     found.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
         return sorted(found)
 
     def files(self, prefix: str = "") -> list[str]:
         if self._listing is None and self._manifest is not None:
-            self._listing = sorted(p for p, (size, _) in self._manifest.items() if size >= 0)
+            self._listing = sorted(p for p, (size, _) in self._manifest.items() if size >= 0 and is_utf8(p))
         if self._listing is None:
             found = []
             root = str(self.root)
             for dirpath, dirnames, filenames in os.walk(root):
-                dirnames.sort()
+                dirnames[:] = sorted(d for d in dirnames if is_utf8(d))
                 rel = os.path.relpath(dirpath, root)
                 for name in filenames:
                     full = os.path.join(dirpath, name)
-                    if os.path.isfile(full) and not os.path.islink(full):
+                    if is_utf8(name) and os.path.isfile(full) and not os.path.islink(full):
                         found.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
             self._listing = sorted(found)
         prefix = prefix.strip("/")

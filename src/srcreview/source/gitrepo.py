@@ -24,7 +24,7 @@ from pathlib import Path
 
 from srcreview.errors import SourceUnavailable
 from srcreview.revision import Revision
-from srcreview.source.base import SourceTree, clean_relpath, repo_url
+from srcreview.source.base import SourceTree, clean_relpath, is_utf8, repo_url
 from srcreview.source.cache import Cache
 from srcreview.source.pipindex import redact_url
 
@@ -150,8 +150,9 @@ class GitTree(SourceTree):
                     continue
                 meta, _, path = record.partition(b"\t")
                 mode, kind, oid = meta.decode().split()
-                if kind == "blob":
-                    entries[path.decode("utf-8", errors="surrogateescape")] = (mode, oid)
+                name = path.decode("utf-8", errors="surrogateescape")
+                if kind == "blob" and is_utf8(name):  # an undecodable name is no module nor anchor
+                    entries[name] = (mode, oid)
             self._entries = entries
         return self._entries
 

@@ -264,3 +264,18 @@ def test_non_utf8_file_names_in_the_source_tree_are_left_out(cli, work, make_git
     result = cli("check", "demo.toml", "--source", str(repo.path), "--rev", commit, "--format", "json")
     assert result.code == 1 and result.err == "", result.err
     assert [f["classification"] for f in _findings(result)] == [f["classification"] for f in _findings(clean)]
+
+
+# --------------------------------------------------------------------- a NUL in an anchor path
+
+@pytest.mark.parametrize("nul", ["%00", "\x00"], ids=["percent-encoded", "raw"])
+def test_a_nul_in_an_audited_anchor_path_is_unverifiable(cli, work, nul):
+    url = f"https://github.com/vllm-project/vllm/blob/{REV}/vllm/config/spec{nul}ulative.py#L1-L3"
+    (work / "review.json").write_text(json.dumps({"source_urls": [{"url": url, "purpose": "SpeculativeConfig"}]}))
+    result = cli("audit", "review.json", "--source", "tree", "--format", "json")
+    assert (result.code, result.err) == (0, "")  # fixed: ValueError "embedded null byte", a traceback
+    (entry,) = json.loads(result.out)["entries"]
+    assert (entry["status"], entry["reason"]) == \
+        ("unverifiable", "'vllm/config/spec\\x00ulative.py': has a NUL byte: not a path inside the source tree")
+    text = cli("audit", "review.json", "--source", "tree")
+    assert text.code == 0 and "\x00" not in text.out and "has a NUL byte" in text.out

@@ -61,7 +61,10 @@ def is_utf8(name: str) -> bool:
 
 
 def clean_relpath(path: str) -> str:
-    """A tree-relative POSIX path; refuses absolute paths and `..` so reads stay inside the tree."""
+    """A tree-relative POSIX path; refuses absolute paths and `..` so reads stay inside the tree,
+    and a NUL byte (no file name holds one; the OS would raise ValueError)."""
+    if "\x00" in path:
+        raise SourceUnavailable(f"{path!r}: has a NUL byte: not a path inside the source tree")
     posix = PurePosixPath(path.replace("\\", "/"))
     if posix.is_absolute() or ".." in posix.parts or not posix.parts:
         raise SourceUnavailable(f"{path}: not a path inside the source tree")

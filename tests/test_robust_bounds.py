@@ -279,3 +279,35 @@ def test_a_nul_in_an_audited_anchor_path_is_unverifiable(cli, work, nul):
         ("unverifiable", "'vllm/config/spec\\x00ulative.py': has a NUL byte: not a path inside the source tree")
     text = cli("audit", "review.json", "--source", "tree")
     assert text.code == 0 and "\x00" not in text.out and "has a NUL byte" in text.out
+
+
+# ------------------------------------------------------------------------- a full disk on stdout
+
+def _to_dev_full(work: Path, *args: str) -> tuple[int, str]:
+    import subprocess
+    import sys
+
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "srcreview", *args], stdout=full, stderr=subprocess.PIPE,
+                              text=True, cwd=work, env={**os.environ, "SRCREVIEW_CACHE": str(work / "cache")},
+                              timeout=120)
+    return done.returncode, done.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("args", [("check", "demo.toml", "--source", "tree", "--rev", REV, "--format", "json"),
+                                  ("show", "--source", "tree", "--rev", REV, "vllm/config/speculative.py:1-3"),
+                                  ("--version",)], ids=["check", "show", "version"])
+def test_a_full_disk_on_stdout_is_one_line_and_exit_2(work, args):
+    """Fixed: an OSError traceback ending in `internal error` (or, for small outputs, Python's
+    own "Exception ignored" at exit with status 120)."""
+    code, err = _to_dev_full(work, *args)
+    assert (code, err) == (2, "srcreview: error: cannot write the output: No space left on device\n")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+def test_a_full_disk_for_a_report_file_is_exit_2_and_a_bad_path_exit_64(cli, work):
+    result = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--sarif", "/dev/full")
+    assert one_error_line(result, 2) == "--sarif: cannot write /dev/full: No space left on device"
+    result = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--markdown", "no/such/dir/x.md")
+    assert one_error_line(result, EXIT_USAGE) == "--markdown: cannot write no/such/dir/x.md: No such file or directory"

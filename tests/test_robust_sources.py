@@ -282,6 +282,18 @@ def _slow_download(server, sdist, refused_url, silent_url):
     return url
 
 
+def _trickled_index_headers(server, sdist, refused_url, silent_url):
+    url = _index(server, sdist)
+    _json_page(server).header_trickle = 0.2
+    return url
+
+
+def _trickled_download_headers(server, sdist, refused_url, silent_url):
+    url = _index(server, sdist)
+    server.routes["/files/" + SDIST].header_trickle = 0.2
+    return url
+
+
 def _index_404(server, sdist, refused_url, silent_url):
     return with_credentials(server.url("/nothing-here"))
 
@@ -369,10 +381,14 @@ NETWORK_CASES = [
     ("hung index (timeout)", _hung_index, rf"cannot reach the package index {INDEX}: timed out \({A} attempts\)", None, 0),
     ("hung download (timeout)", _hung_download,
      rf"cannot reach the package index {INDEX} for {SDIST}: timed out \({A} attempts\)", FILE, A),
-    ("slow index", _slow_index, rf"the package index {INDEX}: too slow: the body did not arrive within 0\.8 s "
+    ("slow index", _slow_index, rf"the package index {INDEX}: too slow: no complete answer within 0\.8 s "
      rf"\(SRCREVIEW_HTTP_DEADLINE\) \({A} attempts\)", PAGE, A),
-    ("slow download", _slow_download, rf"the package index {INDEX} for {SDIST}: too slow: the body did not arrive "
+    ("slow download", _slow_download, rf"the package index {INDEX} for {SDIST}: too slow: no complete answer "
      rf"within 0\.8 s \(SRCREVIEW_HTTP_DEADLINE\) \({A} attempts\)", FILE, A),
+    ("trickled headers, index", _trickled_index_headers, rf"the package index {INDEX}: too slow: no complete "
+     rf"answer within 0\.8 s \(SRCREVIEW_HTTP_DEADLINE\) \({A} attempts\)", PAGE, A),
+    ("trickled headers, download", _trickled_download_headers, rf"the package index {INDEX} for {SDIST}: too slow: "
+     rf"no complete answer within 0\.8 s \(SRCREVIEW_HTTP_DEADLINE\) \({A} attempts\)", FILE, A),
     ("index 404", _index_404, r"package index http://\*\*\*@127\.0\.0\.1:\d+/nothing-here has no project vllm "
      r"\(HTTP 404\)", "/nothing-here/vllm/", 1),
     ("download 404", _download_404, rf"the package index {INDEX} for {SDIST}: HTTP 404", FILE, 1),

@@ -478,6 +478,8 @@ def test_a_run_killed_mid_download_leaves_nothing_the_cache_trusts(http_server, 
     assert out == f"vLLM 123456789 from github tarball: commit {FAKE_SHA}, 4 files\n"
     assert verify_entry(cache.path_for("github", FAKE_SHA), deep=True) == {"provider": "github", "sha": FAKE_SHA}
     assert [p.name for p in (cache_dir / "github").iterdir()] == [FAKE_SHA]  # the dead run's staging is gone
+    # and so is its partial archive (fixed: it stayed in .tmp/ for a day)
+    assert list((cache_dir / ".tmp").iterdir()) == []
 
 
 @pytest.mark.parametrize("server", ["hung", "trickling"])

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 
 from srcreview.errors import SourceUnavailable
 from srcreview.revision import Revision
@@ -65,8 +64,7 @@ def open_github(revision: Revision, cache: Cache, progress: Progress | None = No
     found = find_cached(revision, cache, deep)
     if found is not None:
         return found
-    scratch = cache.temp_dir()
-    try:
+    with cache.scratch() as scratch:
         if revision.is_full:
             with cache.entry(KIND, revision.sha, deep=deep) as entry:
                 if not entry.ready:
@@ -82,8 +80,6 @@ def open_github(revision: Revision, cache: Cache, progress: Progress | None = No
                 os.replace(unpacked, entry.staging())
                 entry.commit({"provider": KIND, "sha": full})
             return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _fetch_into(revision: Revision, dest, scratch, progress) -> str:

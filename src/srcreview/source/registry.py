@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
@@ -195,8 +194,7 @@ def _build(entry, revision: Revision, cache: Cache, progress) -> None:
     expected = {h for h in (sdist.sha256, pin.sdist_sha256) if h}
     if not expected:
         raise SourceUnavailable(f"{sdist.filename}: neither the index nor pins/ give a sha256 to verify it against")
-    scratch = cache.temp_dir()
-    try:
+    with cache.scratch() as scratch:
         archive = scratch / sdist.filename
         got = nethttp.download(http, sdist.url, archive, f"the package index {shown} for {sdist.filename}",
                                sdist.filename, progress, expected_size=sdist.size)
@@ -207,7 +205,5 @@ def _build(entry, revision: Revision, cache: Cache, progress) -> None:
         staging = entry.staging()
         extract(archive, staging, progress=progress)
         commit = verify_commit(DirectoryTree(staging, revision), revision, sdist.filename)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
     entry.commit({"provider": KIND, "version": pin.version, "sha": revision.sha, "commit_id": commit,
                   "sdist": sdist.filename, "sdist_sha256": got})

@@ -235,10 +235,15 @@ def test_symlink_loops_in_the_source_tree_are_unreadable_never_a_crash(cli, work
     (vllm / "config" / "loop.py").symlink_to("loop.py")
     (vllm / "a.py").symlink_to("b.py")
     (vllm / "b.py").symlink_to("a.py")
-    (vllm / "cycle").symlink_to("cycle", target_is_directory=True)
     result = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--format", "json")
     # fixed: RuntimeError "Symlink loop" traceback; now each loop reads as an unreadable file
     assert (result.code, result.err, _findings(result)) == (1, "", _findings(clean))
+    # a looping link that may be a package directory hides what it would hold: incomplete
+    (vllm / "cycle").symlink_to("cycle", target_is_directory=True)
+    result = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--format", "json")
+    assert (result.code, result.err) == (2, "")
+    assert json.loads(result.out)["incomplete"] == [
+        "source tree: vllm/cycle: a dangling or looping symlink: the modules under it cannot be read"]
 
 
 def test_non_utf8_file_names_in_the_source_tree_are_left_out(cli, work, make_git_repo, alarm):

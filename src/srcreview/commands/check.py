@@ -4,8 +4,8 @@ Prints the knob table and findings (text), the Review JSON contract (json), the
 independent-review document (review), SARIF, Markdown, or the vLLM sources the review relied
 on as source-registry entries (registry; --registry FILE merges them into a registry the
 campaign keeps, touching no entry srcreview did not write); the exit code is the gate's:
-0 passed, 1 failed (--fail-on, default confirmed:high), 2 review incomplete, 64 usage,
-65 invalid recipe or rules.
+0 passed, 1 failed (--fail-on, default confirmed:high; or a rule stale at the revision,
+unless --allow-stale), 2 review incomplete, 64 usage, 65 invalid recipe or rules.
 """
 
 from __future__ import annotations

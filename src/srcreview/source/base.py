@@ -14,6 +14,7 @@ import stat
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from srcreview.errors import SourceUnavailable
 from srcreview.revision import Revision
@@ -71,6 +72,17 @@ def clean_relpath(path: str) -> str:
     return str(posix)
 
 
+class Gap(NamedTuple):
+    """An entry of a tree that may hold Python modules but cannot be read (srcreview.source.gaps).
+
+    `directory`: a whole directory is hidden (a symlinked or unlistable directory, a submodule):
+    modules under it cannot be read where Python imports them, whatever the rules ask.
+    """
+
+    why: str
+    directory: bool = False
+
+
 def read_regular(target: Path, path: str) -> bytes:
     """The bytes of `target` if it is a regular file; SourceUnavailable naming `path` for a
     directory, FIFO, socket or device (opened non-blocking: a FIFO cannot hold the run)."""
@@ -121,6 +133,11 @@ class SourceTree(ABC):
 
     def read_text(self, path: str) -> str:
         return self.read(path).decode("utf-8", errors="replace")
+
+    def unreadable_entries(self, prefix: str = "vllm") -> dict[str, Gap]:
+        """Entries under `prefix` that may hold Python modules but cannot be read, with why:
+        what the tree cannot show (see srcreview.source.gaps). Empty by default."""
+        return {}
 
     def blob_id(self, path: str) -> str:
         if path not in self._blob_ids:
@@ -197,6 +214,85 @@ class DirectoryTree(SourceTree):
                 if is_utf8(name) and os.path.islink(full) and not os.path.isdir(full):
                     found.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
         return sorted(found)
+
+    def unreadable_entries(self, prefix: str = "vllm") -> dict[str, Gap]:
+        """Module-like entries a review cannot read: a `*.py` that is not a regular file (a
+        directory, FIFO, socket or device), a symlink that leaves the tree, dangles or loops, a
+        symlinked directory (never walked), a directory or file that cannot be opened. A cache
+        entry's are found in its verified manifest (extraction admits no special file); a
+        directory on disk is walked once."""
+        if getattr(self, "_gaps", None) is None:
+            self._gaps = self._manifest_gaps() if self._manifest is not None else self._walk_gaps()
+        prefix = prefix.strip("/")
+        return {p: gap for p, gap in self._gaps.items() if not prefix or p == prefix or p.startswith(prefix + "/")}
+
+    def _manifest_gaps(self) -> dict[str, Gap]:
+        found: dict[str, Gap] = {}
+        for path, (size, _) in self._manifest.items():
+            parts = path.split("/")
+            for depth, part in enumerate(parts[:-1], start=1):
+                if part.endswith(".py"):
+                    found["/".join(parts[:depth])] = Gap("a directory, not a module file", directory=True)
+            if size < 0 and is_utf8(path):
+                gap = self._link_gap(os.path.join(str(self.root), path), parts[-1])
+                if gap is not None:
+                    found[path] = gap
+        return dict(sorted(found.items()))
+
+    def _link_gap(self, full: str, name: str) -> Gap | None:
+        """What is wrong with the symlink at `full`, if a review cannot read through it."""
+        module_like = name.endswith(".py") or "." not in name
+        try:
+            target = Path(full).resolve(strict=True)
+        except (OSError, RuntimeError):
+            return Gap("a dangling or looping symlink", directory="." not in name) if module_like else None
+        if not target.is_relative_to(self._real_root()):
+            if target.is_dir():
+                return Gap("a symlink leaving the source tree", directory=True)
+            return Gap("a symlink leaving the source tree") if module_like else None
+        if target.is_dir():
+            return Gap("a symlinked directory (not analysed)", directory=True)
+        if not target.is_file() and name.endswith(".py"):
+            return Gap("a symlink to something that is not a regular file")
+        return None
+
+    def _walk_gaps(self) -> dict[str, Gap]:
+        from srcreview.userfile import file_kind
+
+        found: dict[str, Gap] = {}
+        root = str(self.root)
+
+        def relative(full: str) -> str:
+            return os.path.relpath(full, root).replace(os.sep, "/")
+
+        def walk_error(exc: OSError) -> None:
+            if exc.filename and os.path.normpath(exc.filename) != os.path.normpath(root):
+                found[relative(exc.filename)] = Gap(f"cannot be listed ({exc.strerror or exc})", directory=True)
+
+        for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error):
+            dirnames[:] = [d for d in dirnames if is_utf8(d)]
+            for name in dirnames + filenames:
+                if not is_utf8(name):
+                    continue
+                full = os.path.join(dirpath, name)
+                try:
+                    mode = os.lstat(full).st_mode
+                except OSError as exc:
+                    found[relative(full)] = Gap(f"cannot be read ({exc.strerror or exc})")
+                    continue
+                if stat.S_ISLNK(mode):
+                    gap = self._link_gap(full, name)
+                    if gap is not None:
+                        found[relative(full)] = gap
+                elif stat.S_ISDIR(mode):
+                    if name.endswith(".py"):
+                        found[relative(full)] = Gap("a directory, not a module file", directory=True)
+                elif not stat.S_ISREG(mode):
+                    if name.endswith(".py"):
+                        found[relative(full)] = Gap(f"{file_kind(mode)}, not a regular file")
+                elif name.endswith(".py") and not os.access(full, os.R_OK):
+                    found[relative(full)] = Gap("cannot be read (permission denied)")
+        return dict(sorted(found.items()))
 
     def files(self, prefix: str = "") -> list[str]:
         if self._listing is None and self._manifest is not None:

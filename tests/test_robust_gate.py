@@ -105,8 +105,10 @@ DAMAGE = {
     "fifo": (_fifo, f"{SPEC}: a FIFO, not a regular file"),
     # listed, but never read: the questions that read it are open (test_robust_source_tree.py)
     "symlink-leaving-the-tree": (_symlink_leaving, f"{SPEC}: cannot be read ({SPEC}: symlink leaves the source tree)"),
-    "config-symlinked-directory-inside": (_config_symlinked_inside, "vllm/config: a symlinked directory (not analysed)"),
-    "config-symlinked-directory-outside": (_config_symlinked_outside, "vllm/config: a symlink leaving the source tree"),
+    "config-symlinked-directory-inside": (_config_symlinked_inside, "vllm/config: a symlinked directory (not analysed)"
+                                          ": the modules under it cannot be read"),
+    "config-symlinked-directory-outside": (_config_symlinked_outside, "vllm/config: a symlink leaving the source tree"
+                                           ": the modules under it cannot be read"),
 }
 
 
@@ -122,7 +124,7 @@ def test_an_unreadable_required_module_makes_the_review_incomplete(cli, work, da
     if damage.startswith("config-"):  # a hidden directory: incomplete whatever the rules ask
         # (fixed: inside the tree, its modules were read under the target's name, and a
         # confirmed finding came out refuted)
-        assert f"source tree: {named}: the modules under it cannot be read" in doc["incomplete"]
+        assert f"source tree: {named}" in doc["incomplete"]
     else:
         assert any(r.startswith(f"{RULE}: ") and named in r for r in doc["incomplete"]), doc["incomplete"]
     assert str(work) not in json.dumps(doc)
@@ -196,3 +198,35 @@ def test_stale_rules_in_sarif_and_markdown(cli, work):
     assert "1 stale rule failing (`--allow-stale` accepts stale rules)" in result.out
     assert f"- stale rule `{RULE}` at this revision: missing `SpeculativeConfig.attention_backend` " \
            "(**fails the gate**)" in result.out
+
+
+# --------------------------------------------------------------------- corrupt cache content
+
+def _archive(root: Path, target: Path) -> None:
+    import tarfile
+
+    with tarfile.open(target, "w:gz") as tar:
+        tar.add(root, arcname="vllm-0.0.0")
+
+
+def test_a_same_size_edit_of_a_cached_source_file_is_refused_and_rebuilt(cli, work):
+    """A --source archive is extracted once into the cache, with a manifest of every file's
+    sha256; later runs read the cached tree. Fixed: a same-size edit of a cached file passed the
+    quick (size) check and changed the verdicts; now every file read is checked against the
+    sha256 recorded when the entry was written."""
+    _archive(work / "tree", work / "vllm-0.0.0.tar.gz")
+    clean = check(cli, "vllm-0.0.0.tar.gz")
+    assert clean[0] == 1 and clean[1]["incomplete"] == []
+    [entry] = (work / "cache" / "local").iterdir()
+    cached = entry / "tree" / "vllm-0.0.0" / SPEC
+    if not cached.exists():
+        cached = entry / "tree" / SPEC
+    text = cached.read_text()
+    cached.write_text(text.replace("attention_backend", "attention_backenx"))  # same size
+    code, doc = check(cli, "vllm-0.0.0.tar.gz")
+    assert code == 2
+    assert f"source tree: {SPEC}: differs from what was hashed when the cache entry was written (the entry is " \
+           "damaged; the next run rebuilds it)" in doc["incomplete"]
+    # the damaged entry was dropped: the next run extracts the archive again and agrees with the first
+    assert check(cli, "vllm-0.0.0.tar.gz") == clean
+    assert cached.read_text() == text

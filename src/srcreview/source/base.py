@@ -72,15 +72,19 @@ def clean_relpath(path: str) -> str:
     return str(posix)
 
 
+HIDDEN = ": the modules under it cannot be read"
+
+
 class Gap(NamedTuple):
     """An entry of a tree that may hold Python modules but cannot be read (srcreview.source.gaps).
 
-    `directory`: a whole directory is hidden (a symlinked or unlistable directory, a submodule):
-    modules under it cannot be read where Python imports them, whatever the rules ask.
+    `blocking`: the review is incomplete whatever the rules ask: a whole directory is hidden (a
+    symlinked or unlistable directory, a submodule), so modules under it are missing where
+    Python imports them; or a cached file was found changed since the entry was written.
     """
 
     why: str
-    directory: bool = False
+    blocking: bool = False
 
 
 def read_regular(target: Path, path: str) -> bytes:
@@ -159,14 +163,18 @@ class DirectoryTree(SourceTree):
     provider = "directory"
 
     def __init__(self, root: Path, revision: Revision, provider: str | None = None,
-                 manifest: dict[str, list] | None = None):
+                 manifest: dict[str, list] | None = None, on_damage: Callable[[], None] | None = None):
         """`manifest`: a verified cache manifest of `root` (relpath -> [size, sha256], links
-        size -1); when given, the listings come from it instead of walking the tree again."""
+        size -1); when given, the listings come from it instead of walking the tree again, and
+        every file read is checked against its sha256 (a cached file edited in place, even at
+        the same size, is refused, and `on_damage` is called so the entry is rebuilt)."""
         super().__init__(revision)
         self.root = Path(root)
         if provider:
             self.provider = provider
         self._manifest = manifest
+        self._on_damage = on_damage
+        self._damaged: dict[str, Gap] = {}
         self._listing: list[str] | None = None
 
     def _path(self, path: str) -> Path:
@@ -182,15 +190,40 @@ class DirectoryTree(SourceTree):
         target = self._path(path)
         try:
             # also through a symlinked directory on the way (`vllm/linked_dir/x.py`)
-            if not target.resolve().is_relative_to(self._real_root()):
+            resolved = target.resolve()
+            if not resolved.is_relative_to(self._real_root()):
                 raise SourceUnavailable(f"{path}: symlink leaves the source tree")
-            return read_regular(target, path)
+            data = read_regular(target, path)
+            if self._manifest is not None:
+                self._verify(path, target, resolved, data)
+            return data
         except (FileNotFoundError, NotADirectoryError):
             raise SourceUnavailable(f"{path}: no such file at {self.revision.label()}") from None
         except RuntimeError:  # Path.resolve on a symlink loop (Python < 3.13; later an OSError, ELOOP)
             raise SourceUnavailable(f"{path}: unreadable: symlink loop") from None
         except OSError as exc:
             raise SourceUnavailable(f"{path}: unreadable: {exc.strerror or exc}") from None
+
+    def _verify(self, path: str, target: Path, resolved: Path, data: bytes) -> None:
+        """Refuse what a cache entry holds unless it is what was hashed when the entry was
+        written (the quick check at open compares sizes only)."""
+        relative = resolved.relative_to(self._real_root()).as_posix()
+        expected = self._manifest.get(relative)
+        link = self._manifest.get(path) if relative != path else None
+        intact = expected is not None and expected[0] == len(data) \
+            and hashlib.sha256(data).hexdigest() == expected[1]
+        if link is not None:  # a link of the entry: its target is recorded too
+            try:
+                intact = intact and link[0] < 0 and hashlib.sha256(os.readlink(target).encode()).hexdigest() == link[1]
+            except OSError:
+                intact = False
+        if not intact:
+            self._damaged[path] = Gap("differs from what was hashed when the cache entry was written (the entry "
+                                      "is damaged; the next run rebuilds it)", blocking=True)
+            if self._on_damage is not None:
+                self._on_damage()
+            raise SourceUnavailable(f"{path}: the cached copy differs from what was hashed when it was cached "
+                                    "(the cache entry is damaged; the next run rebuilds it)")
 
     def exists(self, path: str) -> bool:
         try:
@@ -224,7 +257,8 @@ class DirectoryTree(SourceTree):
         if getattr(self, "_gaps", None) is None:
             self._gaps = self._manifest_gaps() if self._manifest is not None else self._walk_gaps()
         prefix = prefix.strip("/")
-        return {p: gap for p, gap in self._gaps.items() if not prefix or p == prefix or p.startswith(prefix + "/")}
+        found = {**self._gaps, **self._damaged}  # and the cached files found damaged so far
+        return {p: gap for p, gap in sorted(found.items()) if not prefix or p == prefix or p.startswith(prefix + "/")}
 
     def _manifest_gaps(self) -> dict[str, Gap]:
         found: dict[str, Gap] = {}
@@ -232,7 +266,7 @@ class DirectoryTree(SourceTree):
             parts = path.split("/")
             for depth, part in enumerate(parts[:-1], start=1):
                 if part.endswith(".py"):
-                    found["/".join(parts[:depth])] = Gap("a directory, not a module file", directory=True)
+                    found["/".join(parts[:depth])] = Gap("a directory, not a module file")
             if size < 0 and is_utf8(path):
                 gap = self._link_gap(os.path.join(str(self.root), path), parts[-1])
                 if gap is not None:
@@ -245,13 +279,15 @@ class DirectoryTree(SourceTree):
         try:
             target = Path(full).resolve(strict=True)
         except (OSError, RuntimeError):
-            return Gap("a dangling or looping symlink", directory="." not in name) if module_like else None
+            if not module_like:
+                return None
+            return Gap("a dangling or looping symlink" + (HIDDEN if "." not in name else ""), blocking="." not in name)
         if not target.is_relative_to(self._real_root()):
             if target.is_dir():
-                return Gap("a symlink leaving the source tree", directory=True)
+                return Gap("a symlink leaving the source tree" + HIDDEN, blocking=True)
             return Gap("a symlink leaving the source tree") if module_like else None
         if target.is_dir():
-            return Gap("a symlinked directory (not analysed)", directory=True)
+            return Gap("a symlinked directory (not analysed)" + HIDDEN, blocking=True)
         if not target.is_file() and name.endswith(".py"):
             return Gap("a symlink to something that is not a regular file")
         return None
@@ -267,7 +303,7 @@ class DirectoryTree(SourceTree):
 
         def walk_error(exc: OSError) -> None:
             if exc.filename and os.path.normpath(exc.filename) != os.path.normpath(root):
-                found[relative(exc.filename)] = Gap(f"cannot be listed ({exc.strerror or exc})", directory=True)
+                found[relative(exc.filename)] = Gap(f"cannot be listed ({exc.strerror or exc})" + HIDDEN, blocking=True)
 
         for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error):
             dirnames[:] = [d for d in dirnames if is_utf8(d)]
@@ -286,7 +322,7 @@ class DirectoryTree(SourceTree):
                         found[relative(full)] = gap
                 elif stat.S_ISDIR(mode):
                     if name.endswith(".py"):
-                        found[relative(full)] = Gap("a directory, not a module file", directory=True)
+                        found[relative(full)] = Gap("a directory, not a module file")
                 elif not stat.S_ISREG(mode):
                     if name.endswith(".py"):
                         found[relative(full)] = Gap(f"{file_kind(mode)}, not a regular file")

@@ -237,6 +237,12 @@ class Cache:
         """The tree of entry `key` of `kind` (valid only once `lookup` or `entry` verified it)."""
         return self.path_for(kind, key) / TREE
 
+    def mark_damaged(self, kind: str, key: str) -> None:
+        """Drop the manifest of an entry whose content was found changed while it was read, so
+        the next run rebuilds it (a read-only cache keeps it, and keeps refusing it)."""
+        with contextlib.suppress(OSError):
+            (self.path_for(kind, key) / MANIFEST).unlink()
+
     def keys(self, kind: str) -> list[str]:
         """Keys of the entries of `kind` currently present (complete or not), sorted."""
         folder = self.root / _check_part(kind, "kind")

@@ -15,6 +15,8 @@ Such a rule cannot be evaluated: the review is incomplete (exit 2), never stale 
 pass. A hidden *directory* makes the review incomplete even when no rule went stale: the
 modules under it are missing where Python imports them, and the analysis would resolve imports
 into them wrongly (a symlinked `vllm/config` turned a confirmed finding into a refuted one).
+So does a cached file found changed since its cache entry was written: what the review read
+around it is not what was verified.
 """
 
 from __future__ import annotations
@@ -29,8 +31,7 @@ def split_stale(tree, stale: dict[str, set[str]]) -> tuple[dict[str, set[str]], 
     """(the rules that are really stale, the reasons the review is incomplete) for the rules
     whose anchors are missing (`stale`: rule id -> missing anchors) on `tree`."""
     gaps = tree.unreadable_entries()
-    incomplete = [f"source tree: {path}: {gap.why}: the modules under it cannot be read"
-                  for path, gap in gaps.items() if gap.directory]
+    incomplete = [f"source tree: {path}: {gap.why}" for path, gap in gaps.items() if gap.blocking]
     kept = {}
     for rule, missing in sorted(stale.items()):
         reason = unevaluable(tree, missing, gaps)

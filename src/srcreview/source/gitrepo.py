@@ -24,7 +24,7 @@ from pathlib import Path
 
 from srcreview.errors import SourceUnavailable
 from srcreview.revision import Revision
-from srcreview.source.base import Gap, SourceTree, clean_relpath, is_utf8, repo_url
+from srcreview.source.base import HIDDEN, Gap, SourceTree, clean_relpath, is_utf8, repo_url
 from srcreview.source.cache import Cache
 from srcreview.source.pipindex import redact_url
 
@@ -199,7 +199,7 @@ class GitTree(SourceTree):
         def under(path: str) -> bool:
             return not prefix or path == prefix or path.startswith(prefix + "/")
 
-        found = {p: Gap("a submodule (not analysed)", directory=True) for p in self._submodules if under(p)}
+        found = {p: Gap("a submodule (not analysed)" + HIDDEN, blocking=True) for p in self._submodules if under(p)}
         for path, (mode, _) in self._listing().items():
             if mode != _LINK_MODE or not under(path):
                 continue
@@ -208,8 +208,8 @@ class GitTree(SourceTree):
                 self._resolve(path)
             except SourceUnavailable:  # (its target is not shown: it may be a local path)
                 if name.endswith(".py") or "." not in name:
-                    found[path] = Gap("a symlink that does not resolve to a regular file inside the tree",
-                                      directory="." not in name)
+                    found[path] = Gap("a symlink that does not resolve to a regular file inside the tree"
+                                      + (HIDDEN if "." not in name else ""), blocking="." not in name)
         return dict(sorted(found.items()))
 
     def files(self, prefix: str = "") -> list[str]:

@@ -151,7 +151,8 @@ def _open_local_archive(path: Path, revision: Revision, cache, progress) -> Sour
             extract(path, staging, progress=progress)
             commit = verify_commit(DirectoryTree(staging, revision), revision, what)
             entry.commit({"provider": "local", "archive_sha256": key, "commit_id": commit})
-        tree = DirectoryTree(entry.tree, revision, provider="local", manifest=entry.files)
+        tree = DirectoryTree(entry.tree, revision, provider="local", manifest=entry.files,
+                             on_damage=lambda: cache.mark_damaged("local", key))
         tree.origin = path.name
         tree.cached = entry.was_ready
         verify_commit(tree, revision, what)

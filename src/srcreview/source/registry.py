@@ -158,7 +158,7 @@ def open_registry(revision: Revision, cache: Cache, progress: Progress | None = 
             entry.invalidate()
         if not entry.ready:
             _build(entry, revision, cache, progress)
-        return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready, files=entry.files)
+        return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready, files=entry.files, cache=cache)
 
 
 def find_cached(revision: Revision, cache: Cache) -> DirectoryTree | None:
@@ -170,11 +170,14 @@ def find_cached(revision: Revision, cache: Cache) -> DirectoryTree | None:
     if data is None or (pin.sdist_sha256 and data["meta"].get("sdist_sha256") != pin.sdist_sha256):
         return None
     return _tree(cache.tree_path(KIND, cache_key(revision)), revision, data["meta"], cached=True,
-                 files=data["files"])
+                 files=data["files"], cache=cache)
 
 
-def _tree(path, revision: Revision, meta: dict, cached: bool, files: dict | None = None) -> DirectoryTree:
-    tree = DirectoryTree(path, revision, provider=KIND, manifest=files)
+def _tree(path, revision: Revision, meta: dict, cached: bool, files: dict | None = None,
+          cache: Cache | None = None) -> DirectoryTree:
+    key = cache_key(revision)
+    tree = DirectoryTree(path, revision, provider=KIND, manifest=files,
+                         on_damage=(lambda: cache.mark_damaged(KIND, key)) if cache is not None else None)
     tree.cached = cached
     tree.origin = meta.get("sdist")
     return tree

@@ -73,6 +73,12 @@ def clean_relpath(path: str) -> str:
 
 
 HIDDEN = ": the modules under it cannot be read"
+PACKAGE = "vllm"  # the package the analysis reads
+
+
+def in_package(path: str) -> bool:
+    """Whether a tree path is the package or under it."""
+    return path == PACKAGE or path.startswith(PACKAGE + "/")
 
 
 class Gap(NamedTuple):
@@ -138,9 +144,9 @@ class SourceTree(ABC):
     def read_text(self, path: str) -> str:
         return self.read(path).decode("utf-8", errors="replace")
 
-    def unreadable_entries(self, prefix: str = "vllm") -> dict[str, Gap]:
-        """Entries under `prefix` that may hold Python modules but cannot be read, with why:
-        what the tree cannot show (see srcreview.source.gaps). Empty by default."""
+    def unreadable_entries(self) -> dict[str, Gap]:
+        """Entries of the package (`vllm` and under it) that may hold Python modules but cannot
+        be read, with why: what the tree cannot show (see srcreview.source.gaps). Empty by default."""
         return {}
 
     def blob_id(self, path: str) -> str:
@@ -248,21 +254,21 @@ class DirectoryTree(SourceTree):
                     found.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
         return sorted(found)
 
-    def unreadable_entries(self, prefix: str = "vllm") -> dict[str, Gap]:
-        """Module-like entries a review cannot read: a `*.py` that is not a regular file (a
-        directory, FIFO, socket or device), a symlink that leaves the tree, dangles or loops, a
-        symlinked directory (never walked), a directory or file that cannot be opened. A cache
-        entry's are found in its verified manifest (extraction admits no special file); a
-        directory on disk is walked once."""
+    def unreadable_entries(self) -> dict[str, Gap]:
+        """Module-like entries of the package a review cannot read: a `*.py` that is not a
+        regular file (a directory, FIFO, socket or device), a symlink that leaves the tree,
+        dangles or loops, a symlinked directory (never walked), a directory or file that cannot
+        be opened; and the cached files found changed so far. A cache entry's are found in its
+        verified manifest (extraction admits no special file); a directory on disk is walked once."""
         if getattr(self, "_gaps", None) is None:
             self._gaps = self._manifest_gaps() if self._manifest is not None else self._walk_gaps()
-        prefix = prefix.strip("/")
-        found = {**self._gaps, **self._damaged}  # and the cached files found damaged so far
-        return {p: gap for p, gap in sorted(found.items()) if not prefix or p == prefix or p.startswith(prefix + "/")}
+        return dict(sorted({**self._gaps, **self._damaged}.items()))
 
     def _manifest_gaps(self) -> dict[str, Gap]:
         found: dict[str, Gap] = {}
         for path, (size, _) in self._manifest.items():
+            if not in_package(path):
+                continue
             parts = path.split("/")
             for depth, part in enumerate(parts[:-1], start=1):
                 if part.endswith(".py"):
@@ -307,6 +313,9 @@ class DirectoryTree(SourceTree):
 
         for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error):
             dirnames[:] = [d for d in dirnames if is_utf8(d)]
+            if dirpath == root:  # only the package is analysed
+                dirnames[:] = [d for d in dirnames if d == PACKAGE]
+                filenames = []
             for name in dirnames + filenames:
                 if not is_utf8(name):
                     continue

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from srcreview.errors import SourceUnavailable
 from srcreview.revision import Revision
-from srcreview.source.base import HIDDEN, Gap, SourceTree, clean_relpath, is_utf8, repo_url
+from srcreview.source.base import HIDDEN, Gap, SourceTree, in_package, clean_relpath, is_utf8, repo_url
 from srcreview.source.cache import Cache
 from srcreview.source.pipindex import redact_url
 
@@ -190,18 +190,14 @@ class GitTree(SourceTree):
             return False
         return True
 
-    def unreadable_entries(self, prefix: str = "vllm") -> dict[str, Gap]:
+    def unreadable_entries(self) -> dict[str, Gap]:
         """Module-like entries of the commit a review cannot read: a symbolic link that does not
         resolve to a regular file inside the tree (it leaves the tree, dangles, loops or names a
         directory), a submodule."""
-        prefix = prefix.strip("/")
-
-        def under(path: str) -> bool:
-            return not prefix or path == prefix or path.startswith(prefix + "/")
-
-        found = {p: Gap("a submodule (not analysed)" + HIDDEN, blocking=True) for p in self._submodules if under(p)}
+        found = {p: Gap("a submodule (not analysed)" + HIDDEN, blocking=True) for p in self._submodules
+                 if in_package(p)}
         for path, (mode, _) in self._listing().items():
-            if mode != _LINK_MODE or not under(path):
+            if mode != _LINK_MODE or not in_package(path):
                 continue
             name = path.rsplit("/", 1)[-1]
             try:

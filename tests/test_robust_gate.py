@@ -230,3 +230,22 @@ def test_a_same_size_edit_of_a_cached_source_file_is_refused_and_rebuilt(cli, wo
     # the damaged entry was dropped: the next run extracts the archive again and agrees with the first
     assert check(cli, "vllm-0.0.0.tar.gz") == clean
     assert cached.read_text() == text
+
+
+def test_a_same_size_edit_of_a_cached_patched_tree_is_rebuilt(cli, work):
+    """`--patch` trees are kept in the cache (kind "patched") with a manifest: a blob edited in
+    place at the same size is not trusted; the patch is applied again and the entry rebuilt."""
+    import difflib
+
+    spec = work / "tree" / SPEC
+    before = spec.read_text()
+    after = before.replace("class SpeculativeConfig", "# patched\nclass SpeculativeConfig", 1)
+    (work / "p.diff").write_text("".join(difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{SPEC}", f"b/{SPEC}")))
+    first = check(cli, "tree", "--patch", "p.diff")
+    assert first[0] == 1 and first[1]["incomplete"] == []
+    [entry] = (work / "cache" / "patched").iterdir()
+    [blob] = [p for p in (entry / "tree").iterdir() if "# patched" in p.read_text()]
+    blob.write_text(blob.read_text().replace("attention_backend", "attention_backenx"))  # same size
+    assert check(cli, "tree", "--patch", "p.diff") == first  # fixed: the edit changed the verdicts
+    assert "attention_backenx" not in blob.read_text()  # rebuilt

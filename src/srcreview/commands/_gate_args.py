@@ -187,15 +187,20 @@ def _recipe_files(given, reviews) -> list[tuple[Path, str]]:
 
 
 def _write(target: str, text: str, option: str) -> None:
-    """A bad path is a usage error (64); a full disk or an I/O error leaves the run incomplete (2)."""
+    try:
+        Path(target).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise write_error(f"--{option}: cannot write {target}", exc) from None
+
+
+def write_error(what: str, exc: OSError):
+    """The error for a report file that could not be written: a bad path is a usage error (64);
+    a full disk or an I/O error leaves the run incomplete (2)."""
     import errno
 
     from srcreview.errors import OutputError
 
-    try:
-        Path(target).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        message = f"--{option}: cannot write {target}: {exc.strerror or exc}"
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
-            raise OutputError(message) from None
-        raise UsageError(message) from None
+    message = f"{what}: {exc.strerror or exc}"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+        return OutputError(message)
+    return UsageError(message)

@@ -59,8 +59,7 @@ def merge_registry(target: str, gate) -> None:
     import tempfile
     from pathlib import Path
 
-    from srcreview.commands._gate_args import shown_path
-    from srcreview.errors import UsageError
+    from srcreview.commands._gate_args import shown_path, write_error
     from srcreview.report import registry
     from srcreview.userfile import read_user_file
 
@@ -71,13 +70,16 @@ def merge_registry(target: str, gate) -> None:
         text = registry.render_merged(registry.merge(doc, gate.reviews, date))
     else:
         text = registry.render(gate.reviews, date=date)
+    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
     except OSError as exc:
-        raise UsageError(f"--registry: cannot write {shown}: {exc.strerror or exc}") from None
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)  # a full disk leaves no half-written copy behind
+        raise write_error(f"--registry: cannot write {shown}", exc) from None
 
 
 def observed_on(gate) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from srcreview.index import SCHEMA_VERSION, Index
-from srcreview.index.cache import FactsCache
+from srcreview.index.cache import FactsCache, seal
 from srcreview.revision import Revision
 from srcreview.source.base import DirectoryTree
 
@@ -44,20 +44,20 @@ def test_corrupt_or_foreign_entries_are_rebuilt_never_trusted(tmp_path):
     target = tmp_path / "facts" / f"v{SCHEMA_VERSION}" / blob[:2] / f"{blob}.pickle"
     assert target in _entries(tmp_path)
 
-    target.write_bytes(b"\x80\x05garbage")
+    target.write_bytes(seal(b"\x80\x05garbage"))
     index = index_of("aliasing", tmp_path)
     assert "Drafter" in index.module("vllm.spec.loader").classes
     assert index.parsed == ["vllm/spec/loader.py"]
 
-    # a pickle that names any other global is refused, not executed
-    target.write_bytes(pickle.dumps(subprocess.Popen))
+    # a pickle that names any other global is refused, not executed (sealed: the unpickler refuses it)
+    target.write_bytes(seal(pickle.dumps(subprocess.Popen)))
     index = index_of("aliasing", tmp_path)
     assert "Drafter" in index.module("vllm.spec.loader").classes
     assert index.parsed == ["vllm/spec/loader.py"]
 
     # facts stored for other content are not taken for this content
     other = index_of("aliasing", None).module("vllm.loader")
-    target.write_bytes(pickle.dumps(other))
+    target.write_bytes(seal(pickle.dumps(other)))
     index = index_of("aliasing", tmp_path)
     assert "Drafter" in index.module("vllm.spec.loader").classes
 

@@ -282,6 +282,18 @@ def _slow_download(server, sdist, refused_url, silent_url):
     return url
 
 
+def _trickled_index_headers(server, sdist, refused_url, silent_url):
+    url = _index(server, sdist)
+    _json_page(server).header_trickle = 0.2
+    return url
+
+
+def _trickled_download_headers(server, sdist, refused_url, silent_url):
+    url = _index(server, sdist)
+    server.routes["/files/" + SDIST].header_trickle = 0.2
+    return url
+
+
 def _index_404(server, sdist, refused_url, silent_url):
     return with_credentials(server.url("/nothing-here"))
 
@@ -350,6 +362,12 @@ def _long_download(server, sdist, refused_url, silent_url):
     return url
 
 
+def _deep_index(server, sdist, refused_url, silent_url):
+    url = _index(server, sdist)
+    _json_page(server).body = b'{"files": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    return url
+
+
 def _sha_mismatch(server, sdist, refused_url, silent_url):
     return with_credentials(server.serve_index({SDIST: sdist}, hashes={SDIST: "0" * 64}))
 
@@ -363,10 +381,14 @@ NETWORK_CASES = [
     ("hung index (timeout)", _hung_index, rf"cannot reach the package index {INDEX}: timed out \({A} attempts\)", None, 0),
     ("hung download (timeout)", _hung_download,
      rf"cannot reach the package index {INDEX} for {SDIST}: timed out \({A} attempts\)", FILE, A),
-    ("slow index", _slow_index, rf"the package index {INDEX}: too slow: the body did not arrive within 0\.8 s "
+    ("slow index", _slow_index, rf"the package index {INDEX}: too slow: no complete answer within 0\.8 s "
      rf"\(SRCREVIEW_HTTP_DEADLINE\) \({A} attempts\)", PAGE, A),
-    ("slow download", _slow_download, rf"the package index {INDEX} for {SDIST}: too slow: the body did not arrive "
+    ("slow download", _slow_download, rf"the package index {INDEX} for {SDIST}: too slow: no complete answer "
      rf"within 0\.8 s \(SRCREVIEW_HTTP_DEADLINE\) \({A} attempts\)", FILE, A),
+    ("trickled headers, index", _trickled_index_headers, rf"the package index {INDEX}: too slow: no complete "
+     rf"answer within 0\.8 s \(SRCREVIEW_HTTP_DEADLINE\) \({A} attempts\)", PAGE, A),
+    ("trickled headers, download", _trickled_download_headers, rf"the package index {INDEX} for {SDIST}: too slow: "
+     rf"no complete answer within 0\.8 s \(SRCREVIEW_HTTP_DEADLINE\) \({A} attempts\)", FILE, A),
     ("index 404", _index_404, r"package index http://\*\*\*@127\.0\.0\.1:\d+/nothing-here has no project vllm "
      r"\(HTTP 404\)", "/nothing-here/vllm/", 1),
     ("download 404", _download_404, rf"the package index {INDEX} for {SDIST}: HTTP 404", FILE, 1),
@@ -381,6 +403,9 @@ NETWORK_CASES = [
     ("neither JSON nor HTML", _other_content_type,
      rf"the package index {INDEX}: answered with content type 'application/octet-stream', not a PEP 691 JSON or "
      rf"PEP 503 HTML project page \({A} attempts\)", PAGE, A),
+    ("index page nested 100,000 deep", _deep_index,
+     rf"the package index {INDEX}: answered with an unreadable application/vnd\.pypi\.simple\.v1\+json project "
+     rf"page \(not PEP 691 JSON, or cut short\) \({A} attempts\)", PAGE, A),
     ("truncated index page", _truncated_index,
      rf"cannot reach the package index {INDEX}: connection closed before the whole body arrived \({A} attempts\)",
      PAGE, A),
@@ -453,6 +478,8 @@ def test_a_run_killed_mid_download_leaves_nothing_the_cache_trusts(http_server, 
     assert out == f"vLLM 123456789 from github tarball: commit {FAKE_SHA}, 4 files\n"
     assert verified_manifest(cache.path_for("github", FAKE_SHA), deep=True)["meta"] == {"provider": "github", "sha": FAKE_SHA}
     assert [p.name for p in (cache_dir / "github").iterdir()] == [FAKE_SHA]  # the dead run's staging is gone
+    # and so is its partial archive (fixed: it stayed in .tmp/ for a day)
+    assert list((cache_dir / ".tmp").iterdir()) == []
 
 
 @pytest.mark.parametrize("server", ["hung", "trickling"])
@@ -568,8 +595,12 @@ def _empty_manifest(entry: Path) -> None:
     (entry / MANIFEST).write_bytes(b"")
 
 
+def _deep_manifest(entry: Path) -> None:
+    (entry / MANIFEST).write_bytes(b'{"files": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+
+
 @pytest.mark.parametrize("damage", [_older_schema, _newer_schema, _older_layout, _truncated_manifest,
-                                    _empty_manifest, _truncated_file, _same_size_edit],
+                                    _empty_manifest, _deep_manifest, _truncated_file, _same_size_edit],
                          ids=lambda f: f.__name__.strip("_"))
 def test_damaged_or_foreign_cache_entry_is_rebuilt_never_trusted(cli, cached_release, cache_dir, http_server, damage):
     damage(cached_release)

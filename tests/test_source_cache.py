@@ -94,6 +94,42 @@ def test_failed_build_leaves_nothing_behind(tmp_path):
     assert list((tmp_path / "c" / "trees").iterdir()) == []
 
 
+def test_scratch_directories_of_live_runs_are_kept_and_of_dead_runs_removed(tmp_path):
+    """A scratch directory is swept only once its owner's lock is free (the owner died)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cache = Cache(tmp_path / "c")
+    tmp = tmp_path / "c" / ".tmp"
+    # a dead run: a separate process that makes a scratch directory, writes into it and is killed
+    code = ("import sys, time; from pathlib import Path; from srcreview.source.cache import Cache\n"
+            "with Cache(Path(sys.argv[1])).scratch() as d:\n"
+            "    (d / 'vllm.tar.gz').write_bytes(b'partial'); print(d.name, flush=True); time.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "c")], stdout=subprocess.PIPE, text=True)
+    dead = tmp / child.stdout.readline().strip()
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=10)
+    assert (dead / "vllm.tar.gz").read_bytes() == b"partial"
+    with cache.scratch() as live:
+        (live / "x").write_bytes(b"downloading")
+        assert not dead.exists()  # the dead run's partial archive is gone
+        with cache.scratch() as other:  # another run starting now keeps the live one
+            assert (live / "x").exists() and other != live
+        assert not other.exists()
+    assert not live.exists() and list(tmp.iterdir()) == []
+    # a directory without a lock (another layout) is kept for an hour, then removed
+    old = tmp / "old"
+    old.mkdir()
+    with cache.scratch():
+        assert old.exists()
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    with cache.scratch():
+        assert not old.exists()
+
+
 def test_concurrent_builders_share_one_build(tmp_path):
     builds = []
     results = []

@@ -186,6 +186,7 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
+MAX_LINE_DIGITS = 9  # a line anchor longer than this names no line (past 4,300 digits int() refuses it)
 MAX_PURPOSE_CHARS = 600  # of the text around a URL inside a longer string, each side
 
 
@@ -221,6 +222,9 @@ def parse_blob_url(url: str) -> ParsedUrl:
     fragment = _FRAGMENT.match(parts.fragment)
     if parts.netloc != "github.com" or not blob or not fragment:
         raise DataError(f"{url}: not a line-anchored GitHub blob URL")
+    for number in (fragment.group("start"), fragment.group("end")):
+        if number and len(number) > MAX_LINE_DIGITS:
+            raise DataError(f"{url[:200]}: a line number of {len(number)} digits; no file has that many lines")
     start = int(fragment.group("start"))
     end = int(fragment.group("end") or start)
     if start < 1 or end < start:

@@ -74,6 +74,10 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
             if finding is not None:
                 findings.append(finding)
             _apply_knobs(rule, ctx, subject, result, downgrade, knobs)
+    from srcreview.source.gaps import split_stale
+
+    stale, unevaluable = split_stale(tree, stale)  # what a gutted or unreadable tree hides is not stale
+    incomplete.extend(unevaluable)
     findings.sort(key=lambda f: f.sort_key())
     missing_tests = sorted({t for f in findings for t in f.missing_tests})
     revision = tree.revision

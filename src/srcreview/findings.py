@@ -190,6 +190,7 @@ class ReviewGate(_Frozen):
     failing: tuple[str, ...] = Field((), description="fingerprints of the findings that failed the gate")
     baseline: str | None = Field(None, description="the --baseline file, when one was given")
     fixed: tuple[BaselineEntry, ...] = Field((), description="baseline findings no longer present")
+    stale: tuple[str, ...] = Field((), description="stale rules that failed the gate (accepted with --allow-stale)")
 
 
 class Review(_Frozen):

@@ -4,8 +4,8 @@ Prints the knob table and findings (text), the Review JSON contract (json), the
 independent-review document (review), SARIF, Markdown, or the vLLM sources the review relied
 on as source-registry entries (registry; --registry FILE merges them into a registry the
 campaign keeps, touching no entry srcreview did not write); the exit code is the gate's:
-0 passed, 1 failed (--fail-on, default confirmed:high), 2 review incomplete, 64 usage,
-65 invalid recipe or rules.
+0 passed, 1 failed (--fail-on, default confirmed:high; or a rule stale at the revision,
+unless --allow-stale), 2 review incomplete, 64 usage, 65 invalid recipe or rules.
 """
 
 from __future__ import annotations
@@ -62,8 +62,7 @@ def merge_registry(target: str, gate) -> None:
     import tempfile
     from pathlib import Path
 
-    from srcreview.commands._gate_args import shown_path
-    from srcreview.errors import UsageError
+    from srcreview.commands._gate_args import shown_path, write_error
     from srcreview.report import registry
     from srcreview.userfile import read_user_file
 
@@ -74,13 +73,16 @@ def merge_registry(target: str, gate) -> None:
         text = registry.render_merged(registry.merge(doc, gate.reviews, date))
     else:
         text = registry.render(gate.reviews, date=date)
+    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
     except OSError as exc:
-        raise UsageError(f"--registry: cannot write {shown}: {exc.strerror or exc}") from None
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)  # a full disk leaves no half-written copy behind
+        raise write_error(f"--registry: cannot write {shown}", exc) from None
 
 
 def observed_on(gate) -> str:

@@ -41,7 +41,7 @@ def parse_setting(text: str) -> tuple[str, object]:
         raise UsageError(f"--set {text!r}: expected KEY=VALUE")
     try:
         parsed = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, too deep, or a number of too many digits
         parsed = value
     return key.strip(), parsed
 

@@ -1,13 +1,18 @@
 """On-disk facts cache: one pickle per (schema version, git blob id), loaded by a restricted unpickler.
 
 Keyed by content, so every revision and every provider that holds the same file shares the
-entry. An entry that does not load, or loads as anything but the ModuleFacts it names, is
-treated as absent and rebuilt: a cache is never trusted over the source.
+entry. Every entry (facts and the name index) carries the sha256 of its content, recorded when
+it is written and checked when it is read: an entry edited in place, even into something that
+still loads (facts of other content, name lists pointing at other files), is treated as absent
+and rebuilt, as is one that does not load or loads as anything but the ModuleFacts it names.
+A cache is never trusted over the source.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import os
 import pickle
 import tempfile
@@ -26,6 +31,23 @@ _ALLOWED = {
 # leads to eval, so one crafted cache entry would run code (tests/test_static_guarantees.py).
 _BUILTINS = {("builtins", "frozenset"), ("builtins", "set"), ("builtins", "Ellipsis"),
              ("builtins", "complex"), ("builtins", "bytes")}
+
+
+MAGIC = b"srcreview-facts\n"  # then the sha256 of the payload, then the payload
+
+
+def seal(payload: bytes) -> bytes:
+    """An entry as written: the payload behind its sha256, checked when read (`unseal`)."""
+    return MAGIC + hashlib.sha256(payload).digest() + payload
+
+
+def unseal(data: bytes) -> bytes | None:
+    """The payload of a sealed entry, or None if the entry is not one or its content changed."""
+    head = len(MAGIC) + 32
+    if len(data) < head or not data.startswith(MAGIC):
+        return None
+    payload = data[head:]
+    return payload if hashlib.sha256(payload).digest() == data[len(MAGIC):head] else None
 
 
 class _FactsUnpickler(pickle.Unpickler):
@@ -74,8 +96,10 @@ class FactsCache:
 
     def load(self, blob_id: str, module: str, path: str) -> ModuleFacts | None:
         try:
-            data = self._path(blob_id).read_bytes()
+            data = unseal(self._path(blob_id).read_bytes())
         except OSError:
+            return None
+        if data is None:
             return None
         try:
             facts = _FactsUnpickler(io.BytesIO(data)).load()
@@ -100,7 +124,7 @@ class FactsCache:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as handle:
-                pickle.dump(facts, handle, protocol=pickle.HIGHEST_PROTOCOL)
+                handle.write(seal(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)))
             os.replace(tmp, target)
             tmp = None
         except OSError:
@@ -114,35 +138,54 @@ class FactsCache:
 
 
     def load_names(self, key: str) -> dict[str, list[str]] | None:
-        import json
-
+        """The raw-text answers of one revision listing (name -> files), or None when absent,
+        damaged or edited since written."""
         try:
-            data = json.loads((self.root / "names" / f"{key}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads((self.root / "names" / f"{key}.json").read_bytes())
+        except (OSError, ValueError, RecursionError):
             return None
-        if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("paths"), list):
+        if not isinstance(data, dict) or data.pop("sha256", None) != _json_digest(data) or data.get("key") != key \
+                or not isinstance(data.get("paths"), list) or not isinstance(data.get("names"), dict):
             return None
         paths = data["paths"]
         try:
-            return {name: [paths[i] for i in indices] for name, indices in data["names"].items()}
+            return {name: [paths[i] for i in indices if _position(i, paths)] for name, indices in data["names"].items()}
         except (TypeError, IndexError, AttributeError):
             return None
 
     def store_names(self, key: str, names: dict[str, list[str]]) -> None:
-        import json
-
         paths = sorted({p for ps in names.values() for p in ps})
         position = {p: i for i, p in enumerate(paths)}
         data = {"key": key, "paths": paths, "names": {n: [position[p] for p in ps] for n, ps in sorted(names.items())}}
         target = self.root / "names" / f"{key}.json"
+        tmp = None
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, separators=(",", ":"))
+                json.dump({**data, "sha256": _json_digest(data)}, handle, separators=(",", ":"))
             os.replace(tmp, target)
+            tmp = None
         except OSError:
             return
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+
+def _json_digest(data: dict) -> str:
+    """The sha256 of a JSON document in one canonical spelling (recorded beside it when written)."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _position(i, paths: list) -> bool:
+    """A valid index into `paths` (a negative one would silently name another file)."""
+    if type(i) is not int or not 0 <= i < len(paths):
+        raise IndexError(i)
+    return True
 
 
 def _renamed(facts: ModuleFacts, module: str, path: str) -> ModuleFacts | None:

@@ -46,6 +46,9 @@ def _header(reviews: Sequence[Review], gate, date: str | None) -> list[str]:
     if gate is not None:
         facts.append(f"{len(gate.failing)} failing")
         facts.append(f"{len(gate.waived)} waived")
+        if gate.stale:
+            facts.append(f"{len(gate.stale)} stale rule{'s' if len(gate.stale) != 1 else ''} failing "
+                         "(`--allow-stale` accepts stale rules)")
     if date is not None:
         facts.append(f"review date {date}")
     lines = [title, "", " · ".join(facts), ""]
@@ -101,9 +104,11 @@ def _review(review: Review, failing: set) -> list[str]:
         lines.append("")
         if classification == "refuted":
             lines += ["</details>", ""]
+    failing_stale = set(review.gate.stale) if review.gate is not None else set()
     for stale in sorted(review.stale_rules, key=lambda s: s.rule):
         lines.append(f"- stale rule {_code(stale.rule)} at this revision: missing "
-                     f"{', '.join(_code(m) for m in stale.missing) or 'its anchors'}")
+                     f"{', '.join(_code(m) for m in stale.missing) or 'its anchors'}"
+                     + (" (**fails the gate**)" if stale.rule in failing_stale else ""))
     if review.missing_tests:
         lines.append("- missing tests:")
         lines += [f"  - {_text(t)}" for t in review.missing_tests]

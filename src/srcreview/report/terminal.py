@@ -100,7 +100,10 @@ def _review(console, review: Review, verbose: bool) -> None:
                     console.print(printable(f"      {n}. [{hop.kind}] {hop.text}" + (f"  {where}" if where else "")), soft_wrap=True)
             console.print(printable(f"    fingerprint: {f.fingerprint}"))
     if review.stale_rules:
-        console.print(Text(f"Stale rules at this revision: {len(review.stale_rules)}", style="yellow"))
+        failed = review.gate is not None and review.gate.stale
+        console.print(Text(f"Stale rules at this revision: {len(review.stale_rules)}"
+                           + (" (they fail the gate: update the rules, or accept them with --allow-stale)"
+                              if failed else ""), style="bold red" if failed else "yellow"))
         for s in review.stale_rules:
             console.print(printable(f"  {s.rule}: missing {', '.join(s.missing)}"))
     if review.incomplete:

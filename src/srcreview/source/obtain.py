@@ -138,20 +138,23 @@ def _open_local_archive(path: Path, revision: Revision, cache, progress) -> Sour
     from srcreview.source.cache import Cache
     from srcreview.source.sdist import verify_commit, vouched
 
+    from srcreview.userfile import open_regular
+
     cache = cache or Cache()
+    what = f"--source {path.name}"
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path, what, "archive") as fh:  # a FIFO or /dev/zero named .tar.gz: refused, never read
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     key = digest.hexdigest()
-    what = f"--source {path.name}"
     with cache.entry("local", key) as entry:
         if not entry.ready:
             staging = entry.staging()
             extract(path, staging, progress=progress)
             commit = verify_commit(DirectoryTree(staging, revision), revision, what)
             entry.commit({"provider": "local", "archive_sha256": key, "commit_id": commit})
-        tree = DirectoryTree(entry.tree, revision, provider="local", manifest=entry.files)
+        tree = DirectoryTree(entry.tree, revision, provider="local", manifest=entry.files,
+                             on_damage=lambda: cache.mark_damaged("local", key))
         tree.origin = path.name
         tree.cached = entry.was_ready
         commit = verify_commit(tree, revision, what)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
@@ -106,7 +105,7 @@ def _parse_json(page_url: str, body: bytes, kind: str) -> list[SdistFile]:
             size = item.get("size")
             files.append(SdistFile(str(item["filename"]), url.split("#", 1)[0], hashes.get("sha256"),
                                    size if isinstance(size, int) and size >= 0 else None))
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise nethttp.BadDocument(f"answered with an unreadable {kind} project page "
                                   "(not PEP 691 JSON, or cut short)") from None
     return files
@@ -170,7 +169,7 @@ def open_registry(revision: Revision, cache: Cache, progress: Progress | None = 
             entry.invalidate()
         if not entry.ready:
             _build(entry, revision, cache, progress)
-        return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready, files=entry.files)
+        return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready, files=entry.files, cache=cache)
 
 
 def find_cached(revision: Revision, cache: Cache) -> DirectoryTree | None:
@@ -182,17 +181,20 @@ def find_cached(revision: Revision, cache: Cache) -> DirectoryTree | None:
     if data is None or (pin.sdist_sha256 and data["meta"].get("sdist_sha256") != pin.sdist_sha256):
         return None
     return _tree(cache.tree_path(KIND, cache_key(revision)), revision, data["meta"], cached=True,
-                 files=data["files"])
+                 files=data["files"], cache=cache)
 
 
-def _tree(path, revision: Revision, meta: dict, cached: bool, files: dict | None = None) -> DirectoryTree:
+def _tree(path, revision: Revision, meta: dict, cached: bool, files: dict | None = None,
+          cache: Cache | None = None) -> DirectoryTree:
     from srcreview.source.sdist import vouched
 
     commit = meta.get("commit_id")
     if isinstance(commit, str) and commit and revision.matches_commit(commit):
         revision = vouched(revision, commit)
-    tree = DirectoryTree(path, revision, provider=KIND, manifest=files)
-    tree.cached = cached and not (revision.pin is not None and cache_key(revision) in _BUILT)
+    key = cache_key(revision)
+    tree = DirectoryTree(path, revision, provider=KIND, manifest=files,
+                         on_damage=(lambda: cache.mark_damaged(KIND, key)) if cache is not None else None)
+    tree.cached = cached and not (revision.pin is not None and key in _BUILT)
     tree.origin = meta.get("sdist")
     return tree
 
@@ -203,13 +205,10 @@ def _build(entry, revision: Revision, cache: Cache, progress) -> None:
     pin = revision.pin
     http, index = _index()
     sdist = find_sdist(http, index, pin.version)
-    scratch = cache.temp_dir()
-    try:
+    with cache.scratch() as scratch:
         got, unpacked = _fetch(http, index, sdist, pin, scratch, progress)
         commit = verify_commit(DirectoryTree(unpacked, revision), revision, sdist.filename)
         _move_into(entry, unpacked)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
     entry.commit({"provider": KIND, "version": pin.version, "sha": revision.sha, "commit_id": commit,
                   "sdist": sdist.filename, "sdist_sha256": got})
 
@@ -278,8 +277,7 @@ def discover_release(version: str, cache: Cache, progress: Progress | None = Non
     if not sdist.sha256:
         raise SourceUnavailable(f"{sdist.filename}: the index gives no sha256, and pins/ does not know "
                                 f"vLLM {version}: it cannot be verified")
-    scratch = cache.temp_dir()
-    try:
+    with cache.scratch() as scratch:
         got, unpacked = _fetch(http, index, sdist, None, scratch, progress)
         try:
             text = (unpacked / VERSION_FILE).read_text(encoding="utf-8")
@@ -298,8 +296,6 @@ def discover_release(version: str, cache: Cache, progress: Progress | None = Non
                 _move_into(entry, unpacked)
                 entry.commit({"provider": KIND, "version": version, "sha": commit, "commit_id": commit,
                               "sdist": sdist.filename, "sdist_sha256": got, "from_index": True})
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
     cache.write_bytes_atomic(f"{RELEASES}/{PROJECT}-{version}.json",
                              json.dumps({"version": version, "revision": commit, "sdist_sha256": got},
                                         sort_keys=True).encode())

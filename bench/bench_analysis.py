@@ -75,7 +75,7 @@ def phase_analysis(rev: str, source: str | None, cache_dir: str) -> dict:
     tree = _tree(rev, source)
     tree.files()  # the listing is the provider's work, not the analysis's
     start = time.perf_counter()
-    from srcreview.graph import field_reads, model_runner, resolve_dispatch, trace
+    from srcreview.interp import field_reads, model_runner, resolve_dispatch, trace
     from srcreview.index import Index
 
     index = Index(tree, cache_dir=Path(cache_dir))

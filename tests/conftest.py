@@ -96,6 +96,7 @@ class Route:
     content_length: int | None = None  # a lie larger than the body makes a truncated download; -1: none
     delay: float = 0.0  # before the status line
     trickle: tuple[int, float] | None = None  # (bytes, seconds): send the body that many bytes at a time
+    header_trickle: float | None = None  # seconds between header lines, sent without end (a slowloris)
 
 
 @dataclass
@@ -143,6 +144,13 @@ def http_server():
                 return
             if route.delay:
                 time.sleep(route.delay)
+            if route.header_trickle is not None:  # each line within any read timeout; never the end
+                self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                for n in range(1000):
+                    self.wfile.write(b"X-Slow-%d: x\r\n" % n)
+                    self.wfile.flush()
+                    time.sleep(route.header_trickle)
+                return
             self.send_response(route.status)
             self.send_header("Content-Type", route.content_type)
             if route.content_length != -1:  # -1: no length; the body ends when the connection closes

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from srcreview.graph import field_reads, model_runner, resolve_dispatch, trace
+from srcreview.interp import field_reads, model_runner, resolve_dispatch, trace
 from srcreview.index import Index
 from srcreview.revision import load_pins, parse_version
 
@@ -107,8 +107,11 @@ def test_runner_without_the_env_variable_says_what_it_depends_on(index):
         assert a.anchor.path == "vllm/config/vllm.py" and 645 <= a.anchor.start_line <= 677
 
 
+# the releases whose code the expectations below describe (0.31.0 moved the draft overrides
+# into SpeculativeConfig.apply_draft_overrides: its answers need their own expectations)
 OTHER_RELEASES = [p.version for p in load_pins()
-                  if parse_version(p.version) >= parse_version("0.25.0") and p.version != "0.29.0"]
+                  if parse_version("0.25.0") <= parse_version(p.version) <= parse_version("0.30.0")
+                  and p.version != "0.29.0"]
 
 
 @pytest.mark.releases

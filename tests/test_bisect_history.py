@@ -99,7 +99,7 @@ def test_a_reverted_change_is_reported_honestly(cli, make_git_repo, cache_dir):
     (("--rule", "no-such-rule", "--revs", "0.25.0,0.26.0"), "unknown rule"),
     (("--rule", RULE, "--revs", "0.25.0"), "at least two"),
     (("--rule", RULE, "--revs", "0.25.0,0.25.0"), "listed twice"),
-    (("--rule", RULE, "--revs", "0.25.0,9.9.9"), "not in pins/"),
+    (("--rule", RULE, "--revs", "0.25.0,9.9.9"), "release 9.9.9 is neither in pins/ nor on the package index"),
     (("--rule", RULE, "--revs", "0.25.0,0.26.0", "--from", "0.25.0"), "cannot be combined"),
     (("--rule", RULE, "--from", "0.25.0"), "--from A --to B"),
     (("--rule", RULE, "--from", "0.30.0", "--to", "0.25.0"), "newer than"),
@@ -107,7 +107,8 @@ def test_a_reverted_change_is_reported_honestly(cli, make_git_repo, cache_dir):
     (("--rule", RULE, "--from", "abcdef1", "--to", "0.30.0"), "not a release version"),
     (("--knob", "x@nowhere", "--revs", "0.25.0,0.26.0"), "scope"),
 ])
-def test_usage_errors_exit_64_before_any_source_is_fetched(cli, cache_dir, args, message):
+def test_usage_errors_exit_64_before_any_source_is_fetched(cli, cache_dir, args, message, http_server, monkeypatch):
+    monkeypatch.setenv("PIP_INDEX_URL", http_server.serve_index({"vllm-0.25.0.tar.gz": b"not fetched"}))
     result = cli("bisect", str(RECIPE), *args)
     assert result.code == 64, result.err
     assert message in result.err

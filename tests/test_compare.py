@@ -111,9 +111,10 @@ def test_diff_cli_text_shows_both_sides(cli, history):
     (("--rev", "0.29.0"), "exactly two"),
     (("--rev", "0.29.0", "--rev", "0.30.0", "--rev", "0.28.0"), "exactly two"),
     (("--rev", "0.29.0", "--rev=-x"), "starts with '-'"),
-    (("--rev", "0.29.0", "--rev", "9.9.9"), "not in pins/"),
+    (("--rev", "0.29.0", "--rev", "9.9.9"), "release 9.9.9 is neither in pins/ nor on the package index"),
 ])
-def test_diff_usage_errors(cli, cache_dir, args, message):
+def test_diff_usage_errors(cli, cache_dir, args, message, http_server, monkeypatch):
+    monkeypatch.setenv("PIP_INDEX_URL", http_server.serve_index({"vllm-0.29.0.tar.gz": b"not fetched"}))
     result = cli("diff", str(RECIPE), *args)
     assert result.code == 64 and message in result.err
     assert not (cache_dir / "registry").exists(), "no source is fetched before the arguments are checked"

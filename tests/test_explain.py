@@ -89,7 +89,7 @@ def test_explain_a_fresh_review(cli, make_git_repo, cache_dir):
     ((RULE,), 64, "either --review"),
     ((RULE, str(RECIPE), "--review", "REVIEW"), 64, "either --review"),
     ((RULE, "--review", "REVIEW", "--rev", "0.29.0"), 64, "--rev applies"),
-    ((RULE, "--review", "MISSING"), 64, "no such file"),
+    ((RULE, "--review", "MISSING"), 64, "no such review file"),
     ((RULE, "--review", "BROKEN"), 65, "not a"),
 ])
 def test_explain_errors(cli, saved, tmp_path, args, code, message):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from srcreview.errors import DataError
-from srcreview.graph import field_reads, model_runner, render_trace, resolve_dispatch, trace
+from srcreview.interp import field_reads, model_runner, render_trace, resolve_dispatch, trace
 from srcreview.index import Index
 from srcreview.revision import Revision
 from srcreview.source.base import DirectoryTree
@@ -205,7 +205,7 @@ def test_rendering_is_deterministic_and_carries_anchors(fmt):
 
 
 def test_classmethods_see_the_class_they_are_called_through():
-    from srcreview.graph import evaluate_function
+    from srcreview.interp import evaluate_function
 
     name, path = "mro_overrides", "vllm/spec/backends.py"
     index = index_of(name)
@@ -219,7 +219,7 @@ def test_classmethods_see_the_class_they_are_called_through():
 
 @pytest.mark.parametrize("capability, value, raises", [((8, 0), True, False), ((7, 5), False, False)])
 def test_capability_gate_evaluated_for_the_recipe_gpu(capability, value, raises):
-    from srcreview.graph import evaluate_function
+    from srcreview.interp import evaluate_function
 
     outcome = evaluate_function(index_of("mro_overrides"), "Backend.supports_compute_capability",
                                 {"hardware.compute_capability": capability}, {"capability": capability})
@@ -227,7 +227,7 @@ def test_capability_gate_evaluated_for_the_recipe_gpu(capability, value, raises)
 
 
 def test_capability_gate_that_raises_on_new_architectures():
-    from srcreview.graph import evaluate_function
+    from srcreview.interp import evaluate_function
 
     name, path = "mro_overrides", "vllm/spec/backends.py"
     index = index_of(name)
@@ -306,7 +306,7 @@ def test_isinstance_narrows_the_receiver():
 
 
 def test_falling_off_the_end_returns_none():
-    from srcreview.graph import evaluate_function
+    from srcreview.interp import evaluate_function
 
     index = index_of("mro_overrides")
     open_ = evaluate_function(index, "maybe_true", {})
@@ -319,7 +319,7 @@ def test_falling_off_the_end_returns_none():
 def test_platform_and_capability_family_are_recipe_bindings():
     """current_platform.is_cuda() and is_device_capability_family() are answered by the core
     evaluator from `hardware.platform` / `hardware.compute_capability`, nothing else."""
-    from srcreview.graph import evaluate_function
+    from srcreview.interp import evaluate_function
 
     index = Index(DirectoryTree(FIXTURES / "rules_spec_decode", Revision(requested="fixture", sha=SHA)))
     path = "vllm/v1/attention/backends/triton_attn.py"

@@ -7,8 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from srcreview.index import SCHEMA_VERSION, Index
-from srcreview.index.cache import FactsCache
+from srcreview.index.cache import FactsCache, seal
 from srcreview.revision import Revision
 from srcreview.source.base import DirectoryTree
 
@@ -42,20 +44,20 @@ def test_corrupt_or_foreign_entries_are_rebuilt_never_trusted(tmp_path):
     target = tmp_path / "facts" / f"v{SCHEMA_VERSION}" / blob[:2] / f"{blob}.pickle"
     assert target in _entries(tmp_path)
 
-    target.write_bytes(b"\x80\x05garbage")
+    target.write_bytes(seal(b"\x80\x05garbage"))
     index = index_of("aliasing", tmp_path)
     assert "Drafter" in index.module("vllm.spec.loader").classes
     assert index.parsed == ["vllm/spec/loader.py"]
 
-    # a pickle that names any other global is refused, not executed
-    target.write_bytes(pickle.dumps(subprocess.Popen))
+    # a pickle that names any other global is refused, not executed (sealed: the unpickler refuses it)
+    target.write_bytes(seal(pickle.dumps(subprocess.Popen)))
     index = index_of("aliasing", tmp_path)
     assert "Drafter" in index.module("vllm.spec.loader").classes
     assert index.parsed == ["vllm/spec/loader.py"]
 
     # facts stored for other content are not taken for this content
     other = index_of("aliasing", None).module("vllm.loader")
-    target.write_bytes(pickle.dumps(other))
+    target.write_bytes(seal(pickle.dumps(other)))
     index = index_of("aliasing", tmp_path)
     assert "Drafter" in index.module("vllm.spec.loader").classes
 
@@ -71,9 +73,11 @@ def test_cache_entry_is_keyed_by_content_not_by_path(tmp_path):
 def test_warm_analysis_does_not_import_libcst(tmp_path):
     script = f"""
 import sys
+
+import pytest
 from pathlib import Path
 from srcreview.index import Index
-from srcreview.graph import trace, field_reads
+from srcreview.interp import trace, field_reads
 from srcreview.revision import Revision
 from srcreview.source.base import DirectoryTree
 tree = DirectoryTree(Path({str(FIXTURES / "aliasing")!r}), Revision(requested="fixture", sha={SHA!r}))
@@ -122,3 +126,35 @@ def test_commands_give_the_index_the_cache_root_through_one_function():
         if path.name != "cache.py" or path.parent.name != "index":  # a path built with a "facts" part
             assert not re.search(r'/\s*"facts"|"facts"\s*/|Path\([^)\n]*"facts"|joinpath\([^)\n]*"facts"', text), \
                 f"{path.name} builds a facts path itself"
+
+
+def test_function_bodies_load_when_read_and_a_damaged_or_crafted_body_is_never_run(tmp_path):
+    """Bodies stay pickled in the entry until read; a damaged one makes the entry absent (rebuilt),
+    and a crafted one that passes its checksum is refused when read, never executed."""
+    import dataclasses
+    import zlib
+
+    from srcreview.errors import SourceUnavailable
+
+    facts = index_of("aliasing", None).module("vllm.spec.loader")
+    cache = FactsCache(tmp_path)
+    cache.store(facts)
+    loaded = cache.load(facts.blob_id, facts.module, facts.path)
+    qualname = next(q for q, fn in facts.functions.items() if fn.body)
+    assert isinstance(loaded.functions[qualname].stored_body, bytes)
+    assert loaded.functions[qualname].body == facts.functions[qualname].body
+
+    def with_body(stored: bytes) -> None:
+        fn = dataclasses.replace(facts.functions[qualname], stored_body=stored)
+        target = _entries(tmp_path)[0]
+        target.write_bytes(seal(pickle.dumps(dataclasses.replace(facts, functions={**facts.functions, qualname: fn}))))
+
+    good = pickle.dumps(facts.functions[qualname].body)
+    with_body(zlib.crc32(good).to_bytes(4, "big") + good[:-3] + b"\xff\xff\xff")
+    assert cache.load(facts.blob_id, facts.module, facts.path) is None
+
+    crafted = pickle.dumps(subprocess.Popen)
+    with_body(zlib.crc32(crafted).to_bytes(4, "big") + crafted)
+    loaded = cache.load(facts.blob_id, facts.module, facts.path)
+    with pytest.raises(SourceUnavailable, match="do not load"):
+        loaded.functions[qualname].body

@@ -8,7 +8,7 @@ import pytest
 
 from srcreview.errors import DataError, SourceUnavailable
 from srcreview.index import UNKNOWN, Index
-from srcreview.index.query import attribute_reads, branches, calls, getattr_sites, raises
+from srcreview.index import ir
 from srcreview.revision import Revision
 from srcreview.source.base import DirectoryTree
 
@@ -103,7 +103,7 @@ def test_properties_and_instance_attributes():
     assert info.properties == ("use_v2_model_runner",)
     assert [f.name for f in info.fields] == ["cache_config", "speculative_config"]
     drafter = index_of("aliasing").class_info("Drafter")
-    assert [(a[0], a[4]) for a in drafter.facts.instance_attrs] == [("vllm_config", "Drafter.__init__")]
+    assert [(a.attr, a.method) for a in drafter.facts.instance_attrs] == [("vllm_config", "Drafter.__init__")]
 
 
 def test_module_constants_including_tuples_of_tuples():
@@ -145,21 +145,23 @@ def test_grep_is_a_raw_text_prefilter_that_parses_nothing():
     assert index.parsed == []
 
 
-def test_function_body_queries():
+def test_function_bodies_in_the_typed_ir():
     name, path = "config_dispatch", "vllm/spec/__init__.py"
     fn = index_of(name).function("init_speculator").facts
-    found = branches(fn)
-    assert [(b.test, b.start_line, b.body_returns, b.depth) for b in found] == [
-        ('spec.method == "eagle"', mark(name, path, "branch-eagle"), True, 0),
-        ("spec.is_special_mtp()", mark(name, path, "branch-special"), True, 0),
-        ('spec.method == "mtp"', mark(name, path, "branch-mtp"), True, 0),
+    found = [s for s in ir.iter_statements(fn.body) if isinstance(s, ir.If)]
+    assert [(b.text, b.line, isinstance(b.body[-1], ir.Return)) for b in found] == [
+        ('spec.method == "eagle"', mark(name, path, "branch-eagle"), True),
+        ("spec.is_special_mtp()", mark(name, path, "branch-special"), True),
+        ('spec.method == "mtp"', mark(name, path, "branch-mtp"), True),
     ]
-    assert [(r.text, r.line) for r in raises(fn)] == [("NotImplementedError(spec.method)", mark(name, path, "raise"))]
-    assert ("spec.is_special_mtp", mark(name, path, "branch-special")) in [(c.callee, c.line) for c in calls(fn)]
-    reads = [(r.receiver, r.attr) for r in attribute_reads(fn)]
+    assert [(ir.text(r.exc), r.line) for r in ir.iter_statements(fn.body) if isinstance(r, ir.Raise)] == [
+        ("NotImplementedError(spec.method)", mark(name, path, "raise"))]
+    assert ("spec.is_special_mtp", mark(name, path, "branch-special")) in [
+        (ir.dotted(c.func), c.line) for c in ir.iter_calls(fn.body)]
+    reads = [(ir.text(e.value), e.attr) for e in ir.iter_exprs(fn.body) if isinstance(e, ir.Attr)]
     assert ("vllm_config", "speculative_config") in reads and ("spec", "method") in reads
-    sites = getattr_sites(index_of("dynamic_access").function("read_named").facts)
-    assert [(s.function, s.receiver, s.name) for s in sites] == [("getattr", "spec", None)]
+    [call] = ir.iter_calls(index_of("dynamic_access").function("read_named").facts.body)
+    assert (ir.dotted(call.func), [ir.text(a) for a in call.args]) == ("getattr", ["spec", "name"])
 
 
 def test_a_syntax_error_is_a_fact_not_a_crash(tmp_path):

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import permission_bound
 
-from srcreview.index.cache import _FactsUnpickler, facts_dir
+from srcreview.index.cache import _FactsUnpickler, facts_dir, seal, unseal
 from srcreview.index.facts import SCHEMA_VERSION
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
@@ -73,17 +73,38 @@ def _directory(path: Path) -> None:
     (path / "x").mkdir(parents=True)
 
 
+def _load(path: Path):
+    return _FactsUnpickler(io.BytesIO(unseal(path.read_bytes()))).load()
+
+
 def _older_schema(path: Path) -> None:
-    """The same facts as an older srcreview wrote them: a valid pickle, schema one lower."""
-    facts = _FactsUnpickler(io.BytesIO(path.read_bytes())).load()
-    path.write_bytes(pickle.dumps(dataclasses.replace(facts, schema=SCHEMA_VERSION - 1)))
+    """The same facts as an older srcreview wrote them: a valid (sealed) pickle, schema one lower."""
+    path.write_bytes(seal(pickle.dumps(dataclasses.replace(_load(path), schema=SCHEMA_VERSION - 1))))
 
 
 def _not_facts(path: Path) -> None:
-    path.write_bytes(pickle.dumps({"module": "vllm.config", "classes": {}}))
+    path.write_bytes(seal(pickle.dumps({"module": "vllm.config", "classes": {}})))
 
 
-DAMAGES = {f.__name__.strip("_"): f for f in (_truncate, _corrupt, _empty, _directory, _older_schema, _not_facts)}
+def _emptied_in_place(path: Path) -> None:
+    """Well-formed facts of the same blob with every definition dropped, its seal left as it was:
+    it loads as the right ModuleFacts, but its content is not what was written."""
+    data = path.read_bytes()
+    sealed = len(data) - len(unseal(data))
+    facts = _load(path)
+    emptied = dataclasses.replace(facts, classes={}, functions={}, constants={})
+    path.write_bytes(data[:sealed] + pickle.dumps(emptied, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _byte_flipped(path: Path) -> None:
+    """One byte of the payload changed (same size), the seal left as it was."""
+    data = bytearray(path.read_bytes())
+    data[-2] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+DAMAGES = {f.__name__.strip("_"): f for f in (_truncate, _corrupt, _empty, _directory, _older_schema, _not_facts,
+                                               _emptied_in_place, _byte_flipped)}
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGES))
@@ -101,8 +122,7 @@ def test_damaged_facts_entries_give_the_clean_review(setup, damage):
         if damage == "directory":
             assert path.is_dir()
             continue
-        facts = _FactsUnpickler(io.BytesIO(path.read_bytes())).load()
-        assert facts.schema == SCHEMA_VERSION
+        assert _load(path).schema == SCHEMA_VERSION
     assert _run(setup) == clean
 
 
@@ -127,14 +147,40 @@ def test_an_older_schema_directory_is_never_read(setup):
     assert _run(setup) == clean
 
 
-@pytest.mark.parametrize("garble", [b"", b"{", b"[]", b'{"key": "x", "paths": [], "names": {"a": [5]}}'],
-                         ids=["empty", "truncated", "wrong-shape", "bad-index"])
+@pytest.mark.parametrize("garble", [b"", b"{", b"[]", b'{"key": "x", "paths": [], "names": {"a": [5]}}',
+                                    b"[" * 100_000 + b"]" * 100_000],
+                         ids=["empty", "truncated", "wrong-shape", "bad-index", "nested-100000-deep"])
 def test_a_garbled_name_index_gives_the_clean_review(setup, garble):
     clean = _run(setup)
     names = sorted((facts_dir(setup[2]) / "names").glob("*.json"))
     assert names
     for path in names:
         path.write_bytes(garble)
+    assert _run(setup) == clean
+
+
+def _point_at_the_last_file(data: dict) -> None:
+    data["names"] = {name: [-1] * len(indices) for name, indices in data["names"].items()}
+
+
+def _swap_two_files(data: dict) -> None:
+    data["paths"][0], data["paths"][-1] = data["paths"][-1], data["paths"][0]
+
+
+@pytest.mark.parametrize("edit", [_point_at_the_last_file, _swap_two_files], ids=["all-minus-one", "swapped-paths"])
+def test_a_well_formed_but_edited_name_index_gives_the_clean_review(setup, edit):
+    """Fixed: entries all -1 (Python's last element) sent every lookup to one file: nine rules
+    went stale and the gate passed (exit 0 instead of 1). The index carries the sha256 of its
+    content, recorded when written: an edit, even one that keeps it valid, is not trusted."""
+    import json
+
+    clean = _run(setup)
+    names = sorted((facts_dir(setup[2]) / "names").glob("*.json"))
+    assert names
+    for path in names:
+        data = json.loads(path.read_text())
+        edit(data)
+        path.write_text(json.dumps(data))
     assert _run(setup) == clean
 
 

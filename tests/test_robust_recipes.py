@@ -313,3 +313,70 @@ def test_cli_missing_recipe_exits_64(tmp_path, cli, monkeypatch):
     result = cli("check", "nope.toml", "--rev", "0.29.0")
     assert result.code == EXIT_USAGE
     assert "nope.toml" in result.err and "Traceback" not in result.err and str(tmp_path) not in result.err
+
+
+# ------------------------------------------------------------------------ hostile pins, many settings
+
+PINNED = HEAD + "[runtime]\n{key} = {value!r}\n[engine]\nmax_model_len = 4096\n"
+
+
+@pytest.mark.parametrize("key, value", [
+    ("revision", "HEAD"), ("revision", "--upload-pack=touch pwned"), ("revision", "0.29.0; rm -rf /"),
+    ("revision", "98dff2a~1"), ("version", "HEAD"), ("version", "--upload-pack=x"), ("version", "0.29.0; rm -rf /"),
+    ("version", "0.29.0\n"),
+])
+def test_hostile_pin_in_a_recipe_is_invalid_data_on_its_line(tmp_path, cli, monkeypatch, key, value):
+    """A recipe's own revision/version is recipe data: exit 65 naming the recipe line, never 64 naming --rev
+    (fixed: the recipe's pin went to --rev validation and was reported as a usage error)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r.toml").write_text(PINNED.format(key=key, value=value))
+    result = cli("check", "r.toml")
+    assert result.code == EXIT_DATA, result
+    assert result.err.startswith(f"srcreview: error: r.toml:4: runtime.{key}: "), result.err
+    assert "--rev" not in result.err and result.err.count("\n") == 1 and result.out == ""
+
+
+def test_hostile_pin_in_a_launch_file_comment_is_invalid_data(tmp_path, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "serve.sh").write_text("#!/bin/sh\n# srcreview: revision='--upload-pack=x'\nvllm serve m --max-model-len 8\n")
+    result = cli("check", "serve.sh")
+    assert result.code == EXIT_DATA and result.err.startswith("srcreview: error: serve.sh:2: srcreview revision: ")
+
+
+@pytest.mark.parametrize("form", ["toml", "command-line"])
+def test_sixty_thousand_settings_are_refused_before_any_review(tmp_path, cli, monkeypatch, form):
+    """Fixed: 60,000 settings did not finish in 300 s (Recipe.setting and the knob table scanned every
+    setting per setting). Now the count is bounded (MAX_SETTINGS) and refused with the first line over it."""
+    from srcreview.recipe import MAX_SETTINGS
+
+    monkeypatch.chdir(tmp_path)
+    if form == "toml":
+        (tmp_path / "r.toml").write_text(HEAD + "[engine]\n" + "".join(f"k{i} = {i}\n" for i in range(60_000)))
+        expected = f"r.toml:{4 + MAX_SETTINGS}: more than {MAX_SETTINGS} engine settings"
+    else:
+        (tmp_path / "r.sh").write_text("vllm serve m " + " ".join(f"--k{i}={i}" for i in range(60_000)) + "\n")
+        expected = f"r.sh:1: more than {MAX_SETTINGS} settings"  # before the revision maps any flag
+    result = cli("check", "r." + ("toml" if form == "toml" else "sh"), "--rev", "0.29.0",
+                 "--source", str(tmp_path / "missing"))
+    assert result.code == EXIT_DATA, result
+    assert result.err.startswith("srcreview: error: " + expected), result.err
+
+
+def test_a_review_of_the_most_settings_allowed_keeps_every_knob():
+    """MAX_SETTINGS settings go through every rule and the knob table (linear: bench/bench_recipe.py
+    measures the ratio); each keeps its row and its line."""
+    from pathlib import Path
+
+    from srcreview.engine import review
+    from srcreview.recipe import MAX_SETTINGS
+    from srcreview.revision import Revision
+    from srcreview.source.base import DirectoryTree
+
+    text = HEAD + "[engine]\n" + "".join(f"unknown_knob_{i} = {i}\n" for i in range(MAX_SETTINGS))
+    recipe = parse_recipe(text, "r.toml")
+    assert recipe.setting(f"unknown_knob_{MAX_SETTINGS - 1}").line == 3 + MAX_SETTINGS
+    fixture = Path(__file__).parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
+    result = review(recipe, DirectoryTree(fixture, Revision(requested="fixture", sha="0" * 40), provider="fixture"))
+    assert len(result.knobs) == MAX_SETTINGS
+    assert {k.status for k in result.knobs} == {"unknown-knob"}
+    assert sorted(k.recipe_line for k in result.knobs) == list(range(4, 4 + MAX_SETTINGS))

@@ -29,11 +29,11 @@ from srcreview.revision import Pin
 from srcreview.source import archive as archive_mod
 from srcreview.source import http as nethttp
 from srcreview.source.archive import extract
-from srcreview.source.cache import MANIFEST, Cache, _manifest_digest, verify_entry
+from srcreview.source.cache import MANIFEST, Cache, _manifest_digest, verified_manifest
 
 VERSION = "0.0.1"
 SDIST = f"vllm-{VERSION}.tar.gz"
-KEY = f"{VERSION}-{FAKE_SHA}"
+KEY = f"{VERSION}-{FAKE_SHA[:9]}"  # registry entries are keyed by what the sdist proves
 USER, SECRET = "alice", "s3cr3t-pw-7f3a"
 GOOD_LINE = f"vLLM {VERSION} (123456789) from registry {SDIST}: commit {FAKE_SHA}, 4 files"
 
@@ -282,6 +282,18 @@ def _slow_download(server, sdist, refused_url, silent_url):
     return url
 
 
+def _trickled_index_headers(server, sdist, refused_url, silent_url):
+    url = _index(server, sdist)
+    _json_page(server).header_trickle = 0.2
+    return url
+
+
+def _trickled_download_headers(server, sdist, refused_url, silent_url):
+    url = _index(server, sdist)
+    server.routes["/files/" + SDIST].header_trickle = 0.2
+    return url
+
+
 def _index_404(server, sdist, refused_url, silent_url):
     return with_credentials(server.url("/nothing-here"))
 
@@ -350,6 +362,12 @@ def _long_download(server, sdist, refused_url, silent_url):
     return url
 
 
+def _deep_index(server, sdist, refused_url, silent_url):
+    url = _index(server, sdist)
+    _json_page(server).body = b'{"files": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    return url
+
+
 def _sha_mismatch(server, sdist, refused_url, silent_url):
     return with_credentials(server.serve_index({SDIST: sdist}, hashes={SDIST: "0" * 64}))
 
@@ -363,10 +381,14 @@ NETWORK_CASES = [
     ("hung index (timeout)", _hung_index, rf"cannot reach the package index {INDEX}: timed out \({A} attempts\)", None, 0),
     ("hung download (timeout)", _hung_download,
      rf"cannot reach the package index {INDEX} for {SDIST}: timed out \({A} attempts\)", FILE, A),
-    ("slow index", _slow_index, rf"the package index {INDEX}: too slow: the body did not arrive within 0\.8 s "
+    ("slow index", _slow_index, rf"the package index {INDEX}: too slow: no complete answer within 0\.8 s "
      rf"\(SRCREVIEW_HTTP_DEADLINE\) \({A} attempts\)", PAGE, A),
-    ("slow download", _slow_download, rf"the package index {INDEX} for {SDIST}: too slow: the body did not arrive "
+    ("slow download", _slow_download, rf"the package index {INDEX} for {SDIST}: too slow: no complete answer "
      rf"within 0\.8 s \(SRCREVIEW_HTTP_DEADLINE\) \({A} attempts\)", FILE, A),
+    ("trickled headers, index", _trickled_index_headers, rf"the package index {INDEX}: too slow: no complete "
+     rf"answer within 0\.8 s \(SRCREVIEW_HTTP_DEADLINE\) \({A} attempts\)", PAGE, A),
+    ("trickled headers, download", _trickled_download_headers, rf"the package index {INDEX} for {SDIST}: too slow: "
+     rf"no complete answer within 0\.8 s \(SRCREVIEW_HTTP_DEADLINE\) \({A} attempts\)", FILE, A),
     ("index 404", _index_404, r"package index http://\*\*\*@127\.0\.0\.1:\d+/nothing-here has no project vllm "
      r"\(HTTP 404\)", "/nothing-here/vllm/", 1),
     ("download 404", _download_404, rf"the package index {INDEX} for {SDIST}: HTTP 404", FILE, 1),
@@ -381,6 +403,9 @@ NETWORK_CASES = [
     ("neither JSON nor HTML", _other_content_type,
      rf"the package index {INDEX}: answered with content type 'application/octet-stream', not a PEP 691 JSON or "
      rf"PEP 503 HTML project page \({A} attempts\)", PAGE, A),
+    ("index page nested 100,000 deep", _deep_index,
+     rf"the package index {INDEX}: answered with an unreadable application/vnd\.pypi\.simple\.v1\+json project "
+     rf"page \(not PEP 691 JSON, or cut short\) \({A} attempts\)", PAGE, A),
     ("truncated index page", _truncated_index,
      rf"cannot reach the package index {INDEX}: connection closed before the whole body arrived \({A} attempts\)",
      PAGE, A),
@@ -451,8 +476,10 @@ def test_a_run_killed_mid_download_leaves_nothing_the_cache_trusts(http_server, 
     out, err = good.communicate(timeout=60)
     assert good.returncode == 0, err
     assert out == f"vLLM 123456789 from github tarball: commit {FAKE_SHA}, 4 files\n"
-    assert verify_entry(cache.path_for("github", FAKE_SHA), deep=True) == {"provider": "github", "sha": FAKE_SHA}
+    assert verified_manifest(cache.path_for("github", FAKE_SHA), deep=True)["meta"] == {"provider": "github", "sha": FAKE_SHA}
     assert [p.name for p in (cache_dir / "github").iterdir()] == [FAKE_SHA]  # the dead run's staging is gone
+    # and so is its partial archive (fixed: it stayed in .tmp/ for a day)
+    assert list((cache_dir / ".tmp").iterdir()) == []
 
 
 @pytest.mark.parametrize("server", ["hung", "trickling"])
@@ -568,16 +595,20 @@ def _empty_manifest(entry: Path) -> None:
     (entry / MANIFEST).write_bytes(b"")
 
 
+def _deep_manifest(entry: Path) -> None:
+    (entry / MANIFEST).write_bytes(b'{"files": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+
+
 @pytest.mark.parametrize("damage", [_older_schema, _newer_schema, _older_layout, _truncated_manifest,
-                                    _empty_manifest, _truncated_file, _same_size_edit],
+                                    _empty_manifest, _deep_manifest, _truncated_file, _same_size_edit],
                          ids=lambda f: f.__name__.strip("_"))
 def test_damaged_or_foreign_cache_entry_is_rebuilt_never_trusted(cli, cached_release, cache_dir, http_server, damage):
     damage(cached_release)
-    assert verify_entry(cached_release, deep=True) is None
+    assert verified_manifest(cached_release, deep=True) is None
     result = cli("fetch", "--rev", VERSION)
     assert (result.code, result.out.strip()) == (0, GOOD_LINE), result.err  # rebuilt: not "(cached)"
     assert http_server.hits[FILE] == 2
-    assert verify_entry(cached_release, deep=True)["sdist"] == SDIST
+    assert verified_manifest(cached_release, deep=True)["meta"]["sdist"] == SDIST
     assert (cached_release / "tree" / "vllm" / "config" / "speculative.py").read_bytes() == \
         sdist_files()["vllm/config/speculative.py"]
     assert leftovers(cache_dir, "registry") == []
@@ -652,7 +683,7 @@ def test_concurrent_cli_runs_share_one_cache_correctly(tarball_env, http_server,
         assert sorted("(cached)" in out for out in outputs) == [False, True, True]
     cache = Cache(cache_dir)
     assert cache.keys("github") == [FAKE_SHA]
-    assert verify_entry(cache.path_for("github", FAKE_SHA), deep=True) is not None
+    assert verified_manifest(cache.path_for("github", FAKE_SHA), deep=True) is not None
     tree = cache.tree_path("github", FAKE_SHA)
     assert (tree / "vllm/config/speculative.py").read_bytes() == sdist_files()["vllm/config/speculative.py"]
     assert leftovers(cache_dir, "github") == []
@@ -660,26 +691,34 @@ def test_concurrent_cli_runs_share_one_cache_correctly(tarball_env, http_server,
 
 WRITER = """
 import sys
-from srcreview.source.cache import Cache
-cache, fill = Cache(sys.argv[1]), bytes([int(sys.argv[2])]) * (256 * 1024)
+from srcreview.index.cache import FactsCache
+from srcreview.index.facts import ModuleFacts
+facts = ModuleFacts(module="m", path="m.py", blob_id="ab" * 20, parse_error=sys.argv[2] * (256 * 1024))
 for _ in range(40):
-    cache.write_bytes_atomic("facts/shared.bin", fill)
+    FactsCache(sys.argv[1]).store(facts)
 """
 
 
 def test_concurrent_writers_of_one_cache_file_never_tear_it(cache_dir):
-    """Two processes rewrite the same file while this one reads it: every read is one whole version."""
-    Cache(cache_dir).write_bytes_atomic("facts/shared.bin", bytes([0]) * (256 * 1024))
+    """Two processes rewrite the same facts entry (two reviews of one revision) while this one
+    reads it: every read is one whole version."""
+    from srcreview.index.cache import FactsCache, facts_dir
+    from srcreview.index.facts import ModuleFacts
+
+    def version():
+        facts = FactsCache(cache_dir).load("ab" * 20, "m", "m.py")
+        assert facts is not None and len(facts.parse_error) == 256 * 1024 and len(set(facts.parse_error)) == 1
+        return facts.parse_error[0]
+
+    FactsCache(cache_dir).store(ModuleFacts(module="m", path="m.py", blob_id="ab" * 20, parse_error="0" * (256 * 1024)))
     writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(cache_dir), str(n)]) for n in (1, 2)]
     seen = set()
     while any(w.poll() is None for w in writers):
-        data = Cache(cache_dir).read_bytes("facts/shared.bin")
-        assert data is not None and len(data) == 256 * 1024 and len(set(data)) == 1
-        seen.add(data[0])
+        seen.add(version())
     assert all(w.wait() == 0 for w in writers)
-    assert Cache(cache_dir).read_bytes("facts/shared.bin")[0] in (1, 2)
-    assert [p.name for p in (cache_dir / "facts").iterdir()] == ["shared.bin"]  # no temp file left
-    assert seen - {0}, "the reader never saw a writer's version"
+    assert version() in ("1", "2")
+    assert [p.name for p in (facts_dir(cache_dir) / "ab").iterdir()] == ["ab" * 20 + ".pickle"]  # no temp file left
+    assert seen - {"0"}, "the reader never saw a writer's version"
 
 
 # -------------------------------------------------------------------------------- the real source

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from srcreview.errors import EXIT_INCOMPLETE
-from srcreview.source.cache import MANIFEST, Cache, CacheNotWritable, default_root, verify_entry
+from srcreview.source.cache import MANIFEST, Cache, CacheNotWritable, default_root, verified_manifest
 
 
 def build(cache: Cache, key: str = "k", content: bytes = b"hello", builds: list | None = None) -> tuple[dict, bool]:
@@ -79,8 +79,8 @@ def test_same_size_edit_is_caught_by_the_deep_check(tmp_path):
     cache = Cache(tmp_path / "c")
     build(cache)
     (cache.tree_path("trees", "k") / "sub" / "a.txt").write_bytes(b"HELLO")
-    assert verify_entry(cache.path_for("trees", "k")) is not None
-    assert verify_entry(cache.path_for("trees", "k"), deep=True) is None
+    assert verified_manifest(cache.path_for("trees", "k")) is not None
+    assert verified_manifest(cache.path_for("trees", "k"), deep=True) is None
     with cache.entry("trees", "k", deep=True) as entry:
         assert not entry.ready
 
@@ -92,6 +92,42 @@ def test_failed_build_leaves_nothing_behind(tmp_path):
             (entry.staging() / "half.txt").write_bytes(b"x")
             raise RuntimeError("download failed")
     assert list((tmp_path / "c" / "trees").iterdir()) == []
+
+
+def test_scratch_directories_of_live_runs_are_kept_and_of_dead_runs_removed(tmp_path):
+    """A scratch directory is swept only once its owner's lock is free (the owner died)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cache = Cache(tmp_path / "c")
+    tmp = tmp_path / "c" / ".tmp"
+    # a dead run: a separate process that makes a scratch directory, writes into it and is killed
+    code = ("import sys, time; from pathlib import Path; from srcreview.source.cache import Cache\n"
+            "with Cache(Path(sys.argv[1])).scratch() as d:\n"
+            "    (d / 'vllm.tar.gz').write_bytes(b'partial'); print(d.name, flush=True); time.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "c")], stdout=subprocess.PIPE, text=True)
+    dead = tmp / child.stdout.readline().strip()
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=10)
+    assert (dead / "vllm.tar.gz").read_bytes() == b"partial"
+    with cache.scratch() as live:
+        (live / "x").write_bytes(b"downloading")
+        assert not dead.exists()  # the dead run's partial archive is gone
+        with cache.scratch() as other:  # another run starting now keeps the live one
+            assert (live / "x").exists() and other != live
+        assert not other.exists()
+    assert not live.exists() and list(tmp.iterdir()) == []
+    # a directory without a lock (another layout) is kept for an hour, then removed
+    old = tmp / "old"
+    old.mkdir()
+    with cache.scratch():
+        assert old.exists()
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    with cache.scratch():
+        assert not old.exists()
 
 
 def test_concurrent_builders_share_one_build(tmp_path):
@@ -125,8 +161,6 @@ def test_unwritable_cache_is_one_clear_error(tmp_path):
         build(cache)
     assert info.value.exit_code == EXIT_INCOMPLETE
     assert str(tmp_path) not in info.value.message
-    with pytest.raises(CacheNotWritable):
-        cache.write_bytes_atomic("facts/x.json", b"{}")
 
 
 def test_existing_entries_are_served_when_the_cache_cannot_be_written(tmp_path):
@@ -169,16 +203,3 @@ def test_read_only_directory(tmp_path):
     assert done.stdout == ("cache directory ($SRCREVIEW_CACHE) is not writable; "
                            "set SRCREVIEW_CACHE to a writable directory\n")
     assert list(root.iterdir()) == []
-
-
-def test_write_and_read_bytes_for_other_modules(tmp_path):
-    cache = Cache(tmp_path / "c")
-    assert cache.read_bytes("facts/ab/cd.json") is None
-    path = cache.write_bytes_atomic("facts/ab/cd.json", b'{"a": 1}')
-    assert path == tmp_path / "c" / "facts" / "ab" / "cd.json"
-    assert cache.read_bytes("facts/ab/cd.json") == b'{"a": 1}'
-    cache.write_bytes_atomic("facts/ab/cd.json", b"2")
-    assert cache.read_bytes("facts/ab/cd.json") == b"2"
-    assert [p.name for p in path.parent.iterdir()] == ["cd.json"]
-    with pytest.raises(Exception, match="not a path inside"):
-        cache.write_bytes_atomic("../escape", b"x")

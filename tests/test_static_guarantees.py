@@ -297,7 +297,7 @@ def _reduce_chain_payload(marker: Path) -> bytes:
 
 
 def test_a_crafted_facts_entry_cannot_run_code(tmp_path):
-    from srcreview.index.cache import _BUILTINS, FactsCache
+    from srcreview.index.cache import _BUILTINS, FactsCache, seal
 
     dangerous = {"getattr", "setattr", "eval", "exec", "compile", "open", "__import__", "globals", "vars",
                  "apply", "input", "breakpoint", "delattr"}
@@ -308,7 +308,7 @@ def test_a_crafted_facts_entry_cannot_run_code(tmp_path):
     blob = "ab" * 20
     entry = cache._path(blob)
     entry.parent.mkdir(parents=True)
-    entry.write_bytes(_reduce_chain_payload(marker))
+    entry.write_bytes(seal(_reduce_chain_payload(marker)))  # sealed: the unpickler itself must refuse it
     assert cache.load(blob, "vllm.x", "vllm/x.py") is None
     assert not marker.exists()
 

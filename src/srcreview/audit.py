@@ -209,6 +209,7 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
+MAX_LINE_DIGITS = 9  # a line anchor longer than this names no line (past 4,300 digits int() refuses it)
 MAX_PURPOSE_CHARS = 600  # of the text around a URL inside a longer string, each side
 
 
@@ -244,6 +245,9 @@ def parse_blob_url(url: str) -> ParsedUrl:
     fragment = _FRAGMENT.match(parts.fragment)
     if parts.netloc != "github.com" or not blob or not fragment:
         raise DataError(f"{url}: not a line-anchored GitHub blob URL")
+    for number in (fragment.group("start"), fragment.group("end")):
+        if number and len(number) > MAX_LINE_DIGITS:
+            raise DataError(f"{url[:200]}: a line number of {len(number)} digits; no file has that many lines")
     start = int(fragment.group("start"))
     end = int(fragment.group("end") or start)
     if start < 1 or end < start:
@@ -635,21 +639,14 @@ class Units:
 
 def _statement_ranges(body, guards: dict) -> Iterator[tuple[int, int]]:
     """Line ranges of every statement of a function body (nested ones too), in the facts' IR."""
-    nested = {"if": (4, 5), "for": (5, 6), "while": (4, 5), "with": (4,), "try": (3, 5, 6)}
-    for stmt in body or ():
-        if not isinstance(stmt, tuple) or len(stmt) < 3:
-            continue
-        kind, start, end = stmt[0], stmt[1], stmt[2]
-        yield start, end
-        if kind == "if":
-            for child in stmt[4] or ():
-                if isinstance(child, tuple) and child and child[0] == "raise":
-                    guards[(child[1], child[2])] = (start, end)
-        for slot in nested.get(kind, ()):
-            yield from _statement_ranges(stmt[slot], guards)
-        if kind == "try":
-            for handler in stmt[4] or ():
-                yield from _statement_ranges(handler[1], guards)
+    from srcreview.index import ir
+
+    for stmt in ir.iter_statements(body or ()):
+        yield stmt.line, stmt.end_line
+        if isinstance(stmt, ir.If):
+            for child in stmt.body:
+                if isinstance(child, ir.Raise):
+                    guards[(child.line, child.end_line)] = (stmt.line, stmt.end_line)
 
 
 # ----------------------------------------------------------------------------- judging

@@ -59,6 +59,8 @@ def load_baseline(path: str | Path, shown: str | None = None) -> Baseline:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         line = getattr(exc, "lineno", 1)
         raise DataError(f"{shown}:{line}: baseline is not JSON: {getattr(exc, 'msg', exc)}") from None
+    except RecursionError:
+        raise DataError(f"{shown}: baseline is not JSON srcreview reads: nesting too deep") from None
     return parse_baseline(data, shown)
 
 

@@ -12,9 +12,10 @@ import importlib
 import sys
 
 from srcreview import __version__
-from srcreview.errors import EXIT_INCOMPLETE, EXIT_USAGE, SrcreviewError
+from srcreview.errors import EXIT_INCOMPLETE, EXIT_USAGE, OutputError, SrcreviewError
 
-COMMANDS = ("check", "fetch", "show", "graph", "rules", "schema", "audit", "explain", "diff", "bisect", "cache")
+COMMANDS = ("check", "recipe", "fetch", "pins", "show", "graph", "rules", "schema", "audit", "explain", "diff",
+            "bisect", "cache")
 
 DESCRIPTION = """\
 Review a vLLM serving recipe against the exact pinned vLLM source, without running it.
@@ -30,8 +31,8 @@ examples:
   srcreview fetch --rev 98dff2a
   srcreview show --rev 0.29.0 vllm/v1/worker/gpu/spec_decode/eagle/utils.py:36-49
 
-exit codes: 0 ok / gate passed, 1 gate failed, 2 review incomplete (source unavailable),
-            64 usage error, 65 invalid recipe or rule data
+exit codes: 0 ok / gate passed, 1 gate failed, 2 review incomplete (source unavailable,
+            or the output could not be written), 64 usage error, 65 invalid recipe or rule data
 """
 
 
@@ -69,34 +70,72 @@ def _command(name: str):
         raise
 
 
+class _Output:
+    """stdout for a command: a write or flush that fails for lack of space or an I/O error
+    (`> /dev/full`) raises OutputError, so it ends as one line and exit 2, never a traceback.
+    A closed pipe (`| head`) stays a BrokenPipeError."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _guarded(self, action, *args):
+        try:
+            return action(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
+
+    def write(self, text):
+        return self._guarded(self._stream.write, text)
+
+    def flush(self):
+        return self._guarded(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _silence_stdout() -> None:
+    """After a failed write the buffer still holds output: point stdout at the null device so
+    the interpreter's last flush neither fails again nor changes the exit code."""
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture): nothing to flush
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; everything it writes to stdout passes through `ci_safe` (no line a CI
     runner would take for a workflow command), and its error is one line on stderr."""
     from srcreview.textsafe import CiSafeStream
 
     stdout = sys.stdout
-    sys.stdout = guard = CiSafeStream(stdout)
+    sys.stdout = guard = CiSafeStream(_Output(stdout))
     try:
-        return _run(argv)
-    finally:
-        sys.stdout = stdout
+        parser = build_parser()
         try:
+            args = parser.parse_args(argv)
+        except SystemExit:  # --help, --version (or a usage error): their text must be written too
             guard.finish()
-        except (BrokenPipeError, ValueError):  # the reader went away, or stdout is closed
-            pass
-
-
-def _run(argv: list[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "command", None):
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
-    try:
-        return args.run(args)
+            sys.stdout.flush()
+            raise
+        if not getattr(args, "command", None):
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        code = args.run(args)
+        guard.finish()
+        sys.stdout.flush()  # a full disk shows here, not at the interpreter's exit
+        return code
     except SrcreviewError as exc:
         from srcreview.textsafe import ci_safe, oneline
 
+        if isinstance(exc, OutputError):
+            _silence_stdout()
         print(ci_safe(f"srcreview: error: {oneline(exc.message)}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -110,3 +149,9 @@ def _run(argv: list[str] | None) -> int:
         traceback.print_exc()
         print("srcreview: internal error: the review could not complete (exit 2)", file=sys.stderr)
         return EXIT_INCOMPLETE
+    finally:
+        sys.stdout = stdout
+        try:
+            guard.finish()  # what is left of a line written before an error
+        except (OSError, ValueError, OutputError):  # the reader went away, stdout is closed or full
+            pass

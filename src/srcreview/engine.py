@@ -74,6 +74,10 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
             if finding is not None:
                 findings.append(finding)
             _apply_knobs(rule, ctx, subject, result, downgrade, knobs)
+    from srcreview.source.gaps import split_stale
+
+    stale, unevaluable = split_stale(tree, stale)  # what a gutted or unreadable tree hides is not stale
+    incomplete.extend(unevaluable)
     findings.sort(key=lambda f: f.sort_key())
     missing_tests = sorted({t for f in findings for t in f.missing_tests})
     revision = tree.revision
@@ -86,11 +90,13 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
         matches = revision.version == pin
     return Review(
         tool=ToolInfo(version=__version__),
-        recipe=RecipeRef(path=recipe.path, name=recipe.name, model=recipe.info.model, gpu=recipe.hardware.gpu,
+        recipe=RecipeRef(path=recipe.path, file=recipe.file or None, name=recipe.name,
+                         model=recipe.info.model, gpu=recipe.hardware.gpu,
                          compute_capability=recipe.hardware.compute_capability),
         revision=RevisionInfo(sha=revision.sha, version=revision.version, recipe_pin=pin,
                               matches_recipe_pin=matches,
-                              source=source_label or getattr(tree, "provider", "")),
+                              source=source_label or getattr(tree, "provider", ""),
+                              release_from=revision.pin.origin if revision.pin is not None else None),
         runner=runner,
         knobs=tuple(sorted(knobs.values(), key=_knob_order)),
         findings=tuple(findings),
@@ -142,9 +148,9 @@ class _RecipeOnly:
 
 
 def _bindings(index, recipe) -> dict:
-    """The recipe's bindings in VllmConfig terms (srcreview.graph.config_bindings); the recipe's
+    """The recipe's bindings in VllmConfig terms (srcreview.interp.config_bindings); the recipe's
     own keys alone when the revision's engine-args builder cannot be read."""
-    from srcreview.graph import config_bindings
+    from srcreview.interp import config_bindings
 
     try:
         return config_bindings(index, recipe.bindings, gpu=recipe.hardware.gpu)
@@ -154,7 +160,7 @@ def _bindings(index, recipe) -> dict:
 
 def _runner(index, recipe, bindings) -> tuple[RunnerInfo, list[str]]:
     """The model runner under the recipe; only speculative-decoding verdicts depend on it."""
-    from srcreview.graph import model_runner
+    from srcreview.interp import model_runner
 
     if not recipe.uses_speculative_decoding:
         return RunnerInfo(reason="not evaluated: the recipe does not use speculative decoding"), []
@@ -430,7 +436,8 @@ def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, do
             status = "undecided"
         key = fill(effect.key, values)
         tags = tuple(sorted(set(result.tags) | ({"runner-undecided"} if downgrade else set())))
-        scopes = [sc for (k, sc) in knobs if k == key] if effect.scope == "any" else [effect.scope]
+        # three lookups, not a scan of the table: one scan per setting made a review quadratic
+        scopes = [sc for sc in _SCOPES if (key, sc) in knobs] if effect.scope == "any" else [effect.scope]
         setting = ctx.recipe.setting(key)
         for scope in scopes:
             old = knobs.get((key, scope))
@@ -447,6 +454,7 @@ def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, do
                                                              "tags": tuple(sorted(set(old.tags) | set(tags)))})
 
 
+_SCOPES = ("engine", "target", "draft")
 _KNOB_ROLE_ORDER = ("reads", "inspected", "passes", "replaces", "branch", "gating", "declares")
 
 

@@ -42,3 +42,9 @@ class SourceUnavailable(SrcreviewError):
     """The exact source could not be obtained or verified: the review cannot complete."""
 
     exit_code = EXIT_INCOMPLETE
+
+
+class OutputError(SrcreviewError):
+    """The output could not be written (a full disk, an I/O error): the run did not complete."""
+
+    exit_code = EXIT_INCOMPLETE

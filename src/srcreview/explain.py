@@ -88,12 +88,16 @@ class Explanation(_Frozen):
 
 def load_saved_reviews(path: Path, shown: str) -> list[Review]:
     """The reviews in a `check --format json` output (one review, or {"reviews": [...]})."""
+    from srcreview.baseline import MAX_BASELINE_BYTES
+    from srcreview.userfile import read_user_file
+
+    raw = read_user_file(path, f"--review {shown}", "review", MAX_BASELINE_BYTES)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"--review {shown}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataError(f"--review {shown}: not a JSON review ({type(exc).__name__})") from None
+    except RecursionError:
+        raise DataError(f"--review {shown}: not a JSON review (nesting too deep)") from None
     items = data.get("reviews") if isinstance(data, dict) and "reviews" in data else [data]
     if not isinstance(items, list):
         raise DataError(f"--review {shown}: 'reviews' is not a list")

@@ -156,6 +156,8 @@ class ToolInfo(_Frozen):
 
 class RecipeRef(_Frozen):
     path: str
+    file: str | None = Field(None, description="the file the recipe is read from when `path` names a part of it "
+                                               "(a compose service: path file.yml#service)")
     name: str
     model: str | None = None
     gpu: str | None = None
@@ -168,6 +170,9 @@ class RevisionInfo(_Frozen):
     recipe_pin: str | None = None
     matches_recipe_pin: bool | None = None
     source: str = Field("", description="which provider supplied the source")
+    release_from: Literal["pins", "index"] | None = Field(
+        None, description="where the release's commit and sdist digest come from: pins/, or the package index "
+                          "(a release pins/ does not list yet); None for a commit")
 
 
 class RunnerInfo(_Frozen):
@@ -209,6 +214,7 @@ class ReviewGate(_Frozen):
     failing: tuple[str, ...] = Field((), description="fingerprints of the findings that failed the gate")
     baseline: str | None = Field(None, description="the --baseline file, when one was given")
     fixed: tuple[BaselineEntry, ...] = Field((), description="baseline findings no longer present")
+    stale: tuple[str, ...] = Field((), description="stale rules that failed the gate (accepted with --allow-stale)")
 
 
 class Review(_Frozen):
@@ -264,6 +270,8 @@ class RunGate(_Frozen):
     problems: int = Field(description="other problems: neither failing nor waived")
     open_questions: int = Field(description="open questions neither failing nor waived")
     facts: int = Field(description="facts neither failing nor waived (facts never fail)")
+    stale_rules: int = Field(0, description="rules stale at a reviewed revision that fail the gate "
+                                          "(0 with --allow-stale: reviews[].stale_rules lists them all)")
     baseline: str | None = Field(None, description="the --baseline file, when one was given")
 
 

@@ -4,10 +4,11 @@ API (library; never prints or exits):
 
     policy = parse_fail_on("confirmed:high")          # UsageError (64) if malformed
     result = evaluate(reviews, policy, baseline=load_baseline(path), waivers=load_waivers(...),
-                      known_rules={...}, today=dates.today(date))
+                      known_rules={...}, today=dates.today(date), allow_stale=False)
     result.exit_code       # 0 passed, 1 failed, 2 incomplete
     result.reviews         # the reviews annotated: Finding.waiver, Finding.baseline, Review.gate
     result.failing / .waived / .new / .worse / .unchanged / .fixed   # (recipe path, finding) pairs
+    result.stale                                      # (recipe path, rule id): stale rules that failed it
 
 `--fail-on` syntax: comma-separated `CLASSIFICATION[:SEVERITY]` terms, or `none`. Only
 problems and open questions can fail the gate, never facts (Finding.kind: each rule says
@@ -22,6 +23,11 @@ review still exits 2).
 
 A review that could not complete (Review.incomplete) makes the run exit 2 even when other
 findings failed the gate: the gate never passes, or claims a decision, on a partial review.
+
+A rule that is stale at the revision (its anchors are gone: vLLM moved on, the rule no longer
+applies as written) decided nothing, so it fails the gate (exit 1, listed in ReviewGate.stale)
+whatever `--fail-on` says, unless the run accepts stale rules explicitly (`allow_stale`,
+`--allow-stale`): a gate must not pass because its rules stopped looking.
 """
 
 from __future__ import annotations
@@ -102,7 +108,9 @@ class GateResult:
     unchanged: tuple[Pair, ...] = ()
     fixed: tuple[tuple[str, BaselineEntry], ...] = ()
     incomplete: tuple[tuple[str, str], ...] = ()
+    stale: tuple[tuple[str, str], ...] = ()  # (recipe path, rule id) of stale rules that failed the gate
     baseline: str | None = None
+    allow_stale: bool = False
 
     @property
     def decision(self) -> str:
@@ -120,12 +128,18 @@ class GateResult:
         return counts
 
     def summary(self) -> str:
-        """The gate's counts in words: `1 problem at or above confirmed:high; 1 waived; 2 open questions; 3 facts`."""
+        """The gate's counts in words: `1 problem at or above confirmed:high; 1 stale rule; 1 waived;
+        2 open questions; 3 facts` (a stale rule fails the gate whatever --fail-on says)."""
         counts = self.counts()
         kinds = {f.kind for _, f in self.failing}
         noun = "problem" if kinds <= {"problem"} else "open question" if kinds == {"open-question"} else "finding"
         parts = [f"{_count(counts['failing'], noun)} at or above {self.fail_on}" if self.fail_on.terms
                  else "--fail-on none"]
+        if self.stale:
+            parts.append(_count(len(self.stale), "stale rule"))
+        elif self.allow_stale and any(r.stale_rules for r in self.reviews):
+            accepted = sum(len(r.stale_rules) for r in self.reviews)
+            parts.append(f"{_count(accepted, 'stale rule')} accepted by --allow-stale")
         if counts["waived"]:
             parts.append(f"{counts['waived']} waived")
         if counts["problem"]:
@@ -151,8 +165,11 @@ def _count(n: int, noun: str) -> str:
 
 def evaluate(reviews: Sequence[Review], fail_on: FailOn | str = DEFAULT_FAIL_ON, *,
              baseline: _baseline.Baseline | None = None, waivers: Sequence[Waiver] | None = None,
-             known_rules: Iterable[str] | None = None, today: _dt.date | None = None) -> GateResult:
-    """Decide the gate over all reviews; DataError (65) for an expired, unmatched or unknown-rule waiver."""
+             known_rules: Iterable[str] | None = None, today: _dt.date | None = None,
+             allow_stale: bool = False) -> GateResult:
+    """Decide the gate over all reviews; DataError (65) for an expired, unmatched or unknown-rule waiver.
+
+    Stale rules fail the gate unless `allow_stale`."""
     policy = parse_fail_on(fail_on) if isinstance(fail_on, str) else fail_on
     waivers = tuple(waivers or ())
     if waivers:
@@ -163,7 +180,7 @@ def evaluate(reviews: Sequence[Review], fail_on: FailOn | str = DEFAULT_FAIL_ON,
             by_recipe.setdefault((path, waiver.fingerprint), waiver)
 
     buckets: dict[str, list] = {k: [] for k in ("failing", "waived", "new", "worse", "improved", "unchanged",
-                                                 "fixed", "incomplete")}
+                                                 "fixed", "incomplete", "stale")}
     annotated = []
     for review in reviews:  # in the order given (the JSON lists them so); renderers sort by path
         previous = baseline.entries_for(review, len(reviews)) if baseline is not None else None
@@ -185,13 +202,16 @@ def evaluate(reviews: Sequence[Review], fail_on: FailOn | str = DEFAULT_FAIL_ON,
         fixed = _baseline.fixed(review.findings, previous) if previous is not None and not review.incomplete else ()
         buckets["fixed"].extend((review.recipe.path, entry) for entry in fixed)
         buckets["incomplete"].extend((review.recipe.path, reason) for reason in review.incomplete)
-        state = "incomplete" if review.incomplete else "failed" if failing else "passed"
+        stale = () if allow_stale else tuple(sorted({s.rule for s in review.stale_rules}))
+        buckets["stale"].extend((review.recipe.path, rule) for rule in stale)
+        state = "incomplete" if review.incomplete else "failed" if failing or stale else "passed"
         gate = ReviewGate(status=state, fail_on=str(policy), failing=tuple(failing),
-                          baseline=baseline.source if baseline is not None else None, fixed=tuple(fixed))
+                          baseline=baseline.source if baseline is not None else None, fixed=tuple(fixed),
+                          stale=stale)
         annotated.append(review.model_copy(update={"findings": tuple(findings), "gate": gate}))
 
     exit_code = EXIT_INCOMPLETE if buckets["incomplete"] or not reviews else \
-        EXIT_GATE_FAILED if buckets["failing"] else EXIT_OK
+        EXIT_GATE_FAILED if buckets["failing"] or buckets["stale"] else EXIT_OK
     return GateResult(fail_on=policy, reviews=tuple(annotated), exit_code=exit_code,
-                      baseline=baseline.source if baseline is not None else None,
+                      baseline=baseline.source if baseline is not None else None, allow_stale=allow_stale,
                       **{k: tuple(v) for k, v in buckets.items()})

@@ -2,54 +2,50 @@
 
 The paths on the command line are taken as given when they are files; a directory is searched
 (recursively, in sorted order, hidden directories skipped) for the files `is_recipe_file`
-accepts. One question decides, so a new recipe format (a `vllm serve` command line, a YAML
-or compose file) is added by teaching `is_recipe_file` to recognise it.
+accepts: every file `srcreview.recipe.looks_like_recipe` reads as a recipe in one of its
+formats (srcreview TOML, a `vllm serve` script or Dockerfile, a vLLM YAML config, a compose
+file), never a waiver file.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 
 from srcreview.errors import UsageError
+from srcreview.recipe import MAX_RECIPE_BYTES, looks_like_recipe
 from srcreview.userfile import shown_path
 from srcreview.waivers import WAIVER_FILE
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-RECIPE_TABLES = ("recipe", "engine")
-MAX_SNIFF_BYTES = 1_000_000  # srcreview.recipe.MAX_RECIPE_BYTES: a larger file is refused by the loader
 _SKIPPED_DIRS = {"__pycache__", "node_modules"}
-# a [recipe] or [engine...] table header: how a recipe that does not parse is still recognised
+# a [recipe] or [engine...] table header: how a TOML recipe that does not read is still recognised
 _RECIPE_HEADER = re.compile(r"^[ \t]*\[[ \t]*[\"']?(recipe|engine)[\"']?[ \t]*[\].]", re.M)
 
 
 def is_recipe_file(path: Path) -> bool:
-    """A TOML file with a top-level `[recipe]` or `[engine]` table; never a waiver file.
+    """A file that reads as a recipe in any format srcreview reviews; never a waiver file.
 
-    A file that does not parse as TOML but has such a table header is a recipe too, so that
-    `check` reports its syntax error (exit 65) instead of skipping it silently.
+    A TOML file with a `[recipe]` or `[engine]` table header that does not read as a recipe
+    (a syntax error, no `[recipe]` table, too large) is a recipe too, so that `check` reports
+    what is wrong with it (exit 65) instead of skipping it silently.
     """
-    if path.name == WAIVER_FILE or path.suffix != ".toml":
+    if path.name == WAIVER_FILE:
         return False
+    if looks_like_recipe(path):
+        return True
+    return path.suffix == ".toml" and _has_recipe_header(path)
+
+
+def _has_recipe_header(path: Path) -> bool:
     try:
+        if not path.is_file():  # a FIFO or a device is never opened
+            return False
         with open(path, "rb") as handle:
-            raw = handle.read(MAX_SNIFF_BYTES + 1)
+            raw = handle.read(MAX_RECIPE_BYTES + 1)
     except OSError:
         return False
-    text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
-    if len(raw) > MAX_SNIFF_BYTES:
-        return bool(_RECIPE_HEADER.search(text))
-    try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError):
-        return bool(_RECIPE_HEADER.search(text))
-    return any(isinstance(data.get(table), dict) for table in RECIPE_TABLES)
+    return bool(_RECIPE_HEADER.search(raw.decode("utf-8", errors="replace")))
 
 
 def recipe_files(paths: list[str]) -> list[tuple[Path, str]]:
@@ -66,8 +62,9 @@ def recipe_files(paths: list[str]) -> list[tuple[Path, str]]:
         if path.is_dir():
             inside = _search(path)
             if not inside:
-                raise UsageError(f"{shown_path(path)}: no recipe found in this directory (a recipe is a TOML "
-                                 f"file with a [recipe] or [engine] table; {WAIVER_FILE} holds waivers)")
+                raise UsageError(f"{shown_path(path)}: no recipe found in this directory (a recipe is srcreview TOML, "
+                                 f"a `vllm serve` script or Dockerfile, a vLLM YAML config or a compose file; "
+                                 f"{WAIVER_FILE} holds waivers)")
             base = shown_path(path).rstrip("/")
             pairs = [(p, p.relative_to(path).as_posix() if base == "." else f"{base}/{p.relative_to(path).as_posix()}")
                      for p in inside]

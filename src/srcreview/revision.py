@@ -1,16 +1,21 @@
 """Revisions: what `--rev` and a recipe's pin name, checked before anything touches git.
 
-A rev is a release version known in pins/ or a hex commit id (7 to 40 digits). Anything
-else, and anything starting with `-`, is refused here, so no user string can reach git or
-a URL as an option or a path.
+A rev is a release version or a hex commit id (7 to 40 digits). Anything else, and anything
+starting with `-`, is refused here, so no user string can reach git or a URL as an option or
+a path. A release is looked up in pins/ (`$SRCREVIEW_PINS`, else the shipped file); one that
+is not there is asked of the package index through the `discover` callback the caller passes
+(srcreview.source.registry), and its pin says so (`origin = "index"`).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -35,6 +40,8 @@ class Pin(BaseModel):
     version: str
     revision: str = Field(description="full commit where known, else the sdist's abbreviated one")
     sdist_sha256: str | None = None
+    origin: Literal["pins", "index"] = Field("pins", exclude=True,
+                                             description="pins/, or discovered on the package index")
 
     @field_validator("revision")
     @classmethod
@@ -63,6 +70,8 @@ class Revision(BaseModel):
     sha: str
     version: str | None = None
     pin: Pin | None = None
+    unverified: str | None = Field(None, description="a longer commit that was asked for but that the source "
+                                                     "could not prove (an sdist records 9 digits)")
 
     @field_validator("sha")
     @classmethod
@@ -88,10 +97,38 @@ class Revision(BaseModel):
     def label(self) -> str:
         return f"{self.version} ({self.short})" if self.version else self.short
 
+    @property
+    def from_index(self) -> bool:
+        return self.pin is not None and self.pin.origin == "index"
 
-@lru_cache(maxsize=None)
+    def notes(self) -> list[str]:
+        """What the user must know about this revision's identity, one phrase each."""
+        notes = []
+        if self.from_index:
+            notes.append("release not in pins/: its sdist sha256 and commit come from the package index")
+        if self.unverified:
+            notes.append(f"requested commit {self.unverified} is unverified: the source records only {self.sha}")
+        return notes
+
+
+def pins_path() -> Path:
+    """The pins file in use: `$SRCREVIEW_PINS`, else the one shipped with srcreview."""
+    configured = os.environ.get("SRCREVIEW_PINS", "").strip()
+    return Path(configured).expanduser() if configured else data_dir("pins") / "vllm.toml"
+
+
 def load_pins(path: Path | None = None) -> tuple[Pin, ...]:
-    path = path or data_dir("pins") / "vllm.toml"
+    path = path or pins_path()
+    try:
+        stat = path.stat()
+        key = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        key = None  # _read_pins reports it
+    return _read_pins(path, key)
+
+
+@lru_cache(maxsize=16)
+def _read_pins(path: Path, _stamp) -> tuple[Pin, ...]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         releases = data.get("release", [])
@@ -134,14 +171,19 @@ def validate_rev(rev: str) -> str:
     raise UsageError(f"--rev: {rev!r} is neither a release version (e.g. 0.29.0) nor a hex commit id")
 
 
-def resolve_rev(rev: str, pins: tuple[Pin, ...] | None = None) -> Revision:
-    """Resolve a --rev against pins/: a version must be known; a commit may or may not be a release."""
+def resolve_rev(rev: str, pins: tuple[Pin, ...] | None = None,
+                discover: Callable[[str], Pin] | None = None) -> Revision:
+    """Resolve a --rev against pins/: a version must be known there or to `discover` (the
+    package index); a commit may or may not be a release."""
     pins = load_pins() if pins is None else pins
     normalized = validate_rev(rev)
     if VERSION.fullmatch(normalized):
         for pin in pins:
             if pin.version == normalized:
                 return Revision(requested=rev, sha=pin.revision, version=pin.version, pin=pin)
+        if discover is not None:
+            pin = discover(normalized)
+            return Revision(requested=rev, sha=pin.revision, version=pin.version, pin=pin)
         known = ", ".join(p.version for p in pins) or "none"
         raise UsageError(f"--rev: release {normalized} is not in pins/ (known: {known}); pass its commit instead")
     matches = [p for p in pins if p.matches_commit(normalized)]

@@ -28,7 +28,6 @@ else:  # pragma: no cover
 Verdict = Literal["confirmed", "refuted", "plausible", "none"]
 RULE_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 TEMPLATE_NAME = re.compile(r"\{([A-Za-z0-9_.\-]+)\}")
-SPECIAL_WHEN_KEYS = ("runner", "speculative", "recipe.name", "hardware.compute_capability", "hardware.gpu")
 MAX_RULE_BYTES = 200_000
 
 
@@ -172,11 +171,6 @@ class Rule(_Strict):
             if bad:
                 raise ValueError(f"knobs: unknown outcome {bad[0]!r} in status of {effect.key}")
         return self
-
-    def template_names(self) -> set[str]:
-        texts = [self.claim, *self.message.values()]
-        texts += [e.value or "" for e in self.knobs] + [e.key for e in self.knobs]
-        return {m.group(1) for t in texts for m in TEMPLATE_NAME.finditer(t)}
 
 
 def fill(template: str, values: dict[str, Any]) -> str:

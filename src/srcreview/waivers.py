@@ -27,8 +27,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from srcreview.errors import DataError, UsageError
+from srcreview.errors import DataError
 from srcreview.findings import Review, WaiverNote
+from srcreview.userfile import read_user_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -36,6 +37,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 WAIVER_FILE = "srcreview.toml"
+MAX_WAIVER_BYTES = 1_000_000
 _FIELDS = {"fingerprint", "reason", "expires", "rule", "recipe"}
 _FINGERPRINT = re.compile(r"^[0-9A-Za-z_.:-]{4,128}$")
 
@@ -73,7 +75,7 @@ def load_waivers(recipes: Iterable[tuple[Path | str, str]]) -> tuple[Waiver, ...
     for path, shown in recipes:
         waivers.extend(_recipe_waivers(path, shown))
         sidecar = path.parent / WAIVER_FILE
-        if sidecar.is_file():
+        if sidecar.exists() or sidecar.is_symlink():  # not a regular file: refused when read, never skipped
             shown_dir = PurePosixPath(shown.replace("\\", "/")).parent
             shown_sidecar = str(shown_dir / WAIVER_FILE) if str(shown_dir) != "." else WAIVER_FILE
             entry = by_dir.setdefault(sidecar.resolve(), (shown_sidecar, []))
@@ -122,23 +124,32 @@ def check_waivers(waivers: Sequence[Waiver], reviews: Sequence[Review], today: _
                 raise DataError(f"{label} names rule {waiver.rule!r} but the finding is from rule {other[0]!r}")
 
 
-def _read_toml(path: Path, shown: str) -> tuple[dict, str]:
+def _read_toml(path: Path, shown: str, what: str) -> tuple[dict, str]:
+    raw = read_user_file(path, shown, what, MAX_WAIVER_BYTES)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{shown}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{shown}: cannot read: {exc}") from None
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"{shown}:{line}: {what} is not valid UTF-8") from None
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
         pos = re.search(r"\(at line (\d+)", str(exc))
         raise DataError(f"{shown}:{pos.group(1) if pos else 1}: malformed TOML: "
                         f"{re.sub(r' ?[(]at line.*', '', str(exc))}") from None
+    except RecursionError:
+        raise DataError(f"{shown}: malformed TOML: nesting too deep") from None
 
 
 def _recipe_waivers(path: Path, shown: str) -> list[Waiver]:
-    data, text = _read_toml(path, shown)
+    from srcreview.recipe import is_toml_recipe
+
+    try:
+        if not is_toml_recipe(path.read_text(encoding="utf-8")):
+            return []  # a script, vLLM config or compose file: its waivers live in srcreview.toml
+    except (OSError, UnicodeDecodeError):
+        pass  # _read_toml says what is wrong
+    data, text = _read_toml(path, shown, "recipe")
     table = data.get("srcreview")
     if table is None:
         return []
@@ -154,7 +165,7 @@ def _recipe_waivers(path: Path, shown: str) -> list[Waiver]:
 
 
 def _sidecar_waivers(path: Path, shown: str) -> list[Waiver]:
-    data, text = _read_toml(path, shown)
+    data, text = _read_toml(path, shown, "waiver")
     lines = _Lines(text)
     unknown = sorted(set(data) - {"waivers"})
     if unknown:

@@ -3,7 +3,7 @@
 A check module defines `OUTCOMES` (what it can conclude), `UNDECIDED_OUTCOMES` (those that
 may never become confirmed/refuted), `Params` (a pydantic model of its rule parameters) and
 `run(ctx, params, subject) -> CheckResult`. Checks ask the analysis core (srcreview.index,
-srcreview.graph) and never print; when the analysis cannot answer, they return an undecided
+srcreview.interp) and never print; when the analysis cannot answer, they return an undecided
 outcome with the reason tagged, never a guess.
 """
 

@@ -125,7 +125,7 @@ def resolve_entries(ctx: CheckContext, params: EntryParams) -> Entries:
         anchor = ctx.symbol_anchor(symbol, f"entry: {short(symbol.qualname)}")
         return Entries(entries=(Entry(symbol, (Hop(kind="call", text=f"entry {short(symbol.qualname)}", anchor=anchor),),
                                       (anchor,)),))
-    from srcreview.graph import resolve_dispatch
+    from srcreview.interp import resolve_dispatch
 
     dispatcher, found = find_one(index, params.dispatch)
     if not found:
@@ -184,16 +184,15 @@ def _feasible(index, dispatch):
 def _return_anchor(ctx: CheckContext, dispatcher, cls_name: str, returns: str) -> Anchor | None:
     """The dispatcher's `return Cls(...)` line for a candidate class; `returns` says whether the
     recipe decides that branch ("returns") or leaves it open ("may return")."""
-    from srcreview.checks._ir import call_name
-    from srcreview.index.query import iter_statements as walk_statements
+    from srcreview.index import ir
 
     fn = ctx.index.function(dispatcher.qualname)
     if fn is None:
         return None
-    for stmt in walk_statements(fn.facts.body):
-        if stmt[0] == "return" and stmt[3] is not None and stmt[3][0] == "call" \
-                and (call_name(stmt[3]) or "").split(".")[-1] == cls_name:
-            return ctx.anchor(dispatcher.path, stmt[1], stmt[2], cls_name,
+    for stmt in ir.iter_statements(fn.facts.body):
+        if isinstance(stmt, ir.Return) and isinstance(stmt.value, ir.Call) \
+                and (ir.dotted(stmt.value.func) or "").split(".")[-1] == cls_name:
+            return ctx.anchor(dispatcher.path, stmt.line, stmt.end_line, cls_name,
                               f"{short(dispatcher.qualname)} {returns} {cls_name} under the recipe")
     return None
 
@@ -314,7 +313,7 @@ def trace_start(ctx: CheckContext, params: EntryParams, field: str, sink: str | 
 
 def traced(ctx: CheckContext, entry: Entry, sink_name: str | None, max_depth: int):
     """The recipe-conditioned trace from an entry to the sink, computed once per review."""
-    from srcreview.graph import trace
+    from srcreview.interp import trace
 
     key = f"trace:{entry.symbol.qualname}:{sink_name}:{max_depth}"
     return ctx.memoized(key, lambda: trace(ctx.index, entry.symbol.qualname, ctx.bindings, sink=sink_name,

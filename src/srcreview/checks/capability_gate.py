@@ -13,10 +13,10 @@ from __future__ import annotations
 from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._backend import backend_class
 from srcreview.checks._common import find_one
-from srcreview.checks._ir import call_name, iter_calls
 from srcreview.findings import Hop
-from srcreview.graph.bindings import PLATFORM_KEY
-from srcreview.index.query import iter_statements as walk_statements
+from srcreview.interp.runtime import PLATFORM_KEY
+from srcreview.index import ir
+from srcreview.index.ir import dotted, iter_calls, iter_statements
 from srcreview.rules import fill
 
 OUTCOMES = ("admits", "rejects", "undecided")
@@ -67,8 +67,8 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         for c in callers:
             fn = index.function(c.qualname)
             for call in iter_calls(fn.facts.body if fn else ()):
-                if (call_name(call) or "").split(".")[-1] == gate.qualname.split(".")[-1]:
-                    sites.append(ctx.anchor(c.path, call[1], call[2], gate.qualname.split(".")[-1],
+                if (dotted(call.func) or "").split(".")[-1] == gate.qualname.split(".")[-1]:
+                    sites.append(ctx.anchor(c.path, call.line, call.end_line, gate.qualname.split(".")[-1],
                                             f"{short(c.qualname)} calls the gate {name}"))
         if not sites:
             return CheckResult("undecided", tags=("unresolved-call",),
@@ -109,9 +109,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
 
 
 def _verdict(index, gate, ctx, args, params):
-    """The gate's verdict from the safe evaluator (srcreview.graph.evaluate_function), the
+    """The gate's verdict from the safe evaluator (srcreview.interp.evaluate_function), the
     conditions it left undecided, the decisive anchors and the value of each branch it saw."""
-    from srcreview.graph import evaluate_function
+    from srcreview.interp import evaluate_function
 
     outcome = evaluate_function(index, gate.qualname, ctx.bindings, args=args)
     texts = {a.text for a in outcome.assumptions}
@@ -149,20 +149,21 @@ def _blocks(fn, words):
     """Line ranges of if-statements whose test mentions one of `words`."""
     if fn is None:
         return []
-    return [(s[1], s[2]) for s in walk_statements(fn.facts.body) if s[0] == "if" and any(w in s[6] for w in words)]
+    return [(s.line, s.end_line) for s in iter_statements(fn.facts.body)
+            if isinstance(s, ir.If) and any(w in s.text for w in words)]
 
 
 def _gating_lines(ctx, fn, words):
     out = []
-    for stmt in walk_statements(fn.facts.body):
-        if stmt[0] == "if" and any(w in stmt[6] for w in words):
-            test = stmt[3]
-            out.append(ctx.anchor(fn.symbol.path, test[1], test[2], _word(stmt[6], words),
-                                  f"the branch that decides the gate: if {' '.join(stmt[6].split())}"))
-        if stmt[0] == "return" and stmt[3] is not None:
-            text = ctx.tree.read_text(fn.symbol.path).splitlines()[stmt[1] - 1:stmt[2]]
+    for stmt in iter_statements(fn.facts.body):
+        if isinstance(stmt, ir.If) and any(w in stmt.text for w in words):
+            test = stmt.test
+            out.append(ctx.anchor(fn.symbol.path, test.line, test.end_line, _word(stmt.text, words),
+                                  f"the branch that decides the gate: if {' '.join(stmt.text.split())}"))
+        if isinstance(stmt, ir.Return) and stmt.value is not None:
+            text = ctx.tree.read_text(fn.symbol.path).splitlines()[stmt.line - 1:stmt.end_line]
             if any(w in line for line in text for w in words):
-                out.append(ctx.anchor(fn.symbol.path, stmt[1], stmt[2], _word("\n".join(text), words),
+                out.append(ctx.anchor(fn.symbol.path, stmt.line, stmt.end_line, _word("\n".join(text), words),
                                       "gating return: " + " ".join(" ".join(text).split())[:160]))
     return out
 

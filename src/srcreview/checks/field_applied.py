@@ -32,7 +32,7 @@ class Params(EntryParams):
 
 
 def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
-    from srcreview.graph import field_reads
+    from srcreview.interp import field_reads
 
     index = ctx.index
     start = trace_start(ctx, params, params.field, params.sink)
@@ -129,7 +129,7 @@ MAX_ELSEWHERE = 6
 
 
 def _local(ctx, params, cls, attr, entries, declaration, details) -> CheckResult:
-    from srcreview.graph import field_reads
+    from srcreview.interp import field_reads
 
     evidence, hops, outcomes = [], [], []
     for entry in entries.entries:

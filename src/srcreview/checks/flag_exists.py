@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
-from srcreview.checks._ir import call_name, iter_calls
+from srcreview.index import ir
+from srcreview.index.ir import dotted, iter_calls
 
 OUTCOMES = ("registered", "not-registered", "not-applicable", "undecided")
 UNDECIDED_OUTCOMES = ("not-applicable", "undecided")
@@ -36,9 +37,9 @@ def _flags(ctx, parser):
     for symbol in found:
         fn = ctx.index.function(symbol.qualname)
         for call in iter_calls(fn.facts.body if fn else ()):
-            if (call_name(call) or "").endswith("add_argument"):
-                for arg in call[4]:
-                    if arg[0] == "const" and isinstance(arg[3], str) and arg[3].startswith("--"):
-                        out.setdefault(arg[3], ctx.anchor(symbol.path, call[1], call[2], arg[3],
-                                                          f"{short(symbol.qualname)} registers {arg[3]}"))
+            if (dotted(call.func) or "").endswith("add_argument"):
+                for arg in call.args:
+                    if isinstance(arg, ir.Constant) and isinstance(arg.value, str) and arg.value.startswith("--"):
+                        out.setdefault(arg.value, ctx.anchor(symbol.path, call.line, call.end_line, arg.value,
+                                                             f"{short(symbol.qualname)} registers {arg.value}"))
     return out

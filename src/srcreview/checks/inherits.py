@@ -9,6 +9,8 @@ carries the field; `overridden`: a replacement of it is certain; otherwise `unde
 
 from __future__ import annotations
 
+from typing import Any
+
 from srcreview.checks import CheckContext, CheckResult, short
 from srcreview.checks._common import (
     EntryParams,
@@ -19,9 +21,10 @@ from srcreview.checks._common import (
     trace_start,
     traced,
 )
-from srcreview.checks._ir import UNDECIDED, call_kwarg, call_name, dotted, evaluate, iter_calls
 from srcreview.checks._knobs import resolve_key
 from srcreview.findings import Hop
+from srcreview.index import ir
+from srcreview.index.ir import dotted, iter_calls, iter_exprs, iter_statements
 
 OUTCOMES = ("inherited", "overridden", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
@@ -93,20 +96,20 @@ def _flow(ctx, params, caller, call_line):
     facts = caller.facts
     path = caller.symbol.path
     sink_name = params.sink.split(".")[-1]
-    call = next((c for c in iter_calls(facts.body) if c[1] <= (call_line or 0) <= c[2]
-                 and (call_name(c) or "").split(".")[-1] == sink_name), None)
+    call = next((c for c in iter_calls(facts.body) if c.line <= (call_line or 0) <= c.end_line
+                 and (dotted(c.func) or "").split(".")[-1] == sink_name), None)
     if call is None:
         return "undecided", [], [], f"the call of {params.sink} is not found in {short(caller.qualname)}", ("unresolved-call",)
-    arg = call_kwarg(call, params.argument)
+    arg = call.keyword(params.argument)
     if arg is None:
         positional = [p.name for p in facts.params if p.kind == "positional"]
-        arg = call[4][0] if call[4] and positional[:1] == [params.argument] else None
+        arg = call.args[0] if call.args and positional[:1] == [params.argument] else None
     name = dotted(arg) if arg is not None else None
     if name is None or "." in name:
         return "undecided", [], [], f"the {params.argument} passed to {params.sink} is not a local name", ("runtime-branch",)
-    evidence = [ctx.anchor(path, call[1], call[2], sink_name, f"passes {name} to {params.sink}")]
+    evidence = [ctx.anchor(path, call.line, call.end_line, sink_name, f"passes {name} to {params.sink}")]
     hops = [Hop(kind="call", text=f"{short(caller.qualname)} passes {name} to {params.sink}", anchor=evidence[0])]
-    outcome, why, tags = _backward(ctx, params, caller, name, call[1], evidence, hops, depth=0)
+    outcome, why, tags = _backward(ctx, params, caller, name, call.line, evidence, hops, depth=0)
     return outcome, evidence, hops, why, tags
 
 
@@ -124,47 +127,45 @@ def _backward(ctx, params, info, name, before, evidence, hops, depth):
 
     def walk(body, conditional):
         for stmt in body:
-            if stmt[1] >= before:
+            if stmt.line >= before:
                 return
-            kind = stmt[0]
-            if kind == "assign" and len(stmt[3]) == 1 and stmt[3][0][0] == "name":
-                assigns.append((stmt, stmt[3][0][3], stmt[4], conditional))
-            elif kind == "if":
-                test = evaluate(stmt[3], lookup)
+            if isinstance(stmt, ir.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ir.Name):
+                assigns.append((stmt, stmt.targets[0].id, stmt.value, conditional))
+            elif isinstance(stmt, ir.If):
+                test = evaluate(stmt.test, lookup)
                 shown = "undecided" if test is UNDECIDED else bool(test)
-                text = " ".join(stmt[6].split())
-                if _mentions_target(stmt, name, assigns_of=None):
-                    anchor = ctx.anchor(path, stmt[3][1], stmt[3][2], _last_attr(stmt[3]) or "if",
+                text = " ".join(stmt.text.split())
+                if _assigns_in(stmt):
+                    anchor = ctx.anchor(path, stmt.test.line, stmt.test.end_line, _last_attr(stmt.test) or "if",
                                         f"branch: {text} -> {shown} under the recipe")
                     evidence.append(anchor)
                     hops.append(Hop(kind="branch", text=f"if {text}: {shown}", anchor=anchor))
                 if test is UNDECIDED:
-                    walk(stmt[4], True)
-                    walk(stmt[5], True)
+                    walk(stmt.body, True)
+                    walk(stmt.orelse, True)
                 elif test:
-                    walk(stmt[4], conditional)
+                    walk(stmt.body, conditional)
                 else:
-                    walk(stmt[5], conditional)
-            elif kind in ("with", "try", "for", "while"):
-                inner = stmt[{"with": 4, "try": 3, "for": 5, "while": 4}[kind]]
-                walk(inner, conditional or kind in ("for", "while"))
+                    walk(stmt.orelse, conditional)
+            elif isinstance(stmt, (ir.With, ir.Try, ir.For, ir.While)):
+                walk(stmt.body, conditional or isinstance(stmt, (ir.For, ir.While)))
 
     walk(facts.body, False)
     aliases = _aliases(facts.body)
     keeps: list[str] = []  # origins the kept field values are read from
     current = name
     while True:
-        prior = [a for a in assigns if a[1] == current and a[0][1] < before]
+        prior = [a for a in assigns if a[1] == current and a[0].line < before]
         if not prior:
             break
         stmt, _target, value, conditional = prior[-1]
-        before = stmt[1]
-        callee = (call_name(value) or "") if value[0] == "call" else ""
-        if callee.split(".")[-1] == "replace" and value[4] and dotted(value[4][0]):
-            source = dotted(value[4][0])
-            keys = {k for k, _ in value[5] if k}
+        before = stmt.line
+        callee = (dotted(value.func) or "") if isinstance(value, ir.Call) else ""
+        if callee.split(".")[-1] == "replace" and value.args and dotted(value.args[0]):
+            source = dotted(value.args[0])
+            keys = {k.name for k in value.keywords if k.name}
             role = f"{current} = replace({source}, {', '.join(sorted(keys)) or 'nothing'})"
-            evidence.append(ctx.anchor(path, stmt[1], stmt[2], "replace", role))
+            evidence.append(ctx.anchor(path, stmt.line, stmt.end_line, "replace", role))
             hops.append(Hop(kind="note", text=role + (" (under an undecided branch)" if conditional else ""),
                             anchor=evidence[-1]))
             kept = _keeps_field(params, value, aliases)
@@ -190,22 +191,23 @@ def _backward(ctx, params, info, name, before, evidence, hops, depth):
             return "undecided", f"{current} is reassigned under an undecided branch", ("runtime-branch",)
         alias = dotted(value)
         if alias is not None:
-            evidence.append(ctx.anchor(path, stmt[1], stmt[2], alias.split(".")[-1], f"{current} = {alias}"))
+            evidence.append(ctx.anchor(path, stmt.line, stmt.end_line, alias.split(".")[-1], f"{current} = {alias}"))
             hops.append(Hop(kind="note", text=f"{current} = {alias}", anchor=evidence[-1]))
             current = alias
             continue
-        if value[0] == "call" and depth < MAX_CALL_DEPTH:
+        if isinstance(value, ir.Call) and depth < MAX_CALL_DEPTH:
             target = _resolve_call(ctx, info, callee)
             returned = _returned_name(target) if target is not None else None
             if returned is not None:
                 ret_stmt, ret_name = returned
-                anchor = ctx.anchor(path, stmt[1], stmt[2], callee.split(".")[-1],
+                anchor = ctx.anchor(path, stmt.line, stmt.end_line, callee.split(".")[-1],
                                     f"{current} = {callee}(): followed into {short(target.qualname)}")
                 evidence.append(anchor)
                 hops.append(Hop(kind="call", text=f"{current} = {callee}() -> {short(target.qualname)} returns {ret_name}",
                                 anchor=anchor))
-                return _backward(ctx, params, target, ret_name, ret_stmt[1], evidence, hops, depth + 1)
-        evidence.append(ctx.anchor(path, stmt[1], stmt[2], current, f"assigns {current} from an unresolved expression"))
+                return _backward(ctx, params, target, ret_name, ret_stmt.line, evidence, hops, depth + 1)
+        evidence.append(ctx.anchor(path, stmt.line, stmt.end_line, current,
+                                   f"assigns {current} from an unresolved expression"))
         return "undecided", f"{current} is assigned from something the analysis does not follow", ("unresolved-call",)
     if current in {p.name for p in facts.params} or current.startswith("self."):
         origin = f"parameter {current}" if "." not in current else current
@@ -222,14 +224,14 @@ def _keeps_field(params, value, aliases) -> str | None:
     """For `replace(x, <container>=replace(y.<container>, <attr>=z.<container>.<attr>))`: z (the
     config whose value of the field the new container keeps), or None when the value may change."""
     attr = params.field.rsplit(".", 1)[-1]
-    inner = next((v for k, v in value[5] if k == params.container), None)
-    if inner is None or inner[0] != "call" or (call_name(inner) or "").split(".")[-1] != "replace" or not inner[4]:
+    inner = value.keyword(params.container)
+    if not isinstance(inner, ir.Call) or (dotted(inner.func) or "").split(".")[-1] != "replace" or not inner.args:
         return None
-    base = _expand(dotted(inner[4][0]), aliases)
+    base = _expand(dotted(inner.args[0]), aliases)
     if base is None or not base.endswith(f".{params.container}"):
         return None
-    given = next((v for k, v in inner[5] if k == attr), None)
-    if any(k is None for k, _ in inner[5]):
+    given = inner.keyword(attr)
+    if any(k.name is None for k in inner.keywords):
         return None  # **kwargs may set the field
     if given is None:
         return base[: -len(params.container) - 1]
@@ -247,12 +249,10 @@ def _expand(name: str | None, aliases: dict[str, str]) -> str | None:
     return name
 
 
-def _mentions_target(stmt, name, assigns_of=None) -> bool:
+def _assigns_in(stmt) -> bool:
     """Whether an if-statement's body assigns something (its decision matters for the flow)."""
-    from srcreview.index.query import iter_statements as walk_statements
-
-    return any(s[0] == "assign" for s in walk_statements(stmt[4])) or \
-        any(s[0] == "assign" for s in walk_statements(stmt[5]))
+    return any(isinstance(s, ir.Assign) for s in iter_statements(stmt.body)) or \
+        any(isinstance(s, ir.Assign) for s in iter_statements(stmt.orelse))
 
 
 def _resolve_call(ctx, info, callee: str):
@@ -270,24 +270,20 @@ def _resolve_call(ctx, info, callee: str):
 
 def _returned_name(info):
     """(return statement, name) when the function returns one local name or self attribute."""
-    from srcreview.index.query import iter_statements as walk_statements
-
-    returns = [s for s in walk_statements(info.facts.body) if s[0] == "return" and s[3] is not None]
-    if len(returns) != 1 or dotted(returns[0][3]) is None:
+    returns = [s for s in iter_statements(info.facts.body) if isinstance(s, ir.Return) and s.value is not None]
+    if len(returns) != 1 or dotted(returns[0].value) is None:
         return None
-    return returns[0], dotted(returns[0][3])
+    return returns[0], dotted(returns[0].value)
 
 
 def _aliases(body) -> dict[str, str]:
     """`spec = vllm_config.speculative_config` -> {"spec": "vllm_config.speculative_config"}."""
-    from srcreview.index.query import iter_statements as walk_statements
-
     out = {}
-    for stmt in walk_statements(body):
-        if stmt[0] == "assign" and len(stmt[3]) == 1 and stmt[3][0][0] == "name":
-            value = dotted(stmt[4])
+    for stmt in iter_statements(body):
+        if isinstance(stmt, ir.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ir.Name):
+            value = dotted(stmt.value)
             if value:
-                out[stmt[3][0][3]] = value
+                out[stmt.targets[0].id] = value
     return out
 
 
@@ -316,16 +312,52 @@ def _lookup(ctx, params, aliases):
 
 
 def _last_attr(expr) -> str | None:
-    for node in _walk(expr):
-        if node[0] == "attr":
-            return node[4]
+    for node in iter_exprs(expr):
+        if isinstance(node, ir.Attr):
+            return node.attr
     return None
 
 
-def _walk(expr):
-    from srcreview.checks._ir import iter_exprs
+class _Undecided:
+    def __repr__(self) -> str:
+        return "UNDECIDED"
 
-    return list(iter_exprs(expr))
+
+UNDECIDED: Any = _Undecided()
+
+
+def evaluate(expr, lookup) -> Any:
+    """Three-valued evaluation of a simple condition; `lookup(dotted) -> value | UNDECIDED`."""
+    if isinstance(expr, ir.Constant):
+        return expr.value
+    if isinstance(expr, (ir.Name, ir.Attr)):
+        name = dotted(expr)
+        return lookup(name) if name else UNDECIDED
+    if isinstance(expr, ir.Not):
+        value = evaluate(expr.operand, lookup)
+        return UNDECIDED if value is UNDECIDED else (not value)
+    if isinstance(expr, ir.BoolOp):
+        values = [evaluate(v, lookup) for v in expr.values]
+        if expr.op == "and":
+            if any(v is not UNDECIDED and not v for v in values):
+                return False
+            return UNDECIDED if any(v is UNDECIDED for v in values) else True
+        if any(v is not UNDECIDED and v for v in values):
+            return True
+        return UNDECIDED if any(v is UNDECIDED for v in values) else False
+    if isinstance(expr, ir.Compare) and len(expr.ops) == 1:
+        left = evaluate(expr.left, lookup)
+        right = evaluate(expr.comparators[0], lookup)
+        if left is UNDECIDED or right is UNDECIDED:
+            return UNDECIDED
+        op = expr.ops[0]
+        try:
+            return {"==": lambda: left == right, "!=": lambda: left != right,
+                    "is": lambda: left is right, "is not": lambda: left is not right,
+                    "in": lambda: left in right, "not in": lambda: left not in right}[op]()
+        except (KeyError, TypeError):
+            return UNDECIDED
+    return UNDECIDED
 
 
 def _dedupe(anchors):

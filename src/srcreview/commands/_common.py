@@ -97,13 +97,45 @@ def tree_from_args(args, recipe=None, *, progress: bool = True, verify: bool = F
     """The SourceTree the arguments (and the recipe's pin) ask for, with `layers` applied
     (see `layers_from_args`; default: none)."""
     from srcreview.progress import progress_reporter
-    from srcreview.revision import resolve_rev
     from srcreview.source.obtain import open_source
     from srcreview.source.patched import apply_layers
 
-    revision = resolve_rev(rev_from_args(args, recipe))
     source = getattr(args, "source", None)
     with progress_reporter(progress) as report:
+        revision = resolve_release(rev_from_args(args, recipe), report, local=bool(source))
         tree = open_source(revision, source=Path(source) if source else None,
                            provider=getattr(args, "provider", "auto") or "auto", progress=report, verify=verify)
     return apply_layers(tree, layers or ())
+
+
+def check_revs(revs, option: str = "--rev") -> None:
+    """Usage errors in `revs` before any source is fetched: each a valid rev, and each release in
+    pins/ or listed by the package index (one listing request, only when pins/ lacks one)."""
+    from srcreview.revision import VERSION, load_pins, validate_rev
+
+    normalized = [validate_rev(rev) for rev in revs]
+    known = {p.version for p in load_pins()}
+    missing = [v for v in normalized if VERSION.fullmatch(v) and v not in known]
+    if not missing:
+        return
+    from srcreview.source.pipindex import index_url, redact_url
+    from srcreview.source.registry import index_releases
+
+    listed = {f.filename[len("vllm-"):-len(".tar.gz")] for f in index_releases()}
+    for version in missing:
+        if version not in listed:
+            raise UsageError(f"{option}: release {version} is neither in pins/ nor on the package index "
+                             f"{redact_url(index_url())}")
+
+
+def resolve_release(rev: str, progress=None, *, local: bool = False):
+    """The Revision of `rev`: pins/, else (for a release) the package index; with a local
+    --source, pins/ only (pass the commit of a release pins/ does not know)."""
+    from srcreview.revision import resolve_rev
+
+    if local:
+        return resolve_rev(rev)
+    from srcreview.source.cache import Cache
+    from srcreview.source.registry import discover_release
+
+    return resolve_rev(rev, discover=lambda version: discover_release(version, Cache(), progress))

@@ -47,7 +47,7 @@ def _date(text: str) -> str:
 
 
 def add_gate_args(parser: argparse.ArgumentParser) -> None:
-    """--fail-on, --baseline, --date, --sarif FILE and --markdown FILE."""
+    """--fail-on, --baseline, --date, --sarif FILE, --markdown FILE and --allow-stale."""
     group = parser.add_argument_group("gate (CI)")
     group.add_argument("--fail-on", type=_fail_on, default=DEFAULT_FAIL_ON_TEXT, metavar="POLICY",
                        help=FAIL_ON_HELP)
@@ -59,6 +59,9 @@ def add_gate_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--sarif", metavar="FILE", help="also write SARIF 2.1.0 to FILE")
     group.add_argument("--markdown", metavar="FILE",
                        help="also write the Markdown summary to FILE (e.g. \"$GITHUB_STEP_SUMMARY\")")
+    group.add_argument("--allow-stale", action="store_true",
+                       help="accept rules that are stale at the revision (their anchors are gone, so they "
+                            "decided nothing) instead of failing the gate on them")
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ def run_gate(args, reviews, *, rules=None, known_rules=None, recipe_files=None) 
     if known_rules is None and any(w.rule for w in waivers):
         known_rules = _rule_ids(rules) if rules is not None else shipped_rule_ids()
     result = evaluate(reviews, policy, baseline=baseline, waivers=waivers, known_rules=known_rules,
-                      today=today(date))
+                      today=today(date), allow_stale=bool(getattr(args, "allow_stale", False)))
     run = GateRun(result=result, date=date, rules=rules)
     for option, fmt in (("sarif", "sarif"), ("markdown", "markdown")):
         target = getattr(args, option, None)
@@ -164,14 +167,14 @@ def _recipe_files(given, reviews) -> list[tuple[Path, str]]:
     given = [str(p) for p in given]
     pairs = []
     for position, review in enumerate(reviews):
-        shown = review.recipe.path
+        shown = review.recipe.file or review.recipe.path  # compose services: their file
         match = next((p for p in given if p == shown), None)
         if match is None:
             target = Path(shown).resolve()
             match = next((p for p in given if Path(p).resolve() == target), None)
         if match is None:  # shown as its bare name (outside the working directory): same order as given
             match = given[position] if len(given) == len(reviews) else shown
-        pairs.append((Path(match), shown))
+        pairs.append((Path(match), review.recipe.path))
     return pairs
 
 
@@ -179,4 +182,17 @@ def _write(target: str, text: str, option: str) -> None:
     try:
         Path(target).write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"--{option}: cannot write {target}: {exc.strerror or exc}") from None
+        raise write_error(f"--{option}: cannot write {target}", exc) from None
+
+
+def write_error(what: str, exc: OSError):
+    """The error for a report file that could not be written: a bad path is a usage error (64);
+    a full disk or an I/O error leaves the run incomplete (2)."""
+    import errno
+
+    from srcreview.errors import OutputError
+
+    message = f"{what}: {exc.strerror or exc}"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+        return OutputError(message)
+    return UsageError(message)

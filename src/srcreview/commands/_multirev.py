@@ -68,33 +68,34 @@ class RevisionReviewer:
         (patches, overlays: `srcreview.source.patched`) applied over its source."""
         from srcreview.engine import review
         from srcreview.index import Index
+        from srcreview.recipe import at_revision
+        from srcreview.commands._common import resolve_release
         from srcreview.index.cache import default_cache_dir
         from srcreview.patched_review import mark_patched
-        from srcreview.revision import resolve_rev
         from srcreview.source.obtain import open_source
         from srcreview.source.patched import apply_layers
 
         key = (rev, tuple(layer.sha256 for layer in layers))
         if key not in self._reviews:
-            revision = resolve_rev(rev)
+            revision = resolve_release(rev, self.download, local=self.source is not None)
             label = revision.label() + (" (patched)" if layers else "")
             self.on_step("fetch", label)
             tree = apply_layers(open_source(revision, source=self.source, provider=self.provider,
                                             progress=self.download), layers)
             self.on_step("analyse", label)
             index = Index(tree, cache_dir=default_cache_dir())
-            self._reviews[key] = mark_patched(review(self.recipe, tree, rules=self.rules, index=index), tree)
+            recipe = at_revision(self.recipe, index)  # flags may map differently at each revision
+            self._reviews[key] = mark_patched(review(recipe, tree, rules=self.rules, index=index), tree)
             self.on_step("done", label)
         return self._reviews[key]
 
 
 def parse_rev_list(text: str) -> list[str]:
-    """`A,B,C` -> ["A", "B", "C"], each a valid rev (a release known to pins/ or a commit), no repeats."""
-    from srcreview.revision import resolve_rev
+    """`A,B,C` -> ["A", "B", "C"], each a valid rev (a release or a commit), no repeats."""
+    from srcreview.commands._common import check_revs
 
     revs = [part.strip() for part in text.split(",") if part.strip()]
-    for rev in revs:
-        resolve_rev(rev)
+    check_revs(revs, "--revs")
     if len(set(revs)) != len(revs):
         raise UsageError("--revs: a revision is listed twice")
     return revs

@@ -47,12 +47,12 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from srcreview.audit import audit_review, check_review_document, load_review
+    from srcreview.audit import MAX_REVIEW_BYTES, audit_review, check_review_document, load_review
     from srcreview.report.registry import is_registry
 
     path = Path(args.review)
     shown = path.name if path.is_absolute() else str(path)
-    raw = read_user_file(path, shown, "review")
+    raw = read_user_file(path, shown, "review", MAX_REVIEW_BYTES)
     doc = load_review(raw, shown)
     _check_source_args(args)
     sources = _Sources(args)

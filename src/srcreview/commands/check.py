@@ -5,8 +5,8 @@ the JSON contract (json), the independent-review document (review), SARIF, Markd
 vLLM sources the review relied on as source-registry entries (registry; --registry FILE merges
 them into a registry the campaign keeps, touching no entry srcreview did not write); RECIPE
 may be a directory (its recipes are found by content); the exit code is the gate's:
-0 passed, 1 failed (--fail-on, default confirmed:high), 2 review incomplete, 64 usage,
-65 invalid recipe or rules.
+0 passed, 1 failed (--fail-on, default confirmed:high; or a rule stale at the revision,
+unless --allow-stale), 2 review incomplete, 64 usage, 65 invalid recipe or rules.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ def add_parser(sub) -> None:
     p = sub.add_parser("check", help="review recipe(s) against the pinned vLLM source",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("recipes", nargs="+", metavar="RECIPE",
-                   help="recipe file(s), or directories searched for recipes (TOML files with a [recipe] or "
-                        "[engine] table; srcreview.toml waiver files are skipped); several give one combined result")
+                   help="recipe file(s): srcreview TOML, a script or Dockerfile running `vllm serve`, a vLLM "
+                        "YAML config or a compose file (one recipe per vLLM service); or directories searched "
+                        "for recipes (srcreview.toml waiver files are skipped); several give one result")
     add_source_args(p)
     add_patch_args(p)
     p.add_argument("--format", choices=FORMATS, default="text", help="output on stdout (default: text)")
@@ -43,14 +44,14 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from srcreview.commands._gate_args import run_gate
     from srcreview.commands._multirev import load_rules_arg
-    from srcreview.recipe import load_recipe
+    from srcreview.recipe import load_recipes
     from srcreview.recipe_files import recipe_files
 
     rules = load_rules_arg(args)
-    files = recipe_files(args.recipes)
-    recipes = [load_recipe(path, display_path=shown) for path, shown in files]
-    reviews = review_recipes(args, recipes, rules, files=[path for path, _ in files])
-    gate = run_gate(args, reviews, rules=rules, recipe_files=files)
+    loaded = [(r, path) for path, shown in recipe_files(args.recipes) for r in load_recipes(path, display_path=shown)]
+    recipes = [r for r, _ in loaded]  # a compose file gives one recipe per vLLM service
+    reviews = review_recipes(args, recipes, rules, files=[path for _, path in loaded])
+    gate = run_gate(args, reviews, rules=rules, recipe_files=[(path, r.path) for r, path in loaded])
     if args.registry:
         merge_registry(args.registry, gate)
     sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args),
@@ -64,8 +65,7 @@ def merge_registry(target: str, gate) -> None:
     import tempfile
     from pathlib import Path
 
-    from srcreview.commands._gate_args import shown_path
-    from srcreview.errors import UsageError
+    from srcreview.commands._gate_args import shown_path, write_error
     from srcreview.report import registry
     from srcreview.userfile import read_user_file
 
@@ -76,13 +76,16 @@ def merge_registry(target: str, gate) -> None:
         text = registry.render_merged(registry.merge(doc, gate.reviews, date))
     else:
         text = registry.render(gate.reviews, date=date)
+    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
     except OSError as exc:
-        raise UsageError(f"--registry: cannot write {shown}: {exc.strerror or exc}") from None
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)  # a full disk leaves no half-written copy behind
+        raise write_error(f"--registry: cannot write {shown}", exc) from None
 
 
 def observed_on(gate) -> str:
@@ -102,6 +105,7 @@ def review_recipes(args, recipes, rules, files=None):
     from srcreview.index.cache import default_cache_dir
     from srcreview.index.prefetch import start
     from srcreview.patched_review import mark_patched
+    from srcreview.recipe import at_revision
 
     trees: dict[tuple, tuple[object, object]] = {}
     reviews = []
@@ -112,6 +116,7 @@ def review_recipes(args, recipes, rules, files=None):
             tree = tree_from_args(args, recipe, progress=sys.stderr.isatty(), layers=layers)
             trees[key] = (tree, Index(tree, cache_dir=default_cache_dir()))
         tree, index = trees[key]
+        recipe = at_revision(recipe, index)  # command-line flags, as this revision defines them
         ahead = start(index, anchor_names(recipe, rules))  # the second core parses what the rules start from
         try:
             reviews.append(mark_patched(review(recipe, tree, rules=rules, index=index), tree))

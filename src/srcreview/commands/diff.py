@@ -48,12 +48,11 @@ def run(args) -> int:
     from srcreview.compare import compare_reviews
     from srcreview.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, UsageError
     from srcreview.report import diff as report
-    from srcreview.revision import resolve_rev
+    from srcreview.commands._common import check_revs
 
     if len(args.rev) != 2:
         raise UsageError(f"--rev: give exactly two revisions (the old one, then the new one), got {len(args.rev)}")
-    for rev in args.rev:
-        resolve_rev(rev)  # every usage error before any source is fetched
+    check_revs(args.rev)  # every usage error before any source is fetched
     rules = load_rules_arg(args)
     recipe = load_recipe_arg(args.recipe)
     layers = layers_from_args(args, recipe, args.recipe)

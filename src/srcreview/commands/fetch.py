@@ -24,5 +24,6 @@ def run(args) -> int:
 
     tree = tree_from_args(args, verify=True)
     files = len(tree.files())
-    print(f"{tree.describe()}: commit {tree.revision.sha}, {files} files")
+    notes = "".join(f" ({note})" for note in tree.revision.notes())
+    print(f"{tree.describe()}: commit {tree.revision.sha}, {files} files{notes}")
     return EXIT_OK

@@ -42,31 +42,34 @@ def parse_setting(text: str) -> tuple[str, object]:
         raise UsageError(f"--set {text!r}: expected KEY=VALUE")
     try:
         parsed = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, too deep, or a number of too many digits
         parsed = value
     return key.strip(), parsed
 
 
 def run(args) -> int:
     from srcreview.commands._common import layers_from_args, tree_from_args
-    from srcreview.graph import field_reads, render_trace, trace
+    from srcreview.interp import field_reads, render_trace, trace
     from srcreview.index import Index
     from srcreview.index.cache import default_cache_dir
 
     if args.depth is not None and not 1 <= args.depth <= 20:
         raise UsageError("--depth: must be between 1 and 20")
-    bindings: dict = {}
     recipe = None
     if args.recipe:
+        from srcreview.commands._gate_args import shown_path
         from srcreview.recipe import load_recipe
 
-        recipe = load_recipe(args.recipe)
-        bindings.update(recipe.bindings)
-    for text in args.settings:
-        key, value = parse_setting(text)
-        bindings[key] = value
+        recipe = load_recipe(args.recipe, display_path=shown_path(args.recipe))
+    settings = [parse_setting(text) for text in args.settings]
     tree = tree_from_args(args, layers=layers_from_args(args, recipe, args.recipe))
     index = Index(tree, cache_dir=default_cache_dir())
+    bindings: dict = {}
+    if recipe is not None:
+        from srcreview.recipe import at_revision
+
+        bindings.update(at_revision(recipe, index).bindings)
+    bindings.update(dict(settings))
     with _option("--to"):
         if args.sink and not index.find(args.sink, "function"):
             raise DataError(f"{args.sink}: no such function at {tree.revision.label()}")
@@ -92,7 +95,7 @@ def _option(name: str):
 
 
 def _with_reads(out: str, reads, fmt: str) -> str:
-    from srcreview.graph.render import trace_to_dict
+    from srcreview.interp.render import trace_to_dict
     from srcreview.textsafe import printable
 
     if fmt == "json":

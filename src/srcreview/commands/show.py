@@ -14,7 +14,8 @@ import re
 from srcreview.commands._common import add_patch_args, add_source_args
 from srcreview.errors import EXIT_OK, SourceUnavailable, UsageError
 
-_SPEC = re.compile(r"^(?P<path>[^:]+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$")
+_SPEC = re.compile(r"^(?P<path>[^:]+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$", re.ASCII)
+MAX_LINE_DIGITS = 9  # longer is no line of any file (and past 4,300 digits, int() itself refuses)
 
 
 def add_parser(sub) -> None:
@@ -38,6 +39,10 @@ def parse_location(spec: str) -> tuple[str, int | None, int | None]:
         path = clean_relpath(match["path"])
     except SourceUnavailable as exc:
         raise UsageError(exc.message) from None
+    for number in (match["start"], match["end"]):
+        if number and len(number) > MAX_LINE_DIGITS:
+            raise UsageError(f"{match['path'][:80]!r}: a line number of {len(number)} digits; "
+                             f"no file has that many lines")
     start = int(match["start"]) if match["start"] else None
     end = int(match["end"]) if match["end"] else start
     if start is not None and (start < 1 or end < start):

@@ -24,9 +24,8 @@ Usage (all names below are the public API; everything else in the package is int
         methods (name -> Symbol, nearest in the MRO), properties, constants (class-level
         literal values, e.g. supported_kv_cache_dtypes), enum_members.
     index.function(qualname_or_suffix)            -> FunctionInfo | None
-        the FunctionFacts plus where it lives; helpers in srcreview.index.query walk its body:
-        calls(), attribute_reads(), getattr_sites(), branches() (if-statements with test text,
-        lines, and whether each side raises / returns), raises().
+        the FunctionFacts plus where it lives; its body is typed IR (srcreview.index.ir), walked
+        by ir.iter_statements(), ir.iter_exprs(), ir.iter_calls().
     index.literal_values("CacheDType | None", "vllm.config.cache") -> tuple[str, ...] | None
         the members admitted by a Literal[...] annotation, through type aliases and imports;
         for an Enum annotation, the member NAMES (vLLM parses backends by name).

@@ -1,30 +1,53 @@
 """On-disk facts cache: one pickle per (schema version, git blob id), loaded by a restricted unpickler.
 
 Keyed by content, so every revision and every provider that holds the same file shares the
-entry. An entry that does not load, or loads as anything but the ModuleFacts it names, is
-treated as absent and rebuilt: a cache is never trusted over the source.
+entry. Every entry (facts and the name index) carries the sha256 of its content, recorded when
+it is written and checked when it is read: an entry edited in place, even into something that
+still loads (facts of other content, name lists pointing at other files), is treated as absent
+and rebuilt, as is one that does not load or loads as anything but the ModuleFacts it names.
+A cache is never trusted over the source.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import os
 import pickle
 import tempfile
 from pathlib import Path
 
 from srcreview.index import facts as facts_module
+from srcreview.index import ir
 from srcreview.index.facts import SCHEMA_VERSION, ModuleFacts
 
 _ALLOWED = {
     ("srcreview.index.facts", name)
     for name in ("ModuleFacts", "ClassFacts", "FunctionFacts", "FieldFact", "ConstantFact",
-                 "ImportFact", "Param", "_Unknown")
-}
+                 "ImportFact", "InstanceAttr", "Param", "_Unknown")
+} | {("srcreview.index.ir", cls.__name__) for cls in ir.NODE_CLASSES}
 # No getattr (or any callable that reaches attributes): getattr(ModuleFacts, "__init__").__globals__
 # leads to eval, so one crafted cache entry would run code (tests/test_static_guarantees.py).
 _BUILTINS = {("builtins", "frozenset"), ("builtins", "set"), ("builtins", "Ellipsis"),
              ("builtins", "complex"), ("builtins", "bytes")}
+
+
+MAGIC = b"srcreview-facts\n"  # then the sha256 of the payload, then the payload
+
+
+def seal(payload: bytes) -> bytes:
+    """An entry as written: the payload behind its sha256, checked when read (`unseal`)."""
+    return MAGIC + hashlib.sha256(payload).digest() + payload
+
+
+def unseal(data: bytes) -> bytes | None:
+    """The payload of a sealed entry, or None if the entry is not one or its content changed."""
+    head = len(MAGIC) + 32
+    if len(data) < head or not data.startswith(MAGIC):
+        return None
+    payload = data[head:]
+    return payload if hashlib.sha256(payload).digest() == data[len(MAGIC):head] else None
 
 
 class _FactsUnpickler(pickle.Unpickler):
@@ -32,12 +55,18 @@ class _FactsUnpickler(pickle.Unpickler):
 
     def find_class(self, module, name):
         if (module, name) in _ALLOWED:
-            return getattr(facts_module, name)
+            return getattr(facts_module if module == "srcreview.index.facts" else ir, name)
         if (module, name) in _BUILTINS:
             import builtins
 
             return getattr(builtins, name)
         raise pickle.UnpicklingError(f"forbidden global {module}.{name}")
+
+
+def load_pickled_ir(data: bytes):
+    """A function body pickled inside a facts entry (FunctionFacts.body), by the same
+    restricted unpickler as the entry itself."""
+    return _FactsUnpickler(io.BytesIO(data)).load()
 
 
 def facts_dir(cache_root: Path) -> Path:
@@ -67,14 +96,21 @@ class FactsCache:
 
     def load(self, blob_id: str, module: str, path: str) -> ModuleFacts | None:
         try:
-            data = self._path(blob_id).read_bytes()
+            data = unseal(self._path(blob_id).read_bytes())
         except OSError:
+            return None
+        if data is None:
             return None
         try:
             facts = _FactsUnpickler(io.BytesIO(data)).load()
         except Exception:  # noqa: BLE001 - any corruption means "absent"
             return None
         if not isinstance(facts, ModuleFacts) or facts.blob_id != blob_id or facts.schema != SCHEMA_VERSION:
+            return None
+        try:
+            if not all(fn.body_intact() for fn in facts.functions.values()):
+                return None  # a function body damaged since it was written
+        except Exception:  # noqa: BLE001 - not FunctionFacts at all: as corrupt
             return None
         if facts.module != module or facts.path != path:
             # same content at another path: the facts are the same, names are not
@@ -88,7 +124,7 @@ class FactsCache:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as handle:
-                pickle.dump(facts, handle, protocol=pickle.HIGHEST_PROTOCOL)
+                handle.write(seal(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)))
             os.replace(tmp, target)
             tmp = None
         except OSError:
@@ -102,35 +138,54 @@ class FactsCache:
 
 
     def load_names(self, key: str) -> dict[str, list[str]] | None:
-        import json
-
+        """The raw-text answers of one revision listing (name -> files), or None when absent,
+        damaged or edited since written."""
         try:
-            data = json.loads((self.root / "names" / f"{key}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads((self.root / "names" / f"{key}.json").read_bytes())
+        except (OSError, ValueError, RecursionError):
             return None
-        if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("paths"), list):
+        if not isinstance(data, dict) or data.pop("sha256", None) != _json_digest(data) or data.get("key") != key \
+                or not isinstance(data.get("paths"), list) or not isinstance(data.get("names"), dict):
             return None
         paths = data["paths"]
         try:
-            return {name: [paths[i] for i in indices] for name, indices in data["names"].items()}
+            return {name: [paths[i] for i in indices if _position(i, paths)] for name, indices in data["names"].items()}
         except (TypeError, IndexError, AttributeError):
             return None
 
     def store_names(self, key: str, names: dict[str, list[str]]) -> None:
-        import json
-
         paths = sorted({p for ps in names.values() for p in ps})
         position = {p: i for i, p in enumerate(paths)}
         data = {"key": key, "paths": paths, "names": {n: [position[p] for p in ps] for n, ps in sorted(names.items())}}
         target = self.root / "names" / f"{key}.json"
+        tmp = None
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, separators=(",", ":"))
+                json.dump({**data, "sha256": _json_digest(data)}, handle, separators=(",", ":"))
             os.replace(tmp, target)
+            tmp = None
         except OSError:
             return
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+
+def _json_digest(data: dict) -> str:
+    """The sha256 of a JSON document in one canonical spelling (recorded beside it when written)."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _position(i, paths: list) -> bool:
+    """A valid index into `paths` (a negative one would silently name another file)."""
+    if type(i) is not int or not 0 <= i < len(paths):
+        raise IndexError(i)
+    return True
 
 
 def _renamed(facts: ModuleFacts, module: str, path: str) -> ModuleFacts | None:

@@ -20,12 +20,12 @@ from srcreview.index.facts import (
     FieldFact,
     FunctionFacts,
     ImportFact,
+    InstanceAttr,
     ModuleFacts,
     Param,
 )
+from srcreview.index import ir
 from srcreview.index.literal import literal_value
-
-MAX_TEXT = 400
 
 
 @contextmanager
@@ -50,7 +50,7 @@ def extract(source: bytes, module: str, path: str, blob_id: str) -> ModuleFacts:
         except (cst.ParserSyntaxError, RecursionError, SyntaxError, UnicodeDecodeError, LookupError,
                 ValueError) as exc:
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return ModuleFacts(module=module, path=path, blob_id=blob_id, parse_error=message[:MAX_TEXT])
+            return ModuleFacts(module=module, path=path, blob_id=blob_id, parse_error=message)
         wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
         positions = wrapper.resolve(PositionProvider)
         builder = _Builder(tree, positions, module, path.endswith("__init__.py"))
@@ -121,8 +121,7 @@ class _Builder:
         return p.start.line, p.end.line
 
     def text(self, node) -> str:
-        code = self.tree.code_for_node(node)
-        return code if len(code) <= MAX_TEXT else code[: MAX_TEXT - 3] + "..."
+        return self.tree.code_for_node(node)
 
     # -- module level ----------------------------------------------------------------------
     def module_body(self, body, guard: str | None = None) -> None:
@@ -310,7 +309,7 @@ class _Builder:
         self._func_imports, self._scope, self._method = saved
         self.functions[qualname] = FunctionFacts(
             qualname=qualname, name=node.name.value, owner=owner, params=tuple(params),
-            decorators=decorators, returns=returns, start_line=start, end_line=end, body=body,
+            decorators=decorators, returns=returns, start_line=start, end_line=end, stored_body=body,
             imports=imports, is_async=node.asynchronous is not None,
         )
 
@@ -325,7 +324,7 @@ class _Builder:
         )
 
     # -- statements ------------------------------------------------------------------------
-    def block(self, block) -> tuple:
+    def block(self, block) -> ir.Body:
         if isinstance(block, cst.SimpleStatementSuite):
             out = []
             for small in block.body:
@@ -346,37 +345,39 @@ class _Builder:
         if isinstance(node, cst.If):
             return [self.if_stmt(node)]
         if isinstance(node, cst.For):
-            return [("for", l, e, self.expr(node.target), self.expr(node.iter), self.block(node.body),
-                     self.block(node.orelse.body) if node.orelse is not None else ())]
+            return [ir.For(l, e, self.expr(node.target), self.expr(node.iter), self.block(node.body),
+                           self.block(node.orelse.body) if node.orelse is not None else ())]
         if isinstance(node, cst.While):
-            return [("while", l, e, self.expr(node.test), self.block(node.body),
-                     self.block(node.orelse.body) if node.orelse is not None else ())]
+            return [ir.While(l, e, self.expr(node.test), self.block(node.body),
+                             self.block(node.orelse.body) if node.orelse is not None else ())]
         if isinstance(node, cst.With):
-            items = tuple((self.expr(i.item), self.expr(i.asname.name) if i.asname is not None else None)
+            items = tuple(ir.WithItem(*self.lines(i), self.expr(i.item),
+                                      self.expr(i.asname.name) if i.asname is not None else None)
                           for i in node.items)
-            return [("with", l, e, items, self.block(node.body))]
+            return [ir.With(l, e, items, self.block(node.body))]
         if isinstance(node, (cst.Try, cst.TryStar)):
-            handlers = tuple((self.expr(h.type) if h.type is not None else None, self.block(h.body))
+            handlers = tuple(ir.Handler(*self.lines(h), self.expr(h.type) if h.type is not None else None,
+                                        self.block(h.body))
                              for h in node.handlers)
-            return [("try", l, e, self.block(node.body), handlers,
-                     self.block(node.orelse.body) if node.orelse is not None else (),
-                     self.block(node.finalbody.body) if node.finalbody is not None else ())]
+            return [ir.Try(l, e, self.block(node.body), handlers,
+                           self.block(node.orelse.body) if node.orelse is not None else (),
+                           self.block(node.finalbody.body) if node.finalbody is not None else ())]
         if isinstance(node, cst.FunctionDef):
             qualname = f"{self._scope}.<locals>.{node.name.value}"
             saved_method = self._method
             self.add_function(node, f"{self._scope}.<locals>.", None)
             self._method = saved_method
-            return [("def", l, e, qualname)]
+            return [ir.Def(l, e, qualname)]
         if isinstance(node, cst.ClassDef):
             self.add_class(node, f"{self._scope}.<locals>.")
-            return [("def", l, e, f"{self._scope}.<locals>.{node.name.value}")]
+            return [ir.Def(l, e, f"{self._scope}.<locals>.{node.name.value}")]
         if isinstance(node, cst.Match):
             # any case may run: the subject is evaluated, then one of the bodies
-            cases = tuple((None, self.block(case.body)) for case in node.cases)
-            return [("expr", l, l, self.expr(node.subject)), ("try", l, e, (), cases, (), ())]
-        return [("other", l, e, ())]
+            cases = tuple(ir.Handler(*self.lines(case), None, self.block(case.body)) for case in node.cases)
+            return [ir.ExprStmt(l, l, self.expr(node.subject)), ir.Try(l, e, (), cases, (), ())]
+        return [ir.OtherStmt(l, e, ())]
 
-    def if_stmt(self, node: cst.If) -> tuple:
+    def if_stmt(self, node: cst.If) -> ir.If:
         l, e = self.lines(node)
         orelse = node.orelse
         if orelse is None:
@@ -385,113 +386,114 @@ class _Builder:
             other = (self.if_stmt(orelse),)
         else:
             other = self.block(orelse.body)
-        return ("if", l, e, self.expr(node.test), self.block(node.body), other, _one_line(self.text(node.test)))
+        return ir.If(l, e, self.expr(node.test), self.block(node.body), other, _one_line(self.text(node.test)))
 
     def small(self, node, line_node) -> list:
         l, e = self.lines(line_node)
         if isinstance(node, cst.Expr):
-            return [("expr", l, e, self.expr(node.value))]
+            return [ir.ExprStmt(l, e, self.expr(node.value))]
         if isinstance(node, cst.Assign):
             targets = tuple(self.expr(t.target) for t in node.targets)
             value = self.expr(node.value)
             self.note_instance_attrs(targets, value, None, l)
-            return [("assign", l, e, targets, value, None)]
+            return [ir.Assign(l, e, targets, value, None)]
         if isinstance(node, cst.AnnAssign):
             target = self.expr(node.target)
             value = self.expr(node.value) if node.value is not None else None
             annotation = self.text(node.annotation.annotation)
             self.note_instance_attrs((target,), value, annotation, l)
-            return [("assign", l, e, (target,), value, annotation)]
+            return [ir.Assign(l, e, (target,), value, annotation)]
         if isinstance(node, cst.AugAssign):
-            return [("augassign", l, e, self.expr(node.target), self.expr(node.value))]
+            return [ir.AugAssign(l, e, self.expr(node.target), self.expr(node.value))]
         if isinstance(node, cst.Return):
-            return [("return", l, e, self.expr(node.value) if node.value is not None else None)]
+            return [ir.Return(l, e, self.expr(node.value) if node.value is not None else None)]
         if isinstance(node, cst.Raise):
-            return [("raise", l, e, self.expr(node.exc) if node.exc is not None else None)]
+            return [ir.Raise(l, e, self.expr(node.exc) if node.exc is not None else None)]
         if isinstance(node, cst.Assert):
-            return [("assert", l, e, self.expr(node.test), _one_line(self.text(node.test)))]
+            return [ir.Assert(l, e, self.expr(node.test), _one_line(self.text(node.test)))]
         if isinstance(node, (cst.Import, cst.ImportFrom)):
             if self._func_imports is not None:
                 self.add_import(node, self._scope)
             return []
         if isinstance(node, cst.Del):
-            return [("other", l, e, (self.expr(node.target),))]
-        return [("other", l, e, ())]
+            return [ir.OtherStmt(l, e, (self.expr(node.target),))]
+        return [ir.OtherStmt(l, e, ())]
 
     def note_instance_attrs(self, targets, value, annotation, line) -> None:
         if self._instance_attrs is None or not self._method:
             return
         for target in targets:
-            if target[0] == "attr" and target[3][0] == "name" and target[3][3] == "self":
-                self._instance_attrs.append((target[4], value, annotation, line, self._method))
+            if isinstance(target, ir.Attr) and isinstance(target.value, ir.Name) and target.value.id == "self":
+                self._instance_attrs.append(InstanceAttr(target.attr, value, annotation, line, self._method))
 
     # -- expressions -----------------------------------------------------------------------
-    def expr(self, node) -> tuple:
+    def expr(self, node) -> ir.Expr:
         l, e = self.lines(node)
         if isinstance(node, cst.Name):
             if node.value in ("True", "False", "None"):
-                return ("const", l, e, {"True": True, "False": False, "None": None}[node.value])
-            return ("name", l, e, node.value)
+                return ir.Constant(l, e, {"True": True, "False": False, "None": None}[node.value])
+            return ir.Name(l, e, node.value)
         if isinstance(node, cst.Attribute):
-            return ("attr", l, e, self.expr(node.value), node.attr.value)
+            return ir.Attr(l, e, self.expr(node.value), node.attr.value)
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
             try:
                 value = node.evaluated_value
             except Exception:  # noqa: BLE001 - odd escapes: keep the expression, lose the value
-                return ("other", l, e, self.text(node), ())
-            return ("const", l, e, value)
+                return ir.OtherExpr(l, e, self.text(node), ())
+            return ir.Constant(l, e, value)
         if isinstance(node, cst.Integer):
-            return ("const", l, e, int(node.value, 0))
+            return ir.Constant(l, e, int(node.value, 0))
         if isinstance(node, cst.Float):
-            return ("const", l, e, float(node.value))
+            return ir.Constant(l, e, float(node.value))
         if isinstance(node, cst.Ellipsis):
-            return ("const", l, e, ...)
+            return ir.Constant(l, e, ...)
         if isinstance(node, cst.Call):
-            args, kwargs = [], []
+            args, keywords = [], []
             for arg in node.args:
                 value = self.expr(arg.value)
                 if arg.keyword is not None:
-                    kwargs.append((arg.keyword.value, value))
+                    keywords.append(ir.Keyword(value.line, value.end_line, arg.keyword.value, value))
                 elif arg.star == "**":
-                    kwargs.append((None, value))
+                    keywords.append(ir.Keyword(value.line, value.end_line, None, value))
                 elif arg.star == "*":
-                    args.append(("star", value[1], value[2], value))
+                    args.append(ir.Starred(value.line, value.end_line, value))
                 else:
                     args.append(value)
-            return ("call", l, e, self.expr(node.func), tuple(args), tuple(kwargs))
+            return ir.Call(l, e, self.expr(node.func), tuple(args), tuple(keywords))
         if isinstance(node, cst.Comparison):
             ops = tuple(_COMPARE.get(type(c.operator), "?") for c in node.comparisons)
-            return ("compare", l, e, self.expr(node.left), ops, tuple(self.expr(c.comparator) for c in node.comparisons))
+            return ir.Compare(l, e, self.expr(node.left), ops, tuple(self.expr(c.comparator) for c in node.comparisons))
         if isinstance(node, cst.BooleanOperation):
             op = "and" if isinstance(node.operator, cst.And) else "or"
             values = []
             for side in (node.left, node.right):
                 sub = self.expr(side)
-                if sub[0] == "boolop" and sub[3] == op and not side.lpar:
-                    values.extend(sub[4])
+                if isinstance(sub, ir.BoolOp) and sub.op == op and not side.lpar:
+                    values.extend(sub.values)
                 else:
                     values.append(sub)
-            return ("boolop", l, e, op, tuple(values))
+            return ir.BoolOp(l, e, op, tuple(values))
         if isinstance(node, cst.UnaryOperation):
             if isinstance(node.operator, cst.Not):
-                return ("not", l, e, self.expr(node.expression))
-            return ("unary", l, e, _UNARY.get(type(node.operator), "?"), self.expr(node.expression))
+                return ir.Not(l, e, self.expr(node.expression))
+            return ir.Unary(l, e, _UNARY.get(type(node.operator), "?"), self.expr(node.expression))
         if isinstance(node, cst.BinaryOperation):
-            return ("binop", l, e, _BINOP.get(type(node.operator), "?"), self.expr(node.left), self.expr(node.right))
+            return ir.BinOp(l, e, _BINOP.get(type(node.operator), "?"), self.expr(node.left), self.expr(node.right))
         if isinstance(node, cst.Subscript):
-            slices = []
+            index = []
             for element in node.slice:
                 if isinstance(element.slice, cst.Index):
-                    slices.append(self.expr(element.slice.value))
+                    index.append(self.expr(element.slice.value))
                 else:
-                    slices.append(("other", l, e, "slice", tuple(
-                        self.expr(x) for x in (element.slice.lower, element.slice.upper, element.slice.step) if x is not None)))
-            return ("subscript", l, e, self.expr(node.value), tuple(slices))
+                    sl = element.slice
+                    index.append(ir.Slice(l, e, *(self.expr(x) if x is not None else None
+                                                  for x in (sl.lower, sl.upper, sl.step))))
+            return ir.Subscript(l, e, self.expr(node.value), tuple(index))
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
             kind = {cst.Tuple: "tuple", cst.List: "list", cst.Set: "set"}[type(node)]
             elts = tuple(self.expr(el.value) if isinstance(el, cst.Element)
-                         else ("star", l, e, self.expr(el.value)) for el in node.elements)
-            return (kind, l, e, elts)
+                         else ir.Starred(l, e, self.expr(el.value)) for el in node.elements)
+            return ir.Seq(l, e, kind, elts)
         if isinstance(node, cst.Dict):
             keys, values = [], []
             for el in node.elements:
@@ -501,26 +503,28 @@ class _Builder:
                 else:
                     keys.append(None)
                     values.append(self.expr(el.value))
-            return ("dict", l, e, tuple(keys), tuple(values))
+            return ir.Dict(l, e, tuple(keys), tuple(values))
         if isinstance(node, cst.IfExp):
-            return ("ifexp", l, e, self.expr(node.test), self.expr(node.body), self.expr(node.orelse))
+            return ir.IfExp(l, e, self.expr(node.test), self.expr(node.body), self.expr(node.orelse))
         if isinstance(node, cst.Lambda):
             names = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params))
-            return ("lambda", l, e, names, self.expr(node.body))
+            return ir.Lambda(l, e, names, self.expr(node.body))
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             elts = (self.expr(node.key), self.expr(node.value)) if isinstance(node, cst.DictComp) else (self.expr(node.elt),)
             gens = []
             comp = node.for_in
             while comp is not None:
-                gens.append((self.expr(comp.target), self.expr(comp.iter), tuple(self.expr(i.test) for i in comp.ifs)))
+                target = self.expr(comp.target)
+                gens.append(ir.Generator(target.line, target.end_line, target, self.expr(comp.iter),
+                                         tuple(self.expr(i.test) for i in comp.ifs)))
                 comp = comp.inner_for_in
-            return ("comp", l, e, elts, tuple(gens))
+            return ir.Comp(l, e, elts, tuple(gens))
         if isinstance(node, cst.Await):
             return self.expr(node.expression)
         if isinstance(node, cst.NamedExpr):
-            return ("other", l, e, "walrus", (self.expr(node.target), self.expr(node.value)))
+            return ir.Walrus(l, e, self.expr(node.target), self.expr(node.value))
         # f-strings, yield, starred, ...: keep sub-expressions so calls and reads inside are seen
-        return ("other", l, e, type(node).__name__, tuple(self.expr(c) for c in _child_exprs(node)))
+        return ir.OtherExpr(l, e, type(node).__name__, tuple(self.expr(c) for c in _child_exprs(node)))
 
 
 def _one_line(text: str) -> str:

@@ -1,62 +1,24 @@
 """Facts extracted from one module: plain frozen dataclasses and tuples, cheap to pickle.
 
 Facts, not trees, are what the analysis keeps and caches: a warm run loads these and never
-imports libcst. Expressions and statements of function bodies are kept as a small tuple IR
-(below) so that the call graph, the condition evaluator and the field-read search can work
-from the cache alone.
-
-Expression IR: a tuple `(kind, start_line, end_line, *payload)`:
-
-    ("name", l, e, id)
-    ("attr", l, e, value, attr)                    value.attr
-    ("const", l, e, value)                         str/int/float/bool/None/bytes/Ellipsis
-    ("call", l, e, func, args, kwargs)             args: tuple of expr (a `*x` is ("star", l, e, x));
-                                                   kwargs: tuple of (name | None, expr), None for `**x`
-    ("compare", l, e, left, ops, comparators)      ops: "==", "!=", "<", "<=", ">", ">=", "in",
-                                                   "not in", "is", "is not"
-    ("boolop", l, e, "and" | "or", values)
-    ("not", l, e, operand)
-    ("unary", l, e, op, operand)                   op: "-", "+", "~"
-    ("binop", l, e, op, left, right)
-    ("subscript", l, e, value, slices)
-    ("tuple" | "list" | "set", l, e, elts)
-    ("dict", l, e, keys, values)                   a `**x` entry has key None
-    ("ifexp", l, e, test, body, orelse)
-    ("star", l, e, value)
-    ("lambda", l, e, params, body)                 params: tuple of names
-    ("comp", l, e, elts, generators)               generators: tuple of (target, iter, ifs)
-    ("other", l, e, text, children)                f-strings, walrus, await, yield, slices...
-
-Statement IR: a tuple `(kind, start_line, end_line, *payload)`:
-
-    ("expr", l, e, expr)
-    ("assign", l, e, targets, value, annotation)   targets: tuple of expr; annotation text or None
-    ("augassign", l, e, target, value)
-    ("if", l, e, test, body, orelse, test_text)    body/orelse: tuples of statements
-    ("return", l, e, value | None)
-    ("raise", l, e, exc | None)
-    ("assert", l, e, test, test_text)
-    ("for", l, e, target, iter, body, orelse)
-    ("while", l, e, test, body, orelse)
-    ("with", l, e, items, body)                    items: tuple of (expr, as-target | None)
-    ("try", l, e, body, handlers, orelse, final)   handlers: tuple of (type expr | None, body)
-    ("def", l, e, qualname)                        a nested function or class (facts kept separately)
-    ("other", l, e, exprs)                         del, global, pass, match, ...
-
-Lines are 1-based, from libcst's PositionProvider.
+imports libcst. Expressions and statements of function bodies are kept in the typed IR of
+srcreview.index.ir, so that the call graph, the interpreter and the checks work from the
+cache alone.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import pickle
+import zlib
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+from srcreview.errors import SourceUnavailable
+from srcreview.index.ir import Expr, Stmt
 
 # Bump whenever the shape or meaning of any fact changes: cached facts of another version are
 # rebuilt, never reused.
-SCHEMA_VERSION = 6
-
-Expr = tuple
-Stmt = tuple
+SCHEMA_VERSION = 7
 
 
 class _Unknown:
@@ -124,9 +86,15 @@ class FieldFact:
     value: Any = UNKNOWN  # the default's literal value when it is one (strings, numbers, lists of them)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class FunctionFacts:
-    """A function or method, with its body in the statement IR."""
+    """A function or method, with its body in the statement IR.
+
+    A cached entry keeps each body pickled until it is first read (`body`): a review walks a
+    few dozen of the hundreds of functions of the modules it loads, and unpickling typed IR
+    nodes costs a call each. The pickle carries its CRC-32, checked when the entry is loaded
+    (`body_intact`), so a damaged entry is rebuilt like any other.
+    """
 
     qualname: str  # module-relative: "MTPSpeculator.load_draft_model", "init_speculator"
     name: str
@@ -136,9 +104,45 @@ class FunctionFacts:
     returns: str | None
     start_line: int
     end_line: int
-    body: tuple[Stmt, ...]
+    stored_body: tuple[Stmt, ...] | bytes = field(repr=False)  # read through `body`
     imports: tuple[ImportFact, ...] = ()
     is_async: bool = False
+
+    @property
+    def body(self) -> tuple[Stmt, ...]:
+        stored = self.stored_body
+        if isinstance(stored, bytes):
+            from srcreview.index.cache import load_pickled_ir
+
+            try:
+                stored = load_pickled_ir(stored[4:])
+            except Exception:  # noqa: BLE001 - a crafted entry that passed its checksum
+                raise SourceUnavailable(f"the cached facts of {self.qualname} do not load; "
+                                        "remove the facts directory of the srcreview cache") from None
+            object.__setattr__(self, "stored_body", stored)  # decoded once: a cache of the same value
+        return stored
+
+    def body_intact(self) -> bool:
+        stored = self.stored_body
+        return not isinstance(stored, bytes) or (
+            len(stored) >= 4 and zlib.crc32(memoryview(stored)[4:]) == int.from_bytes(stored[:4], "big"))
+
+    def __getstate__(self):
+        stored = self.stored_body
+        if not isinstance(stored, bytes):
+            payload = pickle.dumps(stored, protocol=pickle.HIGHEST_PROTOCOL)
+            stored = zlib.crc32(payload).to_bytes(4, "big") + payload
+        return [stored if name == "stored_body" else getattr(self, name) for name in _FUNCTION_FIELDS]
+
+    def __setstate__(self, state):
+        for name, value in zip(_FUNCTION_FIELDS, state):
+            object.__setattr__(self, name, value)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.body == other.body and all(
+            getattr(self, name) == getattr(other, name) for name in _FUNCTION_FIELDS if name != "stored_body")
 
     @property
     def is_property(self) -> bool:
@@ -158,6 +162,20 @@ class FunctionFacts:
         return next((p.name for p in self.params if p.kind == "kwarg"), None)
 
 
+_FUNCTION_FIELDS = tuple(f.name for f in fields(FunctionFacts))
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceAttr:
+    """`self.attr = value` (or `self.attr: annotation = value`) in a method of the class."""
+
+    attr: str
+    value: Expr | None
+    annotation: str | None
+    line: int
+    method: str  # qualname of the method it is assigned in
+
+
 @dataclass(frozen=True, slots=True)
 class ClassFacts:
     qualname: str
@@ -170,8 +188,7 @@ class ClassFacts:
     methods: tuple[str, ...]  # names of functions defined in the body (qualname = f"{qualname}.{name}")
     keywords: tuple[tuple[str, str], ...] = ()  # class keywords as written: (("metaclass", "M"),)
     docstring: str | None = None
-    instance_attrs: tuple[tuple[str, Expr, str | None, int, str], ...] = ()
-    # (attr, assigned expression, annotation text, line, method it is assigned in) for `self.attr = ...`
+    instance_attrs: tuple[InstanceAttr, ...] = ()  # every `self.attr = ...` in the class's methods
 
     def field(self, name: str) -> FieldFact | None:
         return next((f for f in self.fields if f.name == name), None)

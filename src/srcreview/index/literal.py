@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from srcreview.index import ir
 from srcreview.index.facts import UNKNOWN
 
 MAX_ELEMENTS = 10_000
@@ -11,30 +12,28 @@ def literal_value(expr):
     """The Python value of a literal expression (nested tuples/lists/sets/dicts), else UNKNOWN."""
     if expr is None:
         return UNKNOWN
-    kind = expr[0]
-    if kind == "const":
-        return expr[3]
-    if kind in ("tuple", "list", "set"):
-        elts = expr[3]
-        if len(elts) > MAX_ELEMENTS:
+    if isinstance(expr, ir.Constant):
+        return expr.value
+    if isinstance(expr, ir.Seq):
+        if len(expr.elts) > MAX_ELEMENTS:
             return UNKNOWN
         values = []
-        for elt in elts:
+        for elt in expr.elts:
             value = literal_value(elt)
             if value is UNKNOWN:
                 return UNKNOWN
             values.append(value)
-        if kind == "tuple":
+        if expr.kind == "tuple":
             return tuple(values)
-        if kind == "list":
+        if expr.kind == "list":
             return list(values)
         try:
             return frozenset(values)
         except TypeError:
             return UNKNOWN
-    if kind == "dict":
+    if isinstance(expr, ir.Dict):
         out = {}
-        for key, value in zip(expr[3], expr[4]):
+        for key, value in zip(expr.keys, expr.values):
             k = literal_value(key) if key is not None else UNKNOWN
             v = literal_value(value)
             if k is UNKNOWN:
@@ -44,8 +43,8 @@ def literal_value(expr):
             except TypeError:
                 return UNKNOWN
         return out
-    if kind == "unary" and expr[3] in ("-", "+"):
-        value = literal_value(expr[4])
+    if isinstance(expr, ir.Unary) and expr.op in ("-", "+"):
+        value = literal_value(expr.operand)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return -value if expr[3] == "-" else value
+            return -value if expr.op == "-" else value
     return UNKNOWN

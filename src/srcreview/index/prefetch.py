@@ -73,17 +73,13 @@ def _resolve_body_names(index, symbol) -> list:
 def _names(node):
     """Every name of a statement/expression IR tree, and `name.attr` for an attribute of one
     (`envs.X`: the module `envs` is only parsed when one of its attributes is resolved)."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, tuple):
-            if len(item) == 4 and item[0] == "name" and isinstance(item[3], str):
-                yield item[3]
-            else:
-                if (len(item) == 5 and item[0] == "attr" and isinstance(item[3], tuple) and len(item[3]) == 4
-                        and item[3][0] == "name" and isinstance(item[4], str)):
-                    yield f"{item[3][3]}.{item[4]}"
-                stack.extend(x for x in item if isinstance(x, tuple))
+    from srcreview.index import ir
+
+    for expr in ir.iter_exprs(node):
+        if isinstance(expr, ir.Name):
+            yield expr.id
+        elif isinstance(expr, ir.Attr) and isinstance(expr.value, ir.Name):
+            yield f"{expr.value.id}.{expr.attr}"
 
 
 MIN_UNCACHED = 4  # fewer anchor files to parse than this: a worker costs more than it saves

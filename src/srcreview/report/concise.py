@@ -30,7 +30,9 @@ def render(reviews: Sequence[Review] | Review, *, gate=None, **_options) -> str:
                                                         review.line_of(f), f.rule, f.fingerprint)):
             lines.append(f"{path}:{review.line_of(f)}: {f.severity} {f.classification} {f.kind} {f.rule} - {f.claim}"
                          + _marks(f, (path, f.fingerprint) in failing))
-        lines += [f"{path}: stale rule {s.rule}: missing {', '.join(s.missing)}" for s in review.stale_rules]
+        failing_stale = set(review.gate.stale) if review.gate is not None else set()
+        lines += [f"{path}: stale rule {s.rule}: missing {', '.join(s.missing) or 'its anchors'}"
+                  + (" [fails the gate]" if s.rule in failing_stale else "") for s in review.stale_rules]
         lines += [f"{path}: review incomplete: {reason}" for reason in review.incomplete]
     text = "".join(oneline(line) + "\n" for line in lines)
     return text + (gate_line(gate) + "\n" if gate is not None else "")

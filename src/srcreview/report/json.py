@@ -25,7 +25,7 @@ def run_of(reviews: Sequence[Review] | Review, gate=None) -> ReviewRun:
     summary = RunGate(decision=gate.decision, exit_code=gate.exit_code, fail_on=str(gate.fail_on),
                       summary=gate.summary(), failing=counts["failing"], waived=counts["waived"],
                       problems=counts["problem"], open_questions=counts["open-question"], facts=counts["fact"],
-                      baseline=gate.baseline)
+                      stale_rules=len(gate.stale), baseline=gate.baseline)
     return ReviewRun(reviews=gate.annotate(reviews), gate=summary)
 
 

@@ -56,6 +56,8 @@ def _header(reviews: Sequence[Review], gate, date: str | None) -> list[str]:
     facts.append(f"{len(reviews)} recipe{'s' if len(reviews) != 1 else ''}")
     if gate is not None:
         facts.append(_text(gate.summary()))
+        if gate.stale:
+            facts.append("stale rules fail the gate (`--allow-stale` accepts them)")
     if date is not None:
         facts.append(f"review date {date}")
     lines = [title, "", " · ".join(facts), ""]
@@ -113,9 +115,11 @@ def _review(review: Review, failing: set) -> list[str]:
         lines.append("")
         if kind == "fact":
             lines += ["</details>", ""]
+    failing_stale = set(review.gate.stale) if review.gate is not None else set()
     for stale in sorted(review.stale_rules, key=lambda s: s.rule):
         lines.append(f"- stale rule {_code(stale.rule)} at this revision: missing "
-                     f"{', '.join(_code(m) for m in stale.missing) or 'its anchors'}")
+                     f"{', '.join(_code(m) for m in stale.missing) or 'its anchors'}"
+                     + (" (**fails the gate**)" if stale.rule in failing_stale else ""))
     if review.missing_tests:
         lines.append("- missing tests:")
         lines += [f"  - {_text(t)}" for t in review.missing_tests]

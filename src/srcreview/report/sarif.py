@@ -144,7 +144,9 @@ def render(reviews: Sequence[Review], *, gate=None, date: str | None = None,
                      for r in reviews for reason in r.incomplete]
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
-    stale = [{"level": "warning", "descriptor": {"id": s.rule, "index": index[s.rule]},
+    failing_stale = {(r.recipe.path, rule) for r in reviews if r.gate is not None for rule in r.gate.stale}
+    stale = [{"level": "error" if (r.recipe.path, s.rule) in failing_stale else "warning",
+              "descriptor": {"id": s.rule, "index": index[s.rule]},
               "message": {"text": f"rule {s.rule} is stale at {r.revision.sha[:12]}: "
                                   f"missing {', '.join(s.missing) or 'its anchors'}"}}
              for r in reviews for s in sorted(r.stale_rules, key=lambda s: s.rule)]
@@ -159,6 +161,8 @@ def render(reviews: Sequence[Review], *, gate=None, date: str | None = None,
     if gate is not None:
         properties["gate"] = {"decision": gate.decision, "exitCode": gate.exit_code, "failOn": str(gate.fail_on),
                               "failing": len(gate.failing), "waived": len(gate.waived), "summary": gate.summary()}
+        if gate.stale:
+            properties["gate"]["staleRulesFailing"] = len(gate.stale)
         if gate.baseline is not None:
             properties["gate"]["baseline"] = {
                 "file": shown_path(gate.baseline), "new": len(gate.new), "worse": len(gate.worse),
@@ -222,7 +226,8 @@ def _anchors(review: Review) -> list[Anchor]:
 
 
 def _recipe_location(review: Review, line: int) -> dict:
-    return {"physicalLocation": {"artifactLocation": {"uri": recipe_uri(review.recipe.path), "uriBaseId": RECIPE_BASE},
+    where = review.recipe.file or review.recipe.path  # a compose service annotates its compose file
+    return {"physicalLocation": {"artifactLocation": {"uri": recipe_uri(where), "uriBaseId": RECIPE_BASE},
                                  "region": {"startLine": max(line, 1)}}}
 
 

@@ -68,7 +68,9 @@ def _review(console, review: Review, verbose: bool, failing: set) -> None:
     pin = ""
     if rev.recipe_pin is not None:
         pin = "; matches the recipe pin" if rev.matches_recipe_pin else f"; differs from the recipe pin {rev.recipe_pin[:12]}"
-    _wrapped(console, f"vLLM {label}{source}{pin}", 0)
+    origin = " (release not in pins/: commit and sdist sha256 from the package index)" \
+        if rev.release_from == "index" else ""
+    _wrapped(console, f"vLLM {label}{source}{pin}{origin}", 0)
     for layer in review.patches:
         _wrapped(console, f"patched with {layer.kind} {layer.file} (sha256 {layer.sha256[:12]}): "
                           + ", ".join(layer.touched), 0, hanging=2)
@@ -82,7 +84,10 @@ def _review(console, review: Review, verbose: bool, failing: set) -> None:
         for f in group:
             _finding(console, f, verbose, (review.recipe.path, f.fingerprint) in failing)
     if review.stale_rules:
-        console.print(Text(f"Stale rules at this revision: {len(review.stale_rules)}", style="yellow"))
+        failed = review.gate is not None and review.gate.stale
+        _wrapped(console, f"Stale rules at this revision: {len(review.stale_rules)}"
+                 + (" (they fail the gate: update the rules, or accept them with --allow-stale)" if failed else ""),
+                 0, style="bold red" if failed else "yellow", hanging=2)
         for s in review.stale_rules:
             _wrapped(console, f"{s.rule}: missing {', '.join(s.missing)}", 2)
     if review.incomplete:

@@ -44,7 +44,7 @@ def default_limits() -> tuple[int, int]:
         raw = os.environ.get(name, "").strip()
         if not raw:
             found.append(default)
-        elif raw.isdigit() and int(raw) > 0:
+        elif raw.isascii() and raw.isdigit() and len(raw) <= 18 and int(raw) > 0:
             found.append(int(raw))
         else:
             raise UsageError(f"{name}={raw[:40]!r}: expected a positive whole number")

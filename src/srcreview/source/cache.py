@@ -6,7 +6,8 @@ the manifest itself); an entry whose manifest is missing, unreadable or disagree
 files is rebuilt, never trusted. Two runs sharing the cache serialize on a per-entry file
 lock; the one that waited finds the winner's entry complete and uses it. What a killed run
 leaves (a staging tree, a half-downloaded file in `.tmp/`) is never at an entry's path, so it
-is never trusted; the next run that locks that entry removes its staging trees.
+is never trusted; the next run that locks that entry removes its staging trees, and the next
+download removes every scratch directory under `.tmp/` whose owner died (its lock is free).
 
 Location: `$SRCREVIEW_CACHE`, else `$XDG_CACHE_HOME/srcreview`, else `~/.cache/srcreview`.
 A read-only cache still serves the entries it already holds; building a new one there fails
@@ -31,8 +32,8 @@ from srcreview.errors import SourceUnavailable
 MANIFEST = "manifest.json"
 TREE = "tree"
 MANIFEST_SCHEMA = 1
-STALE_SECONDS = 24 * 3600
 TRASH_SECONDS = 3600
+OWNER = ".owner"  # the lock file of a scratch directory under .tmp/
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 
 
@@ -92,24 +93,16 @@ def read_manifest(path: Path) -> dict | None:
         if data.get("digest") != _manifest_digest(data["meta"], data["files"]):
             return None
         return data
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
 
 
-def verify_entry(path: Path, deep: bool = False) -> dict | None:
-    """The manifest's meta if the entry at `path` is complete and unchanged, else None.
+def verified_manifest(path: Path, deep: bool = False) -> dict | None:
+    """The whole manifest (meta and files) if the entry at `path` is complete and unchanged, else None.
 
     The quick check compares every file's presence and size (one stat each); `deep` also
-    re-hashes every file's content.
-    """
-    data = verified_manifest(path, deep)
-    return None if data is None else data["meta"]
-
-
-def verified_manifest(path: Path, deep: bool = False) -> dict | None:
-    """The whole manifest (meta and files) if the entry at `path` verifies (see `verify_entry`).
-
-    Its file list is then the tree's listing: callers need not walk the tree again.
+    re-hashes every file's content. Its file list is then the tree's listing: callers need
+    not walk the tree again.
     """
     data = read_manifest(path)
     if data is None:
@@ -236,6 +229,12 @@ class Cache:
         """The tree of entry `key` of `kind` (valid only once `lookup` or `entry` verified it)."""
         return self.path_for(kind, key) / TREE
 
+    def mark_damaged(self, kind: str, key: str) -> None:
+        """Drop the manifest of an entry whose content was found changed while it was read, so
+        the next run rebuilds it (a read-only cache keeps it, and keeps refusing it)."""
+        with contextlib.suppress(OSError):
+            (self.path_for(kind, key) / MANIFEST).unlink()
+
     def keys(self, kind: str) -> list[str]:
         """Keys of the entries of `kind` currently present (complete or not), sorted."""
         folder = self.root / _check_part(kind, "kind")
@@ -353,25 +352,64 @@ class Cache:
         os.replace(path, trash / "entry")
         shutil.rmtree(trash, ignore_errors=True)
 
-    def temp_dir(self) -> Path:
-        """A fresh private directory inside the cache (same filesystem as the entries)."""
+    @contextlib.contextmanager
+    def scratch(self) -> Iterator[Path]:
+        """A fresh private directory inside the cache (same filesystem as the entries) for one
+        download, removed afterwards.
+
+        Its owner holds a lock on a file in it for as long as it exists; the kernel releases the
+        lock when the owner dies, even by SIGKILL. Every new scratch directory first removes the
+        directories whose lock is free: what killed runs left (a partial archive), never what a
+        live run is writing.
+        """
+        import fcntl
+
         self._ensure_writable()
         tmp = self.root / ".tmp"
-        tmp.mkdir(parents=True, exist_ok=True)
-        self._sweep(tmp)
-        return Path(tempfile.mkdtemp(dir=tmp))
+        try:
+            tmp.mkdir(parents=True, exist_ok=True)
+            self._sweep(tmp)
+            folder = Path(tempfile.mkdtemp(dir=tmp))
+            fd = os.open(folder / f"{OWNER}.new", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise self._not_writable(exc) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.replace(folder / f"{OWNER}.new", folder / OWNER)  # visible only once locked
+            yield folder
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+            os.close(fd)
 
     @staticmethod
-    def _sweep(tmp: Path, max_age: float = STALE_SECONDS) -> None:
-        """Remove scratch directories left by runs that were killed (older than a day)."""
+    def _sweep(tmp: Path) -> None:
+        """Remove the scratch directories of runs that died: their owner lock is free (or, for a
+        directory without one, it is over an hour old)."""
+        import fcntl
+
         now = time.time()
         for child in tmp.iterdir():
-            with contextlib.suppress(OSError):
-                if now - child.stat().st_mtime > max_age:
-                    shutil.rmtree(child, ignore_errors=True)
+            try:
+                fd = os.open(child / OWNER, os.O_RDWR)
+            except OSError:  # no lock: another layout, or created this instant (no lock yet)
+                with contextlib.suppress(OSError):
+                    if now - child.lstat().st_mtime > TRASH_SECONDS:
+                        _remove(child)
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # its owner is alive
+            else:
+                _remove(child)
+            finally:
+                os.close(fd)
+
+
 
     def write_bytes_atomic(self, relpath: str, data: bytes) -> Path:
-        """Write a file under the cache root atomically (temp file beside it + os.replace)."""
+        """Write a small file under the cache root atomically (temp file beside it + os.replace);
+        the index releases record (srcreview.source.registry) is one."""
         target = self._file(relpath)
         self._ensure_writable()
         try:
@@ -381,17 +419,28 @@ class Cache:
             raise self._not_writable(exc) from None
         return target
 
-    def read_bytes(self, relpath: str) -> bytes | None:
-        """A file written by `write_bytes_atomic`, or None if absent or unreadable."""
+    def read_bytes(self, relpath: str, limit: int = 1 << 20) -> bytes | None:
+        """A file written by `write_bytes_atomic` (at most `limit` bytes), or None if absent,
+        unreadable or larger."""
         try:
-            return self._file(relpath).read_bytes()
+            with open(self._file(relpath), "rb") as fh:
+                data = fh.read(limit + 1)
         except OSError:
             return None
+        return data if len(data) <= limit else None
 
     def _file(self, relpath: str) -> Path:
         from srcreview.source.base import clean_relpath
 
         return self.root / clean_relpath(relpath)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 def _write_atomic(target: Path, data: bytes) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 
 from srcreview.errors import SourceUnavailable
 from srcreview.revision import Revision
@@ -41,15 +40,18 @@ def find_cached(revision: Revision, cache: Cache, deep: bool = False) -> Directo
         if revision.matches_commit(key):
             data = cache.lookup_manifest(KIND, key, deep)
             if data is not None:
-                return _tree(cache.tree_path(KIND, key), revision, data["meta"], cached=True, files=data["files"])
+                return _tree(cache.tree_path(KIND, key), revision, data["meta"], cached=True, files=data["files"],
+                             cache=cache)
     return None
 
 
-def _tree(path, revision: Revision, meta: dict, cached: bool, files: dict | None = None) -> DirectoryTree:
+def _tree(path, revision: Revision, meta: dict, cached: bool, files: dict | None = None,
+          cache: Cache | None = None) -> DirectoryTree:
     sha = meta.get("sha", revision.sha)
     if len(sha) > len(revision.sha):
         revision = revision.model_copy(update={"sha": sha})
-    tree = DirectoryTree(path, revision, provider=KIND, manifest=files)
+    tree = DirectoryTree(path, revision, provider=KIND, manifest=files,
+                         on_damage=(lambda: cache.mark_damaged(KIND, sha)) if cache is not None else None)
     tree.cached = cached
     tree.origin = "tarball"
     return tree
@@ -65,14 +67,14 @@ def open_github(revision: Revision, cache: Cache, progress: Progress | None = No
     found = find_cached(revision, cache, deep)
     if found is not None:
         return found
-    scratch = cache.temp_dir()
-    try:
+    with cache.scratch() as scratch:
         if revision.is_full:
             with cache.entry(KIND, revision.sha, deep=deep) as entry:
                 if not entry.ready:
                     _fetch_into(revision, entry.staging(), scratch, progress)
                     entry.commit({"provider": KIND, "sha": revision.sha})
-                return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready)
+                return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready, files=entry.files,
+                             cache=cache)
         unpacked = scratch / "tree"
         unpacked.mkdir()
         full = _fetch_into(revision, unpacked, scratch, progress)
@@ -81,9 +83,7 @@ def open_github(revision: Revision, cache: Cache, progress: Progress | None = No
                 os.rmdir(entry.staging())
                 os.replace(unpacked, entry.staging())
                 entry.commit({"provider": KIND, "sha": full})
-            return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+            return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready, files=entry.files, cache=cache)
 
 
 def _fetch_into(revision: Revision, dest, scratch, progress) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from srcreview.errors import SourceUnavailable
 from srcreview.revision import Revision
-from srcreview.source.base import SourceTree, clean_relpath, repo_url
+from srcreview.source.base import HIDDEN, Gap, SourceTree, in_package, clean_relpath, is_utf8, repo_url
 from srcreview.source.cache import Cache
 from srcreview.source.pipindex import redact_url
 
@@ -138,6 +138,7 @@ class GitTree(SourceTree):
         self._repo = git.Repo(self.git_dir)
         self._commit = self._repo.commit(revision.sha)  # fails early if the commit is absent
         self._entries: dict[str, tuple[str, str]] | None = None
+        self._submodules: list[str] = []
 
     def _listing(self) -> dict[str, tuple[str, str]]:
         """path -> (mode, blob id) of every blob at the commit, from one `git ls-tree`."""
@@ -150,8 +151,11 @@ class GitTree(SourceTree):
                     continue
                 meta, _, path = record.partition(b"\t")
                 mode, kind, oid = meta.decode().split()
-                if kind == "blob":
-                    entries[path.decode("utf-8", errors="surrogateescape")] = (mode, oid)
+                name = path.decode("utf-8", errors="surrogateescape")
+                if kind == "blob" and is_utf8(name):  # an undecodable name is no module nor anchor
+                    entries[name] = (mode, oid)
+                elif kind == "commit" and is_utf8(name):  # a submodule: its files are not in this tree
+                    self._submodules.append(name)
             self._entries = entries
         return self._entries
 
@@ -186,6 +190,24 @@ class GitTree(SourceTree):
             return False
         return True
 
+    def unreadable_entries(self) -> dict[str, Gap]:
+        """Module-like entries of the commit a review cannot read: a symbolic link that does not
+        resolve to a regular file inside the tree (it leaves the tree, dangles, loops or names a
+        directory), a submodule."""
+        found = {p: Gap("a submodule (not analysed)" + HIDDEN, blocking=True) for p in self._submodules
+                 if in_package(p)}
+        for path, (mode, _) in self._listing().items():
+            if mode != _LINK_MODE or not in_package(path):
+                continue
+            name = path.rsplit("/", 1)[-1]
+            try:
+                self._resolve(path)
+            except SourceUnavailable:  # (its target is not shown: it may be a local path)
+                if name.endswith(".py") or "." not in name:
+                    found[path] = Gap("a symlink that does not resolve to a regular file inside the tree"
+                                      + (HIDDEN if "." not in name else ""), blocking="." not in name)
+        return dict(sorted(found.items()))
+
     def files(self, prefix: str = "") -> list[str]:
         paths = sorted(p for p, (mode, _) in self._listing().items() if mode in _FILE_MODES)
         prefix = prefix.strip("/")
@@ -207,6 +229,32 @@ def open_checkout(path: Path, revision: Revision) -> GitTree:
     if len(full) > len(revision.sha):
         revision = revision.model_copy(update={"sha": full})
     return GitTree(git_dir, revision, provider="local", origin="git checkout")
+
+
+def tag_commits(url: str) -> dict[str, str]:
+    """Tag -> full commit of a remote repository (`git ls-remote --tags`; an annotated tag's
+    peeled commit wins), within SRCREVIEW_HTTP_DEADLINE; SourceUnavailable if unreachable."""
+    from srcreview.source.http import limits
+
+    if url.startswith("-"):
+        raise SourceUnavailable("git remote URL must not start with '-'")
+    shown = redact_url(url) if "://" in url else Path(url).name  # a local path: its name only
+    try:
+        out = run_git(Path(os.devnull), "ls-remote", "--tags", "--end-of-options", url, what=f"git ls-remote {shown}",
+                      timeout=limits().deadline)
+    except SourceUnavailable as exc:  # git quotes the URL in its errors: never a local path in output
+        raise SourceUnavailable(exc.message.replace(url, shown)) from None
+    found: dict[str, str] = {}
+    for line in out.decode(errors="replace").splitlines():
+        sha, _, ref = line.partition("\t")
+        if not re.fullmatch(r"[0-9a-f]{40}", sha) or not ref.startswith("refs/tags/"):
+            continue
+        tag = ref[len("refs/tags/"):]
+        if tag.endswith("^{}"):
+            found[tag[:-3]] = sha  # the commit an annotated tag points at
+        else:
+            found.setdefault(tag, sha)
+    return found
 
 
 def remote_url() -> str:

@@ -4,18 +4,20 @@ Connection errors, timeouts, too-slow transfers, cut-short or unreadable bodies 
 answers are retried (ATTEMPTS in all, with backoff); any other 4xx answer is final (the
 server answered; asking again would get the same answer). Every transfer is bounded three
 ways: a timeout for each connect and each read (`SRCREVIEW_HTTP_TIMEOUT`, seconds), a deadline
-for the whole body (`SRCREVIEW_HTTP_DEADLINE`, seconds: a server that trickles bytes cannot
-hold a run forever) and a size cap. Every failure becomes one SourceUnavailable line that
+for the whole request, status line, headers and body (`SRCREVIEW_HTTP_DEADLINE`, seconds: a
+server that trickles headers or bytes cannot hold a run forever) and a size cap. Every failure becomes one SourceUnavailable line that
 says what could not be reached and why ("connection refused", "timed out", "HTTP 404"), with
 credentials redacted and without the exception chain.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +25,6 @@ from pathlib import Path
 
 from srcreview.errors import SourceUnavailable, UsageError
 from srcreview.source.base import Progress, VerificationFailed
-from srcreview.source.pipindex import redact_url
 
 ATTEMPTS = 3
 BACKOFF_SECONDS = 0.5
@@ -80,7 +81,92 @@ def session(verify: str | bool = True):
     s = requests.Session()
     s.headers["User-Agent"] = f"srcreview/{__version__}"
     s.verify = verify
+    adapter = _deadline_adapter()
+    s.mount("http://", adapter)
+    s.mount("https://", adapter)
     return s
+
+
+# --- the deadline of a whole request ----------------------------------------------------------
+# A per-read timeout cannot stop a server that sends one header line (or one body byte) just
+# within it, forever. Each attempt therefore arms a Deadline: the connections the attempt takes
+# from urllib3's pools are registered with it, and when it expires it shuts their sockets down,
+# so whatever read is blocked (status line, headers, body) returns at once.
+
+_current = threading.local()
+
+
+class Deadline:
+    """Cuts the connections of one attempt when `seconds` have passed (a timer thread)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.expired = False
+        self._connections: list = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> Deadline:
+        _current.deadline = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
+        _current.deadline = None
+
+    def watch(self, connection) -> None:
+        with self._lock:
+            self._connections.append(connection)
+            expired = self.expired
+        if expired:
+            _cut(connection)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            connections = list(self._connections)
+        for connection in connections:
+            _cut(connection)
+
+
+def _cut(connection) -> None:
+    sock = getattr(connection, "sock", None)
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)  # the plain socket's: also under TLS
+
+
+def _deadline_adapter():
+    """A requests adapter whose pools register every connection they hand out with the
+    calling thread's Deadline."""
+    from requests.adapters import HTTPAdapter
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+    class Watched:
+        def _get_conn(self, timeout=None):
+            connection = super()._get_conn(timeout)
+            deadline = getattr(_current, "deadline", None)
+            if deadline is not None:
+                deadline.watch(connection)
+            return connection
+
+    pools = {"http": type("WatchedHTTPConnectionPool", (Watched, HTTPConnectionPool), {}),
+             "https": type("WatchedHTTPSConnectionPool", (Watched, HTTPSConnectionPool), {})}
+
+    class DeadlineAdapter(HTTPAdapter):
+        def init_poolmanager(self, *args, **kwargs):
+            super().init_poolmanager(*args, **kwargs)
+            self.poolmanager.pool_classes_by_scheme = pools
+
+        def proxy_manager_for(self, proxy, **kwargs):
+            manager = super().proxy_manager_for(proxy, **kwargs)
+            if not proxy.lower().startswith("socks"):  # SOCKS pools are their own; bounded per read
+                manager.pool_classes_by_scheme = pools
+            return manager
+
+    return DeadlineAdapter()
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -182,17 +268,32 @@ def _stream(http, url: str, what: str, sink: Callable[[bytes], None], *, headers
             expected_size: int | None = None, progress: Progress | None = None, label: str = "") -> tuple[str, str]:
     """One attempt: GET `url` and feed the body to `sink`, within the time and size bounds.
 
-    Returns (final URL, content type). Reads with `read1` so a trickling server meets the
-    deadline between any two reads, not only after a full chunk.
+    Returns (final URL, content type). The Deadline cuts the connection wherever the attempt
+    waits (status line, headers, body); the body loop also checks it between reads (`read1`,
+    so a trickling server meets it between any two reads, not only after a full chunk).
     """
     bounds = limits()
+    too_slow = f"too slow: no complete answer within {bounds.deadline:g} s (SRCREVIEW_HTTP_DEADLINE)"
+    with Deadline(bounds.deadline) as cut:
+        try:
+            return _attempt(http, url, what, sink, headers=headers, max_bytes=max_bytes, bounds=bounds,
+                            expected_size=expected_size, progress=progress, label=label)
+        except _network_errors() as exc:
+            if cut.expired and not isinstance(exc, HTTPStatusError):  # the cut broke the connection
+                raise _Retryable(too_slow) from None
+            raise
+
+
+def _attempt(http, url: str, what: str, sink: Callable[[bytes], None], *, headers: dict | None, max_bytes: int,
+             bounds: Limits, expected_size: int | None, progress: Progress | None, label: str) -> tuple[str, str]:
     deadline = time.monotonic() + bounds.deadline
     with http.get(url, headers=headers or {}, stream=True, timeout=(bounds.connect, bounds.read),
                   allow_redirects=True) as response:
         _check_status(response, what)
         declared = response.headers.get("Content-Length")
         encoded = response.headers.get("Content-Encoding", "identity") not in ("", "identity")
-        total = int(declared) if declared and declared.isdigit() and not encoded else None
+        sane = declared and declared.isascii() and declared.isdigit() and len(declared) <= 18
+        total = int(declared) if sane and not encoded else None
         if expected_size is not None:
             total = expected_size
         raw = response.raw
@@ -200,7 +301,7 @@ def _stream(http, url: str, what: str, sink: Callable[[bytes], None], *, headers
         done = 0
         while True:
             if time.monotonic() > deadline:
-                raise _Retryable(f"too slow: the body did not arrive within {bounds.deadline:g} s "
+                raise _Retryable(f"too slow: no complete answer within {bounds.deadline:g} s "
                                  "(SRCREVIEW_HTTP_DEADLINE)")
             chunk = read(_CHUNK, decode_content=True)
             if not chunk:
@@ -269,6 +370,3 @@ def download(http, url: str, dest: Path, what: str, label: str, progress: Progre
 
     return _with_retries(what, action)
 
-
-def safe(url: str) -> str:
-    return redact_url(url)

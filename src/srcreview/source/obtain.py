@@ -7,8 +7,10 @@ provider; a verification failure (digest or commit mismatch, hostile archive) st
 
 `--source PATH` may be a git checkout (read at the rev, work tree untouched), an unpacked
 sdist directory or a packed sdist archive; an sdist must record the requested commit in its
-`vllm/_version.py`, else SourceUnavailable (exit 2: the exact source could not be verified).
-A missing PATH is a usage error (exit 64).
+`vllm/_version.py` and agree with pins/ (srcreview.source.sdist), and an archive that claims
+a release pins/ knows must be that release's sdist (its sha256), else SourceUnavailable
+(exit 2: the exact source could not be verified). A full commit asked for that only the
+sdist's 9 digits support is reported as unverified. A missing PATH is a usage error (exit 64).
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ def open_local(path: Path, revision: Revision, cache=None, progress: Progress | 
     """`--source PATH`: a git checkout, an unpacked sdist directory, or an sdist archive."""
     from srcreview.source.archive import archive_kind
     from srcreview.source.gitrepo import git_dir_of, open_checkout
-    from srcreview.source.sdist import VERSION_FILE, verify_commit
+    from srcreview.source.sdist import VERSION_FILE, verify_commit, vouched
 
     if not path.exists():
         raise UsageError(f"--source {path.name}: no such file or directory")
@@ -123,7 +125,7 @@ def open_local(path: Path, revision: Revision, cache=None, progress: Progress | 
                              f"(no {VERSION_FILE})")
         tree = DirectoryTree(path, revision, provider="local")
         tree.origin = "sdist directory"
-        verify_commit(tree, revision, f"--source {path.name}")
+        tree.revision = vouched(revision, verify_commit(tree, revision, f"--source {path.name}"))
         return tree
     if archive_kind(path) is None:
         raise UsageError(f"--source {path.name}: not a directory, .tar.gz, .tar or .zip")
@@ -134,23 +136,41 @@ def _open_local_archive(path: Path, revision: Revision, cache, progress) -> Sour
     """An sdist archive, extracted once into the cache under its content digest."""
     from srcreview.source.archive import extract
     from srcreview.source.cache import Cache
-    from srcreview.source.sdist import verify_commit
+    from srcreview.source.sdist import verify_commit, vouched
+
+    from srcreview.userfile import open_regular
 
     cache = cache or Cache()
+    what = f"--source {path.name}"
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path, what, "archive") as fh:  # a FIFO or /dev/zero named .tar.gz: refused, never read
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     key = digest.hexdigest()
-    what = f"--source {path.name}"
     with cache.entry("local", key) as entry:
         if not entry.ready:
             staging = entry.staging()
             extract(path, staging, progress=progress)
             commit = verify_commit(DirectoryTree(staging, revision), revision, what)
             entry.commit({"provider": "local", "archive_sha256": key, "commit_id": commit})
-        tree = DirectoryTree(entry.tree, revision, provider="local", manifest=entry.files)
+        tree = DirectoryTree(entry.tree, revision, provider="local", manifest=entry.files,
+                             on_damage=lambda: cache.mark_damaged("local", key))
         tree.origin = path.name
         tree.cached = entry.was_ready
-        verify_commit(tree, revision, what)
+        commit = verify_commit(tree, revision, what)
+        _check_release_archive(tree, key, what)
+        tree.revision = vouched(revision, commit)
         return tree
+
+
+def _check_release_archive(tree: SourceTree, sha256: str, what: str) -> None:
+    """An archive that says it is a release pins/ knows must be that release's sdist, byte for
+    byte: an edited `_version.py` (or any other edit) changes its sha256."""
+    from srcreview.revision import load_pins
+    from srcreview.source.sdist import VERSION_FILE, version_info
+
+    version, _ = version_info(tree.read_text(VERSION_FILE))
+    pin = next((p for p in load_pins() if p.version == version), None)
+    if pin is not None and pin.sdist_sha256 and sha256 != pin.sdist_sha256:
+        raise VerificationFailed(f"{what}: claims vLLM {version}, but its sha256 {sha256[:16]}... is not that "
+                                 f"release's sdist ({pin.sdist_sha256[:16]}... in pins/)")

@@ -318,6 +318,10 @@ class PatchedTree(SourceTree):
     def symlinks(self) -> list[str]:
         return [p for p in getattr(self.base, "symlinks", list)() if p not in self._patched]
 
+    def unreadable_entries(self) -> dict:
+        """The base tree's, except the paths a layer wrote or deleted."""
+        return {p: gap for p, gap in self.base.unreadable_entries().items() if p not in self._patched}
+
     def touched(self, layer: Layer) -> list[str]:
         """The tree paths `layer` changed, added or deleted."""
         if layer.kind == "overlay":
@@ -408,6 +412,9 @@ def _cached(cache, key: str) -> dict[str, _File | None] | None:
                 files[path] = None
                 continue
             raw = (cache.tree_path("patched", key) / record["blob"]).read_bytes()
+            if hashlib.sha256(raw).hexdigest() != data["files"][record["blob"]][1]:
+                cache.mark_damaged("patched", key)  # edited since written (the quick check sees sizes): rebuild
+                return None
             text = raw.decode("utf-8", errors="surrogateescape").split("\n")
             if record["eol"]:
                 text.pop()

@@ -1,38 +1,64 @@
 """The commit an sdist was built from, read (never executed) from its `vllm/_version.py`.
 
 Release sdists record it as `__commit_id__ = commit_id = 'g98dff2a81'`; dev builds also
-carry it in the version (`0.29.1.dev3+g1234abcd`). This is how an sdist, wherever it came
-from, is checked against the revision the user asked for.
+carry it in the version (`0.29.1.dev3+g1234abcd`). The file is parsed as Python and the last
+module-level assignment of each name wins, as at import: a decoy inside a string or an
+earlier assignment cannot stand in for the real one. The version and commit are then
+checked against pins/ (a release must be the commit pins/ records, and that commit that
+release), and a full commit asked for is only taken as fact when pins/ vouches for it: the
+sdist itself proves 9 digits.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 
 from srcreview.errors import SourceUnavailable
-from srcreview.revision import Revision
+from srcreview.revision import Pin, Revision, load_pins
 from srcreview.source.base import SourceTree, VerificationFailed
 
 VERSION_FILE = "vllm/_version.py"
-_COMMIT = re.compile(r"""^__commit_id__\s*=\s*(?:commit_id\s*=\s*)?['"]g?([0-9a-fA-F]{7,40})['"]""", re.M)
-_VERSION = re.compile(r"""^__version__\s*=\s*(?:version\s*=\s*)?['"]([^'"]+)['"]""", re.M)
+_COMMIT_TEXT = re.compile(r"g?([0-9a-fA-F]{7,40})")
 _LOCAL_COMMIT = re.compile(r"\+g([0-9a-f]{7,40})\b")
+_NAMES = {"__version__": "version", "version": "version", "__commit_id__": "commit", "commit_id": "commit"}
 
 
 def version_info(text: str) -> tuple[str | None, str | None]:
     """(version, abbreviated commit) recorded in a `_version.py` text; either may be None."""
-    version = _VERSION.search(text)
-    commit = _COMMIT.search(text)
-    found_version = version.group(1) if version else None
-    found_commit = commit.group(1).lower() if commit else None
-    if found_commit is None and found_version:
-        local = _LOCAL_COMMIT.search(found_version)
+    found: dict[str, object] = {}
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None, None
+    for stmt in module.body:  # module level only, in order: the last assignment wins
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            targets, value = [stmt.target], stmt.value
+        else:
+            continue
+        literal = value.value if isinstance(value, ast.Constant) else _UNKNOWN
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id in _NAMES:
+                found[_NAMES[target.id]] = literal
+    version = found.get("version")
+    version = version if isinstance(version, str) else None
+    commit = found.get("commit")
+    match = _COMMIT_TEXT.fullmatch(commit) if isinstance(commit, str) else None
+    found_commit = match.group(1).lower() if match else None
+    if found_commit is None and version and "commit" not in found:
+        local = _LOCAL_COMMIT.search(version)
         found_commit = local.group(1) if local else None
-    return found_version, found_commit
+    return version, found_commit
 
 
-def verify_commit(tree: SourceTree, revision: Revision, what: str) -> str:
-    """The commit `tree`'s `_version.py` records; SourceUnavailable unless it names `revision`."""
+_UNKNOWN = object()
+
+
+def verify_commit(tree: SourceTree, revision: Revision, what: str, pins: tuple[Pin, ...] | None = None) -> str:
+    """The commit `tree`'s `_version.py` records; VerificationFailed unless it names `revision`
+    and agrees with pins/ (see the module docstring)."""
     try:
         text = tree.read_text(VERSION_FILE)
     except SourceUnavailable:
@@ -43,6 +69,44 @@ def verify_commit(tree: SourceTree, revision: Revision, what: str) -> str:
     if not revision.matches_commit(commit):
         asked = revision.label() if revision.version else revision.sha
         raise VerificationFailed(f"{what}: built from commit {commit}"
-                                + (f" (version {version})" if version else "")
-                                + f", not the requested {asked}")
+                                 + (f" (version {version})" if version else "")
+                                 + f", not the requested {asked}")
+    check_against_pins(version, commit, revision, what, load_pins() if pins is None else pins)
     return commit
+
+
+def check_against_pins(version: str | None, commit: str, revision: Revision, what: str,
+                       pins: tuple[Pin, ...]) -> Pin | None:
+    """The pin of the release the sdist claims to be, after checking that the claim holds: its
+    version's pinned commit is `commit`, `commit`'s pinned release is `version`, and a full
+    commit asked for is the pinned one. VerificationFailed otherwise."""
+    claimed = next((p for p in pins if version is not None and p.version == version), None)
+    if claimed is not None and not claimed.matches_commit(commit):
+        raise VerificationFailed(f"{what}: claims vLLM {version}, but records commit {commit}; "
+                                 f"pins/ has {version} at {claimed.revision}")
+    owner = next((p for p in pins if p.matches_commit(commit)), None)
+    if owner is not None and version is not None and owner.version != _release_part(version):
+        raise VerificationFailed(f"{what}: records commit {commit}, which pins/ has as vLLM {owner.version}, "
+                                 f"but claims version {version}")
+    pin = claimed or owner
+    if pin is not None and len(pin.revision) == 40 and len(revision.sha) == 40 and pin.revision != revision.sha:
+        raise VerificationFailed(f"{what}: is vLLM {pin.version} = commit {pin.revision} (pins/), "
+                                 f"not the requested {revision.sha}")
+    return pin
+
+
+def _release_part(version: str) -> str:
+    return version.split("+", 1)[0]
+
+
+def vouched(revision: Revision, commit: str, pins: tuple[Pin, ...] | None = None) -> Revision:
+    """`revision` as far as an sdist recording the abbreviated `commit` proves it: a longer sha
+    stays only when pins/ records that full commit for the release; otherwise the revision
+    becomes the recorded commit and the longer one is kept as `unverified`, never shown as fact."""
+    if len(revision.sha) <= len(commit):
+        return revision
+    pins = load_pins() if pins is None else pins
+    pinned = {p.revision for p in pins} | ({revision.pin.revision} if revision.pin else set())
+    if revision.sha in pinned:
+        return revision
+    return revision.model_copy(update={"sha": commit, "unverified": revision.sha})

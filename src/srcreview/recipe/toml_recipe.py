@@ -1,4 +1,4 @@
-"""Serving recipes: the TOML that operators already write, loaded into validated models.
+"""srcreview's own recipe format: TOML with [recipe], [runtime], [hardware], [engine] and [env].
 
 Each engine setting keeps the line it was written on, because findings are anchored on the
 recipe line that sets the knob (SARIF primary locations, terminal output).
@@ -8,144 +8,34 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
 from srcreview.errors import DataError
-from srcreview.userfile import read_user_file
+from srcreview.recipe.model import (
+    MAX_SETTINGS,
+    EnvVar,
+    Hardware,
+    Recipe,
+    RecipeInfo,
+    RuntimePin,
+    Setting,
+    normalize_key,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-MAX_RECIPE_BYTES = 1_000_000
 MAX_KEY_DEPTH = 16  # vLLM's nested settings go 3 deep; deeper keys are refused before tomllib sees them
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
-_CAPABILITY = re.compile(r"^([0-9]{1,2})\.([0-9])$")  # ASCII digits only: "١٢.٠" is not 12.0
 _SETTING_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RecipeInfo(_Strict):
-    name: str
-    model: str | None = None
-    description: str | None = None
-
-
-class RuntimePin(_Strict):
-    engine: str = "vllm"
-    version: str | None = None
-    revision: str | None = None
-    image: str | None = None
-    patches: tuple[str, ...] = Field((), description="patch files or overlay directories laid over the pinned "
-                                                     "source, relative to the recipe, applied in order")
-
-    @field_validator("patches", mode="before")
-    @classmethod
-    def _patch_paths(cls, value: Any) -> Any:
-        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
-            raise ValueError('must be a list of paths, e.g. ["patches/fix.diff"]')
-        return value
-
-
-class Hardware(_Strict):
-    gpu: str | None = None
-    compute_capability: str | None = None
-
-    @field_validator("compute_capability", mode="before")
-    @classmethod
-    def _capability(cls, value: Any) -> Any:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            # repr, not rounding: 8.95 must be refused, never read as "8.9" or "9.0"
-            value = repr(value) if isinstance(value, float) else f"{value}.0"
-        if value is not None and (not isinstance(value, str) or not _CAPABILITY.match(value)):
-            raise ValueError('must look like "12.0" (major.minor)')
-        return value
-
-    @property
-    def capability(self) -> tuple[int, int] | None:
-        """(major, minor) of the GPU, as vLLM's capability checks compare it."""
-        if self.compute_capability is None:
-            return None
-        major, minor = _CAPABILITY.match(self.compute_capability).groups()
-        return int(major), int(minor)
-
-
-class Setting(_Strict):
-    """One engine setting: a dotted snake_case key (`speculative_config.method`), its value and line."""
-
-    key: str
-    value: Any
-    line: int
-    written_as: str = Field(description="the key as written in the recipe (kebab-case kept)")
-
-
-class EnvVar(_Strict):
-    name: str
-    value: str
-    line: int
-
-
-class Recipe(_Strict):
-    path: str
-    info: RecipeInfo
-    runtime: RuntimePin = RuntimePin()
-    hardware: Hardware = Hardware()
-    settings: tuple[Setting, ...] = ()
-    env: tuple[EnvVar, ...] = ()
-    extra_tables: dict[str, Any] = Field(default_factory=dict, description="tables other tools own, e.g. [srcreview]")
-
-    @property
-    def name(self) -> str:
-        return self.info.name
-
-    def setting(self, key: str) -> Setting | None:
-        return next((s for s in self.settings if s.key == key), None)
-
-    def value(self, key: str, default: Any = None) -> Any:
-        found = self.setting(key)
-        return default if found is None else found.value
-
-    @property
-    def bindings(self) -> dict[str, Any]:
-        """What the analysis may assume: engine settings by dotted key, env vars as `env.NAME`."""
-        bound: dict[str, Any] = {s.key: s.value for s in self.settings}
-        bound.update({f"env.{e.name}": e.value for e in self.env})
-        if self.hardware.capability is not None:
-            bound["hardware.compute_capability"] = self.hardware.capability
-        return bound
-
-    @property
-    def uses_speculative_decoding(self) -> bool:
-        return any(s.key.startswith("speculative_config.") for s in self.settings)
-
-
 _TOP_TABLES = {"recipe", "runtime", "hardware", "engine", "env", "srcreview"}
-
-
-def normalize_key(key: str) -> str:
-    """Engine keys are accepted in kebab-case (as on vLLM's command line) and snake_case."""
-    return key.replace("-", "_")
-
-
-def load_recipe(path: str | Path, display_path: str | None = None) -> Recipe:
-    """Read and validate a recipe file; raise DataError (or UsageError if unreadable)."""
-    path = Path(path)
-    shown = display_path or str(path)
-    raw = read_user_file(path, shown, "recipe", MAX_RECIPE_BYTES)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(f"{shown}:{line}: recipe is not valid UTF-8") from None
-    return parse_recipe(text.removeprefix("\ufeff"), shown)  # editors on Windows write a BOM
 
 
 def parse_recipe(text: str, shown: str) -> Recipe:
@@ -198,7 +88,12 @@ def _parse_recipe(text: str, shown: str) -> Recipe:
     except ValidationError as exc:
         raise DataError(_validation_line(exc, data, lines, shown)) from None
 
-    settings = tuple(_flatten_engine(data.get("engine", {}), lines, shown))
+    settings = []
+    for setting in _flatten_engine(data.get("engine", {}), lines, shown):
+        if len(settings) == MAX_SETTINGS:
+            raise DataError(f"{shown}:{setting.line}: more than {MAX_SETTINGS} engine settings; "
+                            "a vLLM recipe has tens")
+        settings.append(setting)
     env = []
     for name, value in data.get("env", {}).items():
         if not _ENV_NAME.match(name):
@@ -210,7 +105,8 @@ def _parse_recipe(text: str, shown: str) -> Recipe:
         env.append(EnvVar(name=name, value=str(value), line=lines.of("env", name)))
     extra = {k: v for k, v in data.items() if k == "srcreview"}
     return Recipe(path=shown, info=info, runtime=runtime, hardware=hardware,
-                  settings=settings, env=tuple(env), extra_tables=extra)
+                  settings=tuple(settings), env=tuple(env), extra_tables=extra, format="toml",
+                  pin_line=lines.of("runtime") if "runtime" in data else None)
 
 
 # Control characters (ESC sequences, BEL, NUL) and bidirectional overrides have no place in a

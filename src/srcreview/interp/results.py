@@ -1,4 +1,5 @@
-"""The results of the graph analysis: frozen, sortable, JSON-able dataclasses."""
+"""What the call graph and the queries answer: frozen, sortable, JSON-able dataclasses, and how
+a walk's events (srcreview.interp.events) become them, anchored on the source."""
 
 from __future__ import annotations
 
@@ -122,3 +123,44 @@ class Outcome:
     certain_raises: tuple[Site, ...] = ()  # raises reached on a path that assumes no undecided condition
     branches: tuple[tuple[int, bool | None], ...] = ()  # (test line, value under the bindings; None: undecided)
     platform: bool = False  # a platform predicate (is_cuda()...) was answered from hardware.platform
+
+
+# -- from a walk's events ----------------------------------------------------------------------
+
+
+def frame_anchor(index, frame, line: int, end: int, role: str) -> Anchor:
+    """An anchor on lines of the function a frame walked."""
+    return index.anchor(frame.symbol.path, line, end, frame.symbol.qualname, role)
+
+
+def assumptions_of(index, frame):
+    """The undecided conditions of a walk, and each env var it read as unset."""
+    for c in frame.assumptions:
+        yield Assumption(c.text, frame.symbol.qualname, frame_anchor(index, frame, c.line, c.end_line, "assumption"),
+                         c.reason)
+    for name, (line, end) in sorted(frame.env_reads.items()):
+        yield Assumption(f"env {name} unset", frame.symbol.qualname, frame_anchor(index, frame, line, end, "assumption"),
+                         "env-unset: not set by the recipe, taken as unset")
+
+
+def unresolved_of(index, frame):
+    """The calls of a walk that could not be followed (in the tree or out of it)."""
+    for c in frame.calls:
+        if c.status in ("unresolved", "external"):
+            kind = "unresolved-call" if c.status == "unresolved" else "external-call"
+            yield Site(kind, f"{c.text}: {c.reason}" if c.reason else c.text, frame.symbol.qualname,
+                       frame_anchor(index, frame, c.line, c.end_line, kind))
+
+
+def dynamic_of(index, frame):
+    """The dynamic accesses of a walk (getattr with a run-time name, **kwargs, __dict__)."""
+    for d in frame.dynamic:
+        yield Site(d.kind, d.text, frame.symbol.qualname, frame_anchor(index, frame, d.line, d.end_line, d.kind))
+
+
+def unique(items) -> tuple:
+    """Sites or assumptions without repeats, in anchor order."""
+    seen = {}
+    for item in items:
+        seen.setdefault(item, None)
+    return tuple(sorted(seen, key=lambda s: (s.anchor.path, s.anchor.start_line, s.text)))

@@ -1,8 +1,22 @@
-"""Call graph and recipe-conditioned reachability over an Index.
+"""The abstract interpreter over an Index: call graph, recipe-conditioned reachability, queries.
+
+Layout, one concept per module:
+
+    values.py       the abstract value lattice and its joins
+    events.py       what one walk of a function records
+    interpreter.py  Frame (the statement and expression walk) and the Analyzer driving walks
+    resolver.py     names, imports, module/class/instance/super attributes, MRO, annotations
+    builtins.py     Python's own behaviour: truth, comparison, operators, builtins over constants
+    runtime.py      the vLLM runtime model: env, platform, capability, config paths, and the
+                    EngineArgs -> VllmConfig bindings
+    callgraph.py    trace: the networkx exploration from an entry
+    queries.py      field_reads, resolve_dispatch, model_runner, evaluate_function
+    results.py      their frozen results
+    render.py       a Trace as text, DOT or JSON (`srcreview graph`)
 
 Public API (everything else in the package is internal):
 
-    from srcreview.graph import trace, field_reads, resolve_dispatch, model_runner, evaluate_function
+    from srcreview.interp import trace, field_reads, resolve_dispatch, model_runner, evaluate_function
 
     bindings = recipe.bindings   # {"speculative_config.method": "mtp", "env.VLLM_USE_V2_MODEL_RUNNER": "1",
                                  #  "hardware.compute_capability": (12, 0), "attention_backend": "TRITON_ATTN"}
@@ -97,7 +111,7 @@ code reads `<VllmConfig>.speculative_config.method` or `self.method` inside Spec
 has_device_capability(...).
 """
 
-from srcreview.graph.model import (
+from srcreview.interp.results import (
     Assumption,
     Candidate,
     Dispatch,
@@ -109,9 +123,10 @@ from srcreview.graph.model import (
     Site,
     Trace,
 )
-from srcreview.graph.api import evaluate_function, field_reads, model_runner, resolve_dispatch, trace
-from srcreview.graph.bindings import config_bindings, key_paths
-from srcreview.graph.render import render_trace
+from srcreview.interp.callgraph import trace
+from srcreview.interp.queries import evaluate_function, field_reads, model_runner, resolve_dispatch
+from srcreview.interp.render import render_trace
+from srcreview.interp.runtime import config_bindings, key_paths
 
 __all__ = [
     "Assumption", "Candidate", "Dispatch", "FieldReads", "Hop", "Outcome", "Read", "RunnerDecision",

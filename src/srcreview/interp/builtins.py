@@ -1,0 +1,229 @@
+"""Python's own behaviour over abstract values: truth, comparison, operators, builtins and the
+methods of constants (`"x".startswith`, `d.get`), computed only when every input is known.
+
+Functions here take already forced values and, where a nested value must be forced or a
+class looked up, the one collaborator they need (`force`, `truth`, a resolver).
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+
+from srcreview.interp.values import (
+    BoundBuiltin,
+    Builtin,
+    ClassRef,
+    Const,
+    EnumMember,
+    FuncRef,
+    ListVal,
+    ModuleRef,
+    Obj,
+    OneOf,
+    Union,
+    Unknown,
+    equal,
+    iter_items,
+)
+
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+PLAIN_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "tuple": tuple, "list": list,
+               "dict": dict}
+
+BINOPS = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
+    "%": operator.mod, "|": operator.or_, "&": operator.and_,
+}
+
+COMPARE = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+    ">": operator.gt, ">=": operator.ge,
+}
+
+_CONSTANT_METHODS = {
+    str: ("startswith", "endswith", "lower", "upper", "strip", "split", "replace", "count", "find"),
+    dict: ("get", "keys", "values", "items"),
+    tuple: ("count", "index"),
+    list: ("count", "index"),
+    frozenset: ("issubset", "issuperset", "intersection", "union"),
+}
+
+_PURE_BUILTINS = ("len", "bool", "int", "str", "float", "min", "max", "sum", "any", "all", "sorted", "tuple",
+                  "list", "set", "frozenset", "abs", "round")
+
+
+def truth(value, force):
+    """(True | False | None, why undecided) for the truth of a value; `force` resolves lazy ones."""
+    value = force(value)
+    if isinstance(value, Const):
+        try:
+            return bool(value.value), ""
+        except Exception:  # noqa: BLE001
+            return None, "truth of a constant"
+    if isinstance(value, Obj):
+        if value.nonnull:
+            return True, ""
+        if value.path is not None:
+            return None, f"{'.'.join(value.path)} is not set by the recipe"
+        return None, f"{value.origin or 'value'} is only known at run time"
+    if isinstance(value, ListVal):
+        if value.min_len > 0:
+            return True, ""
+        if not value.maybe_more:
+            return False, ""
+        return None, "list filled under undecided conditions"
+    if isinstance(value, (ClassRef, FuncRef, ModuleRef)):
+        return True, ""
+    if isinstance(value, Union):
+        truths = {truth(o, force)[0] for o in value.options}
+        if len(truths) == 1 and None not in truths:
+            return truths.pop(), ""
+        return None, "value differs between branches"
+    if isinstance(value, Unknown):
+        return None, value.reason
+    if isinstance(value, OneOf):
+        return None, f"one of {value.source}"
+    return None, f"{type(value).__name__} is only known at run time"
+
+
+def compare(op: str, left, right, truth_of):
+    """(result | None, why undecided) of `left op right` over forced values; `truth_of(value)`
+    gives the truth of a value (for `x is None` on an object that may be unset)."""
+    if op in ("is", "is not"):
+        if isinstance(right, Const) and right.value is None:
+            result = None
+            if isinstance(left, Const):
+                result = left.value is None
+            elif isinstance(left, (Obj, ListVal, ClassRef, FuncRef, ModuleRef)) and (
+                    not isinstance(left, Obj) or left.nonnull):
+                result = False
+            if result is None:
+                _, reason = truth_of(left)
+                return None, reason or "identity"
+            return (result if op == "is" else not result), ""
+        if isinstance(left, Const) and isinstance(right, Const) and isinstance(left.value, (bool, type(None))):
+            same = left.value is right.value
+            return (same if op == "is" else not same), ""
+        return None, "identity"
+    if op in ("in", "not in"):
+        if isinstance(left, Const) and isinstance(right, Const):
+            try:
+                container = right.value
+                if isinstance(left.value, EnumMember) or any(isinstance(x, EnumMember) for x in iter_items(container)):
+                    found = any(equal(left.value, x) for x in iter_items(container))
+                else:
+                    found = left.value in container
+            except TypeError:
+                return None, "membership"
+            return (found if op == "in" else not found), ""
+        if isinstance(left, Const) and isinstance(right, ListVal) and right.min_len == 0 and not right.maybe_more:
+            return (op == "not in"), ""
+        return None, _why(left, right, truth_of)
+    if isinstance(left, Const) and isinstance(right, Const):
+        if op in ("==", "!="):
+            eq = equal(left.value, right.value)
+            if eq is None:
+                return None, "comparison"
+            return (eq if op == "==" else not eq), ""
+        try:
+            return bool(COMPARE[op](left.value, right.value)), ""
+        except Exception:  # noqa: BLE001
+            return None, "comparison"
+    if op in ("==", "!=") and isinstance(right, Const) and isinstance(left, Obj) and left.nonnull and right.value is None:
+        return (op == "!="), ""
+    return None, _why(left, right, truth_of)
+
+
+def _why(left, right, truth_of) -> str:
+    for v in (left, right):
+        if not isinstance(v, Const):
+            _, reason = truth_of(v)
+            if reason:
+                return reason
+    return "comparison of run-time values"
+
+
+def binop(op: str, left, right):
+    """`left op right` over forced values, or None when not computed here."""
+    if isinstance(left, Const) and isinstance(right, Const):
+        fn = BINOPS.get(op)
+        if fn is not None:
+            try:
+                return Const(fn(left.value, right.value))
+            except Exception:  # noqa: BLE001 - e.g. None + 1: the program would raise; stay undecided
+                pass
+    if isinstance(left, ListVal) and op == "+":
+        return ListVal(left.min_len, True)
+    return None
+
+
+def const_attr(value, name: str):
+    """An attribute of a constant: an enum member's name, a capability's major/minor, else a
+    bound method computed by `bound_builtin` when called."""
+    if isinstance(value, EnumMember):
+        if name == "name":
+            return Const(value.name)
+        return Unknown(f"{value.name}.{name}")
+    if isinstance(value, tuple) and len(value) == 2 and name in ("major", "minor"):
+        return Const(value[0] if name == "major" else value[1])
+    return BoundBuiltin(name, value)
+
+
+def bound_builtin(bound: BoundBuiltin, values):
+    """A method of a constant called with forced arguments (`to_int` of a capability too)."""
+    if not all(isinstance(v, Const) for v in values):
+        return Unknown(f".{bound.name}()")
+    receiver = bound.receiver
+    if bound.name == "to_int" and isinstance(receiver, tuple) and len(receiver) == 2:
+        return Const(receiver[0] * 10 + receiver[1])
+    for kind, names in _CONSTANT_METHODS.items():
+        if isinstance(receiver, kind) and bound.name in names:
+            try:
+                result = getattr(receiver, bound.name)(*[v.value for v in values])
+            except Exception:  # noqa: BLE001
+                return Unknown(f".{bound.name}()")
+            if bound.name in ("keys", "values", "items"):
+                result = tuple(result)
+            return Const(result)
+    return Unknown(f".{bound.name}()")
+
+
+def builtin_value(name: str, values, text: str, resolver, truth_of):
+    """A builtin called with forced arguments: isinstance/type through the resolver's classes,
+    pure builtins over constants; anything else is Unknown."""
+    if name == "isinstance" and len(values) == 2:
+        obj, cls = values
+        if isinstance(obj, Obj) and isinstance(cls, ClassRef) and obj.cls:
+            canonical = resolver.canonical(obj.cls)
+            if canonical is not None:
+                return Const(resolver.index.subclass_of(canonical, cls.qualname))
+        if isinstance(obj, Const) and obj.value is None:
+            return Const(False)
+        if isinstance(obj, Const) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES \
+                and not isinstance(obj.value, EnumMember):
+            return Const(isinstance(obj.value, PLAIN_TYPES[cls.name]))
+        return Unknown(text)
+    if name == "type" and len(values) == 1:
+        obj = values[0]
+        if isinstance(obj, Obj) and obj.cls and resolver.canonical(obj.cls):
+            return ClassRef(resolver.canonical(obj.cls))
+        return Unknown(text)
+    if name in _PURE_BUILTINS:
+        if len(values) == 1 and isinstance(values[0], ListVal) and name in ("bool", "len"):
+            lv = values[0]
+            if name == "bool":
+                return Const(True) if lv.min_len > 0 else (Const(False) if not lv.maybe_more else Unknown(text))
+            return Const(lv.min_len) if not lv.maybe_more else Unknown(text)
+        if name == "bool" and len(values) == 1:
+            value, reason = truth_of(values[0])
+            return Const(value) if value is not None else Unknown(reason)
+        if values and all(isinstance(v, Const) for v in values):
+            try:
+                result = getattr(builtins, name)(*[v.value for v in values])
+            except Exception:  # noqa: BLE001 - the program would raise here; stay undecided
+                return Unknown(text)
+            return Const(tuple(result) if name in ("sorted", "list") else result)
+        return Unknown(text)
+    return Unknown(text)

@@ -1,0 +1,874 @@
+"""The interpreter: walks function facts over abstract values, under one recipe's bindings.
+
+Never evaluates source code: a Frame walks the statement IR, decides a branch only when
+every value its test needs is a constant (from the recipe, a literal or a module constant
+table), and otherwise follows both sides and records the condition. The same walk records
+what the call graph and the queries need (srcreview.interp.events): calls with their
+resolved targets, attribute reads with their receivers, dynamic access, raises and returns
+with the conditions assumed. The Analyzer drives the walks and caches them; it asks the
+Resolver (names, attributes, types), the Runtime (the recipe's engine, env, platform) and
+the builtins (Python's own behaviour over constants).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from srcreview.index import ir
+from srcreview.interp import builtins
+from srcreview.interp.builtins import binop
+from srcreview.interp.events import (
+    CallEvent,
+    Condition,
+    Decision,
+    DynamicEvent,
+    RaiseEvent,
+    ReadEvent,
+    ReturnEvent,
+)
+from srcreview.interp.resolver import Resolver
+from srcreview.interp.runtime import CAPABILITY_CALLS, PLATFORM_PREDICATES, ROOT_CONFIG, Runtime
+from srcreview.interp.values import (
+    NONE,
+    BoundBuiltin,
+    Builtin,
+    ClassRef,
+    Const,
+    EnumMember,
+    External,
+    FuncRef,
+    LazyCall,
+    ListVal,
+    Obj,
+    OneOf,
+    Ref,
+    Super,
+    Union,
+    Unknown,
+    element_of,
+    item_of,
+    merge_envs,
+    union,
+)
+
+MAX_EVAL_DEPTH = 6
+
+
+def analyzer(index, bindings: dict) -> "Analyzer":
+    """One Analyzer per (index, bindings): walks are shared by every question asked with them."""
+    cache = index.__dict__.setdefault("_analyzers", {})
+    key = tuple(sorted((k, repr(v)) for k, v in bindings.items()))
+    if key not in cache:
+        cache[key] = Analyzer(index, bindings)
+    return cache[key]
+
+
+class Frame:
+    """One walk of one function (or a module-level expression) under the analyzer's bindings."""
+
+    def __init__(self, analyzer: "Analyzer", module, fn=None, symbol=None, self_obj=None, args=None):
+        self.an = analyzer
+        self.module = module
+        self.fn = fn
+        self.symbol = symbol
+        self.scope = fn.qualname if fn is not None else ""
+        self.owner = fn.owner if fn is not None else None
+        self.self_obj = self_obj
+        self.calls: list[CallEvent] = []
+        self.reads: list[ReadEvent] = []
+        self.dynamic: list[DynamicEvent] = []
+        self.assumptions: list[Condition] = []
+        self.decisions: list[Decision] = []
+        self.returns: list[ReturnEvent] = []
+        self.raises: list[RaiseEvent] = []
+        self.conds: list[Condition] = []
+        self.env: dict[str, object] = {}
+        self.narrowed: dict[str, object] = {}  # `self.x` -> its type inside `if isinstance(self.x, C):`
+        self.env_reads: dict[str, tuple[int, int]] = {}  # env vars the recipe does not set, read here or below -> line
+        self.current: tuple[int, int] = (fn.start_line, fn.start_line) if fn is not None else (1, 1)
+        self.kwargs_param = fn.kwargs_param if fn is not None else None
+        self.loops = 0  # depth of loop bodies being walked that may not run
+        if fn is not None:
+            self._bind_params(args or {})
+
+    # -- setup -------------------------------------------------------------------------------
+    def _bind_params(self, args: dict) -> None:
+        fn = self.fn
+        params = list(fn.params)
+        if params and fn.owner and not fn.is_staticmethod:
+            first = params.pop(0)
+            if fn.is_classmethod:
+                # `cls` is the class the method was reached through, not the one declaring it
+                receiver = self.self_obj
+                if isinstance(receiver, Obj) and receiver.cls:
+                    receiver = ClassRef(self.an.resolver.canonical(receiver.cls) or receiver.cls)
+                if not isinstance(receiver, ClassRef):
+                    receiver = ClassRef(f"{self.module.module}.{fn.owner}")
+                self.env[first.name] = args.get(first.name, receiver)
+            else:
+                self.env[first.name] = self.self_obj if self.self_obj is not None else Obj(
+                    cls=f"{self.module.module}.{fn.owner}", nonnull=True, origin="self")
+        for p in params:
+            if p.name in args:
+                self.env[p.name] = args[p.name]
+            elif p.kind == "kwarg":
+                self.env[p.name] = Unknown(f"**{p.name}")
+            elif p.kind == "vararg":
+                self.env[p.name] = Unknown(f"*{p.name}")
+            elif p.annotation_expr is not None:
+                self.env[p.name] = self.an.resolver.obj_for_annotation(p.annotation_expr, self.module, self.scope, p.name)
+            else:
+                self.env[p.name] = Unknown(f"untyped parameter {p.name}")
+
+    # -- walking -----------------------------------------------------------------------------
+    def run(self):
+        self.an.stack.append(self)
+        try:
+            if not self.block(self.fn.body):  # the end is reachable: an implicit `return None`
+                self.returns.append(ReturnEvent(self.fn.end_line, self.fn.end_line, NONE, tuple(self.conds)))
+        except RecursionError:
+            self.assumptions.append(Condition("<too deep>", self.fn.start_line, self.fn.end_line, "analysis depth"))
+        finally:
+            self.an.stack.pop()
+        return self
+
+    def block(self, stmts) -> bool:
+        """Walk statements; True when every path through them returned or raised."""
+        for stmt in stmts:
+            if self.stmt(stmt):
+                return True
+        return False
+
+    def _fork(self):
+        return dict(self.env), list(self.conds)
+
+    def stmt(self, s) -> bool:
+        kind = type(s)
+        if kind is ir.If or kind is ir.While:
+            self.current = (s.test.line, s.test.end_line)
+        elif kind is ir.For:
+            self.current = (s.target.line, s.target.end_line)
+        else:
+            self.current = (s.line, s.end_line)
+        if kind is ir.ExprStmt:
+            self.expr_stmt(s.value)
+            return False
+        if kind is ir.Assign:
+            value = self.ev(s.value) if s.value is not None else None
+            for target in s.targets:
+                self.bind(target, value if value is not None else Unknown("declaration"))
+            return False
+        if kind is ir.AugAssign:
+            value = self.ev(s.value)
+            if isinstance(s.target, ir.Name):
+                name = s.target.id
+                old = self.env.get(name)
+                if isinstance(old, (ListVal,)) or (isinstance(old, Const) and isinstance(old.value, list)):
+                    n = old.min_len if isinstance(old, ListVal) else len(old.value)
+                    self.env[name] = ListVal(n, True)
+                else:
+                    self.env[name] = Unknown(f"{name} updated in place")
+            else:
+                self.ev(s.target)
+            return False
+        if kind is ir.If:
+            return self.if_stmt(s)
+        if kind is ir.Return:
+            value = self.ev(s.value) if s.value is not None else NONE
+            self.returns.append(ReturnEvent(s.line, s.end_line, value, tuple(self.conds)))
+            return True
+        if kind is ir.Raise:
+            if s.exc is not None:
+                self.ev(s.exc)
+            self.raises.append(RaiseEvent(s.line, s.end_line, ir.text(s.exc) if s.exc is not None else "raise",
+                                          tuple(self.conds), self.loops > 0))
+            return True
+        if kind is ir.Assert:
+            truth, reason = self.truth(self.ev(s.test))
+            if truth is False:
+                self.raises.append(RaiseEvent(s.line, s.end_line, f"assert {s.text}", tuple(self.conds), self.loops > 0))
+                return True
+            return False
+        if kind is ir.For:
+            return self.loop(s.target, s.iter, s.body, s.orelse)
+        if kind is ir.While:
+            self.ev(s.test)
+            return self.loop(None, None, s.body, s.orelse)
+        if kind is ir.With:
+            for item in s.items:
+                self.ev(item.context)
+                if item.target is not None:
+                    self.bind(item.target, Unknown("context manager value"))
+            return self.block(s.body)
+        if kind is ir.Try:
+            saved_env, saved_conds = self._fork()
+            body_done = self.block(s.body)
+            if not body_done:
+                body_done = self.block(s.orelse)
+            after_body = self.env
+            results = [(after_body, body_done)]
+            for handler in s.handlers:
+                self.env, self.conds = dict(saved_env), list(saved_conds)
+                if handler.type is not None:
+                    self.ev(handler.type)
+                done = self.block(handler.body)
+                results.append((self.env, done))
+            self.conds = saved_conds
+            live = [env for env, done in results if not done]
+            self.env = merge_envs(live) if live else after_body
+            finally_done = self.block(s.finalbody)
+            return finally_done or not live
+        if kind is ir.Def:
+            name = s.qualname.rsplit(".", 1)[-1]
+            qual = f"{self.module.module}.{s.qualname}"
+            self.env[name] = ClassRef(qual) if s.qualname in self.module.classes else FuncRef(qual)
+            return False
+        if kind is ir.OtherStmt:
+            for e in s.exprs:
+                self.ev(e)
+            return False
+        return False
+
+    def if_stmt(self, s) -> bool:
+        truth, reason = self.truth(self.ev(s.test))
+        text = s.text
+        test_line, test_end = s.test.line, s.test.end_line
+        if truth is True:
+            self.decisions.append(Decision(text, test_line, test_end, True))
+            return self.block(s.body)
+        if truth is False:
+            self.decisions.append(Decision(text, test_line, test_end, False))
+            return self.block(s.orelse)
+        self.assumptions.append(Condition(text, test_line, test_end, reason))
+        saved_env, saved_conds = self._fork()
+        self.conds = saved_conds + [Condition(text, test_line, test_end, reason, True)]
+        saved_narrowed = dict(self.narrowed)
+        self.narrow(s.test)
+        done_body = self.block(s.body)
+        self.narrowed = saved_narrowed
+        env_body = self.env
+        self.env = dict(saved_env)
+        self.conds = saved_conds + [Condition(text, test_line, test_end, reason, False)]
+        done_else = self.block(s.orelse)
+        env_else = self.env
+        self.conds = saved_conds
+        if done_body and done_else:
+            self.env = saved_env
+            return True
+        if done_body:
+            self.env = env_else
+        elif done_else:
+            self.env = env_body
+        else:
+            self.env = merge_envs([env_body, env_else])
+        return False
+
+    def narrow(self, test) -> None:
+        """Inside `if isinstance(x, C):` (or `... and isinstance(x, C)`), x is a C."""
+        tests = test.values if isinstance(test, ir.BoolOp) and test.op == "and" else (test,)
+        for t in tests:
+            if isinstance(t, ir.Call) and isinstance(t.func, ir.Name) and t.func.id == "isinstance" and len(t.args) == 2:
+                target, cls = t.args
+                value = self.force(self.ev(cls))
+                if not isinstance(value, ClassRef):
+                    continue
+                obj = Obj(cls=value.qualname, nonnull=True, origin=ir.text(target))
+                if isinstance(target, ir.Name):
+                    self.env[target.id] = obj
+                elif isinstance(target, ir.Attr):
+                    self.narrowed[ir.text(target)] = obj
+
+    def loop(self, target, iterable, body, orelse) -> bool:
+        saved = dict(self.env)
+        certain = False
+        if iterable is not None:
+            env_before = self.an.unset_env_reads
+            it = self.force(self.ev(iterable))
+            if target is not None:
+                if self.an.unset_env_reads > env_before:
+                    # items drawn from an env var the recipe does not set: not a table of names the
+                    # source fixes (a getattr with them is dynamic), whatever "unset" would give
+                    element = Unknown(f"element of {ir.text(iterable)}: depends on the environment")
+                else:
+                    element = element_of(it, ir.text(iterable))
+                self.bind(target, element)
+            certain = isinstance(it, Const) and isinstance(it.value, (tuple, list, frozenset, set, dict)) and len(it.value) > 0
+        self.loops += 0 if certain else 1
+        try:
+            self.block(body)  # a return inside a loop body does not end the enclosing path
+        finally:
+            self.loops -= 0 if certain else 1
+        self.block(orelse)
+        self.env = self.env if certain else merge_envs([saved, self.env])
+        return False
+
+    def bind(self, target, value) -> None:
+        if isinstance(target, ir.Name):
+            if isinstance(value, Obj):
+                value = replace(value, alias=True)
+            self.env[target.id] = value
+        elif isinstance(target, ir.Seq) and target.kind in ("tuple", "list"):
+            elts = target.elts
+            for i, elt in enumerate(elts):
+                self.bind(elt, item_of(value, i, len(elts)))
+        elif isinstance(target, ir.Attr):
+            self.ev(target.value)  # the receiver is read, the attribute is stored
+            if isinstance(target.value, ir.Name):
+                # `self.x = <constant>` in this walk: a later `self.x` here reads it (keyed by the
+                # dotted text, which no local name can take, so branches merge it like a local)
+                key = f"{target.value.id}.{target.attr}"
+                forced = self.force(value)
+                if isinstance(forced, Const):
+                    self.env[key] = forced
+                else:
+                    self.env.pop(key, None)
+        elif isinstance(target, ir.Subscript):
+            self.ev(target.value)
+            for sl in target.index:
+                self.ev(sl)
+
+    def expr_stmt(self, e) -> None:
+        # `xs.append(v)` on a local list grows it: `if unsupported:` later depends on it
+        if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and isinstance(e.func.value, ir.Name):
+            name, method = e.func.value.id, e.func.attr
+            current = self.env.get(name)
+            if isinstance(current, (ListVal, Const)) and (isinstance(current, ListVal) or isinstance(current.value, list)):
+                for a in e.args:
+                    self.ev(a)
+                n = current.min_len if isinstance(current, ListVal) else len(current.value)
+                more = current.maybe_more if isinstance(current, ListVal) else False
+                if method == "append" or method == "insert":
+                    self.env[name] = ListVal(n + 1, more)
+                    return
+                if method == "extend":
+                    self.env[name] = ListVal(n, True)
+                    return
+        self.ev(e)
+
+    # -- expressions ---------------------------------------------------------------------------
+    def ev(self, e):
+        return self._EV[type(e)](self, e)
+
+    def ev_constant(self, e):
+        return Const(e.value)
+
+    def ev_name(self, e):
+        return self.name(e.id)
+
+    def ev_attr(self, e):
+        receiver = self.ev(e.value)
+        value = self.attr(receiver, e.attr, e, record=True)
+        if isinstance(e.value, ir.Name):
+            stored = self.env.get(f"{e.value.id}.{e.attr}")
+            if isinstance(stored, Const):
+                return stored
+        if self.narrowed:
+            narrowed = self.narrowed.get(ir.text(e))
+            if narrowed is not None:
+                return narrowed
+        return value
+
+    def ev_not(self, e):
+        truth, reason = self.truth(self.ev(e.operand))
+        return Const(not truth) if truth is not None else Unknown(reason)
+
+    def ev_unary(self, e):
+        value = self.force(self.ev(e.operand))
+        if isinstance(value, Const) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+            return Const({"-": -value.value, "+": value.value}.get(e.op, None)) if e.op in "-+" else Unknown("~")
+        return Unknown(ir.text(e))
+
+    def ev_binop(self, e):
+        return self.binop_value(e, e.op, self.ev(e.left), self.ev(e.right))
+
+    def ev_seq(self, e):
+        values = [self.ev(x) for x in e.elts]
+        if all(isinstance(v, Const) for v in values):
+            items = [v.value for v in values]
+            if e.kind == "tuple":
+                return Const(tuple(items))
+            if e.kind == "list":
+                return Const(items)
+            try:
+                return Const(frozenset(items))
+            except TypeError:
+                return Unknown("set")
+        if e.kind == "list":
+            return ListVal(sum(1 for x in e.elts if not isinstance(x, ir.Starred)),
+                           any(isinstance(x, ir.Starred) for x in e.elts))
+        return Unknown(ir.text(e))
+
+    def ev_dict(self, e):
+        keys = [self.ev(k) if k is not None else None for k in e.keys]
+        values = [self.ev(v) for v in e.values]
+        for k, v in zip(e.keys, e.values):
+            if k is None:
+                self.note_kwargs(v, e, "dict unpacking")
+        if all(isinstance(k, Const) for k in keys) and all(isinstance(v, Const) for v in values):
+            try:
+                return Const({k.value: v.value for k, v in zip(keys, values)})
+            except TypeError:
+                pass
+        return Unknown("dict")
+
+    def ev_ifexp(self, e):
+        truth, reason = self.truth(self.ev(e.test))
+        if truth is True:
+            return self.ev(e.body)
+        if truth is False:
+            return self.ev(e.orelse)
+        return union([self.ev(e.body), self.ev(e.orelse)])
+
+    def ev_lambda(self, e):
+        # the body may run later: walk it once so its calls and reads are seen
+        saved = dict(self.env)
+        for name in e.params:
+            self.env[name] = Unknown(f"lambda parameter {name}")
+        self.ev(e.body)
+        self.env = saved
+        return Unknown("lambda")
+
+    def ev_comp(self, e):
+        saved = dict(self.env)
+        for gen in e.generators:
+            value = self.force(self.ev(gen.iter))
+            self.bind(gen.target, element_of(value, ir.text(gen.iter)))
+            for cond in gen.ifs:
+                self.ev(cond)
+        for elt in e.elts:
+            self.ev(elt)
+        self.env = saved
+        return Unknown("comprehension")
+
+    def ev_starred(self, e):
+        self.ev(e.value)
+        return Unknown("*args")
+
+    def ev_walrus(self, e):
+        value = self.ev(e.value)
+        self.bind(e.target, value)
+        return value
+
+    def ev_slice(self, e):
+        for child in ir.children(e):
+            self.ev(child)
+        return Unknown("slice")
+
+    def ev_other(self, e):
+        for child in e.children:
+            self.ev(child)
+        return Unknown(e.kind)
+
+    def name(self, name: str):
+        if name in self.env:
+            return self.env[name]
+        return self.an.resolver.global_name(self.module, name, self.scope)
+
+    def attr(self, receiver, name: str, e, record: bool, kind: str | None = None):
+        if isinstance(receiver, LazyCall) and isinstance(receiver.target, Ref):
+            # the result of a call through an import: typed only if a condition needs its value,
+            # so that reading one attribute does not parse the callee's module
+            receiver = Obj(cls=("returns", receiver.target.dotted), origin=f"result of {receiver.text}")
+        elif isinstance(receiver, (LazyCall, Ref)):
+            receiver = self.force(receiver)
+        if isinstance(receiver, Union):
+            options = [self.attr(o, name, e, record, kind) for o in receiver.options
+                       if not (isinstance(o, Const) and o.value is None)]
+            return union(options) if options else Unknown(f"attribute of None: {name}")
+        if record and (isinstance(receiver, (Obj, Unknown, OneOf))):
+            if name == "__dict__":
+                self.dynamic.append(DynamicEvent("dunder-dict", e.line, e.end_line, ir.text(e), receiver))
+            else:
+                read_kind = kind or ("alias" if isinstance(receiver, Obj) and receiver.alias else "direct")
+                self.reads.append(ReadEvent(e.line, e.end_line, ir.text(e), receiver, name, read_kind))
+        value = self.an.resolver.attribute(receiver, name)
+        if isinstance(value, LazyCall) and isinstance(value.target, FuncRef) and value.target.via == "property":
+            self.calls.append(CallEvent(e.line, e.end_line, ir.text(e), value.target, "property", "static", args=(receiver,)))
+        return value
+
+    def call(self, e):
+        func_expr, arg_exprs, keywords = e.func, e.args, e.keywords
+        text = ir.text(e)
+        # hardware capability questions are answered from the recipe, whatever object asks them
+        if isinstance(func_expr, ir.Attr) and func_expr.attr in CAPABILITY_CALLS:
+            self.ev(func_expr.value)
+            args = [self.ev(a) for a in arg_exprs]
+            return self.an.runtime.capability_call(func_expr.attr, args, self.an.force)
+        # which platform: `current_platform.is_cuda()` is answered from the recipe's GPU vendor
+        if isinstance(func_expr, ir.Attr) and func_expr.attr in PLATFORM_PREDICATES and not arg_exprs \
+                and ir.text(func_expr.value).split(".")[-1].endswith("platform"):
+            self.ev(func_expr.value)
+            return self.an.runtime.platform_call(func_expr.attr)
+        callee = self.ev(func_expr)
+        if isinstance(callee, Builtin):
+            return self.builtin_call(callee.name, arg_exprs, keywords, e)
+        args = tuple(self.ev(a) for a in arg_exprs)
+        kwargs = []
+        static = isinstance(callee, (FuncRef, Ref, ClassRef))
+        for keyword in keywords:
+            value_expr = keyword.value
+            value = self.ev(value_expr)
+            if keyword.name is None:
+                # `f(**mapping)`: dynamic when the mapping is this function's own **kwargs (anything
+                # a caller passed) or when it goes where the analysis cannot follow
+                forwards_own = isinstance(value_expr, ir.Name) and value_expr.id == self.kwargs_param
+                if forwards_own or not static:
+                    self.note_kwargs(value, value_expr, text)
+            else:
+                kwargs.append((keyword.name, value))
+        kwargs = tuple(kwargs)
+        return self.an.call_value(self, callee, args, kwargs, e, text)
+
+    def note_kwargs(self, value, expr, text) -> None:
+        self.dynamic.append(DynamicEvent("kwargs-forward", expr.line, expr.end_line, text, value))
+
+    def builtin_call(self, name, arg_exprs, keywords, e):
+        text = ir.text(e)
+        if name in ("getattr", "setattr", "hasattr", "delattr") and len(arg_exprs) >= 2:
+            receiver = self.ev(arg_exprs[0])
+            attr = self.force(self.ev(arg_exprs[1]))
+            for extra in arg_exprs[2:]:
+                self.ev(extra)
+            if isinstance(attr, Const) and isinstance(attr.value, str):
+                if name == "getattr":
+                    value = self.attr(receiver, attr.value, e, record=True, kind="getattr-literal")
+                    if len(arg_exprs) >= 3 and isinstance(value, Unknown):
+                        return Unknown(f"{text}")
+                    return value
+                return Unknown(text)
+            if isinstance(attr, OneOf) and all(isinstance(v, str) for v in attr.values):
+                if name in ("getattr", "hasattr"):
+                    for value in attr.values:
+                        self.reads.append(ReadEvent(e.line, e.end_line, text, receiver, value, "getattr-table"))
+                return Unknown(text)
+            self.dynamic.append(DynamicEvent("dynamic-getattr", e.line, e.end_line, text, receiver))
+            return Unknown(f"{name} with a name known only at run time")
+        if name == "vars" and arg_exprs:
+            receiver = self.ev(arg_exprs[0])
+            self.dynamic.append(DynamicEvent("dunder-dict", e.line, e.end_line, text, receiver))
+            return Unknown(text)
+        args = [self.ev(a) for a in arg_exprs]
+        for keyword in keywords:
+            v = self.ev(keyword.value)
+            if keyword.name is None:
+                self.note_kwargs(v, keyword.value, text)
+        if name == "super":
+            if self.owner is not None:
+                return Super(f"{self.module.module}.{self.owner}", self.self_obj if self.self_obj is not None
+                             else self.env.get(self.fn.params[0].name) if self.fn and self.fn.params else None)
+            return Unknown("super() outside a method")
+        return self.an.builtin_value(name, args, text)
+
+    def compare(self, e):
+        left = self.ev(e.left)
+        result: bool | None = True
+        reason = ""
+        for op, right_expr in zip(e.ops, e.comparators):
+            right = self.ev(right_expr)
+            value, why = self.an.compare(op, left, right)
+            if value is False:
+                return Const(False)
+            if value is None:
+                result = None
+                reason = reason or why
+            left = right
+        return Const(True) if result else Unknown(reason or ir.text(e))
+
+    def boolop(self, e):
+        op, values = e.op, e.values
+        unknown_reason = None
+        last = None
+        for sub in values:
+            value = self.ev(sub)
+            truth, reason = self.truth(value)
+            last = value
+            if op == "and" and truth is False:
+                if unknown_reason is None:
+                    return value
+                # `<unknown> and False` is falsy whichever the unknown is: decided for a test
+                # (its value is the unknown if that is falsy, so only a boolean False stands in)
+                forced = self.force(value)
+                return forced if isinstance(forced, Const) and forced.value is False else Unknown(unknown_reason)
+            if op == "or" and truth is True:
+                return value if unknown_reason is None else Unknown(unknown_reason)
+            if truth is None:
+                unknown_reason = unknown_reason or reason
+        if unknown_reason is not None:
+            return Unknown(unknown_reason)
+        return last
+
+    def subscript(self, e):
+        value = self.force(self.ev(e.value))
+        keys = [self.force(self.ev(s)) for s in e.index]
+        if isinstance(value, External) and value.name in ("os.environ",) and keys and isinstance(keys[0], Const):
+            return self.an.env_value(keys[0].value, None)
+        if isinstance(value, ClassRef) and len(keys) == 1 and isinstance(keys[0], Const) \
+                and isinstance(keys[0].value, str):
+            member = self.an.resolver.class_attr(value.qualname, keys[0].value)  # `SomeEnum[name]`
+            if isinstance(member, Const) and isinstance(member.value, EnumMember):
+                return member
+            return Unknown(ir.text(e))
+        if isinstance(value, Const) and len(keys) == 1 and isinstance(keys[0], Const):
+            try:
+                return Const(value.value[keys[0].value])
+            except Exception:  # noqa: BLE001 - an index the constant does not have
+                return Unknown(ir.text(e))
+        return Unknown(ir.text(e))
+
+    def binop_value(self, e, op, left, right):
+        value = binop(op, self.force(left), self.force(right))
+        return value if value is not None else Unknown(ir.text(e))
+
+    _EV = {
+        ir.Constant: ev_constant, ir.Name: ev_name, ir.Attr: ev_attr, ir.Call: call, ir.Compare: compare,
+        ir.BoolOp: boolop, ir.Not: ev_not, ir.Unary: ev_unary, ir.BinOp: ev_binop, ir.Subscript: subscript,
+        ir.Seq: ev_seq, ir.Dict: ev_dict, ir.IfExp: ev_ifexp, ir.Lambda: ev_lambda, ir.Comp: ev_comp,
+        ir.Starred: ev_starred, ir.Walrus: ev_walrus, ir.Slice: ev_slice, ir.OtherExpr: ev_other,
+    }
+
+    # -- values --------------------------------------------------------------------------------
+    def force(self, value):
+        return self.an.force(value)
+
+    def truth(self, value):
+        return self.an.truth(value)
+
+
+class Analyzer:
+    """Walks functions of one Index under one set of bindings; caches walks and return values."""
+
+    def __init__(self, index, bindings: dict):
+        self.index = index
+        self.runtime = Runtime(index, bindings)
+        self.resolver = Resolver(index, self.runtime, self)
+        self._summaries: dict = {}
+        self._returns: dict = {}
+        self.unset_env_reads = 0  # env vars read as unset (an assumption), so far
+        self.depth = 0
+        self.stack: list[Frame] = []  # frames being walked, innermost last
+
+    # -- walks -------------------------------------------------------------------------------
+    def summary(self, qualname: str, self_cls: str | None = None, args: dict | None = None) -> Frame:
+        """The trace-mode walk of a function (params typed from annotations unless given)."""
+        key = (qualname, self_cls, _args_key(args))
+        frame = self._summaries.get(key)
+        if frame is None:
+            symbol = self.index.resolve(qualname)
+            info = self.index.function_at(symbol)
+            self_obj = Obj(cls=self_cls, nonnull=True, origin="self",
+                           path=self.runtime.config_path_for(self_cls)) if self_cls else None
+            frame = Frame(self, info.module, info.facts, symbol, self_obj, args)
+            self._summaries[key] = frame  # before running: recursion sees a partial walk, not a loop
+            self.depth += 1
+            try:
+                frame.run()
+            finally:
+                self.depth -= 1
+        return frame
+
+    def return_value(self, target: FuncRef, args: tuple, kwargs: tuple):
+        """What a call of an in-tree function returns with these argument values (cached)."""
+        symbol = self.index.resolve(target.qualname)
+        if symbol is None or symbol.kind != "function":
+            return Unknown(f"{target.qualname} not found")
+        if self.depth >= MAX_EVAL_DEPTH:
+            return Unknown(f"{symbol.local}(): evaluation depth")
+        info = self.index.function_at(symbol)
+        fn = info.facts
+        bound = {}
+        params = list(fn.params)
+        self_obj = target.bound
+        if isinstance(self_obj, ClassRef) and not fn.is_classmethod:
+            self_obj = None  # Class.method(instance, ...): the instance comes as the first argument
+        if params and fn.owner and not fn.is_staticmethod and (self_obj is not None or fn.is_classmethod):
+            first = params.pop(0)
+            if self_obj is not None:
+                bound[first.name] = self_obj
+        positional = [p for p in params if p.kind == "positional"]
+        for p, a in zip(positional, args):
+            bound[p.name] = a
+        names = {p.name for p in params}
+        for k, v in kwargs:
+            if k in names:
+                bound[k] = v
+        for p in params:
+            if p.name not in bound and p.default is not None and p.kind in ("positional", "keyword"):
+                try:
+                    import ast
+
+                    bound[p.name] = Const(ast.literal_eval(p.default))
+                except (ValueError, SyntaxError):
+                    pass
+        key = (symbol.qualname, _value_key(self_obj), _args_key(bound))
+        runtime = self.runtime
+        if key in self._returns:
+            value, env_reads, platform = self._returns[key]
+            runtime.platform_calls += platform
+            self._note_env(env_reads)
+            return value
+        self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0)
+        platform_before = runtime.platform_calls
+        self.depth += 1
+        try:
+            frame = Frame(self, info.module, fn, symbol, self_obj, bound)
+            frame.run()
+        finally:
+            self.depth -= 1
+        value = self.returns_of(frame, fn)
+        self._returns[key] = (value, tuple(sorted(frame.env_reads)), int(runtime.platform_calls > platform_before))
+        self._note_env(frame.env_reads)
+        return value
+
+    def returns_of(self, frame: Frame, fn):
+        values = [r.value for r in frame.returns]
+        if not frame.returns:
+            if frame.raises:
+                return Unknown(f"{fn.name}() raises")
+            return NONE
+        merged = union([self.force(v) for v in values])
+        if isinstance(merged, Union):
+            reasons = [c.reason for r in frame.returns for c in r.conditions if c.reason]
+            return Unknown(f"{fn.name}() depends on " + (reasons[0] if reasons else "its branches"))
+        return merged
+
+    def evaluate(self, module, expr, fn=None, self_obj=None):
+        """The value of one expression of `module` (inside method `fn` with `self_obj`, if given)."""
+        return Frame(self, module, fn, None, self_obj, {}).ev(expr)
+
+    def env_attribute(self, module, expr):
+        """The value of a `vllm.envs` table entry, its env reads noted on the frames walking."""
+        env_frame = Frame(self, module)
+        self.stack.append(env_frame)
+        try:
+            value = self.force(env_frame.ev(expr))
+        finally:
+            self.stack.pop()
+        self._note_env(env_frame.env_reads)
+        return value
+
+    # -- values --------------------------------------------------------------------------------
+    def force(self, value):
+        """A lazy value made concrete: a reference resolved, a call's result computed."""
+        if isinstance(value, Ref):
+            symbol = self.index.resolve(value.dotted)
+            if symbol is None:
+                return Unknown(f"{value.dotted} not found in the tree")
+            return self.resolver.symbol_value(symbol)
+        if isinstance(value, LazyCall):
+            return self.force(self.evaluate_call(value))
+        return value
+
+    def truth(self, value):
+        return builtins.truth(value, self.force)
+
+    def compare(self, op: str, left, right):
+        left, right = self.force(left), self.force(right)
+        if op in ("in", "not in") and isinstance(right, External) and right.name == "os.environ" \
+                and isinstance(left, Const):
+            present = self.runtime.env_set(left.value)
+            if not present:
+                self._note_env((left.value,))
+            return (present if op == "in" else not present), ""
+        return builtins.compare(op, left, right, self.truth)
+
+    def builtin_value(self, name: str, args, text: str):
+        return builtins.builtin_value(name, [self.force(a) for a in args], text, self.resolver, self.truth)
+
+    # -- calls ---------------------------------------------------------------------------------
+    def call_value(self, frame: Frame, callee, args, kwargs, e, text):
+        """Record a call in `frame` and give its value (lazy for in-tree functions)."""
+        line, end = e.line, e.end_line
+        if isinstance(callee, Ref):
+            frame.calls.append(CallEvent(line, end, text, callee, "call", "static", args=args + tuple(v for _, v in kwargs)))
+            return LazyCall(callee, args, kwargs, text)
+        if isinstance(callee, FuncRef):
+            frame.calls.append(CallEvent(line, end, text, callee, callee.via, "static", args=args + tuple(v for _, v in kwargs)))
+            return LazyCall(callee, args, kwargs, text)
+        if isinstance(callee, ClassRef):
+            frame.calls.append(CallEvent(line, end, text, callee, "init", "static", args=args + tuple(v for _, v in kwargs)))
+            return self.instantiate(callee.qualname, args)
+        if isinstance(callee, External):
+            if callee.name in ("os.getenv", "os.environ.get") and args and isinstance(self.force(args[0]), Const):
+                default = args[1] if len(args) > 1 else NONE
+                return self.env_value(self.force(args[0]).value, default)
+            frame.calls.append(CallEvent(line, end, text, callee, "call", "external",
+                                         f"{callee.name} is outside the tree", args=args + tuple(v for _, v in kwargs)))
+            return Unknown(f"{callee.name}() is outside the tree")
+        if isinstance(callee, BoundBuiltin):
+            value = builtins.bound_builtin(callee, [self.force(a) for a in args])
+            if isinstance(value, Unknown):  # never drop a call silently: it stays in the graph, unresolved
+                frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved",
+                                             f"method {callee.name} of a {type(callee.receiver).__name__} value",
+                                             args=args + tuple(v for _, v in kwargs)))
+            return value
+        if isinstance(callee, LazyCall):
+            callee = self.force(callee)
+            return self.call_value(frame, callee, args, kwargs, e, text)
+        if isinstance(callee, Obj):
+            receiver_cls = callee.receiver.cls if isinstance(callee.receiver, Obj) else None
+            status = "unresolved"
+            if callee.owner is not None and callee.attr is not None:
+                reason = f"method {callee.attr} of {callee.owner.rsplit('.', 1)[-1]} not found in its MRO"
+            elif isinstance(receiver_cls, str) and not self.resolver.canonical(receiver_cls):
+                reason, status = f"{receiver_cls} is outside the tree", "external"
+            elif isinstance(receiver_cls, tuple) or isinstance(callee.cls, tuple):
+                reason = f"{callee.origin}: typed only by a declared return type, not followed"
+            elif isinstance(callee.cls, str):
+                reason = f"{callee.cls.rsplit('.', 1)[-1]} is outside the tree or has no such method"
+            else:
+                reason = f"{callee.origin or 'value'} has no resolvable type"
+            frame.calls.append(CallEvent(line, end, text, None, "call", status, reason, args=args + tuple(v for _, v in kwargs)))
+            return Unknown(f"{text}: {reason}")
+        reason = callee.reason if isinstance(callee, Unknown) else f"callee is {type(callee).__name__}"
+        frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=args + tuple(v for _, v in kwargs)))
+        return Unknown(f"{text}: {reason}")
+
+    def instantiate(self, qualname: str, args=()):
+        """`Class(...)`: an instance (VllmConfig at the root config path), a capability constant."""
+        capability = self.runtime.device_capability(qualname, args, self.force)
+        if capability is not None:
+            return capability
+        short = qualname.rsplit(".", 1)[-1]
+        return Obj(cls=qualname, nonnull=True,
+                   path=self.runtime.config_path_for(qualname) if short == ROOT_CONFIG else None,
+                   origin=f"{short}(...)")
+
+    def evaluate_call(self, lazy: LazyCall):
+        target = lazy.target
+        if isinstance(target, Ref):
+            target = self.force(target)
+        if isinstance(target, ClassRef):
+            return self.instantiate(target.qualname, lazy.args)
+        if isinstance(target, FuncRef):
+            return self.return_value(target, lazy.args, lazy.kwargs)
+        if isinstance(target, Const):
+            return Unknown("call of a constant")
+        return Unknown(lazy.text or "call")
+
+    # -- environment ---------------------------------------------------------------------------
+    def env_value(self, name, default):
+        """An env var: the recipe's value, else unset (noted as an assumption) -> `default`."""
+        bound = self.runtime.env_binding(name)
+        if bound is not None:
+            return bound
+        self._note_env((name,))
+        return self.force(default) if default is not None else NONE
+
+    def _note_env(self, names) -> None:
+        self.unset_env_reads += len(tuple(names)) if not isinstance(names, dict) else len(names)
+        for frame in self.stack:
+            for name in names:
+                frame.env_reads.setdefault(name, frame.current)
+
+
+def _args_key(args) -> tuple:
+    if not args:
+        return ()
+    return tuple(sorted((k, _value_key(v)) for k, v in args.items()))
+
+
+def _value_key(value) -> str:
+    try:
+        return repr(value)
+    except Exception:  # noqa: BLE001
+        return type(value).__name__

@@ -1,0 +1,446 @@
+"""Names, imports and attributes: what a name or `x.attr` refers to, and the class a type names.
+
+The one resolver of the interpreter: module-level and nested names, imports (resolved
+lazily, so a module is parsed only when a question needs it), module, class, instance and
+`super()` attributes along the MRO, `canonical` in-tree class names (deferred types too),
+and annotations -> instances (`obj_for_annotation`). It asks the interpreter to evaluate the
+expressions that give a value (constants, `self.x = ...`, `vllm.envs` entries) and the
+runtime model for the recipe's values at config paths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from srcreview.errors import DataError
+from srcreview.index import ir
+from srcreview.index.facts import UNKNOWN
+from srcreview.interp.builtins import BUILTIN_NAMES, const_attr
+from srcreview.interp.values import (
+    NONE,
+    Builtin,
+    ClassRef,
+    Const,
+    EnumMember,
+    External,
+    FuncRef,
+    LazyCall,
+    ModuleRef,
+    Obj,
+    Ref,
+    Super,
+    Unknown,
+)
+
+
+class Resolver:
+    """Resolves names and attributes for one interpreter; caches class names and instance types."""
+
+    def __init__(self, index, runtime, interp):
+        self.index = index
+        self.runtime = runtime
+        self.interp = interp  # evaluates the expressions that give a name its value
+        self._canon: dict = {}
+        self._instance_attr: dict = {}
+
+    def global_name(self, module, name: str, scope: str):
+        """What a name not bound locally refers to in `scope` of `module`: a nested definition,
+        a function-level import, a module-level class, function, constant or import, a builtin."""
+        if scope:
+            parts = scope.split(".")
+            for n in range(len(parts), 0, -1):
+                prefix = ".".join(parts[:n])
+                local = f"{prefix}.<locals>.{name}"
+                if local in module.functions:
+                    return FuncRef(f"{module.module}.{local}")
+                if local in module.classes:
+                    return ClassRef(f"{module.module}.{local}")
+                fn = module.functions.get(prefix)
+                if fn is not None:
+                    for imp in fn.imports:
+                        if imp.local == name:
+                            return self.import_value(imp.target)
+        if name in module.classes:
+            return ClassRef(f"{module.module}.{name}")
+        if name in module.functions:
+            return FuncRef(f"{module.module}.{name}")
+        const = module.constants.get(name)
+        if const is not None and const.guard is None:
+            return self.constant_value(module, const)
+        for imp in module.imports:
+            if imp.local == name and not imp.scope:
+                return self.import_value(imp.target)
+        if const is not None:
+            if const.guard == "TYPE_CHECKING":
+                return Unknown(f"{name} is declared only for type checking")
+            return Unknown(f"{name} is bound conditionally at import time")
+        if name in BUILTIN_NAMES:
+            return Builtin(name)
+        for imp in module.imports:
+            if imp.local == "*" and not imp.scope:
+                symbol = self.index.resolve(f"{imp.target}.{name}")
+                if symbol is not None:
+                    return self.symbol_value(symbol)
+        return Unknown(f"unbound name {name}")
+
+    def import_value(self, target: str):
+        """An imported dotted name: an in-tree module, a lazy in-tree reference, or External."""
+        if self.index.has_module(target):
+            return ModuleRef(target)
+        root = target.split(".")[0]
+        if self.index.has_module(root):
+            return Ref(target)
+        return External(target)
+
+    def symbol_value(self, symbol):
+        """The value an index Symbol stands for."""
+        if symbol is None:
+            return Unknown("unresolved")
+        if symbol.kind == "class":
+            return ClassRef(symbol.qualname)
+        if symbol.kind == "function":
+            return FuncRef(symbol.qualname)
+        if symbol.kind == "module":
+            return ModuleRef(symbol.module)
+        if symbol.kind == "constant":
+            module = self.index.module(symbol.module)
+            return self.constant_value(module, module.constants[symbol.local])
+        if symbol.kind == "field":
+            owner_q, name = symbol.qualname.rsplit(".", 1)
+            info = self.index._class_info_abs(owner_q)
+            f = info.field(name) if info is not None else None
+            if f is not None and f.value is not UNKNOWN:
+                return Const(f.value)
+            return Unknown(f"class attribute {symbol.local}")
+        return Unknown(symbol.qualname)
+
+    def constant_value(self, module, const):
+        """A module constant's value: only when bound once, unconditionally, to something static."""
+        if const.reassigned:
+            return Unknown(f"{const.name} is bound more than once at import time")
+        if const.guard is not None:
+            return Unknown(f"{const.name} is bound conditionally at import time ({const.guard})")
+        if const.value is not UNKNOWN and not (isinstance(const.value, dict) and any(v is UNKNOWN for v in const.value.values())):
+            return Const(const.value)
+        if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp)):
+            value = self.interp.evaluate(module, const.expr)
+            if isinstance(value, Const):
+                return value
+        return Unknown(f"{const.name} is computed at import time")
+
+    def attribute(self, receiver, name: str):
+        """`receiver.name` for any value: instance, module, class, out-of-tree, super() or constant."""
+        if isinstance(receiver, Obj):
+            return self.obj_attr(receiver, name)
+        if isinstance(receiver, ModuleRef):
+            return self.module_attr(receiver.name, name)
+        if isinstance(receiver, ClassRef):
+            return self.class_attr(receiver.qualname, name)
+        if isinstance(receiver, External):
+            return External(f"{receiver.name}.{name}")
+        if isinstance(receiver, Super):
+            return self.super_attr(receiver, name)
+        if isinstance(receiver, Const):
+            return const_attr(receiver.value, name)
+        return Unknown(f"attribute {name} of an unknown value")
+
+    def obj_attr(self, obj: Obj, name: str):
+        """An attribute of an instance: its method (a property is a lazy call), the recipe's
+        value at its config path, or an instance typed from the field's annotation."""
+        path = obj.path + (name,) if obj.path is not None else None
+        if isinstance(obj.cls, tuple):  # a deferred type stays deferred: reading it parses nothing
+            return Obj(cls=("attr", obj.cls, name), path=path, receiver=obj, origin=f"{obj.origin}.{name}")
+        cls = self.canonical(obj.cls)
+        info = self.index._class_info_abs(cls) if cls else None
+        value_type = None
+        if info is not None:
+            method = info.methods.get(name)
+            if method is not None:
+                fn = self.index.module(method.module).functions[method.local]
+                if fn.is_property:
+                    return LazyCall(FuncRef(method.qualname, bound=obj, via="property"), (), (), name)
+                return FuncRef(method.qualname, bound=obj)
+            f = info.field(name)
+            if f is not None:
+                if f.annotation_expr is not None:
+                    owner_module = self.index.module(self.owner_module(info, f.owner))
+                    value_type = self.obj_for_annotation(f.annotation_expr, owner_module, "", name)
+            else:
+                value_type = self.instance_attr(info, name)
+        bound = self.runtime.binding(path)
+        if bound is not None:
+            return bound
+        if isinstance(value_type, Obj):
+            return replace(value_type, path=path if path is not None else value_type.path,
+                           nonnull=value_type.nonnull or (path is not None and ".".join(path) in self.runtime.prefix_keys),
+                           owner=cls, attr=name, receiver=obj, alias=False)
+        if value_type is not None and not isinstance(value_type, Unknown):
+            return value_type
+        return Obj(cls=None, path=path, owner=cls, attr=name, receiver=obj,
+                   nonnull=path is not None and ".".join(path) in self.runtime.prefix_keys,
+                   origin=f"{(cls or '?').rsplit('.', 1)[-1]}.{name}")
+
+    def owner_module(self, info, owner_local: str) -> str:
+        """The module of the class in `info`'s MRO that declares a member (by its local name)."""
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            if symbol is not None and symbol.local == owner_local:
+                return symbol.module
+        return info.symbol.module
+
+    def instance_attr(self, info, name: str):
+        """The type of `self.name`, from its annotation or the values assigned to it in the MRO.
+
+        An annotation wins. Otherwise every assignment counts: `None` placeholders are set
+        aside, and the attribute is typed only if the remaining values agree.
+        """
+        key = (info.qualname, name)
+        if key in self._instance_attr:
+            return self._instance_attr[key]
+        self._instance_attr[key] = None
+        import ast as _ast
+
+        values = []
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            if symbol is None:
+                continue
+            module = self.index.module(symbol.module)
+            facts = module.classes[symbol.local]
+            for assigned in facts.instance_attrs:
+                if assigned.attr != name:
+                    continue
+                expr, annotation, method = assigned.value, assigned.annotation, assigned.method
+                if annotation is not None:
+                    try:
+                        ann = ir.from_ast(_ast.parse(annotation, mode="eval").body, assigned.line)
+                    except SyntaxError:
+                        continue
+                    typed = self.obj_for_annotation(ann, module, method, name)
+                    if isinstance(typed, Obj):
+                        self._instance_attr[key] = typed
+                        return typed
+                    continue
+                if expr is None:
+                    continue
+                fn = module.functions.get(method)
+                value = self.interp.evaluate(module, expr, fn, Obj(cls=info.qualname, nonnull=True))
+                if isinstance(value, LazyCall) and isinstance(value.target, Ref):
+                    target = self.interp.force(value.target)
+                    if isinstance(target, ClassRef):
+                        value = self.interp.instantiate(target.qualname, value.args)
+                    else:
+                        value = Obj(cls=("returns", value.target.dotted), origin=f"self.{name}")
+                elif isinstance(value, (LazyCall, Ref)):
+                    value = self.interp.force(value)
+                values.append(replace(value, alias=False) if isinstance(value, Obj) else value)
+        meaningful = [v for v in values if not (isinstance(v, Const) and v.value is None)]
+        result = None
+        if meaningful and all(v == meaningful[0] for v in meaningful) and isinstance(meaningful[0], (Obj, Const)):
+            result = meaningful[0]
+            if isinstance(result, Obj) and len(meaningful) < len(values):
+                result = replace(result, nonnull=False)
+        elif not meaningful and values:
+            result = NONE
+        self._instance_attr[key] = result
+        return result
+
+    def module_attr(self, module_name: str, name: str):
+        """An attribute of an in-tree module (a module outside the tree gives External)."""
+        sub = f"{module_name}.{name}"
+        from srcreview.index import UnreadableSource
+
+        try:
+            module = self.index.module(module_name)
+        except UnreadableSource:
+            raise  # in the tree but unreadable: the question stays open, never "external"
+        except Exception:  # noqa: BLE001 - SourceUnavailable: not in the tree
+            return External(sub)
+        if name in module.classes or name in module.functions or (
+                name in module.constants and module.constants[name].guard is None):
+            return self.global_name(module, name, "")
+        for imp in module.imports:
+            if imp.local == name and not imp.scope:
+                return self.import_value(imp.target)
+        if self.index.has_module(sub):
+            return ModuleRef(sub)
+        if "__getattr__" in module.functions:
+            entry = self.runtime.env_table_entry(module, name)
+            if entry is not None:
+                return self.interp.env_attribute(module, entry)
+            return Unknown(f"{module_name}.{name} comes from the module's __getattr__")
+        if name in module.constants:
+            return Unknown(f"{module_name}.{name} is declared only for type checking")
+        return Unknown(f"{module_name}.{name} not found")
+
+    def class_attr(self, qualname: str, name: str):
+        """`Class.name`: an enum member, a method bound to the class, a literal class attribute,
+        a nested class."""
+        info = self.index._class_info_abs(qualname)
+        if info is None:
+            return Unknown(f"{qualname}.{name}")
+        if info.enum_members is not None and any(m == name for m, _ in info.enum_members):
+            return Const(EnumMember(qualname, name))
+        method = info.methods.get(name)
+        if method is not None:
+            return FuncRef(method.qualname, bound=ClassRef(qualname))
+        f = info.field(name)
+        if f is not None and f.value is not UNKNOWN:
+            return Const(f.value)
+        nested = f"{qualname}.{name}"
+        if self.index._class_symbol(nested) is not None:
+            return ClassRef(nested)
+        return Unknown(f"{qualname.rsplit('.', 1)[-1]}.{name}")
+
+    def super_attr(self, sup: Super, name: str):
+        """`super().name`: the next definition after the calling class in self's MRO."""
+        self_cls = self.canonical(sup.self_obj.cls) if isinstance(sup.self_obj, Obj) and sup.self_obj.cls else sup.cls
+        info = self.index._class_info_abs(self_cls) or self.index._class_info_abs(sup.cls)
+        if info is None:
+            return Unknown(f"super().{name}")
+        mro = list(info.linearization)
+        start = mro.index(sup.cls) + 1 if sup.cls in mro else 1
+        for qual in mro[start:]:
+            symbol = self.index._class_symbol(qual)
+            if symbol is None:
+                continue
+            module = self.index.module(symbol.module)
+            if name in module.classes[symbol.local].methods:
+                return FuncRef(f"{qual}.{name}", bound=sup.self_obj, via="super")
+        return Unknown(f"super().{name} is outside the tree")
+
+    # -- types ---------------------------------------------------------------------------------
+    def canonical(self, dotted) -> str | None:
+        """The in-tree class a type reference names; None when it is outside the tree or unknown.
+
+        A reference is a dotted name, or a deferred one: ("returns", function) for the declared
+        return type of a call through an import, ("attr", reference, name) for an attribute
+        of such a value. Deferred types are resolved (and their modules parsed) only when a
+        question needs them, e.g. whether a read of `.field` is on the field's class.
+        """
+        if not dotted:
+            return None
+        if dotted not in self._canon:
+            self._canon[dotted] = None  # cycle guard
+            if isinstance(dotted, tuple):
+                self._canon[dotted] = self._deferred(dotted)
+            else:
+                symbol = self.index.resolve(dotted) if "." in dotted else None
+                self._canon[dotted] = symbol.qualname if symbol is not None and symbol.kind == "class" else None
+        return self._canon[dotted]
+
+    def _deferred(self, ref) -> str | None:
+        import ast as _ast
+
+        if ref[0] == "returns":
+            symbol = self.index.resolve(ref[1])
+            if symbol is not None and symbol.kind == "class":
+                return symbol.qualname  # a constructor call through an import
+            if symbol is None or symbol.kind != "function":
+                return None
+            module = self.index.module(symbol.module)
+            fn = module.functions[symbol.local]
+            if not fn.returns:
+                return None
+            try:
+                ann = ir.from_ast(_ast.parse(fn.returns, mode="eval").body, fn.start_line)
+            except SyntaxError:
+                return None
+            value = self.obj_for_annotation(ann, module, "", "return value")
+            return self.canonical(value.cls) if isinstance(value, Obj) and isinstance(value.cls, str) else None
+        if ref[0] == "attr":
+            owner = self.canonical(ref[1])
+            info = self.index._class_info_abs(owner) if owner else None
+            if info is None:
+                return None
+            f = info.field(ref[2])
+            value = None
+            if f is not None and f.annotation_expr is not None:
+                module = self.index.module(self.owner_module(info, f.owner))
+                value = self.obj_for_annotation(f.annotation_expr, module, "", ref[2])
+            elif f is None:
+                value = self.instance_attr(info, ref[2])
+            return self.canonical(value.cls) if isinstance(value, Obj) and isinstance(value.cls, str) else None
+        return None
+
+    def obj_for_annotation(self, ann, module, scope: str, name: str):
+        """An instance of the class an annotation names (`X | None` -> X, nullable)."""
+        nullable = False
+        parts = []
+
+        def collect(e):
+            nonlocal nullable
+            if isinstance(e, ir.BinOp) and e.op == "|":
+                collect(e.left)
+                collect(e.right)
+            elif isinstance(e, ir.Constant) and e.value is None:
+                nullable = True
+            elif isinstance(e, ir.Constant) and isinstance(e.value, str):
+                import ast as _ast
+
+                try:
+                    collect(ir.from_ast(_ast.parse(e.value, mode="eval").body, e.line))
+                except SyntaxError:
+                    pass
+            elif isinstance(e, ir.Subscript) and isinstance(e.value, (ir.Name, ir.Attr)) \
+                    and ir.text(e.value).split(".")[-1] in ("Optional", "Union"):
+                if ir.text(e.value).split(".")[-1] == "Optional":
+                    nullable = True
+                for s in e.index:
+                    if isinstance(s, ir.Seq) and s.kind == "tuple":
+                        for x in s.elts:
+                            collect(x)
+                    else:
+                        collect(s)
+            else:
+                parts.append(e)
+
+        collect(ann)
+        classes = [p for p in parts if isinstance(p, (ir.Name, ir.Attr))]
+        if len(classes) != 1:
+            return Unknown(f"parameter {name}: annotation {ir.text(ann)}")
+        dotted = ir.text(classes[0])
+        head = dotted.split(".")[0]
+        frame_value = self.global_name(module, head, scope)
+        rest = dotted.split(".")[1:]
+        value = frame_value
+        for part in rest:
+            if isinstance(value, ModuleRef):
+                value = self.module_attr(value.name, part)
+            elif isinstance(value, External):
+                value = External(f"{value.name}.{part}")
+            elif isinstance(value, Ref):
+                value = Ref(f"{value.dotted}.{part}")
+            else:
+                value = Unknown(dotted)
+        if isinstance(value, ClassRef):
+            cls = value.qualname
+        elif isinstance(value, Ref):
+            cls = value.dotted
+        elif isinstance(value, External):
+            return Obj(cls=value.name, nonnull=not nullable, origin=name)
+        else:
+            return Unknown(f"parameter {name}: {dotted}")
+        return Obj(cls=cls, path=self.runtime.config_path_for(cls), nonnull=not nullable or self.runtime.config_nonnull(cls),
+                   origin=name)
+
+
+def entry_function(index, name: str):
+    """(function symbol, class of self) for a qualified-name suffix; `Class.method` may be inherited."""
+    symbol = index.find_one(name, "function")
+    if symbol is not None:
+        return symbol, self_class(index, symbol)
+    owner, _, method = name.rpartition(".")
+    if owner:
+        info = index.class_info(owner)
+        if info is not None and method in info.methods:
+            return info.methods[method], info.qualname
+    raise DataError(f"{name}: no such function at {index.tree.revision.label()}")
+
+
+def self_class(index, symbol) -> str | None:
+    """The class whose instance a method's `self` is (None for functions and staticmethods)."""
+    fn = index.module(symbol.module).functions[symbol.local]
+    if fn.owner and not fn.is_staticmethod:
+        return f"{symbol.module}.{fn.owner}"
+    return None

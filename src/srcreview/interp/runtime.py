@@ -1,0 +1,326 @@
+"""The vLLM runtime model: what the running engine would see, answered from the recipe.
+
+What the source cannot tell statically is modelled here, once (pytype's overlays): the
+environment (`os.environ`, `os.getenv`, the `vllm.envs` module whose `__getattr__` reads a
+table of lambdas), the platform predicates (`current_platform.is_cuda()`), the device
+capability, where each config class sits under VllmConfig, and how the recipe's engine
+arguments become VllmConfig fields.
+
+Recipe bindings in VllmConfig terms: a recipe writes `kv_cache_dtype = "fp8"`; the code reads `vllm_config.cache_config.cache_dtype`.
+The mapping is derived from the revision's own `EngineArgs.create_engine_config`: a key is
+bound at `<config>.<field>` when that function builds the config passed to `VllmConfig(<config>=...)`
+with `<field>=self.<key>` (or assigns `<config>.<field> = ...self.<key>...`). A value passed
+through a normaliser on the way (`resolve_kv_cache_dtype_string(self.kv_cache_dtype, ...)`,
+`AttentionConfig.validate_backend_before(self.attention_backend)`) is bound only when the safe
+evaluator decides what that function returns for the recipe's value (an enum member is bound
+by its name, which is how vLLM parses it); otherwise the path stays unbound, never guessed.
+
+The platform facts a recipe implies are bindings too: `hardware.platform` ("cuda" for an
+NVIDIA GPU), so `current_platform.is_cuda()` is decided by the evaluator like any other call.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+from srcreview.index import ir
+from srcreview.index.ir import dotted, iter_calls, iter_statements
+from srcreview.interp.values import Const, Unknown
+
+ENGINE_CLASS = "EngineArgs"
+BUILDER = "create_engine_config"
+ROOT_CONFIG = "VllmConfig"
+PLATFORM_KEY = "hardware.platform"
+CAPABILITY_KEY = "hardware.compute_capability"
+CAPABILITY_CALLS = ("get_device_capability", "has_device_capability", "is_device_capability",
+                    "is_device_capability_family")
+# platform predicate -> the platforms for which it is true (vllm/platforms/interface.py)
+PLATFORM_PREDICATES = {
+    "is_cuda": ("cuda",), "is_cuda_alike": ("cuda", "rocm"), "is_rocm": ("rocm",), "is_xpu": ("xpu",),
+    "is_cpu": ("cpu",), "is_tpu": ("tpu",), "is_zen_cpu": (), "is_out_of_tree": (), "is_unspecified": (),
+}
+ENV_TABLE = "environment_variables"  # vllm.envs: name -> lambda read by the module's __getattr__
+_NVIDIA_WORDS = ("nvidia", "geforce", "rtx", "tesla", "quadro")
+
+
+class Runtime:
+    """The bindings of one recipe as the running engine sees them: config values by path, env
+    vars, platform and capability. Counts the platform questions it answered (each is an
+    assumption that the recipe's GPU is the platform)."""
+
+    def __init__(self, index, bindings: dict):
+        self.index = index
+        self.bindings = dict(bindings)
+        self.platform_calls = 0
+        # every proper prefix of a bound key: the config objects the recipe sets something under
+        self.prefix_keys = {k.rsplit(".", i)[0] for k in self.bindings for i in range(1, k.count(".") + 1)}
+        self._prefixes: dict[str, str] | None = None
+
+    # -- config values -------------------------------------------------------------------------
+    def binding(self, path) -> Const | None:
+        """The recipe's value at a config path (("speculative_config", "method")), if it sets one."""
+        if path is None:
+            return None
+        key = ".".join(path)
+        if key in self.bindings:
+            return Const(self.bindings[key])
+        return None
+
+    def config_path_for(self, cls: str | None) -> tuple[str, ...] | None:
+        """Where instances of a config class sit under VllmConfig, for binding lookups."""
+        if not cls:
+            return None
+        short = cls.rsplit(".", 1)[-1]
+        if short == ROOT_CONFIG:
+            return ()
+        if not short.endswith("Config"):
+            return None
+        prefixes = self.config_prefixes()
+        return (prefixes[short],) if short in prefixes else None
+
+    def config_nonnull(self, cls: str) -> bool:
+        """The recipe sets something under this config class: the object exists."""
+        path = self.config_path_for(cls)
+        return path is not None and (not path or ".".join(path) in self.prefix_keys)
+
+    def config_prefixes(self) -> dict[str, str]:
+        """Config class short name -> the VllmConfig field holding it (`SpeculativeConfig` ->
+        `speculative_config`), from the field annotations of VllmConfig at this revision."""
+        if self._prefixes is None:
+            self._prefixes = {}
+            root_symbol = self.index.resolve(f"vllm.config.{ROOT_CONFIG}")
+            if root_symbol is None or root_symbol.kind != "class":
+                found = self.index.find(ROOT_CONFIG, "class")
+                root_symbol = found[0] if len(found) == 1 else None
+            if root_symbol is not None:
+                root = self.index._class_info(root_symbol)
+                for f in root.facts.fields:
+                    if f.annotation:
+                        names = [n for n in _identifiers(f.annotation) if n.endswith("Config")]
+                        if len(names) == 1:
+                            self._prefixes.setdefault(names[0], f.name)
+        return self._prefixes
+
+    # -- environment -----------------------------------------------------------------------------
+    def env_binding(self, name) -> Const | None:
+        """The recipe's value of env var `name` (a string, as the process would see it), if set."""
+        key = f"env.{name}"
+        if key in self.bindings:
+            value = self.bindings[key]
+            return Const(value if isinstance(value, str) or value is None else str(value))
+        return None
+
+    def env_set(self, name) -> bool:
+        return f"env.{name}" in self.bindings
+
+    @staticmethod
+    def env_table_entry(module, name: str):
+        """The lambda body `vllm.envs` evaluates for `envs.NAME` (its `__getattr__` reads
+        `environment_variables[NAME]()`), or None when the module has no such entry."""
+        table = module.constants.get(ENV_TABLE)
+        if table is not None and isinstance(table.expr, ir.Dict):
+            for k, v in zip(table.expr.keys, table.expr.values):
+                if isinstance(k, ir.Constant) and k.value == name and isinstance(v, ir.Lambda):
+                    return v.body
+        return None
+
+    # -- platform and device -------------------------------------------------------------------
+    def platform_call(self, method: str):
+        """`current_platform.is_cuda()` and the like, from the recipe's GPU vendor."""
+        platform = self.bindings.get(PLATFORM_KEY)
+        if platform is None:
+            return Unknown(f"{method}(): the recipe names no GPU vendor")
+        self.platform_calls += 1
+        return Const(platform in PLATFORM_PREDICATES[method])
+
+    def capability_call(self, method: str, args, force):
+        """A device-capability question (`has_device_capability(90)`...) from the recipe's
+        compute capability; `force` gives the value of the asked capability."""
+        capability = self.bindings.get(CAPABILITY_KEY)
+        if capability is None:
+            return Unknown(f"{CAPABILITY_KEY} not set by the recipe")
+        capability = tuple(capability)
+        if method == "get_device_capability":
+            return Const(capability)
+        if not args:
+            return Unknown(method)
+        wanted = force(args[0])
+        if not isinstance(wanted, Const):
+            return Unknown(f"{method} of an unknown capability")
+        value = wanted.value
+        as_int = capability[0] * 10 + capability[1]
+        if method == "is_device_capability_family":
+            return Const(as_int // 10 == value // 10) if isinstance(value, int) else Unknown(method)
+        if isinstance(value, int):
+            return Const(as_int >= value if method == "has_device_capability" else as_int == value)
+        if isinstance(value, tuple):
+            return Const(capability >= value if method == "has_device_capability" else capability == value)
+        return Unknown(method)
+
+    @staticmethod
+    def device_capability(qualname: str, args, force):
+        """`DeviceCapability(major, minor)` with constant arguments, as the (major, minor) tuple."""
+        if qualname.rsplit(".", 1)[-1] != "DeviceCapability":
+            return None
+        values = [force(a) for a in args]
+        if len(values) >= 2 and all(isinstance(v, Const) and isinstance(v.value, int) for v in values[:2]):
+            return Const((values[0].value, values[1].value))
+        return None
+
+
+def _identifiers(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
+
+
+# ---------------------------------------------------------------------------------------------
+# EngineArgs -> VllmConfig
+
+
+@dataclass(frozen=True)
+class KeyPath:
+    """Where create_engine_config puts an engine key: `cache_config.cache_dtype`, maybe through a normaliser."""
+
+    key: str
+    path: str
+    line: int
+    via: str | None = None  # qualname of the function the value passes through
+
+
+def platform_of(gpu: str | None) -> str | None:
+    """`cuda` when the recipe names an NVIDIA GPU; None (unknown) otherwise."""
+    text = (gpu or "").lower()
+    return "cuda" if any(word in text for word in _NVIDIA_WORDS) else None
+
+
+def key_paths(index) -> dict[str, KeyPath]:
+    """Engine key -> its VllmConfig path at this revision (empty when the builder is absent)."""
+    from srcreview.errors import DataError
+
+    try:
+        found = [s for s in index.find(f"{ENGINE_CLASS}.{BUILDER}", kind="function")]
+    except DataError:
+        return {}
+    if len(found) != 1:
+        return {}
+    info = index.function(found[0].qualname)
+    if info is None:
+        return {}
+    body = info.facts.body
+    config_of: dict[str, str] = {}  # local name -> VllmConfig field it is passed as
+    for call in iter_calls(body):
+        if (dotted(call.func) or "").split(".")[-1] == ROOT_CONFIG:
+            for kw in call.keywords:
+                if kw.name and isinstance(kw.value, ir.Name):
+                    config_of[kw.value.id] = kw.name
+    derived: dict[str, tuple[str, object]] = {}  # local -> (engine key, the call that normalises it)
+    built: list[tuple[str, str, object, int]] = []  # (config local, field, value expr, line)
+    for stmt in iter_statements(body):
+        if not isinstance(stmt, ir.Assign) or len(stmt.targets) != 1 or stmt.value is None:
+            continue
+        target, value = stmt.targets[0], stmt.value
+        if isinstance(target, ir.Name) and isinstance(value, ir.Call):
+            if target.id in config_of:
+                built += [(target.id, kw.name, kw.value, stmt.line) for kw in value.keywords if kw.name]
+            elif value.args and _self_attr(value.args[0]):
+                derived[target.id] = (_self_attr(value.args[0]), value)
+        elif isinstance(target, ir.Attr) and isinstance(target.value, ir.Name) and target.value.id in config_of:
+            built.append((target.value.id, target.attr, value, stmt.line))
+    out: dict[str, KeyPath] = {}
+    for local, field, value, line in built:
+        path = f"{config_of[local]}.{field}"
+        key, via = _self_attr(value), None
+        if key is None and isinstance(value, ir.Name) and value.id in derived:
+            key, call = derived[value.id]
+            via = _callee(index, info, call)
+            if via is None:
+                continue
+        elif key is None and isinstance(value, ir.Call) and value.args and _self_attr(value.args[0]):
+            key = _self_attr(value.args[0])
+            via = _callee(index, info, value)
+            if via is None:
+                continue
+        if key is not None and key != path:
+            out.setdefault(key, KeyPath(key, path, line, via))
+    return out
+
+
+def config_bindings(index, bindings: dict, gpu: str | None = None) -> dict:
+    """`bindings` plus each top-level engine key at its VllmConfig path (see the module doc), and
+    `hardware.platform` from the recipe's GPU. Keys already bound are kept."""
+    from srcreview.interp.values import EnumMember
+
+    out = dict(bindings)
+    if PLATFORM_KEY not in out and platform_of(gpu):
+        out[PLATFORM_KEY] = platform_of(gpu)
+    paths = _memo(index, "key_paths", lambda: key_paths(index))
+    for key, value in bindings.items():
+        where = paths.get(key)
+        if where is None or where.path in out:
+            continue
+        if where.via is None:
+            out[where.path] = value
+            continue
+        decided = _through(index, where.via, value)
+        if decided is _UNDECIDED:
+            continue
+        out[where.path] = decided.name if isinstance(decided, EnumMember) else decided
+    return out
+
+
+_UNDECIDED = object()
+
+
+def _through(index, function: str, value):
+    """What `function(value, ...)` returns, when the safe evaluator decides it."""
+    from srcreview.interp.queries import evaluate_function
+
+    info = index.function(function)
+    params = [p for p in info.facts.params if p.kind == "positional"] if info is not None else []
+    if info is not None and info.facts.owner and not info.facts.is_staticmethod and params:
+        params = params[1:]
+    if not params:
+        return _UNDECIDED
+    try:
+        outcome = evaluate_function(index, function, {}, args={params[0].name: value})
+    except (NotImplementedError, RecursionError):
+        return _UNDECIDED
+    return outcome.value if outcome.decided else _UNDECIDED
+
+
+def _callee(index, info, call) -> str | None:
+    """The in-tree function a call in `info` names (`f(...)` or `Class.method(...)`)."""
+    name = dotted(call.func)
+    if not name:
+        return None
+    head, _, rest = name.partition(".")
+    symbol = index.resolve_name(info.module.module, head, scope=info.facts.qualname)
+    if symbol is None:
+        return None
+    if rest:
+        if symbol.kind != "class" or "." in rest:
+            return None
+        cls = index.class_info(symbol.qualname)
+        method = cls.methods.get(rest) if cls is not None else None
+        return method.qualname if method is not None else None
+    return symbol.qualname if symbol.kind == "function" else None
+
+
+_MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _memo(index, name: str, compute):
+    """Per-Index memo (the key table is the same for every recipe at one revision)."""
+    cache = _MEMO.setdefault(index, {})
+    if name not in cache:
+        cache[name] = compute()
+    return cache[name]
+
+
+def _self_attr(expr) -> str | None:
+    """`self.kv_cache_dtype` -> "kv_cache_dtype"."""
+    if isinstance(expr, ir.Attr) and isinstance(expr.value, ir.Name) and expr.value.id == "self":
+        return expr.attr
+    return None

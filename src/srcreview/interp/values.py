@@ -1,0 +1,239 @@
+"""The abstract value lattice: what an expression may be, never computed by eval.
+
+Values live apart from the interpreter that produces them (pytype's `abstract/` beside its
+`vm.py`): the joins below (`union`, `merge_envs`) and the element views of constant tables
+(`element_of`, `item_of`) need no walk, no index and no recipe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Const:
+    """A value known exactly (strings, numbers, None, tuples, enum members, capabilities)."""
+
+    value: object
+
+
+@dataclass(frozen=True)
+class EnumMember:
+    """`AttentionBackendEnum.TRITON_ATTN`: equal to itself and to its name (vLLM parses backends by name)."""
+
+    enum: str
+    name: str
+
+    def matches(self, other) -> bool | None:
+        if isinstance(other, EnumMember):
+            return self.enum.split(".")[-1] == other.enum.split(".")[-1] and self.name == other.name
+        if isinstance(other, str):
+            return self.name == other or self.name == other.upper()
+        if other is None:
+            return False
+        return None
+
+
+@dataclass(frozen=True)
+class Obj:
+    """An instance: its class when known (absolute or as-written dotted name), and its config path.
+
+    `path` is the dotted position under VllmConfig (("speculative_config", "method")) when the
+    object was reached from a config root; bindings are looked up by it. `owner`/`attr` say
+    which class attribute it was read from, so a call on it resolves to that method.
+    """
+
+    cls: str | None = None
+    path: tuple[str, ...] | None = None
+    nonnull: bool = False
+    alias: bool = False
+    owner: str | None = None
+    attr: str | None = None
+    receiver: "Obj | None" = field(default=None, compare=False, hash=False)
+    origin: str = ""
+
+
+@dataclass(frozen=True)
+class ClassRef:
+    qualname: str
+
+
+@dataclass(frozen=True)
+class FuncRef:
+    qualname: str
+    bound: "Obj | ClassRef | None" = field(default=None, compare=False, hash=False)
+    via: str = "call"
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A name statically bound by an import to an in-tree dotted name, resolved (parsed) only when needed."""
+
+    dotted: str
+
+
+@dataclass(frozen=True)
+class ModuleRef:
+    name: str
+
+
+@dataclass(frozen=True)
+class External:
+    """Something outside the tree (torch, os, typing...): its dotted name as imported."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+
+
+@dataclass(frozen=True)
+class BoundBuiltin:
+    """A method of a known value (`"x".startswith`, `capability.to_int`), computed for constants only."""
+
+    name: str
+    receiver: object
+
+
+@dataclass(frozen=True)
+class Super:
+    cls: str  # the class whose method called super()
+    self_obj: Obj | None = field(default=None, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """A loop variable drawn from a constant table: one of `values` (from `source`)."""
+
+    values: tuple
+    source: str
+
+
+@dataclass(frozen=True)
+class ListVal:
+    """A local list being built: at least `min_len` items, maybe more."""
+
+    min_len: int = 0
+    maybe_more: bool = False
+
+
+@dataclass(frozen=True)
+class LazyCall:
+    """The result of a call, computed only if a condition needs it."""
+
+    target: object  # FuncRef | Ref | ClassRef
+    args: tuple = ()
+    kwargs: tuple = ()
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Unknown:
+    reason: str = "unknown"
+
+
+@dataclass(frozen=True)
+class Union:
+    options: tuple
+
+
+NONE = Const(None)
+
+
+MAX_UNION = 6
+
+
+# -- joins -------------------------------------------------------------------------------------
+
+
+def union(values):
+    """One value for several possible ones: the value itself when they agree, an Unknown when
+    one is unknown or there are too many, else a Union."""
+    options = []
+    for v in values:
+        for o in (v.options if isinstance(v, Union) else (v,)):
+            if o not in options:
+                options.append(o)
+    if len(options) == 1:
+        return options[0]
+    if any(isinstance(o, Unknown) for o in options):
+        return next(o for o in options if isinstance(o, Unknown))
+    if len(options) > MAX_UNION:
+        return Unknown("too many possible values")
+    return Union(tuple(options))
+
+
+def merge_envs(envs):
+    """The local bindings after branches join: agreeing names keep their value, lists keep the
+    smallest length they surely have, the rest become a union."""
+    if len(envs) == 1:
+        return envs[0]
+    merged = {}
+    keys = set().union(*envs)
+    for key in keys:
+        values = [env.get(key, Unknown(f"{key} unbound on some path")) for env in envs]
+        if all(v == values[0] for v in values[1:]):
+            merged[key] = values[0]
+        elif all(isinstance(v, (ListVal, Const)) and (isinstance(v, ListVal) or isinstance(v.value, list)) for v in values):
+            lens = [v.min_len if isinstance(v, ListVal) else len(v.value) for v in values]
+            more = any(isinstance(v, ListVal) and v.maybe_more for v in values) or len(set(lens)) > 1
+            merged[key] = ListVal(min(lens), more)
+        else:
+            merged[key] = union(values)
+    return merged
+
+
+# -- views of constant tables ----------------------------------------------------------------
+
+
+def element_of(value, source: str):
+    """A loop variable over a constant container: one of its items (sets in a stable order)."""
+    if isinstance(value, Const):
+        items = value.value
+        if isinstance(items, dict):
+            items = tuple(items)
+        if isinstance(items, (tuple, list, frozenset, set)):
+            items = tuple(sorted(items, key=repr)) if isinstance(items, (set, frozenset)) else tuple(items)
+            return OneOf(items, source)
+    return Unknown(f"element of {source}")
+
+
+def item_of(value, i: int, n: int):
+    """Item `i` of a value unpacked into `n` targets (a column of a table of tuples)."""
+    if isinstance(value, Const) and isinstance(value.value, (tuple, list)) and len(value.value) == n:
+        return Const(value.value[i])
+    if isinstance(value, OneOf):
+        column = []
+        for item in value.values:
+            if isinstance(item, (tuple, list)) and len(item) == n:
+                column.append(item[i])
+            else:
+                return Unknown(f"element of {value.source}")
+        return OneOf(tuple(column), value.source)
+    return Unknown("unpacked value")
+
+
+# -- equality of constants -------------------------------------------------------------------
+
+
+def iter_items(container) -> tuple:
+    if isinstance(container, dict):
+        return tuple(container)
+    try:
+        return tuple(container)
+    except TypeError:
+        return ()
+
+
+def equal(a, b) -> bool | None:
+    """`a == b` for constants, an enum member equal to its name; None when Python would raise."""
+    if isinstance(a, EnumMember):
+        return a.matches(b)
+    if isinstance(b, EnumMember):
+        return b.matches(a)
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001
+        return None

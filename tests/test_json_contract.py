@@ -158,3 +158,51 @@ def test_two_findings_of_one_recipe_never_share_a_fingerprint(workdir, cli):
     (workdir / "twice.json").write_text(json.dumps(doc))
     result = cli("explain", review["findings"][0]["fingerprint"], "--review", "twice.json", "--no-source")
     assert result.code == 65 and "names two findings" in result.err
+
+
+COMPOSE = """\
+# srcreview: gpu='NVIDIA GeForce RTX 5090' compute_capability=12.0
+services:
+  demo:
+    image: vllm/vllm-openai:v0.29.0
+    environment:
+      VLLM_USE_V2_MODEL_RUNNER: "1"
+    command:
+      - some/model
+      - --kv-cache-dtype=fp8_per_token_head
+      - --speculative-config
+      - '{"method": "mtp", "num_speculative_tokens": 3, "attention_backend": "TRITON_ATTN"}'
+"""
+
+
+def test_compose_services_patches_and_stale_rules_validate(workdir, cli):
+    """What a compose service (recipe.file), a patch (patches, anchor origin) and a stale rule
+    (gate.stale, the run's stale_rules) add to a review is in the schema, and validates."""
+    import difflib
+
+    run, review, sarif = _validators()
+    (workdir / "recipes" / "compose.yml").write_text(COMPOSE)
+    spec = workdir / "tree" / "vllm" / "config" / "speculative.py"
+    before = spec.read_text()
+    after = before.replace("    attention_backend: AttentionBackendEnum | None = None\n",
+                           "    draft_attention_backend: AttentionBackendEnum | None = None\n")
+    assert after != before
+    (workdir / "rename.diff").write_text("".join(difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True),
+        "a/vllm/config/speculative.py", "b/vllm/config/speculative.py")))
+    outputs = _outputs(cli, ["recipes"], "--patch", "rename.diff")
+    doc = outputs["json"]
+    assert _errors(run, doc) == [] and _errors(review, outputs["review"]) == []
+    assert sarif_errors(sarif, outputs["sarif"]) == []
+    by_path = {r["recipe"]["path"]: r for r in doc["reviews"]}
+    assert sorted(by_path) == ["recipes/compose.yml#demo", "recipes/demo.toml", "recipes/toplevel.toml"]
+    assert by_path["recipes/compose.yml#demo"]["recipe"]["file"] == "recipes/compose.yml"
+    demo = by_path["recipes/demo.toml"]
+    assert demo["patches"][0]["file"] == "rename.diff" and demo["revision"]["release_from"] is None
+    assert any(a["origin"] for f in demo["findings"] for a in f["evidence"])
+    assert demo["gate"]["stale"] == ["spec-draft-attention-backend-ignored"]
+    assert doc["gate"]["stale_rules"] == 3 and "; 3 stale rules; " in doc["gate"]["summary"]
+    properties = schema("json")["$defs"]
+    for model, field in (("RecipeRef", "file"), ("RevisionInfo", "release_from"), ("Review", "patches"),
+                         ("Anchor", "origin"), ("ReviewGate", "stale"), ("RunGate", "stale_rules")):
+        assert field in properties[model]["properties"], f"{model}.{field}"

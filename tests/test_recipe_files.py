@@ -1,4 +1,5 @@
-"""Directories as `check` inputs: recipes found by content, waiver files and other TOML skipped."""
+"""Directories as `check` inputs: recipes of every format found by content (srcreview TOML, a
+`vllm serve` script, a compose file, a vLLM YAML config), waiver files and other files skipped."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from gate_support import DATA
 from srcreview.errors import UsageError
 from srcreview.recipe_files import is_recipe_file, recipe_files
 
+COMPOSE = ("services:\n  llm:\n    image: vllm/vllm-openai:v0.29.0\n"
+           "    command: [\"some/model\", \"--max-model-len\", \"1024\"]\n")
 WAIVERS = '[[waivers]]\nfingerprint = "0123456789abcdef"\nreason = "accepted"\nexpires = 2027-01-31\n'
 
 
@@ -27,6 +30,11 @@ def layout(tmp_path, monkeypatch):
     (recipes / "notes.md").write_text("[recipe]\n")
     (recipes / "engine-only.toml").write_text('[engine]\nmax_model_len = 1024\n')
     (recipes / "broken.toml").write_text('[recipe]\nname = "broken"\n\n[engine]\nmax_model_len = \n')
+    (recipes / "serve.sh").write_text("#!/bin/sh\nvllm serve some/model --max-model-len 1024\n")
+    (recipes / "team" / "compose.yml").write_text(COMPOSE)
+    (recipes / "team" / "config.yaml").write_text("model: some/model\nmax_model_len: 1024\n")
+    (recipes / "README.md").write_text("Run `vllm serve some/model` to start.\n")  # mentions, does not launch
+    (recipes / "other-compose.yml").write_text("services:\n  cache:\n    image: redis:7\n")  # no vLLM service
     (recipes / ".cache").mkdir()
     shutil.copy(DATA / "nested.toml", recipes / ".cache" / "copy.toml")
     os.mkfifo(recipes / "fifo.toml")  # never opened: a reader would block
@@ -37,7 +45,8 @@ def layout(tmp_path, monkeypatch):
 def test_a_directory_gives_its_recipes_by_content(layout):
     found = recipe_files(["recipes"])
     assert [shown for _, shown in found] == ["recipes/broken.toml", "recipes/engine-only.toml",
-                                             "recipes/nested.toml", "recipes/team/toplevel.toml"]
+                                             "recipes/nested.toml", "recipes/serve.sh", "recipes/team/compose.yml",
+                                             "recipes/team/config.yaml", "recipes/team/toplevel.toml"]
     assert all(path.is_file() for path, _ in found)
 
 

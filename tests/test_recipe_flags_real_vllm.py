@@ -1,5 +1,6 @@
 """Command-line flags mapped by the real EngineArgs of vLLM 0.29.0 and 0.33.0, and the compose
-file that must review exactly like the TOML recipe it restates (issue 15's done-when case)."""
+file that must review exactly like the TOML recipe it restates (issue 15's done-when case).
+0.33.0 is a `releases` test (`pytest -m releases`)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ vllm serve Qwen/Qwen3-8B -tp 2 --max-model-len 16384 --gpu-memory-utilization 0.
 """
 
 
-@pytest.mark.parametrize("version", ["0.29.0", "0.33.0"])
+@pytest.mark.parametrize("version", ["0.29.0", pytest.param("0.33.0", marks=pytest.mark.releases)])
 def test_flags_map_through_the_revisions_engine_args(vllm_release, version, tmp_path):
     index = Index(vllm_release(version), cache_dir=tmp_path / "facts")
     (recipe,) = read_recipes(SCRIPT, "serve.sh")

@@ -1,7 +1,8 @@
 """Releases pins/ does not know: discovered on a real PEP 691 index on 127.0.0.1, and `pins update`.
 
 The pins file in use is `$SRCREVIEW_PINS`: here a copy of the shipped one that stops at 0.30.0.
-The sdists are built in the test; the last test asks the real index of pip's configuration.
+The sdists are built in the test; the last test asks the real index of pip's configuration for
+0.31.0 (a `releases` test: `pytest -m releases`).
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ def test_pins_update_without_a_reachable_remote_keeps_nine_digits(cli, cache_dir
 
 
 @pytest.mark.network
+@pytest.mark.releases
 def test_check_at_a_release_newer_than_pins_with_the_real_index(cli, old_pins, monkeypatch, tmp_path):
     """`srcreview check RECIPE --rev 0.31.0` on a machine whose pins/ stops at 0.30.0: the release comes
     from the index of pip's configuration (downloaded once into the user cache)."""
@@ -126,5 +128,5 @@ def test_check_at_a_release_newer_than_pins_with_the_real_index(cli, old_pins, m
     shutil.copy(NESTED, "nested.toml")
     result = cli("check", "nested.toml", "--rev", "0.31.0", "--format", "json", "--fail-on", "none")
     assert result.code == 0, result.err
-    revision = json.loads(result.out)["revision"]
+    revision = json.loads(result.out)["reviews"][0]["revision"]
     assert (revision["version"], revision["sha"], revision["release_from"]) == ("0.31.0", "db9527a46", "index")

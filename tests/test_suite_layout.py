@@ -10,7 +10,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # module -> the tests in it that need other releases (None: every test of the module)
 MANY_RELEASES = {"test_compare_real_vllm.py": None, "test_robust_load.py": None,
-                 "test_analysis_real_vllm.py": {"test_same_questions_on_other_releases"}}
+                 "test_analysis_real_vllm.py": {"test_same_questions_on_other_releases"},
+                 "test_recipe_flags_real_vllm.py": {"test_flags_map_through_the_revisions_engine_args"},  # 0.33.0
+                 "test_releases_index.py": {"test_check_at_a_release_newer_than_pins_with_the_real_index"}}
 
 
 def _marked_releases(node) -> bool:

@@ -30,6 +30,24 @@ NESTED = "examples/thinkingcap-awq-vllm029-5090-16k-mtp3-nested-triton.toml"
 BF16 = "examples/thinkingcap-awq-vllm029-5090-16k-mtp3-triton-bf16.toml"
 FP8 = "examples/thinkingcap-awq-vllm029-5090-16k-mtp3-triton-fp8.toml"
 SHA = "98dff2a81d747d1dba01a47f939f48c3526d4206"
+COMPOSE_BF16 = """\
+# srcreview: gpu='NVIDIA GeForce RTX 5090' compute_capability=12.0
+services:
+  bf16:
+    image: vllm/vllm-openai:v0.29.0
+    environment:
+      VLLM_USE_V2_MODEL_RUNNER: "1"
+    command:
+      - bottlecapai/ThinkingCap-Qwen3.8-27B-NVFP4A4-AWQ
+      - --max-model-len=16384
+      - --max-num-seqs=1
+      - --attention-backend=TRITON_ATTN
+      - --kv-cache-dtype=bfloat16
+      - --speculative-config
+      - '{"method": "mtp", "num_speculative_tokens": 3}'
+  cache:
+    image: redis:7
+"""
 
 
 pytestmark = pytest.mark.network
@@ -123,7 +141,8 @@ def test_two_runs_are_byte_identical_without_local_paths(workdir, combined):
 
 @pytest.fixture(scope="module")
 def ci_layout(tmp_path_factory, vllm_029):
-    """The layout docs/ci.md documents: recipes/ holding the recipes and their srcreview.toml.
+    """The layout docs/ci.md documents: recipes/ holding the recipes and their srcreview.toml, and
+    a compose file in a subdirectory (the bf16 recipe restated as a service beside another one).
 
     The waiver accepts the nested recipe's recipe-identity-drift finding, by the fingerprint a
     first review reports (so the gate still fails on the draft backend, with one waived).
@@ -132,6 +151,8 @@ def ci_layout(tmp_path_factory, vllm_029):
     (work / "recipes").mkdir()
     for name in (NESTED, BF16, FP8):
         (work / "recipes" / Path(name).name).write_bytes((ROOT / name).read_bytes())
+    (work / "recipes" / "team-b").mkdir()
+    (work / "recipes" / "team-b" / "docker-compose.yml").write_text(COMPOSE_BF16)
     first = json.loads(srcreview("check", "recipes/", "--format", "json", "--fail-on", "none", cwd=work).stdout)
     nested = next(r for r in first["reviews"] if r["recipe"]["path"].endswith(Path(NESTED).name))
     drift = next(f["fingerprint"] for f in nested["findings"] if f["rule"] == "recipe-identity-drift")
@@ -162,7 +183,13 @@ def test_documented_workflow_runs_on_a_directory_with_a_waiver_file(ci_layout, t
     assert text.startswith("## srcreview: gate failed (exit 1)") and "review date 2026-11-29" in text
     assert "1 problem at or above confirmed:high; 1 waived;" in text
     reviews = json.loads((work / "srcreview.json").read_text())["reviews"]
-    assert sorted(r["recipe"]["path"] for r in reviews) == sorted(f"recipes/{Path(n).name}" for n in (NESTED, BF16, FP8))
+    assert sorted(r["recipe"]["path"] for r in reviews) == sorted(
+        [f"recipes/{Path(n).name}" for n in (NESTED, BF16, FP8)] + ["recipes/team-b/docker-compose.yml#bf16"])
+    by_path = {r["recipe"]["path"]: r for r in reviews}
+    service, toml = by_path["recipes/team-b/docker-compose.yml#bf16"], by_path[f"recipes/{Path(BF16).name}"]
+    assert service["gate"]["status"] == "passed"
+    assert sorted((f["rule"], f["classification"]) for f in service["findings"]) == \
+        sorted((f["rule"], f["classification"]) for f in toml["findings"])
     waived = [f for r in reviews for f in r["findings"] if f.get("waiver")]
     assert [f["fingerprint"] for f in waived] == [drift]
     log = json.loads((work / "srcreview.sarif").read_text())
@@ -183,7 +210,7 @@ def test_documented_pre_commit_hook_runs_on_the_same_layout(ci_layout, tmp_path)
     work, _ = ci_layout
     repo = tmp_path / "repo"
     shutil.copytree(work, repo, ignore=shutil.ignore_patterns("srcreview.json", "srcreview.sarif", "srcreview.md"))
-    hook = {k: v for k, v in _hook().items() if k in ("id", "name", "entry", "pass_filenames", "types",
+    hook = {k: v for k, v in _hook().items() if k in ("id", "name", "entry", "pass_filenames", "types_or",
                                                        "require_serial")}
     (repo / ".pre-commit-config.yaml").write_text(
         yaml.safe_dump({"repos": [{"repo": "local", "hooks": [{**hook, "language": "system"}]}]}))

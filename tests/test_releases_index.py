@@ -60,6 +60,23 @@ def test_a_release_not_in_pins_comes_from_the_index_and_says_so(cli, cache_dir, 
     assert old_pins.read_text().count("[[release]]") == 8  # discovery never writes pins/: `pins update` does
 
 
+def test_cache_info_and_clean_know_an_index_release_and_its_record(cli, cache_dir, old_pins, http_server,
+                                                                    monkeypatch):
+    serve(http_server, monkeypatch, {"vllm-0.99.0.tar.gz": sdist("0.99.0")})
+    assert cli("fetch", "--rev", "0.99.0").code == 0
+    http_server.routes.clear()
+    asked = dict(http_server.hits)
+    sources = [p["name"] for p in json.loads(cli("cache", "info", "--format", "json").out)["parts"]
+               if p["kind"] == "source"]
+    assert sources == ["registry/0.99.0-abcdef012", "releases/vllm-0.99.0.json"]
+    unknown = cli("cache", "clean", "--rev", "0.98.0")
+    assert unknown.code == 64 and "release 0.98.0 is neither in pins/ nor recorded in the cache" in unknown.err
+    removed = cli("cache", "clean", "--rev", "0.99.0", "--format", "json")
+    assert removed.code == 0 and json.loads(removed.out)["removed"] == sources, removed.err
+    assert not (cache_dir / "releases" / "vllm-0.99.0.json").exists()
+    assert http_server.hits == asked, "cleaning asks no index"
+
+
 def test_a_release_the_index_does_not_have_is_a_usage_error(cli, cache_dir, old_pins, http_server, monkeypatch):
     index = serve(http_server, monkeypatch, {"vllm-0.99.0.tar.gz": sdist("0.99.0")})
     result = cli("fetch", "--rev", "0.98.0")

@@ -1,9 +1,10 @@
 """What the cache holds and how to empty it (`srcreview cache info|clean`).
 
 The cache (see srcreview.source.cache) holds verified source trees by provider and revision
-(`<root>/<kind>/<key>/`, about 100 MB a release), the parsed facts of modules by content
-(`<root>/facts/v<schema>/`; older schema directories are never read again), and what runs
-leave behind (`.tmp/`, `.locks/`). What this version does not know (a newer facts schema,
+(`<root>/<kind>/<key>/`, about 100 MB a release) with the records of releases found on the
+package index (`<root>/releases/vllm-<version>.json`: their commit and sdist sha256, counted
+with the sources), the parsed facts of modules by content (`<root>/facts/v<schema>/`; older
+schema directories are never read again), and what runs leave behind (`.tmp/`, `.locks/`). What this version does not know (a newer facts schema,
 files another srcreview version keeps) is `other`: kept unless the whole cache is cleaned.
 `usage` measures each part; `clean` removes the parts asked for, each source entry under its
 lock so that no run is building it meanwhile.
@@ -45,6 +46,7 @@ def usage(root: Path) -> Usage:
     """Every part of the cache at `root` with its size (nothing is read but directory entries)."""
     from srcreview.index.cache import facts_dir
     from srcreview.index.facts import SCHEMA_VERSION
+    from srcreview.source.registry import RELEASES
 
     facts_root = facts_dir(root).parent  # the index decides where facts live: <root>/facts/v<schema>
     parts: list[Part] = []
@@ -54,6 +56,10 @@ def usage(root: Path) -> Usage:
         elif top == facts_root:
             for schema in _children(top):
                 parts.append(_part(_facts_kind(schema.name, SCHEMA_VERSION), f"{top.name}/{schema.name}", schema))
+        elif top.name == RELEASES and top.is_dir():
+            for record in _children(top):
+                parts.append(_part("source" if record.suffix == ".json" else "other", f"{top.name}/{record.name}",
+                                   record))
         elif top.is_dir():
             for entry in _children(top):
                 kind = "source" if (entry / MANIFEST).is_file() else "other"
@@ -92,7 +98,7 @@ def clean(root: Path, parts: list[Part]) -> int:
     cache = Cache(root)
     freed = 0
     for part in parts:
-        if part.kind == "source":
+        if part.kind == "source" and part.path.is_dir():  # an entry, not an index release record
             kind, key = part.name.split("/", 1)
             try:
                 with cache.lock(kind, key):
@@ -106,12 +112,21 @@ def clean(root: Path, parts: list[Part]) -> int:
 
 
 def _entry_of(part: Part, revision) -> bool:
-    """Whether the source entry holds `revision`: its manifest names the release or the commit
-    (a full id, or the 9-digit prefix an sdist records)."""
+    """Whether the source entry holds `revision`: its manifest (or an index release record)
+    names the release or the commit (a full id, or the 9-digit prefix an sdist records)."""
+    import json
+
     from srcreview.source.cache import read_manifest
 
-    data = read_manifest(part.path) or {}
-    meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+    if part.path.is_file():  # releases/vllm-<version>.json
+        try:
+            record = json.loads(part.path.read_bytes()[: 1 << 16])
+        except (OSError, ValueError, RecursionError):
+            record = None
+        meta = {"version": record.get("version"), "sha": record.get("revision")} if isinstance(record, dict) else {}
+    else:
+        data = read_manifest(part.path) or {}
+        meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
     if revision.version is not None and meta.get("version") == revision.version:
         return True
     wanted = revision.sha.lower()

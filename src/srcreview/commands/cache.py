@@ -27,7 +27,8 @@ def add_parser(sub) -> None:
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", choices=("info", "clean"))
     p.add_argument("--sources", action="store_true", help="clean: the source trees of every revision")
-    p.add_argument("--rev", metavar="REV", help="clean: the source tree of this revision only")
+    p.add_argument("--rev", metavar="REV", help="clean: the source tree of this revision only (and the record of a "
+                                                  "release found on the package index)")
     p.add_argument("--facts", action="store_true", help="clean: the parsed facts (rebuilt when next needed)")
     p.add_argument("--unused", action="store_true",
                    help="clean: facts of older srcreview versions and what interrupted runs left")
@@ -50,9 +51,7 @@ def run(args) -> int:
         return 0
     revision = None
     if args.rev:
-        from srcreview.revision import resolve_rev
-
-        revision = resolve_rev(args.rev)
+        revision = _cached_revision(args.rev, root, origin)
     parts = select(found, sources=args.sources, facts=args.facts, unused=args.unused, revision=revision)
     freed = sum(p.size for p in parts) if args.dry_run else clean(root, parts)
     verb = "would remove" if args.dry_run else "removed"
@@ -64,6 +63,23 @@ def run(args) -> int:
             sys.stdout.write(f"{verb} {part.name} ({human(part.size)})\n")
         sys.stdout.write(f"cache {origin}: {verb} {_count(len(parts), 'part')}, {human(freed)}\n")
     return 0
+
+
+def _cached_revision(rev: str, root, origin: str):
+    """The Revision `--rev` names: from pins/, or for a release pins/ does not list, from the
+    record its discovery left in the cache (never from the network: cleaning downloads nothing)."""
+    from srcreview.errors import UsageError
+    from srcreview.revision import resolve_rev
+    from srcreview.source.cache import Cache
+    from srcreview.source.registry import recorded_release
+
+    def recorded(version: str):
+        pin = recorded_release(Cache(root, origin), version)
+        if pin is None:
+            raise UsageError(f"--rev: release {version} is neither in pins/ nor recorded in the cache")
+        return pin
+
+    return resolve_rev(rev, discover=recorded)
 
 
 def _count(n: int, noun: str) -> str:

@@ -263,7 +263,7 @@ def discover_release(version: str, cache: Cache, progress: Progress | None = Non
     discovery recorded in the cache); SourceUnavailable if the index does not have it."""
     from srcreview.source.sdist import VERSION_FILE, version_info
 
-    known = _recorded(cache, version)
+    known = recorded_release(cache, version)
     if known is not None and cache.lookup(KIND, f"{version}-{known.revision[:9]}") is not None:
         return known
     http, index = _index()
@@ -302,7 +302,8 @@ def discover_release(version: str, cache: Cache, progress: Progress | None = Non
     return pin
 
 
-def _recorded(cache: Cache, version: str) -> Pin | None:
+def recorded_release(cache: Cache, version: str) -> Pin | None:
+    """The pin an earlier discovery of `version` recorded in the cache (None if none, or damaged)."""
     raw = cache.read_bytes(f"{RELEASES}/{PROJECT}-{version}.json")
     if raw is None:
         return None

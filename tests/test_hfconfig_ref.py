@@ -69,3 +69,10 @@ def test_anything_else_is_invalid_recipe_data(tmp_path, text, revision, message)
         parse_model_ref(text, revision=revision, base_dir=tmp_path, where="recipe.toml:3")
     assert caught.value.exit_code == EXIT_DATA
     assert str(caught.value).startswith("recipe.toml:3: ") and message in str(caught.value)
+
+
+def test_a_home_path_without_a_home_is_invalid_data(monkeypatch):
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setattr("pwd.getpwuid", lambda uid: (_ for _ in ()).throw(KeyError(uid)))
+    with pytest.raises(DataError, match="no home directory to expand"):
+        parse_model_ref("~/models/x")

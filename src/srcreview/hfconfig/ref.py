@@ -65,7 +65,11 @@ def parse_model_ref(text: str, *, revision: str | None = None, base_dir: str | P
     if "://" in text:
         raise DataError(f"{prefix}model {shown} is a URL: give the Hub repository id (org/name) or a local directory")
     if text in (".", "..") or text.startswith(_PATH_PREFIXES):
-        return _local(text, base / Path(text).expanduser(), revision, prefix)
+        try:
+            path = Path(text).expanduser()
+        except RuntimeError:  # `~` with no home directory to expand it to
+            raise DataError(f"{prefix}model {shown}: no home directory to expand '~' to") from None
+        return _local(text, base / path, revision, prefix)
     name, at, pinned = text.partition("@")
     if not at and (base / text).is_dir():  # vLLM's own order: an existing directory wins over a Hub id
         return _local(text, base / text, revision, prefix)

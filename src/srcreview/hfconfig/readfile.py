@@ -2,7 +2,7 @@
 
 A model directory is the user's, and a Hub cache entry is a link to a blob: links are
 followed, but a FIFO, device or directory in a file's place is refused (opening a FIFO
-would block the review), and nothing past the size limit is read.
+would block the review), and no more than one byte past the size limit is read.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from srcreview.hfconfig.files import MAX_FILE_BYTES, ConfigUnavailable
 
 
 def read_regular_file(path: Path, name: str) -> bytes | None:
-    """The bytes of `path` (named `name` in reasons), None when it does not exist."""
+    """The bytes of `path` (named `name` in reasons), at most MAX_FILE_BYTES + 1 of them; None
+    when it does not exist."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -31,6 +32,4 @@ def read_regular_file(path: Path, name: str) -> bytes | None:
         raise ConfigUnavailable(f"{name} cannot be read: {exc.strerror or type(exc).__name__}") from None
     finally:
         os.close(fd)
-    if len(raw) > MAX_FILE_BYTES:
-        raise ConfigUnavailable(f"{name} is over the {MAX_FILE_BYTES}-byte limit")
-    return raw
+    return raw  # one byte past the limit at most: parse_document refuses it

@@ -1,0 +1,96 @@
+"""What vLLM takes for `--model` (and a draft's `speculative_config.model`): a Hub id or a directory.
+
+vLLM reads a local directory when the path exists and asks the Hugging Face Hub otherwise.
+srcreview decides the same way, from the recipe's directory rather than the server's working
+directory: a path written as a path (`/`, `./`, `../`, `~`) is a directory, a name that is a
+directory beside the recipe is one, and anything else must be a Hub id (`org/name`, optionally
+`org/name@revision`). Everything else is a recipe mistake (DataError, exit 65).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from srcreview.errors import DataError
+
+# The Hub's own rules (huggingface_hub.utils.validate_repo_id), ASCII only: one or two segments
+# of letters, digits, '-', '_' and '.', not starting or ending with '-' or '.', no '--' or '..'.
+_SEGMENT = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?"
+_REPO_ID = re.compile(rf"(?:{_SEGMENT}/)?{_SEGMENT}")
+_MAX_REPO_ID = 96
+# A branch, tag, `refs/pr/N` or commit id: git ref characters, no '..', no leading '-' or '/'.
+_REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]{0,254}")
+_PATH_PREFIXES = ("/", "./", "../", "~")
+
+
+class ModelRef(BaseModel):
+    """A model as a recipe names it. `path` (the resolved directory) is for reading only: it is
+    excluded from every serialisation and repr, so no local path reaches an output."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["hub", "local"]
+    text: str = Field(description="as written in the recipe")
+    repo_id: str | None = Field(None, description="the Hub repository (kind hub)")
+    revision: str | None = Field(None, description="the Hub revision asked for; None: the Hub's default branch")
+    path: Path | None = Field(None, exclude=True, repr=False)
+
+    @property
+    def shown(self) -> str:
+        """How messages name the model: the Hub id with its revision, or the path as written."""
+        if self.kind == "local":
+            return self.text
+        return f"{self.repo_id}@{self.revision}" if self.revision else str(self.repo_id)
+
+
+def parse_model_ref(text: str, *, revision: str | None = None, base_dir: str | Path | None = None,
+                    where: str = "") -> ModelRef:
+    """The ModelRef of `text` (a recipe's `model`), with `revision` from a separate key if the
+    recipe has one. Relative paths resolve against `base_dir` (the recipe's directory; default
+    the working directory). `where` ("recipe.toml:3") prefixes error messages."""
+    prefix = f"{where}: " if where else ""
+    if not isinstance(text, str) or not text.strip():
+        raise DataError(f"{prefix}model must be a Hugging Face Hub id (org/name) or a local directory")
+    shown = repr(text[:100])
+    if text != text.strip():
+        raise DataError(f"{prefix}model {shown} has leading or trailing spaces")
+    if revision is not None:
+        _check_revision(revision, prefix)
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+
+    if "://" in text:
+        raise DataError(f"{prefix}model {shown} is a URL: give the Hub repository id (org/name) or a local directory")
+    if text in (".", "..") or text.startswith(_PATH_PREFIXES):
+        try:
+            path = Path(text).expanduser()
+        except RuntimeError:  # `~` with no home directory to expand it to
+            raise DataError(f"{prefix}model {shown}: no home directory to expand '~' to") from None
+        return _local(text, base / path, revision, prefix)
+    name, at, pinned = text.partition("@")
+    if not at and (base / text).is_dir():  # vLLM's own order: an existing directory wins over a Hub id
+        return _local(text, base / text, revision, prefix)
+    if not _REPO_ID.fullmatch(name) or len(name) > _MAX_REPO_ID or "--" in name or ".." in name:
+        raise DataError(f"{prefix}model {shown} is neither a Hugging Face Hub id (org/name, at most "
+                        f"{_MAX_REPO_ID} characters) nor an existing directory")
+    if at:
+        _check_revision(pinned, prefix)
+        if revision is not None and revision != pinned:
+            raise DataError(f"{prefix}model {shown} pins revision {pinned!r} but the recipe's revision is {revision!r}")
+        revision = pinned
+    return ModelRef(kind="hub", text=text, repo_id=name, revision=revision)
+
+
+def _local(text: str, path: Path, revision: str | None, prefix: str) -> ModelRef:
+    if revision is not None:
+        raise DataError(f"{prefix}revision {revision!r} applies to a Hub id, not to the local directory {text!r}")
+    return ModelRef(kind="local", text=text, path=path.resolve())
+
+
+def _check_revision(revision: object, prefix: str) -> None:
+    if not isinstance(revision, str) or not _REVISION.fullmatch(revision) or ".." in revision \
+            or revision.endswith(("/", ".lock")):
+        raise DataError(f"{prefix}revision {str(revision)[:100]!r} is not a branch, tag or commit id")

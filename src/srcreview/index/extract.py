@@ -417,6 +417,8 @@ class _Builder:
             return []
         if isinstance(node, cst.Del):
             return [ir.OtherStmt(l, e, (self.expr(node.target),))]
+        if isinstance(node, (cst.Break, cst.Continue)):
+            return [ir.Jump(l, e, "break" if isinstance(node, cst.Break) else "continue")]
         return [ir.OtherStmt(l, e, ())]
 
     def note_instance_attrs(self, targets, value, annotation, line) -> None:

@@ -18,7 +18,7 @@ from srcreview.index.ir import Expr, Stmt
 
 # Bump whenever the shape or meaning of any fact changes: cached facts of another version are
 # rebuilt, never reused.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 
 class _Unknown:

@@ -325,6 +325,13 @@ class Def(Stmt):
 
 
 @_node
+class Jump(Stmt):
+    """`break` or `continue`: an unrolled loop must know where a path leaves its body."""
+
+    kind: str  # "break" | "continue"
+
+
+@_node
 class OtherStmt(Stmt):
     """del, global, pass, ...: the expressions it evaluates."""
 
@@ -335,7 +342,7 @@ class OtherStmt(Stmt):
 NODE_CLASSES = (
     Name, Constant, Attr, Keyword, Call, Starred, Compare, BoolOp, Not, Unary, BinOp, Subscript, Slice, Seq, Dict,
     IfExp, Lambda, Generator, Comp, Walrus, OtherExpr,
-    ExprStmt, Assign, AugAssign, If, For, While, WithItem, With, Handler, Try, Return, Raise, Assert, Def, OtherStmt,
+    ExprStmt, Assign, AugAssign, If, For, While, WithItem, With, Handler, Try, Return, Raise, Assert, Def, Jump, OtherStmt,
 )
 
 

@@ -131,11 +131,14 @@ class _Explorer:
         self.graph.add_edge(caller, callee, line=event.line, end_line=event.end_line, via=via, text=event.text)
 
 
-def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth: int | None = None) -> Trace:
-    """Feasible call paths from `entry` (to `sink`, if given) with the recipe's values bound."""
+def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth: int | None = None,
+          self_cls: str | None = None) -> Trace:
+    """Feasible call paths from `entry` (to `sink`, if given) with the recipe's values bound;
+    `self_cls` walks an inherited method with self of that class."""
     import networkx as nx
 
     entry_symbol, entry_self = entry_function(index, entry)
+    entry_self = self_cls or entry_self
     an = analyzer(index, bindings)
     explorer = _Explorer(index, an, sink)
     start = (entry_symbol.qualname, entry_self)

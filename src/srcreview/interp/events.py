@@ -18,7 +18,17 @@ class CallEvent:
     via: str  # "call" | "init" | "property" | "super"
     status: str  # "static" | "unresolved" | "external" | "builtin"
     reason: str = ""
-    args: tuple = field(default=(), compare=False)
+    args: tuple = field(default=(), compare=False)  # positional values, then keyword values
+    kwargs: tuple = field(default=(), compare=False)  # ((name, value), ...)
+
+    def argument(self, name: str, position: int | None = None):
+        """The value passed as keyword `name` (or at `position`), if the call passed one."""
+        found = next((v for k, v in self.kwargs if k == name), None)
+        if found is None and position is not None:
+            positional = self.args[: len(self.args) - len(self.kwargs)]
+            if position < len(positional):
+                found = positional[position]
+        return found
 
 
 @dataclass(frozen=True)
@@ -75,4 +85,27 @@ class RaiseEvent:
     end_line: int
     text: str
     conditions: tuple[Condition, ...]
-    in_loop: bool = False  # inside a loop body that may not run: reached only if it runs
+    in_loop: bool = False  # inside a loop body that may not run, or a try that may catch it
+    # for a call that raises: where the raise is, callee first ((qualname, path, line, end_line), ...)
+    chain: tuple = ()
+
+    @property
+    def certain(self) -> bool:
+        """Reached on the path the recipe decides: no undecided condition, nothing skipping it."""
+        return not self.conditions and not self.in_loop
+
+
+@dataclass(frozen=True)
+class StoreEvent:
+    """`x.attr = value`: where (the receiver, its config path when it has one), under which
+    undecided conditions of this walk."""
+
+    line: int
+    end_line: int
+    text: str
+    receiver: object
+    attr: str
+    value: object
+    conditions: tuple[Condition, ...]
+    path: tuple[str, ...] | None = None
+    in_loop: bool = False

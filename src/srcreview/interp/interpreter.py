@@ -12,6 +12,7 @@ the builtins (Python's own behaviour over constants).
 
 from __future__ import annotations
 
+from dataclasses import fields as dataclass_fields
 from dataclasses import replace
 
 from srcreview.index import ir
@@ -25,6 +26,7 @@ from srcreview.interp.events import (
     RaiseEvent,
     ReadEvent,
     ReturnEvent,
+    StoreEvent,
 )
 from srcreview.interp.resolver import Resolver
 from srcreview.interp.runtime import CAPABILITY_CALLS, PLATFORM_PREDICATES, ROOT_CONFIG, Runtime
@@ -34,6 +36,7 @@ from srcreview.interp.values import (
     Builtin,
     ClassRef,
     Const,
+    Derived,
     EnumMember,
     External,
     FuncRef,
@@ -52,6 +55,8 @@ from srcreview.interp.values import (
 )
 
 MAX_EVAL_DEPTH = 6
+_OBJ_FIELDS = dataclass_fields(Obj)
+MAX_UNROLL = 16  # a loop over a constant table of at most this many items is walked item by item
 
 
 def analyzer(index, bindings: dict) -> "Analyzer":
@@ -81,13 +86,16 @@ class Frame:
         self.decisions: list[Decision] = []
         self.returns: list[ReturnEvent] = []
         self.raises: list[RaiseEvent] = []
+        self.stores: list[StoreEvent] = []
         self.conds: list[Condition] = []
         self.env: dict[str, object] = {}
         self.narrowed: dict[str, object] = {}  # `self.x` -> its type inside `if isinstance(self.x, C):`
         self.env_reads: dict[str, tuple[int, int]] = {}  # env vars the recipe does not set, read here or below -> line
         self.current: tuple[int, int] = (fn.start_line, fn.start_line) if fn is not None else (1, 1)
         self.kwargs_param = fn.kwargs_param if fn is not None else None
-        self.loops = 0  # depth of loop bodies being walked that may not run
+        self.loops = 0  # depth of loop bodies being walked that may not run (or try bodies that may be caught)
+        self.raised: RaiseEvent | None = None  # a call in the current statement always raises (effects walks)
+        self.unrolled: set[str] = set()  # names bound to the items of a constant table walked item by item
         if fn is not None:
             self._bind_params(args or {})
 
@@ -151,12 +159,18 @@ class Frame:
         else:
             self.current = (s.line, s.end_line)
         if kind is ir.ExprStmt:
-            self.expr_stmt(s.value)
-            return False
+            self.effect(self.expr_stmt(s.value))
+            return self.ends_here(s)
         if kind is ir.Assign:
             value = self.ev(s.value) if s.value is not None else None
+            if s.value is not None:
+                value = self.effect(value)
+                if self.raised is not None:
+                    return self.ends_here(s)
             for target in s.targets:
-                self.bind(target, value if value is not None else Unknown("declaration"))
+                if s.value is None and isinstance(target, ir.Attr):
+                    continue  # `self.x: T` declares, stores nothing
+                self.bind(target, value if value is not None else Unknown("declaration"), s)
             return False
         if kind is ir.AugAssign:
             value = self.ev(s.value)
@@ -174,7 +188,9 @@ class Frame:
         if kind is ir.If:
             return self.if_stmt(s)
         if kind is ir.Return:
-            value = self.ev(s.value) if s.value is not None else NONE
+            value = self.effect(self.ev(s.value)) if s.value is not None else NONE
+            if self.raised is not None:
+                return self.ends_here(s)
             self.returns.append(ReturnEvent(s.line, s.end_line, value, tuple(self.conds)))
             return True
         if kind is ir.Raise:
@@ -202,7 +218,12 @@ class Frame:
             return self.block(s.body)
         if kind is ir.Try:
             saved_env, saved_conds = self._fork()
-            body_done = self.block(s.body)
+            caught = 1 if s.handlers else 0  # a raise in the body may be caught: never certain
+            self.loops += caught
+            try:
+                body_done = self.block(s.body)
+            finally:
+                self.loops -= caught
             if not body_done:
                 body_done = self.block(s.orelse)
             after_body = self.env
@@ -227,10 +248,23 @@ class Frame:
             for e in s.exprs:
                 self.ev(e)
             return False
-        return False
+        return False  # ir.Jump: the enclosing loop is walked as if the body ran on
+
+    def ends_here(self, s) -> bool:
+        """A statement whose call always raises ends its path (effects walks): it becomes a raise
+        here, naming the raise it comes from."""
+        raised, self.raised = self.raised, None
+        if raised is None:
+            return False
+        self.raises.append(RaiseEvent(s.line, s.end_line, raised.text, tuple(self.conds), self.loops > 0,
+                                      raised.chain))
+        return True
 
     def if_stmt(self, s) -> bool:
-        truth, reason = self.truth(self.ev(s.test))
+        test = self.effect(self.ev(s.test))
+        if self.raised is not None:
+            return self.ends_here(s)
+        truth, reason = self.truth(test)
         text = s.text
         test_line, test_end = s.test.line, s.test.end_line
         if truth is True:
@@ -284,6 +318,16 @@ class Frame:
         if iterable is not None:
             env_before = self.an.unset_env_reads
             it = self.force(self.ev(iterable))
+            items = it.value if isinstance(it, Const) and isinstance(it.value, (tuple, list)) else None
+            if target is not None and items and len(items) <= MAX_UNROLL and self.an.unset_env_reads == env_before \
+                    and not _jumps(body):
+                # a constant table: walk the body once per item, in order, with the item bound
+                self.unrolled.update(n.id for n in ir.iter_exprs(target) if isinstance(n, ir.Name))
+                for item in items:
+                    self.bind(target, Const(item))
+                    if self.block(body):
+                        return True
+                return self.block(orelse)
             if target is not None:
                 if self.an.unset_env_reads > env_before:
                     # items drawn from an env var the recipe does not set: not a table of names the
@@ -302,7 +346,7 @@ class Frame:
         self.env = self.env if certain else merge_envs([saved, self.env])
         return False
 
-    def bind(self, target, value) -> None:
+    def bind(self, target, value, stmt=None) -> None:
         if isinstance(target, ir.Name):
             if isinstance(value, Obj):
                 value = replace(value, alias=True)
@@ -312,13 +356,23 @@ class Frame:
             for i, elt in enumerate(elts):
                 self.bind(elt, item_of(value, i, len(elts)))
         elif isinstance(target, ir.Attr):
-            self.ev(target.value)  # the receiver is read, the attribute is stored
+            receiver = self.force(self.ev(target.value))  # the receiver is read, the attribute is stored
+            path = receiver.path + (target.attr,) if isinstance(receiver, Obj) and receiver.path is not None else None
+            line = stmt or target
+            self.stores.append(StoreEvent(line.line, line.end_line, ir.text(target), receiver, target.attr, value,
+                                          tuple(self.conds), path, self.loops > 0))
+            if path is not None:
+                self.an.stored(path, value, line)
+            elif isinstance(target.value, ir.Name) and isinstance(receiver, Derived) and receiver.path is None:
+                # a field set on an object built here (`cfg = CacheConfig(); cfg.x = v`)
+                self.env[target.value.id] = receiver.with_field(target.attr, value)
+                return
             if isinstance(target.value, ir.Name):
-                # `self.x = <constant>` in this walk: a later `self.x` here reads it (keyed by the
-                # dotted text, which no local name can take, so branches merge it like a local)
+                # `self.x = v` in this walk: a later `self.x` here reads it (keyed by the dotted
+                # text, which no local name can take, so branches merge it like a local)
                 key = f"{target.value.id}.{target.attr}"
-                forced = self.force(value)
-                if isinstance(forced, Const):
+                forced = self.force(value) if not isinstance(value, LazyCall) else value
+                if isinstance(forced, (Const, Obj)):
                     self.env[key] = forced
                 else:
                     self.env.pop(key, None)
@@ -327,8 +381,9 @@ class Frame:
             for sl in target.index:
                 self.ev(sl)
 
-    def expr_stmt(self, e) -> None:
-        # `xs.append(v)` on a local list grows it: `if unsupported:` later depends on it
+    def expr_stmt(self, e):
+        """Walk an expression statement; its value (`xs.append(v)` on a local list grows it:
+        `if unsupported:` later depends on it)."""
         if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and isinstance(e.func.value, ir.Name):
             name, method = e.func.value.id, e.func.attr
             current = self.env.get(name)
@@ -339,11 +394,11 @@ class Frame:
                 more = current.maybe_more if isinstance(current, ListVal) else False
                 if method == "append" or method == "insert":
                     self.env[name] = ListVal(n + 1, more)
-                    return
+                    return NONE
                 if method == "extend":
                     self.env[name] = ListVal(n, True)
-                    return
-        self.ev(e)
+                    return NONE
+        return self.ev(e)
 
     # -- expressions ---------------------------------------------------------------------------
     def ev(self, e):
@@ -360,7 +415,7 @@ class Frame:
         value = self.attr(receiver, e.attr, e, record=True)
         if isinstance(e.value, ir.Name):
             stored = self.env.get(f"{e.value.id}.{e.attr}")
-            if isinstance(stored, Const):
+            if isinstance(stored, (Const, Obj)):
                 return stored
         if self.narrowed:
             narrowed = self.narrowed.get(ir.text(e))
@@ -504,20 +559,47 @@ class Frame:
             return self.builtin_call(callee.name, arg_exprs, keywords, e)
         args = tuple(self.ev(a) for a in arg_exprs)
         kwargs = []
+        forwards = False  # a `**mapping` whose keys are not known (not the recipe's own table)
         static = isinstance(callee, (FuncRef, Ref, ClassRef))
         for keyword in keywords:
             value_expr = keyword.value
             value = self.ev(value_expr)
             if keyword.name is None:
+                spread = self.spread(value_expr, value)
+                if spread is not None:  # `f(**{name: v})` with names the source fixes
+                    kwargs.extend(spread)
+                    continue
                 # `f(**mapping)`: dynamic when the mapping is this function's own **kwargs (anything
                 # a caller passed) or when it goes where the analysis cannot follow
+                forwards = forwards or not (isinstance(value, Obj) and value.path is not None)
                 forwards_own = isinstance(value_expr, ir.Name) and value_expr.id == self.kwargs_param
                 if forwards_own or not static:
                     self.note_kwargs(value, value_expr, text)
             else:
                 kwargs.append((keyword.name, value))
         kwargs = tuple(kwargs)
-        return self.an.call_value(self, callee, args, kwargs, e, text)
+        return self.an.call_value(self, callee, args, kwargs, e, text, forwards)
+
+    def spread(self, expr, value):
+        """The named arguments of `**{"a": x, key: y}` when every key is a known string."""
+        if not isinstance(expr, ir.Dict) or any(k is None for k in expr.keys):
+            return None
+        out = []
+        for k, v in zip(expr.keys, expr.values):
+            key = self.force(self.ev(k))
+            if not (isinstance(key, Const) and isinstance(key.value, str)):
+                return None
+            out.append((key.value, self.ev(v)))
+        return out
+
+    def effect(self, value):
+        """In an effects walk, a call whose value is not needed still runs: its stores and an
+        always-raising callee matter. Elsewhere calls stay lazy."""
+        if not self.an.effects or not isinstance(value, LazyCall) or value.target is None:
+            return value
+        if not self.an.follows(value):
+            return value
+        return self.force(value)
 
     def note_kwargs(self, value, expr, text) -> None:
         self.dynamic.append(DynamicEvent("kwargs-forward", expr.line, expr.end_line, text, value))
@@ -530,8 +612,15 @@ class Frame:
             for extra in arg_exprs[2:]:
                 self.ev(extra)
             if isinstance(attr, Const) and isinstance(attr.value, str):
+                has = self.an.resolver.has_attribute(self.force(receiver), attr.value)
+                if name == "hasattr":
+                    return Const(has) if has is not None else Unknown(text)
                 if name == "getattr":
-                    value = self.attr(receiver, attr.value, e, record=True, kind="getattr-literal")
+                    if has is False and len(arg_exprs) >= 3:
+                        return self.ev(arg_exprs[2])  # the attribute cannot exist: the default
+                    from_table = isinstance(arg_exprs[1], ir.Name) and arg_exprs[1].id in self.unrolled
+                    value = self.attr(receiver, attr.value, e, record=True,
+                                      kind="getattr-table" if from_table else "getattr-literal")
                     if len(arg_exprs) >= 3 and isinstance(value, Unknown):
                         return Unknown(f"{text}")
                     return value
@@ -646,6 +735,37 @@ class Analyzer:
         self.unset_env_reads = 0  # env vars read as unset (an assumption), so far
         self.depth = 0
         self.stack: list[Frame] = []  # frames being walked, innermost last
+        # an effects walk runs the calls whose values are not needed (construction: stores and
+        # raises matter); `constructing` also records config stores on the runtime's heap
+        self.effects = False
+        self.constructing = False
+        self.construction = None  # srcreview.interp.construction.Construction, once prepared
+
+    def prepare(self):
+        """Walk the engine's config construction once (srcreview.interp.construction): every
+        later question reads the config as the engine built it."""
+        if self.construction is None:
+            from srcreview.interp.construction import Construction, build
+
+            self.construction = Construction(False)  # a question asked while building sees no build
+            self.construction = build(self)
+        return self.construction
+
+    def frame_for(self, qualname: str, self_obj, args: dict | None = None) -> Frame:
+        """The walk of a function with `self` bound to a given object (cached)."""
+        key = (qualname, "obj", _value_key(self_obj), _args_key(args))
+        frame = self._summaries.get(key)
+        if frame is None:
+            symbol = self.index.resolve(qualname)
+            info = self.index.function_at(symbol)
+            frame = Frame(self, info.module, info.facts, symbol, self_obj, args)
+            self._summaries[key] = frame
+            self.depth += 1
+            try:
+                frame.run()
+            finally:
+                self.depth -= 1
+        return frame
 
     # -- walks -------------------------------------------------------------------------------
     def summary(self, qualname: str, self_cls: str | None = None, args: dict | None = None) -> Frame:
@@ -675,9 +795,42 @@ class Analyzer:
             return Unknown(f"{symbol.local}(): evaluation depth")
         info = self.index.function_at(symbol)
         fn = info.facts
+        self_obj, bound = self.bind_arguments(fn, target.bound, args, kwargs)
+        key = (symbol.qualname, _value_key(self_obj), _args_key(bound))
+        runtime = self.runtime
+        if key in self._returns:
+            value, env_reads, platform, raised = self._returns[key]
+            runtime.platform_calls += platform
+            self._note_env(env_reads)
+            self._note_raised(raised)
+            return value
+        self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0, None)
+        platform_before = runtime.platform_calls
+        self.depth += 1
+        try:
+            frame = Frame(self, info.module, fn, symbol, self_obj, bound)
+            frame.run()
+        finally:
+            self.depth -= 1
+        value = self.returns_of(frame, fn)
+        raised = None
+        if self.effects and not frame.returns and frame.raises:
+            first = frame.raises[0]
+            raised = RaiseEvent(first.line, first.end_line, first.text, (), False,
+                                ((symbol.qualname, symbol.path, first.line, first.end_line),) + first.chain)
+        self._returns[key] = (value, tuple(sorted(frame.env_reads)), int(runtime.platform_calls > platform_before),
+                              raised)
+        self._note_env(frame.env_reads)
+        self._note_raised(raised)
+        return value
+
+    @staticmethod
+    def bind_arguments(fn, receiver, args: tuple, kwargs: tuple):
+        """(self object, {parameter: value}) for a call of `fn` on `receiver` with these
+        arguments; literal defaults fill the parameters the call leaves out."""
         bound = {}
         params = list(fn.params)
-        self_obj = target.bound
+        self_obj = receiver
         if isinstance(self_obj, ClassRef) and not fn.is_classmethod:
             self_obj = None  # Class.method(instance, ...): the instance comes as the first argument
         if params and fn.owner and not fn.is_staticmethod and (self_obj is not None or fn.is_classmethod):
@@ -699,25 +852,71 @@ class Analyzer:
                     bound[p.name] = Const(ast.literal_eval(p.default))
                 except (ValueError, SyntaxError):
                     pass
-        key = (symbol.qualname, _value_key(self_obj), _args_key(bound))
-        runtime = self.runtime
-        if key in self._returns:
-            value, env_reads, platform = self._returns[key]
-            runtime.platform_calls += platform
-            self._note_env(env_reads)
-            return value
-        self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0)
-        platform_before = runtime.platform_calls
-        self.depth += 1
+        return self_obj, bound
+
+    def _note_raised(self, raised) -> None:
+        """A callee that raises on every path ends the caller's statement (effects walks)."""
+        if raised is not None and self.effects and self.stack:
+            self.stack[-1].raised = raised
+
+    def follows(self, lazy: LazyCall) -> bool:
+        """Whether an effects walk runs a call it does not need the value of: a method of a
+        config object, or an in-tree function handed one (where construction stores and
+        validation raises happen); never anything else, so the walk stays small."""
+        target = lazy.target
+        if isinstance(target, FuncRef) and isinstance(target.bound, Obj) and target.bound.path is not None:
+            return True
+        if isinstance(target, (FuncRef, Ref)):
+            return any(isinstance(a, Obj) and a.path is not None for a in lazy.args) or \
+                any(isinstance(v, Obj) and v.path is not None for _, v in lazy.kwargs)
+        return False
+
+    def path_conditions(self) -> tuple:
+        """The undecided conditions of every frame being walked: what a store or raise here rests on."""
+        return tuple(c for frame in self.stack for c in frame.conds)
+
+    def stored(self, path, value, node) -> None:
+        """A config field stored during construction: later reads see it (an Unknown when the
+        store is conditional). The recipe's own values are taken as final."""
+        if not self.constructing or ".".join(path) in self.runtime.bindings:
+            return
+        conditional = self.path_conditions() or any(f.loops for f in self.stack)
+        if conditional:
+            where = self.stack[-1].symbol.local if self.stack and self.stack[-1].symbol else "construction"
+            self.runtime.heap[tuple(path)] = Unknown(f"{'.'.join(path)} may be set by {where} "
+                                                     f"(line {node.line}) under an undecided condition")
+            return
+        forced = self.force(value) if not isinstance(value, LazyCall) else Unknown(
+            f"{'.'.join(path)} is set from a call while the engine builds its config")
+        if isinstance(forced, Const):
+            forced = Const(forced.value, origin=tuple(path))
+        self.runtime.heap[tuple(path)] = forced
+
+    def construct(self, entries, keep: bool = False) -> list[Frame]:
+        """Walk what runs while the engine builds its config (each `(method qualname, self)`
+        of `entries`, in order) as an effects walk: config stores land on the runtime's heap,
+        raises are kept. Walks cached before are dropped: they read the config before it was
+        built."""
+        frames = []
+        self.effects = self.constructing = True
         try:
-            frame = Frame(self, info.module, fn, symbol, self_obj, bound)
-            frame.run()
+            for qualname, self_obj in entries:
+                symbol = self.index.resolve(qualname)
+                info = self.index.function_at(symbol)
+                frame = Frame(self, info.module, info.facts, symbol, self_obj, {})
+                self.depth += 1
+                try:
+                    frame.run()
+                finally:
+                    self.depth -= 1
+                frames.append(frame)
         finally:
-            self.depth -= 1
-        value = self.returns_of(frame, fn)
-        self._returns[key] = (value, tuple(sorted(frame.env_reads)), int(runtime.platform_calls > platform_before))
-        self._note_env(frame.env_reads)
-        return value
+            self.effects = self.constructing = False
+            if not keep:  # the walks read the config before it was built
+                self._summaries.clear()
+                self._returns.clear()
+                self.resolver.forget()
+        return frames
 
     def returns_of(self, frame: Frame, fn):
         values = [r.value for r in frame.returns]
@@ -775,31 +974,36 @@ class Analyzer:
         return builtins.builtin_value(name, [self.force(a) for a in args], text, self.resolver, self.truth)
 
     # -- calls ---------------------------------------------------------------------------------
-    def call_value(self, frame: Frame, callee, args, kwargs, e, text):
+    def call_value(self, frame: Frame, callee, args, kwargs, e, text, forwards: bool = False):
         """Record a call in `frame` and give its value (lazy for in-tree functions)."""
         line, end = e.line, e.end_line
+        values = args + tuple(v for _, v in kwargs)
+        if self.runtime.is_replace(callee, self.index):
+            frame.calls.append(CallEvent(line, end, text, callee, "call", "static" if not isinstance(callee, External)
+                                         else "builtin", args=values, kwargs=kwargs))
+            return self.derive(args, kwargs, text)
         if isinstance(callee, Ref):
-            frame.calls.append(CallEvent(line, end, text, callee, "call", "static", args=args + tuple(v for _, v in kwargs)))
+            frame.calls.append(CallEvent(line, end, text, callee, "call", "static", args=values, kwargs=kwargs))
             return LazyCall(callee, args, kwargs, text)
         if isinstance(callee, FuncRef):
-            frame.calls.append(CallEvent(line, end, text, callee, callee.via, "static", args=args + tuple(v for _, v in kwargs)))
+            frame.calls.append(CallEvent(line, end, text, callee, callee.via, "static", args=values, kwargs=kwargs))
             return LazyCall(callee, args, kwargs, text)
         if isinstance(callee, ClassRef):
-            frame.calls.append(CallEvent(line, end, text, callee, "init", "static", args=args + tuple(v for _, v in kwargs)))
-            return self.instantiate(callee.qualname, args)
+            frame.calls.append(CallEvent(line, end, text, callee, "init", "static", args=values, kwargs=kwargs))
+            return self.instantiate(callee.qualname, args, kwargs, forwards=forwards)
         if isinstance(callee, External):
             if callee.name in ("os.getenv", "os.environ.get") and args and isinstance(self.force(args[0]), Const):
                 default = args[1] if len(args) > 1 else NONE
                 return self.env_value(self.force(args[0]).value, default)
             frame.calls.append(CallEvent(line, end, text, callee, "call", "external",
-                                         f"{callee.name} is outside the tree", args=args + tuple(v for _, v in kwargs)))
+                                         f"{callee.name} is outside the tree", args=values, kwargs=kwargs))
             return Unknown(f"{callee.name}() is outside the tree")
         if isinstance(callee, BoundBuiltin):
             value = builtins.bound_builtin(callee, [self.force(a) for a in args])
             if isinstance(value, Unknown):  # never drop a call silently: it stays in the graph, unresolved
                 frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved",
                                              f"method {callee.name} of a {type(callee.receiver).__name__} value",
-                                             args=args + tuple(v for _, v in kwargs)))
+                                             args=values, kwargs=kwargs))
             return value
         if isinstance(callee, LazyCall):
             callee = self.force(callee)
@@ -817,28 +1021,52 @@ class Analyzer:
                 reason = f"{callee.cls.rsplit('.', 1)[-1]} is outside the tree or has no such method"
             else:
                 reason = f"{callee.origin or 'value'} has no resolvable type"
-            frame.calls.append(CallEvent(line, end, text, None, "call", status, reason, args=args + tuple(v for _, v in kwargs)))
+            frame.calls.append(CallEvent(line, end, text, None, "call", status, reason, args=values, kwargs=kwargs))
             return Unknown(f"{text}: {reason}")
         reason = callee.reason if isinstance(callee, Unknown) else f"callee is {type(callee).__name__}"
-        frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=args + tuple(v for _, v in kwargs)))
+        frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=values, kwargs=kwargs))
         return Unknown(f"{text}: {reason}")
 
-    def instantiate(self, qualname: str, args=()):
-        """`Class(...)`: an instance (VllmConfig at the root config path), a capability constant."""
+    def derive(self, args, kwargs, text):
+        """`replace(obj, **fields)`: the copy with those fields set (pytype's dataclass overlay).
+        A copy of the root config with a new model config runs its post-init again: what it
+        does not set may be rewritten (the runtime model says which fields trigger that)."""
+        if len(args) != 1:
+            return Unknown(f"{text}: not a replace of one object")
+        base = self.force(args[0])
+        if isinstance(base, Union) and all(isinstance(o, Obj) for o in base.options):
+            return union([self.derive((o,), kwargs, text) for o in base.options])
+        if not isinstance(base, Obj):
+            return Unknown(f"{text}: a replace of a value of unknown type")
+        fields = {}
+        if isinstance(base, Derived):
+            fields.update(base.overrides)
+        fields.update(dict(kwargs))
+        reinit = base.reinit if isinstance(base, Derived) else ""
+        trigger = self.runtime.reinit_reason(base, kwargs)
+        if trigger:
+            reinit = trigger
+        plain = {f.name: getattr(base, f.name) for f in _OBJ_FIELDS}
+        plain.update(alias=False, receiver=None, origin=f"replace({base.origin or 'config'})")
+        return Derived(**plain, overrides=tuple(fields.items()), reinit=reinit)
+
+    def instantiate(self, qualname: str, args=(), kwargs=(), forwards: bool = False):
+        """`Class(...)`: an instance built with those keywords (the root config at its path), a
+        capability constant. Positional or forwarded arguments make its other fields unknown."""
         capability = self.runtime.device_capability(qualname, args, self.force)
         if capability is not None:
             return capability
         short = qualname.rsplit(".", 1)[-1]
-        return Obj(cls=qualname, nonnull=True,
-                   path=self.runtime.config_path_for(qualname) if short == ROOT_CONFIG else None,
-                   origin=f"{short}(...)")
+        return Derived(cls=qualname, nonnull=True,
+                       path=self.runtime.config_path_for(qualname) if short == ROOT_CONFIG else None,
+                       origin=f"{short}(...)", overrides=tuple(kwargs), opaque=bool(args) or forwards)
 
     def evaluate_call(self, lazy: LazyCall):
         target = lazy.target
         if isinstance(target, Ref):
             target = self.force(target)
         if isinstance(target, ClassRef):
-            return self.instantiate(target.qualname, lazy.args)
+            return self.instantiate(target.qualname, lazy.args, lazy.kwargs)
         if isinstance(target, FuncRef):
             return self.return_value(target, lazy.args, lazy.kwargs)
         if isinstance(target, Const):
@@ -859,6 +1087,18 @@ class Analyzer:
         for frame in self.stack:
             for name in names:
                 frame.env_reads.setdefault(name, frame.current)
+
+
+def _jumps(body) -> bool:
+    """Whether a loop body breaks or continues (outside loops nested in it)."""
+    for stmt in body:
+        if isinstance(stmt, ir.Jump):
+            return True
+        if isinstance(stmt, (ir.For, ir.While)):
+            continue
+        if any(_jumps(block) for block in ir.blocks(stmt)):
+            return True
+    return False
 
 
 def _args_key(args) -> tuple:

@@ -16,11 +16,13 @@ from srcreview.errors import DataError
 from srcreview.index import ir
 from srcreview.index.facts import UNKNOWN
 from srcreview.interp.builtins import BUILTIN_NAMES, const_attr
+from srcreview.interp.runtime import UNDECIDED, factory_class, static_default
 from srcreview.interp.values import (
     NONE,
     Builtin,
     ClassRef,
     Const,
+    Derived,
     EnumMember,
     External,
     FuncRef,
@@ -42,6 +44,7 @@ class Resolver:
         self.interp = interp  # evaluates the expressions that give a name its value
         self._canon: dict = {}
         self._instance_attr: dict = {}
+        self._root_args: dict = {}
 
     def global_name(self, module, name: str, scope: str):
         """What a name not bound locally refers to in `scope` of `module`: a nested definition,
@@ -145,14 +148,25 @@ class Resolver:
         return Unknown(f"attribute {name} of an unknown value")
 
     def obj_attr(self, obj: Obj, name: str):
-        """An attribute of an instance: its method (a property is a lazy call), the recipe's
-        value at its config path, or an instance typed from the field's annotation."""
+        """An attribute of an instance: a known attribute of a derived object, its method (a
+        property is a lazy call), the config value at its path (stored while the engine built
+        its config, set by the recipe, or the default the engine gives it), or an instance
+        typed from the field's annotation."""
+        if isinstance(obj, Derived):
+            known = obj.override(name)
+            if known is not None:
+                cls = self.canonical(obj.cls) if isinstance(obj.cls, str) and obj.origin.endswith("(...)") else None
+                if cls and self.runtime.self_set(cls, name):
+                    # built with it, but the class's own hooks (not walked) may rewrite it
+                    return Unknown(f"{cls.rsplit('.', 1)[-1]}.{name} may be rewritten by its own hooks")
+                return known
         path = obj.path + (name,) if obj.path is not None else None
         if isinstance(obj.cls, tuple):  # a deferred type stays deferred: reading it parses nothing
             return Obj(cls=("attr", obj.cls, name), path=path, receiver=obj, origin=f"{obj.origin}.{name}")
         cls = self.canonical(obj.cls)
         info = self.index._class_info_abs(cls) if cls else None
         value_type = None
+        f = None
         if info is not None:
             method = info.methods.get(name)
             if method is not None:
@@ -167,18 +181,135 @@ class Resolver:
                     value_type = self.obj_for_annotation(f.annotation_expr, owner_module, "", name)
             else:
                 value_type = self.instance_attr(info, name)
-        bound = self.runtime.binding(path)
+        value = self._config_value(obj, path, info, f, value_type)
+        if value is None:
+            if isinstance(value_type, Obj):
+                value = replace(value_type, path=path if path is not None else value_type.path,
+                                nonnull=value_type.nonnull or (path is not None and ".".join(path) in self.runtime.prefix_keys),
+                                owner=cls, attr=name, receiver=obj, alias=False)
+            elif value_type is not None and not isinstance(value_type, Unknown):
+                value = value_type
+            else:
+                value = Obj(cls=None, path=path, owner=cls, attr=name, receiver=obj,
+                            nonnull=path is not None and ".".join(path) in self.runtime.prefix_keys,
+                            origin=f"{(cls or '?').rsplit('.', 1)[-1]}.{name}")
+        if isinstance(obj, Derived) and obj.reinit:
+            # the copy's post-init hooks ran again: what it did not set may have been rewritten
+            if isinstance(value, Obj):
+                return Derived(**{**_obj_fields(value), "overrides": (), "reinit": obj.reinit})
+            return Unknown(obj.reinit)
+        return value
+
+    def _config_value(self, obj, path, info, f, value_type):
+        """The value of a field (None: not known here). On EngineArgs: the recipe's value of
+        that engine key, else the field's declared default. On a config path: what was stored
+        while the engine validated its config, the recipe's value, else what the engine passes
+        when the recipe leaves it unset: the default of the engine key that lands there, the
+        root `VllmConfig(...)` argument when it is a constant, or the field's declared default
+        when the engine passes nothing for it. In a tree without EngineArgs, no default."""
+        runtime = self.runtime
+        engine = runtime.engine_class()
+        if engine is None or f is None or info is None:
+            if path is not None and tuple(path) in runtime.heap:
+                return runtime.heap[tuple(path)]
+            return runtime.binding(path) if path is not None else None
+        if info.qualname == engine.qualname:
+            bound = runtime.binding((f.name,))
+            if bound is not None:
+                return bound
+            if f.name in runtime.prefix_keys:
+                return None  # the recipe sets keys of this table (speculative_config)
+            if runtime.self_set(engine.qualname, f.name):
+                return None  # EngineArgs fills it in itself (`_set_default_args`)
+            value = static_default(self.index, info, f)
+            return Const(value, origin=(f.name,)) if value is not UNDECIDED else None
+        if path is None:
+            return None
+        key = tuple(path)
+        if key in runtime.heap:
+            return runtime.heap[key]
+        bound = runtime.binding(path)
         if bound is not None:
             return bound
-        if isinstance(value_type, Obj):
-            return replace(value_type, path=path if path is not None else value_type.path,
-                           nonnull=value_type.nonnull or (path is not None and ".".join(path) in self.runtime.prefix_keys),
-                           owner=cls, attr=name, receiver=obj, alias=False)
-        if value_type is not None and not isinstance(value_type, Unknown):
-            return value_type
-        return Obj(cls=None, path=path, owner=cls, attr=name, receiver=obj,
-                   nonnull=path is not None and ".".join(path) in self.runtime.prefix_keys,
-                   origin=f"{(cls or '?').rsplit('.', 1)[-1]}.{name}")
+        if ".".join(path) in runtime.prefix_keys:
+            return None  # the recipe sets fields under it: it exists, whatever its default
+        owner = self.owner_class(info, f.owner)
+        if runtime.self_set(owner, f.name):
+            return None  # the class's own hooks may set it
+        decided, value = runtime.engine_default(path)
+        if decided:
+            return Const(value, origin=key) if value is not UNDECIDED else None
+        if len(key) == 1:
+            passed = self.root_argument(key[0])
+            if passed is not _NOT_PASSED:
+                return Const(passed.value, origin=key) if isinstance(passed, Const) else None
+        if runtime.constructed(owner, f.name):
+            return None  # the engine passes it while it builds the config: not the declared default
+        value = static_default(self.index, info, f)
+        if value is not UNDECIDED:
+            return Const(value, origin=key)
+        if factory_class(f) is not None and isinstance(value_type, Obj):
+            return replace(value_type, path=key, nonnull=True, alias=False)
+        return None
+
+    def root_argument(self, name: str):
+        """The value create_engine_config passes as `VllmConfig(<name>=...)` (forced), or
+        _NOT_PASSED; computed once per name, walking the builder with the recipe's engine args."""
+        if name in self._root_args:
+            return self._root_args[name]
+        self._root_args[name] = Unknown(f"{name}: being computed")  # a cycle reads it as unknown
+        engine = self.runtime.engine_class()
+        builder = engine.methods.get("create_engine_config") if engine is not None else None
+        value = _NOT_PASSED
+        if builder is not None:
+            frame = self.interp.frame_for(builder.qualname, Obj(cls=engine.qualname, nonnull=True, origin="self"))
+            call = next((c for c in frame.calls if _names_root(c.target)), None)
+            if call is not None:
+                given = next((v for k, v in call.kwargs if k == name), _NOT_PASSED)
+                value = self.interp.force(given) if given is not _NOT_PASSED else _NOT_PASSED
+        self._root_args[name] = value
+        return value
+
+    def owner_class(self, info, owner_local: str) -> str:
+        """The qualname of the class in `info`'s MRO that declares a member."""
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            if symbol is not None and symbol.local == owner_local:
+                return symbol.qualname
+        return info.qualname
+
+    def forget(self) -> None:
+        """Drop instance types computed before the engine's config was built."""
+        self._instance_attr.clear()
+
+    def has_attribute(self, value, name: str) -> bool | None:
+        """`hasattr(value, name)` when the source decides it: True for a known attribute, a
+        method, a field or a class attribute; False only when the class and every base are in
+        the tree, none defines `__getattr__` and nothing assigns that name; None otherwise."""
+        if isinstance(value, Derived) and value.override(name) is not None:
+            return True
+        if not isinstance(value, Obj) or not isinstance(value.cls, str):
+            return None
+        cls = self.canonical(value.cls)
+        info = self.index._class_info_abs(cls) if cls else None
+        if info is None:
+            return None
+        if name in info.methods or info.field(name) is not None or name in info.constants:
+            return True
+        closed = True
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            if symbol is None:
+                closed = qual in ("object", "builtins.object")
+                if not closed:
+                    break
+                continue
+            facts = self.index.module(symbol.module).classes[symbol.local]
+            if any(a.attr == name for a in facts.instance_attrs):
+                return None  # assigned in some method: present only once that ran
+        if not closed or "__getattr__" in info.methods or "__getattribute__" in info.methods:
+            return None
+        return False
 
     def owner_module(self, info, owner_local: str) -> str:
         """The module of the class in `info`'s MRO that declares a member (by its local name)."""
@@ -228,7 +359,7 @@ class Resolver:
                 if isinstance(value, LazyCall) and isinstance(value.target, Ref):
                     target = self.interp.force(value.target)
                     if isinstance(target, ClassRef):
-                        value = self.interp.instantiate(target.qualname, value.args)
+                        value = self.interp.instantiate(target.qualname, value.args, value.kwargs)
                     else:
                         value = Obj(cls=("returns", value.target.dotted), origin=f"self.{name}")
                 elif isinstance(value, (LazyCall, Ref)):
@@ -444,3 +575,21 @@ def self_class(index, symbol) -> str | None:
     if fn.owner and not fn.is_staticmethod:
         return f"{symbol.module}.{fn.owner}"
     return None
+
+
+_NOT_PASSED = object()
+
+
+def _names_root(target) -> bool:
+    """A call target naming the root config class (`VllmConfig(...)`)."""
+    from srcreview.interp.runtime import ROOT_CONFIG
+
+    name = target.qualname if isinstance(target, (ClassRef, FuncRef)) else target.dotted if isinstance(target, Ref) else ""
+    return name.rsplit(".", 1)[-1] == ROOT_CONFIG
+
+
+def _obj_fields(value: Obj) -> dict:
+    """The fields of an Obj (or Derived) as constructor arguments for a Derived copy."""
+    from dataclasses import fields
+
+    return {f.name: getattr(value, f.name) for f in fields(Obj)}

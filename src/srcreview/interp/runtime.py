@@ -40,6 +40,19 @@ PLATFORM_PREDICATES = {
     "is_cuda": ("cuda",), "is_cuda_alike": ("cuda", "rocm"), "is_rocm": ("rocm",), "is_xpu": ("xpu",),
     "is_cpu": ("cpu",), "is_tpu": ("tpu",), "is_zen_cpu": (), "is_out_of_tree": (), "is_unspecified": (),
 }
+# functions that copy a config dataclass with some fields changed (modelled as `Derived`)
+REPLACE_FUNCTIONS = ("dataclasses.replace", "copy.replace", "vllm.config.utils.replace")
+# fields of the root config whose change in a copy runs its post-init hooks again (the draft's
+# model config: per-architecture hooks may rewrite the backend and KV dtype of the copy)
+REINIT_FIELDS = ("model_config",)
+# the model runners: runner -> (module, runner class, attribute holding its speculative
+# component, the method that loads the models). Which class the attribute holds, and whether
+# the load method loads a draft model through it, is derived from the source (interp.drafting).
+RUNNERS = {
+    "v1": ("vllm.v1.worker.gpu_model_runner", "GPUModelRunner", "drafter", "load_model"),
+    "v2": ("vllm.v1.worker.gpu.model_runner", "GPUModelRunner", "speculator", "load_model"),
+}
+MODEL_LOADER = "model_loader.get_model"  # builds a model with the current config: the draft's sink
 ENV_TABLE = "environment_variables"  # vllm.envs: name -> lambda read by the module's __getattr__
 _NVIDIA_WORDS = ("nvidia", "geforce", "rtx", "tesla", "quadro")
 
@@ -56,6 +69,11 @@ class Runtime:
         # every proper prefix of a bound key: the config objects the recipe sets something under
         self.prefix_keys = {k.rsplit(".", i)[0] for k in self.bindings for i in range(1, k.count(".") + 1)}
         self._prefixes: dict[str, str] | None = None
+        # config fields stored while the engine constructs its config (VllmConfig.__post_init__
+        # and the validators it runs), path -> value: they overlay every later read
+        self.heap: dict[tuple[str, ...], object] = {}
+        self._engine = None
+        self.walked: set[str] = set()  # config classes whose hooks the construction walk models
 
     # -- config values -------------------------------------------------------------------------
     def binding(self, path) -> Const | None:
@@ -64,8 +82,50 @@ class Runtime:
             return None
         key = ".".join(path)
         if key in self.bindings:
-            return Const(self.bindings[key])
+            return Const(self.bindings[key], origin=tuple(path))
         return None
+
+    def engine_class(self):
+        """The EngineArgs ClassInfo of this revision (None when absent or ambiguous)."""
+        if self._engine is None:
+            from srcreview.errors import DataError
+
+            try:
+                self._engine = self.index.class_info(ENGINE_CLASS) or False
+            except DataError:
+                self._engine = False
+        return self._engine or None
+
+    def engine_default(self, path) -> tuple[bool, object]:
+        """(decided, value) for a config path an engine key lands on (create_engine_config):
+        the recipe leaves that key unset, so the engine passes the EngineArgs field's declared
+        default (through its normaliser when the evaluator decides it). (False, None) when no
+        engine key lands there; (True, UNDECIDED) when its default is not static."""
+        where = engine_paths(self.index).get(".".join(path))
+        engine = self.engine_class()
+        if where is None or engine is None:
+            return False, None
+        f = engine.field(where.key)
+        value = static_default(self.index, engine, f) if f is not None else _UNDECIDED
+        if value is not _UNDECIDED and where.via is not None:
+            from srcreview.interp.values import EnumMember
+
+            value = _through(self.index, where.via, value)
+            if isinstance(value, EnumMember):
+                value = value.name
+        return True, value
+
+    def constructed(self, cls: str, field: str) -> bool:
+        """Whether something other than the declared default may set `field` of a `cls` while
+        the engine builds its config: the engine passes it (a keyword of a `SomethingConfig(...)`
+        call, or a key of a dict it fills, in EngineArgs' methods), or the class sets it itself
+        (`self.field = ...` in one of its methods: its own hooks, which are not walked)."""
+        fields = constructed_fields(self.index)
+        return (cls.rsplit(".", 1)[-1], field) in fields or ("*", field) in fields or self.self_set(cls, field)
+
+    def self_set(self, cls: str, field: str) -> bool:
+        """Whether the class's own methods assign the field (hooks the construction does not walk)."""
+        return cls not in self.walked and field in self_written(self.index, cls)
 
     def config_path_for(self, cls: str | None) -> tuple[str, ...] | None:
         """Where instances of a config class sit under VllmConfig, for binding lookups."""
@@ -101,6 +161,27 @@ class Runtime:
                         if len(names) == 1:
                             self._prefixes.setdefault(names[0], f.name)
         return self._prefixes
+
+    @staticmethod
+    def is_replace(callee, index) -> bool:
+        """Whether a callee copies a dataclass with fields changed (REPLACE_FUNCTIONS)."""
+        from srcreview.interp.values import External, FuncRef, Ref
+
+        if isinstance(callee, External):
+            return callee.name in REPLACE_FUNCTIONS
+        if isinstance(callee, Ref):
+            symbol = index.resolve(callee.dotted)
+            return symbol is not None and symbol.qualname in REPLACE_FUNCTIONS
+        return isinstance(callee, FuncRef) and callee.qualname in REPLACE_FUNCTIONS
+
+    @staticmethod
+    def reinit_reason(base, kwargs) -> str:
+        """Why a copy of `base` with `kwargs` set may differ beyond those fields (REINIT_FIELDS)."""
+        if base.path == () and any(name in REINIT_FIELDS for name, _ in kwargs):
+            names = ", ".join(name for name, _ in kwargs if name in REINIT_FIELDS)
+            return (f"the copy of VllmConfig with a new {names} runs its post-init again: the model's "
+                    "architecture hooks may rewrite what the copy does not set")
+        return ""
 
     # -- environment -----------------------------------------------------------------------------
     def env_binding(self, name) -> Const | None:
@@ -271,6 +352,109 @@ def config_bindings(index, bindings: dict, gpu: str | None = None) -> dict:
 
 
 _UNDECIDED = object()
+UNDECIDED = _UNDECIDED  # a default that is not static: the field stays unbound
+
+
+def engine_paths(index) -> dict[str, KeyPath]:
+    """Config path -> the engine key create_engine_config puts there (key_paths reversed)."""
+    return _memo(index, "engine_paths", lambda: {kp.path: kp for kp in key_paths(index).values()})
+
+
+def constructed_fields(index) -> frozenset:
+    """(config class short name, field) passed by keyword to `SomethingConfig(...)` in the
+    methods of EngineArgs, and ("*", key) for keys it merges into a dict of keyword arguments:
+    the fields the engine sets while it builds its config."""
+    def compute():
+        from srcreview.errors import DataError
+
+        try:
+            engine = index.class_info(ENGINE_CLASS)
+        except DataError:
+            return frozenset()
+        out = set()
+        for method in (engine.methods.values() if engine is not None else ()):
+            fn = index.function(method.qualname)
+            if fn is None:
+                continue
+            for call in iter_calls(fn.facts.body):
+                name = (dotted(call.func) or "").split(".")[-1]
+                if name.endswith("Config"):
+                    out.update((name, k.name) for k in call.keywords if k.name)
+            for call in iter_calls(fn.facts.body):
+                # keys merged into a dict of keyword arguments: `cfg.update({"target_model_config": x})`
+                if isinstance(call.func, ir.Attr) and call.func.attr == "update" and call.args \
+                        and isinstance(call.args[0], ir.Dict):
+                    out.update(("*", k.value) for k in call.args[0].keys
+                               if isinstance(k, ir.Constant) and isinstance(k.value, str))
+            for stmt in iter_statements(fn.facts.body):
+                # `cfg["key"] = x`
+                if isinstance(stmt, ir.Assign):
+                    for target in stmt.targets:
+                        if isinstance(target, ir.Subscript) and len(target.index) == 1 \
+                                and isinstance(target.index[0], ir.Constant) and isinstance(target.index[0].value, str):
+                            out.add(("*", target.index[0].value))
+        return frozenset(out)
+
+    return _memo(index, "constructed_fields", compute)
+
+
+def self_written(index, cls: str) -> frozenset:
+    """The attributes a class (or a base in the tree) assigns on `self` in its methods."""
+    def compute():
+        info = index._class_info_abs(cls)
+        out = set()
+        for qual in (info.linearization if info is not None else ()):
+            symbol = index._class_symbol(qual)
+            if symbol is None:
+                continue
+            facts = index.module(symbol.module).classes[symbol.local]
+            out.update(a.attr for a in facts.instance_attrs)
+        return frozenset(out)
+
+    return _memo(index, f"self_written:{cls}", compute)
+
+
+def static_default(index, info, f):
+    """A field's declared default when the source fixes it: a literal, `Field(default=x)` /
+    `field(default=x)`, or another class's field (`CacheConfig.cache_dtype`); else UNDECIDED.
+    A `default_factory` is not a static value (the caller types the field as its class)."""
+    from srcreview.index.facts import UNKNOWN
+
+    if f.value is not UNKNOWN:
+        return f.value
+    expr = f.default_expr
+    if expr is None:
+        return _UNDECIDED
+    if isinstance(expr, ir.Call) and (dotted(expr.func) or "").split(".")[-1] in ("Field", "field"):
+        given = expr.keyword("default")
+        if isinstance(given, ir.Constant):
+            return given.value
+        return _UNDECIDED
+    if isinstance(expr, ir.Attr) and isinstance(expr.value, ir.Name):
+        module = _owner_module_name(index, info, f.owner)
+        symbol = index.resolve_name(module, expr.value.id) if module else None
+        other = index.class_info(symbol.qualname) if symbol is not None and symbol.kind == "class" else None
+        field = other.field(expr.attr) if other is not None else None
+        if field is not None and field is not f:
+            return static_default(index, other, field)
+    return _UNDECIDED
+
+
+def factory_class(f) -> str | None:
+    """`field(default_factory=CacheConfig)`: the dotted name of the class built by default."""
+    expr = f.default_expr
+    if isinstance(expr, ir.Call) and (dotted(expr.func) or "").split(".")[-1] in ("Field", "field"):
+        factory = expr.keyword("default_factory")
+        return dotted(factory) if factory is not None else None
+    return None
+
+
+def _owner_module_name(index, info, owner_local: str) -> str | None:
+    for qual in info.linearization:
+        symbol = index._class_symbol(qual)
+        if symbol is not None and symbol.local == owner_local:
+            return symbol.module
+    return info.symbol.module
 
 
 def _through(index, function: str, value):

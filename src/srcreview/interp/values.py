@@ -8,13 +8,19 @@ Values live apart from the interpreter that produces them (pytype's `abstract/` 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from dataclasses import replace as replace_dc
 
 
 @dataclass(frozen=True)
 class Const:
-    """A value known exactly (strings, numbers, None, tuples, enum members, capabilities)."""
+    """A value known exactly (strings, numbers, None, tuples, enum members, capabilities).
+
+    `origin` is the config path the value was read from (("cache_config", "cache_dtype")),
+    when it was: where a value comes from is what a draft-config question asks, so two equal
+    values from different fields stay apart."""
 
     value: object
+    origin: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,24 @@ class Obj:
     attr: str | None = None
     receiver: "Obj | None" = field(default=None, compare=False, hash=False)
     origin: str = ""
+
+
+@dataclass(frozen=True)
+class Derived(Obj):
+    """An instance some of whose attributes are known: one built by `Cls(field=...)` (with its
+    keywords), the result of `replace(base, **fields)` (pytype's dataclass overlay), or an
+    object a query binds attributes of (a runner with its drafter). Attributes not in `overrides` are read from the object it was derived from;
+    `reinit` says why they may not be (its class's post-init hooks ran again on the copy)."""
+
+    overrides: tuple = ()  # ((name, value), ...)
+    reinit: str = ""
+    opaque: bool = False  # built with arguments the analysis does not see: unlisted fields are not their defaults
+
+    def with_field(self, name: str, value) -> "Derived":
+        return replace_dc(self, overrides=tuple((k, v) for k, v in self.overrides if k != name) + ((name, value),))
+
+    def override(self, name: str):
+        return next((v for k, v in self.overrides if k == name), None)
 
 
 @dataclass(frozen=True)

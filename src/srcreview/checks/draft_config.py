@@ -1,0 +1,145 @@
+"""draft-config: where the draft model's value of a setting comes from, on the recipe's runner.
+
+One fact answers every draft-side question about a setting: the value at its config path
+(`attention_backend` -> `attention_config.backend`) of the config the draft model is built
+with. The check takes each class the runner may build as its speculative component
+(srcreview.interp.drafting: derived from the runner's own code), asks whether it loads a draft
+model, and if it does, follows the config its loader passes to the model loader, with the
+arguments each call passes. Outcomes:
+
+- `nested`: the draft's value is `speculative_config.<setting>` (the nested key applies);
+- `target`: it is the target's own value (the top-level setting reaches the draft);
+- `fixed`: it is a constant or another field: neither the nested nor the top-level setting;
+- `no-draft-model`: the component loads no draft model (n-gram, suffix, ...);
+- `undecided`: the runner, a component, a loader or the value is open; the candidates the
+  recipe leaves open disagree; or the copy re-runs post-init hooks that depend on the model.
+
+Decided only when every candidate the recipe leaves open gives the same outcome.
+"""
+
+from __future__ import annotations
+
+from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from srcreview.findings import Anchor, Hop
+
+OUTCOMES = ("nested", "target", "fixed", "no-draft-model", "undecided")
+UNDECIDED_OUTCOMES = ("undecided",)
+MODEL_WORDS = ("draft_model_config", "hf_config", "architectures", "model_type", "num_nextn_predict_layers")
+
+
+class Params(Params):  # noqa: F811
+    setting: str  # the top-level engine key ("attention_backend"); its nested twin is speculative_config.<setting>
+    sink: str = "model_loader.get_model"
+    argument: str = "vllm_config"
+
+
+def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
+    from srcreview.interp import drafting
+    from srcreview.interp.runtime import key_paths
+
+    runner = ctx.runner.value
+    if runner is None:
+        return CheckResult("undecided", tags=("runner-undecided",), reason=f"the model runner is undecided: "
+                           f"{ctx.runner.reason}", open=(f"which model runner runs: {ctx.runner.reason}",))
+    where = key_paths(ctx.index).get(params.setting)
+    if where is None:
+        return stale([f"EngineArgs.{params.setting} -> VllmConfig (create_engine_config)"])
+    path = tuple(where.path.split("."))
+    an = ctx.analyzer
+    component = ctx.memoized(f"component:{runner}", lambda: drafting.component(an, runner))
+    if component.missing:
+        return stale(list(component.missing))
+    details = {"runner": runner, "setting": params.setting, "path": where.path}
+    evidence: list[Anchor] = [component.anchor] if component.anchor else []
+    if component.open:
+        sites = component.open
+        return CheckResult("undecided", evidence=tuple(evidence + [s.anchor for s in sites]), tags=("unresolved-call",),
+                           details={**details, "entries": "an untyped component"}, reason=sites[0].text,
+                           open=tuple(s.text for s in sites))
+    if not component.candidates:
+        return CheckResult("undecided", evidence=tuple(evidence), tags=("runtime-branch",), details=details,
+                           reason=f"the {runner} runner stores no speculative component under the recipe",
+                           open=(f"no {component.attribute} is built under the recipe",))
+    outcomes, hops, tags, reasons, symbols, texts = [], [], set(), [], [], []
+    for candidate in component.candidates:
+        name = short(candidate.cls)
+        built = "builds" if not candidate.conditions else "may build"
+        site = candidate.site.model_copy(update={"symbol": name.split(".")[-1],
+                                                  "role": f"the {runner} runner {built} {name}"})
+        evidence.append(site)
+        hops.append(Hop(kind="branch", text=f"{component.attribute} = {name}", anchor=site))
+        loading = ctx.memoized(f"loading:{runner}:{candidate.cls}:{params.sink}",
+                               lambda c=candidate: drafting.draft_loading(an, runner, c.cls, params.sink))
+        evidence += list(loading.guard)
+        if loading.loads is False:
+            outcomes.append("no-draft-model")
+            texts.append(f"{name} loads no draft model")
+            hops.append(Hop(kind="note", text=loading.reason, anchor=loading.guard[-1] if loading.guard else None))
+            continue
+        if loading.loads is None:
+            outcomes.append("undecided")
+            reasons.append(loading.reason)
+            tags.update(s.kind for s in loading.open)
+            continue
+        value = ctx.memoized(f"draft-value:{runner}:{candidate.cls}:{params.sink}:{params.argument}:{where.path}",
+                             lambda ld=loading: drafting.draft_value(an, ld, params.argument, path, params.setting))
+        for hop in value.hops[1:]:
+            anchor = (hop.call_anchor or hop.anchor).model_copy(update={
+                "symbol": short(hop.symbol).split(".")[-1], "role": f"calls {short(hop.symbol)}"})
+            evidence.append(anchor)
+            hops.append(Hop(kind="call", text=f"-> {short(hop.symbol)}", anchor=anchor))
+        if not symbols:
+            symbols = [short(h.symbol) for h in value.hops]
+        if value.sink_call is not None:
+            anchor = value.sink_call.model_copy(update={
+                "symbol": params.sink.split(".")[-1],
+                "role": f"passes the draft's {params.argument}: {where.path} = {value.text or 'undecided'}"})
+            evidence.append(anchor)
+            hops.append(Hop(kind="sink", text=f"{params.sink}({params.argument}=...): {where.path} is "
+                            f"{value.text or 'undecided'}", anchor=anchor))
+        outcomes.append(value.source)
+        texts.append(f"{name}: {value.text}" if value.text else name)
+        if value.source == "undecided":
+            reasons.append(f"{name}: {value.reason}")
+            tags.add("runtime-branch")
+    details["entries"] = _entries(component)
+    details["value"] = "; ".join(texts)
+    decided = len(set(outcomes)) == 1 and outcomes[0] != "undecided"
+    if decided:
+        if len(component.candidates) > 1:
+            hops.append(Hop(kind="note", text=f"every class the {runner} runner may build gives {outcomes[0]}: "
+                            + ", ".join(short(c.cls) for c in component.candidates)))
+        return CheckResult(outcomes[0], evidence=_dedupe(evidence), trace=tuple(hops), details=details,
+                           symbols=(params.setting, *symbols))
+    if len(set(outcomes)) > 1:
+        parts = [f"{short(c.cls)} ({_when(c)}) -> {o}" for c, o in zip(component.candidates, outcomes)]
+        reasons.append(f"the classes the {runner} runner may build disagree: " + "; ".join(parts))
+        tags.add("runtime-branch")
+        if any(any(w in a.text for w in MODEL_WORDS) for c in component.candidates for a in c.conditions):
+            tags.add("model-config-unknown")
+    reason = "; ".join(dict.fromkeys(reasons)) or "undecided"
+    return CheckResult("undecided", evidence=_dedupe(evidence), trace=tuple(hops), details=details,
+                       symbols=(params.setting, *symbols), tags=tuple(sorted(tags)), reason=reason, open=(reason,))
+
+
+def _when(candidate) -> str:
+    conds = [f"{' '.join(a.text.split())} {'true' if a.taken else 'false'}" for a in candidate.conditions
+             if a.taken is not None]
+    return ("if " + " and ".join(conds)) if conds else "the recipe selects it"
+
+
+def _entries(component) -> str:
+    names = [short(c.cls) for c in component.candidates]
+    if len(names) > 1:
+        return f"each of {', '.join(names)}: every class the {component.runner} runner may build under the recipe"
+    return ", ".join(names)
+
+
+def _dedupe(anchors):
+    seen, out = set(), []
+    for a in anchors:
+        key = (a.path, a.start_line, a.end_line, a.symbol)
+        if key not in seen:
+            seen.add(key)
+            out.append(a)
+    return tuple(out)

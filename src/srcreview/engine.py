@@ -28,7 +28,8 @@ from srcreview.findings import (
     ToolInfo,
     fingerprint,
 )
-from srcreview.rules import Condition, Rule, fill, load_rules
+from srcreview.rules import Condition, Rule, load_rules
+from srcreview.templates import fill
 
 KNOB_PRECEDENCE = {"accepted": 1, "applied": 2, "undecided": 3, "ignored": 4, "invalid-value": 5, "unknown-knob": 6}
 TARGET_KEYS = ("attention_backend", "kv_cache_dtype")
@@ -50,8 +51,10 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
     index = index if index is not None else Index(tree, cache_dir=cache_dir)
     rules = load_rules() if rules is None else rules
     bindings = _bindings(index, recipe)
-    runner, incomplete = _runner(index, recipe, bindings)
-    ctx = CheckContext(index=index, tree=tree, recipe=recipe, bindings=bindings, runner=runner)
+    analyzer, incomplete = _prepared(index, recipe, bindings)
+    runner, more = _runner(index, recipe, bindings)
+    incomplete += more
+    ctx = CheckContext(index=index, tree=tree, recipe=recipe, bindings=bindings, runner=runner, analyzer=analyzer)
     ctx.template_values = _Values(ctx)
     knobs = _base_knobs(recipe)
     findings: list[Finding] = []
@@ -62,7 +65,7 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
         if not matched:
             continue
         applied.add(rule.id)
-        subjects = list(recipe.settings) if rule.for_each == "setting" else [None]
+        subjects = _subjects(rule, ctx)
         for subject in subjects:
             result, problem = _run_check(rule, ctx, subject)
             if problem:
@@ -156,6 +159,55 @@ def _bindings(index, recipe) -> dict:
         return config_bindings(index, recipe.bindings, gpu=recipe.hardware.gpu)
     except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):
         return dict(recipe.bindings)
+
+
+def _prepared(index, recipe, bindings):
+    """The recipe's analyzer with the engine's config construction walked (its post-init hooks:
+    what they store, whether they raise); a review never fails because that walk cannot run."""
+    from srcreview.interp.interpreter import analyzer
+
+    an = analyzer(index, bindings)
+    try:
+        an.prepare()
+    except (*ANALYSIS_ERRORS, DataError) as exc:
+        return an, [f"config construction: the analysis could not walk it ({type(exc).__name__})"]
+    except SourceUnavailable as exc:
+        return an, [f"config construction: {exc}"]
+    return an, []
+
+
+def _subjects(rule: Rule, ctx: CheckContext) -> list:
+    """What a rule runs on: once (None), or once per setting of the recipe (`for_each`):
+    every setting, or the speculative settings that may reach the draft model (every key
+    under speculative_config but the method and depth, and every top-level key that
+    speculative_config can also set)."""
+    recipe = ctx.recipe
+    if rule.for_each is None:
+        return [None]
+    if rule.for_each == "setting":
+        return list(recipe.settings)
+    if rule.for_each == "nested-setting":
+        return [s for s in recipe.settings if s.key.startswith("speculative_config.")
+                and s.key.split(".", 1)[1] not in SPECULATION_KEYS and "." not in s.key.split(".", 1)[1]]
+    # "draft-setting": top-level settings the draft may take (speculative_config has the same key)
+    twins = _nested_fields(ctx)
+    return [s for s in recipe.settings if "." not in s.key and s.key in twins]
+
+
+SPECULATION_KEYS = ("method", "num_speculative_tokens", "model")  # they choose speculation, not the draft's config
+
+
+def _nested_fields(ctx: CheckContext) -> frozenset[str]:
+    from srcreview.checks._common import class_info
+
+    def compute():
+        try:
+            info = class_info(ctx, "SpeculativeConfig")
+        except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):
+            return frozenset()
+        return frozenset(f.name for f in info.fields) if info is not None else frozenset()
+
+    return ctx.memoized("nested-fields", compute)
 
 
 def _runner(index, recipe, bindings) -> tuple[RunnerInfo, list[str]]:
@@ -340,7 +392,7 @@ def _values(ctx: CheckContext, subject, result: CheckResult) -> dict:
     values["reason"] = result.reason
     values["outcome"] = result.outcome
     values["missing_tests"] = "; ".join(result.missing_tests)
-    values["assumptions"] = "; ".join(result.assumptions)
+    values["open"] = "; ".join(result.open)
     return values
 
 
@@ -356,15 +408,16 @@ class _Merged(dict):
 
 
 def _finding(rule: Rule, ctx: CheckContext, subject, result: CheckResult, downgrade: bool) -> Finding | None:
-    classification = rule.verdict[result.outcome]
+    settled = _settled(rule, result) if not downgrade else None
+    classification = rule.verdict[settled or result.outcome]
     if classification == "none":
         return None
     tags = set(result.tags)
-    assumptions = list(result.assumptions) + list(rule.assumptions)
-    if downgrade and classification in ("confirmed", "refuted"):
-        classification = "plausible"
+    rests_on = list(_open(rule, result, downgrade)) if settled is None else []
+    if downgrade:
         tags.add("runner-undecided")
-        assumptions.append(f"the recipe selects the {rule.requires_runner or 'assumed'} model runner")
+    if rests_on and classification in ("confirmed", "refuted"):
+        classification = "plausible"  # what the source did not decide: never a promise
     if classification == "plausible" and not tags:
         tags.add("undecided")
     values = _values(ctx, subject, result)
@@ -397,10 +450,43 @@ def _finding(rule: Rule, ctx: CheckContext, subject, result: CheckResult, downgr
         fingerprint=fingerprint(rule.id, primary, result.symbols),
         recipe_line=setting.line if setting is not None else None,
         trace=tuple(recipe_hops) + result.trace,
-        assumptions=tuple(sorted(set(assumptions))),
+        assumptions=tuple(sorted(set(rests_on))),
         missing_tests=result.missing_tests,
         outcome=result.outcome,
     )
+
+
+def _knob_status(effect, result: CheckResult, rests_on, downgrade: bool) -> str:
+    """A knob row's status: the one every outcome an open question leaves possible gives, else
+    the outcome's own, undecided when it rests on something open."""
+    if result.possible and not downgrade:
+        statuses = {effect.status.get(o, "none") for o in result.possible}
+        if len(statuses) == 1:
+            return statuses.pop()
+    status = effect.status.get(result.outcome, "none")
+    return "undecided" if rests_on and status in ("applied", "ignored") else status
+
+
+def _settled(rule: Rule, result: CheckResult) -> str | None:
+    """For an undecided result whose possible outcomes the rule maps to one classification: one
+    of them (the open question does not change the answer); else None."""
+    if not result.possible or result.outcome not in check_kind(rule.check.kind).UNDECIDED_OUTCOMES:
+        return None
+    if len({rule.verdict[o] for o in result.possible}) == 1:
+        return result.possible[0]
+    return None
+
+
+def _open(rule: Rule, result: CheckResult, downgrade: bool) -> tuple[str, ...]:
+    """What a result rests on that the source did not decide under the recipe: the check's
+    own open questions (an undecided outcome always has one), and the runner when the rule
+    needs one and the recipe leaves it open."""
+    out = list(result.open)
+    if result.outcome in check_kind(rule.check.kind).UNDECIDED_OUTCOMES and not out:
+        out.append(result.reason or "undecided")
+    if downgrade:
+        out.append(f"the model runner is undecided; the rule applies on the {rule.requires_runner or 'selected'} runner")
+    return tuple(out)
 
 
 def _finding_keys(rule: Rule, ctx: CheckContext, subject, values) -> list[str]:
@@ -428,12 +514,11 @@ def _base_knobs(recipe) -> dict[tuple[str, str], Knob]:
 def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, downgrade: bool,
                  knobs: dict[tuple[str, str], Knob]) -> None:
     values = _values(ctx, subject, result)
+    rests_on = _open(rule, result, downgrade)
     for effect in rule.knobs:
-        status = effect.status.get(result.outcome, "none")
+        status = _knob_status(effect, result, rests_on, downgrade)
         if status == "none":
             continue
-        if downgrade and status in ("applied", "ignored"):
-            status = "undecided"
         key = fill(effect.key, values)
         tags = tuple(sorted(set(result.tags) | ({"runner-undecided"} if downgrade else set())))
         # three lookups, not a scan of the table: one scan per setting made a review quadratic

@@ -125,7 +125,8 @@ class Finding(_Frozen):
     fingerprint: str
     recipe_line: int | None = None
     trace: tuple[Hop, ...] = ()
-    assumptions: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = Field((), description="what a plausible finding rests on that the source did not "
+                                         "decide under the recipe; always empty for confirmed and refuted")
     missing_tests: tuple[str, ...] = ()
     outcome: str = Field("", description="the check outcome the rule's verdict mapped to this finding")
     waiver: WaiverNote | None = Field(None, description="set by the gate when a waiver accepts this finding")
@@ -138,6 +139,15 @@ class Finding(_Frozen):
         if isinstance(data, dict) and "classification" in data:
             data = {**data, "kind": kind_of(data["classification"], data.get("problem", "confirmed"))}
         return data
+
+    @model_validator(mode="after")
+    def _promises_rest_on_nothing_open(self):
+        """Fail closed by construction: confirmed and refuted are promises, so a finding that
+        rests on anything undecided cannot be built as one."""
+        if self.classification in ("confirmed", "refuted") and self.assumptions:
+            raise ValueError(f"{self.rule}: a {self.classification} finding cannot rest on open questions "
+                             f"({'; '.join(self.assumptions)})")
+        return self
 
     def sort_key(self) -> tuple:
         return (-CLASSIFICATION_ORDER[self.classification], -SEVERITY_ORDER[self.severity], self.rule, self.knobs, self.id)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from srcreview.errors import DataError
 from srcreview.findings import KnobStatus, Problem, Scope, Severity
+from srcreview.templates import fill  # noqa: F401 - rules' message templates are filled with it
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,7 +28,6 @@ else:  # pragma: no cover
 
 Verdict = Literal["confirmed", "refuted", "plausible", "none"]
 RULE_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-TEMPLATE_NAME = re.compile(r"\{([A-Za-z0-9_.\-]+)\}")
 MAX_RULE_BYTES = 200_000
 
 
@@ -115,9 +115,11 @@ class Rule(_Strict):
                              '"refuted" when the claim is a desired property, "none" when it only informs')
     claim: str
     when: dict[str, Condition | str | bool] = {}
-    for_each: Literal["setting"] | None = None
+    for_each: Literal["setting", "nested-setting", "draft-setting"] | None = Field(
+        None, description='run once per recipe setting: every one ("setting"), each speculative_config key '
+        'that may configure the draft ("nested-setting"), each top-level key the draft may inherit ("draft-setting"); '
+        "the check sees the key as {key} and its value as {value}")
     requires_runner: Literal["v1", "v2"] | None = None
-    assumptions: tuple[str, ...] = Field((), description="what the rule takes for granted, shown with every finding")
     check: CheckSpec
     verdict: dict[str, Verdict]
     message: dict[Literal["confirmed", "refuted", "plausible"], str]
@@ -171,20 +173,6 @@ class Rule(_Strict):
             if bad:
                 raise ValueError(f"knobs: unknown outcome {bad[0]!r} in status of {effect.key}")
         return self
-
-
-def fill(template: str, values: dict[str, Any]) -> str:
-    """Fill `{name}` placeholders (dotted names allowed); an unknown name reads as `unset`."""
-
-    def sub(match: re.Match) -> str:
-        value = values.get(match.group(1))
-        if value is None:
-            return "unset"
-        if isinstance(value, (list, tuple)):
-            return ", ".join(str(v) for v in value) or "none"
-        return str(value)
-
-    return TEMPLATE_NAME.sub(sub, template)
 
 
 # ---------------------------------------------------------------------------------------------

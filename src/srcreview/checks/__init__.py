@@ -21,7 +21,8 @@ KINDS = {
     "knob-exists": "knob_exists",
     "value-admitted": "value_admitted",
     "field-applied": "field_applied",
-    "inherits": "inherits",
+    "draft-config": "draft_config",
+    "startup": "startup",
     "member-of": "member_of",
     "capability-gate": "capability_gate",
     "test-coverage": "test_coverage",
@@ -66,7 +67,12 @@ class CheckResult:
     evidence: tuple[Anchor, ...] = ()
     trace: tuple[Hop, ...] = ()
     tags: tuple[str, ...] = ()
-    assumptions: tuple[str, ...] = ()
+    # what the outcome rests on that the source did not decide under the recipe: a result that
+    # carries any is never confirmed or refuted (srcreview.engine maps it to plausible)
+    open: tuple[str, ...] = ()
+    # for an undecided outcome: the decided outcomes it may be; when the rule maps them all
+    # alike (a verdict and a knob status), the open question does not change the answer
+    possible: tuple[str, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
     symbols: tuple[str, ...] = ()  # what the claim is about, for the fingerprint
     missing: tuple[str, ...] = ()  # anchor symbols absent at this revision: the rule is stale
@@ -83,6 +89,7 @@ class CheckContext:
     recipe: Any
     bindings: dict[str, Any]
     runner: RunnerInfo
+    analyzer: Any = None  # the recipe's srcreview.interp Analyzer, its config construction walked
     template_values: dict[str, Any] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)
 

@@ -17,7 +17,7 @@ from srcreview.findings import Hop
 from srcreview.interp.runtime import PLATFORM_KEY
 from srcreview.index import ir
 from srcreview.index.ir import dotted, iter_calls, iter_statements
-from srcreview.rules import fill
+from srcreview.templates import fill
 
 OUTCOMES = ("admits", "rejects", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
@@ -84,9 +84,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     gating = _gating_lines(ctx, fn, params.gate_words) if fn is not None else []
     evidence += gating
     try:
-        result, assumptions, more, branches, platform = _verdict(index, gate, ctx, args, params)
+        result, undecided, more, branches, platform = _verdict(index, gate, ctx, args, params)
     except ANALYSIS_ERRORS as exc:
-        result, assumptions, more, branches, platform = "undecided", set(), [], {}, False
+        result, undecided, more, branches, platform = "undecided", set(), [], {}, False
         hops.append(Hop(kind="note", text=f"the evaluator is unavailable: {type(exc).__name__}"))
     for anchor in gating:
         seen = branches.get(anchor.start_line)
@@ -97,15 +97,15 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     details = {"gate": name, "args": ", ".join(f"{k}={v}" for k, v in sorted(args.items())),
                "capability": values.get("hardware.compute_capability")}
     tags: set[str] = set()
-    assumptions = set(assumptions)
     if result == "undecided":
         tags.add("runtime-branch")
     elif platform and ctx.bindings.get(PLATFORM_KEY) == "cuda":
-        assumptions.add("CUDA platform (the recipe names an NVIDIA GPU)")
+        hops.append(Hop(kind="note", text="the platform is CUDA: the recipe names an NVIDIA GPU"))
     hops.append(Hop(kind="note", text=f"{name} under the recipe: {result}"))
+    reason = "" if result != "undecided" else f"{name} cannot be decided under the recipe"
     return CheckResult(result, evidence=_dedupe(evidence), trace=tuple(hops), tags=tuple(sorted(tags)),
-                       assumptions=tuple(sorted(assumptions)), details=details, symbols=(name,),
-                       reason="" if result != "undecided" else f"{name} cannot be decided under the recipe")
+                       details=details, symbols=(name,), reason=reason,
+                       open=tuple(sorted(undecided)) or ((reason,) if reason else ()))
 
 
 def _verdict(index, gate, ctx, args, params):

@@ -28,7 +28,9 @@ MODEL_WORDS = ("draft_model_config", "hf_config", "architectures", "model_type",
 
 
 class Params(Params):  # noqa: F811
-    setting: str  # the top-level engine key ("attention_backend"); its nested twin is speculative_config.<setting>
+    # the top-level engine key ("attention_backend"; its nested twin is speculative_config.<setting>),
+    # or "*": the key of the setting the rule runs on (`for_each`), either form
+    setting: str
     sink: str = "model_loader.get_model"
     argument: str = "vllm_config"
 
@@ -37,19 +39,27 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     from srcreview.interp import drafting
     from srcreview.interp.runtime import key_paths
 
+    from srcreview.interp.runtime import RUNNERS
+
     runner = ctx.runner.value
+    absent = [f"{cls}.__init__ ({module})" for module, cls, _, _ in RUNNERS.values()
+              if ctx.index._class_info_abs(f"{module}.{cls}") is None]
+    if len(absent) == len(RUNNERS):
+        return stale(absent)
     if runner is None:
         return CheckResult("undecided", tags=("runner-undecided",), reason=f"the model runner is undecided: "
                            f"{ctx.runner.reason}", open=(f"which model runner runs: {ctx.runner.reason}",))
-    where = key_paths(ctx.index).get(params.setting)
-    if where is None:
-        return stale([f"EngineArgs.{params.setting} -> VllmConfig (create_engine_config)"])
-    path = tuple(where.path.split("."))
+    templated = params.setting == "*"
+    setting = subject.key.removeprefix("speculative_config.") if templated else params.setting
+    where = key_paths(ctx.index).get(setting)
+    if where is None and not templated:
+        return stale([f"EngineArgs.{setting} -> VllmConfig (create_engine_config)"])
+    path = tuple(where.path.split(".")) if where is not None else None
     an = ctx.analyzer
     component = ctx.memoized(f"component:{runner}", lambda: drafting.component(an, runner))
     if component.missing:
         return stale(list(component.missing))
-    details = {"runner": runner, "setting": params.setting, "path": where.path}
+    details = {"runner": runner, "setting": setting, "path": where.path if where is not None else ""}
     evidence: list[Anchor] = [component.anchor] if component.anchor else []
     if component.open:
         sites = component.open
@@ -61,6 +71,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
                            reason=f"the {runner} runner stores no speculative component under the recipe",
                            open=(f"no {component.attribute} is built under the recipe",))
     outcomes, hops, tags, reasons, symbols, texts = [], [], set(), [], [], []
+    possible: list[set[str]] = []  # per candidate: the outcomes it may have
     for candidate in component.candidates:
         name = short(candidate.cls)
         built = "builds" if not candidate.conditions else "may build"
@@ -73,16 +84,24 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         evidence += list(loading.guard)
         if loading.loads is False:
             outcomes.append("no-draft-model")
+            possible.append({"no-draft-model"})
             texts.append(f"{name} loads no draft model")
             hops.append(Hop(kind="note", text=loading.reason, anchor=loading.guard[-1] if loading.guard else None))
             continue
         if loading.loads is None:
             outcomes.append("undecided")
+            possible.append(set())
             reasons.append(loading.reason)
             tags.update(s.kind for s in loading.open)
             continue
-        value = ctx.memoized(f"draft-value:{runner}:{candidate.cls}:{params.sink}:{params.argument}:{where.path}",
-                             lambda ld=loading: drafting.draft_value(an, ld, params.argument, path, params.setting))
+        if path is None:  # no engine-level twin: where the draft takes it from is not traced
+            outcomes.append("undecided")
+            possible.append(set())
+            reasons.append(f"speculative_config.{setting} has no top-level twin whose config path could be followed")
+            tags.add("not-traced")
+            continue
+        value = ctx.memoized(f"draft-value:{runner}:{candidate.cls}:{params.sink}:{params.argument}:{where.path}:{setting}",
+                             lambda ld=loading: drafting.draft_value(an, ld, params.argument, path, setting))
         for hop in value.hops[1:]:
             anchor = (hop.call_anchor or hop.anchor).model_copy(update={
                 "symbol": short(hop.symbol).split(".")[-1], "role": f"calls {short(hop.symbol)}"})
@@ -97,9 +116,13 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             evidence.append(anchor)
             hops.append(Hop(kind="sink", text=f"{params.sink}({params.argument}=...): {where.path} is "
                             f"{value.text or 'undecided'}", anchor=anchor))
-        outcomes.append(value.source)
+        outcomes.append(value.source if len(value.possible) <= 1 else "undecided")
+        possible.append(set(value.possible))
         texts.append(f"{name}: {value.text}" if value.text else name)
-        if value.source == "undecided":
+        if len(value.possible) > 1:
+            reasons.append(f"{name}: {value.reinit}")
+            tags.add("model-config-unknown")
+        elif value.source == "undecided":
             reasons.append(f"{name}: {value.reason}")
             tags.add("runtime-branch")
     details["entries"] = _entries(component)
@@ -110,7 +133,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             hops.append(Hop(kind="note", text=f"every class the {runner} runner may build gives {outcomes[0]}: "
                             + ", ".join(short(c.cls) for c in component.candidates)))
         return CheckResult(outcomes[0], evidence=_dedupe(evidence), trace=tuple(hops), details=details,
-                           symbols=(params.setting, *symbols))
+                           symbols=(setting, *symbols))
     if len(set(outcomes)) > 1:
         parts = [f"{short(c.cls)} ({_when(c)}) -> {o}" for c, o in zip(component.candidates, outcomes)]
         reasons.append(f"the classes the {runner} runner may build disagree: " + "; ".join(parts))
@@ -118,8 +141,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         if any(any(w in a.text for w in MODEL_WORDS) for c in component.candidates for a in c.conditions):
             tags.add("model-config-unknown")
     reason = "; ".join(dict.fromkeys(reasons)) or "undecided"
-    return CheckResult("undecided", evidence=_dedupe(evidence), trace=tuple(hops), details=details,
-                       symbols=(params.setting, *symbols), tags=tuple(sorted(tags)), reason=reason, open=(reason,))
+    may_be = set().union(*possible) if possible and all(possible) else set()
+    return CheckResult("undecided", possible=tuple(sorted(may_be)), evidence=_dedupe(evidence), trace=tuple(hops), details=details,
+                       symbols=(setting, *symbols), tags=tuple(sorted(tags)), reason=reason, open=(reason,))
 
 
 def _when(candidate) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._backend import backend_class
-from srcreview.rules import fill
+from srcreview.templates import fill
 
 OUTCOMES = ("member", "not-member", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)

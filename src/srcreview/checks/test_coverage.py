@@ -11,7 +11,7 @@ import re
 
 from srcreview.checks import CheckContext, CheckResult, Params
 from srcreview.findings import Hop
-from srcreview.rules import fill
+from srcreview.templates import fill
 
 OUTCOMES = ("covered", "uncovered")
 UNDECIDED_OUTCOMES = ("uncovered",)

@@ -58,9 +58,9 @@ def build(an) -> Construction:
         spec = an.resolver.attribute(root, SPECULATIVE)
         spec_cls = an.resolver.canonical(spec.cls) if isinstance(spec, Obj) and isinstance(spec.cls, str) else None
         if spec_cls is not None:
-            entries += [(q, spec) for q in _hooks(index, spec_cls)]
+            entries += [(q, spec) for q in hooks(index, spec_cls)]
             runtime.walked.add(spec_cls)
-    entries += [(q, root) for q in _hooks(index, root_cls)]
+    entries += [(q, root) for q in hooks(index, root_cls)]
     runtime.walked.add(root_cls)
     frames = an.construct(entries)
     rejections = []
@@ -103,7 +103,7 @@ def _field_class(an, name: str) -> str | None:
     return an.resolver.canonical(value.cls) if isinstance(value, Obj) and isinstance(value.cls, str) else None
 
 
-def _hooks(index, cls: str) -> list[str]:
+def hooks(index, cls: str) -> list[str]:
     """The methods that run when an instance of `cls` is built: `__post_init__`, then the
     pydantic validators of mode "after" (in the order the class declares them)."""
     info = index._class_info_abs(cls)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from srcreview.findings import Anchor
 from srcreview.interp.events import Condition
 from srcreview.interp.results import Assumption, Hop, Site, Trace, frame_anchor
-from srcreview.interp.values import ClassRef, Const, Derived, FuncRef, LazyCall, Obj, Ref, Union, Unknown
+from srcreview.interp.values import ClassRef, Const, Derived, FuncRef, LazyCall, Obj, Ref, Rewritable, Union, Unknown
 
 COMPONENT_ORIGIN = "the speculative component"
 SPECULATIVE = "speculative_config"
@@ -74,7 +74,8 @@ class DraftValue:
     hops: tuple[Hop, ...] = ()  # the calls followed to the loader
     sink_call: Anchor | None = None
     reason: str = ""
-    reinit: str = ""
+    reinit: str = ""  # the draft's config is a copy whose post-init hooks run again (why)
+    possible: tuple[str, ...] = ()  # the sources it may be (one when decided; several when a hook may rewrite it)
 
 
 # -- the component -----------------------------------------------------------------------------
@@ -201,6 +202,10 @@ def draft_value(an, loading: Loading, argument: str, path: tuple[str, ...], top_
         if hop is hops[-1]:
             passed = call.argument(argument)
             sink_call = frame_anchor(index, frame, call.line, call.end_line, f"passes {argument}")
+            if path and call.argument(path[0]) is not None:  # `get_model(vllm_config=x, model_config=y)`
+                return DraftValue("undecided", None, "", hops, sink_call,
+                                  f"the loader passes {path[0]} apart from {argument}: the draft's {'.'.join(path)} "
+                                  "comes from that argument, which is not followed")
             break
         symbol = index.resolve(hop.symbol)
         fn = index.function_at(symbol).facts
@@ -214,10 +219,45 @@ def draft_value(an, loading: Loading, argument: str, path: tuple[str, ...], top_
     reinit = _reinit(value)
     for name in path:
         value = _read(an, value, name)
-    if reinit:  # the copy's post-init hooks run again: what it ends up with depends on the model
-        return DraftValue("undecided", value, "", hops, sink_call, reinit, reinit)
     source, text, reason = classify(value, path, top_key)
-    return DraftValue(source, value, text, hops, sink_call, reason)
+    possible = (source,) if source != "undecided" else ()
+    if isinstance(value, Rewritable):  # the base value, unless a post-init hook of the copy rewrites it
+        base, text, _ = classify(value.base, path, top_key)
+        hooks = rewriters(an, path)
+        if not hooks:  # no architecture hook may store that field under the recipe
+            return DraftValue(base, value.base, text, hops, sink_call, "", reinit, (base,) if base != "undecided" else ())
+        possible = tuple(sorted({base, "fixed"})) if base != "undecided" else ()
+        shown = ", ".join(q.rsplit(".", 2)[-2] for q in hooks[:3]) + (" ..." if len(hooks) > 3 else "")
+        reinit = f"{reinit} ({shown} may store {'.'.join(path)})"
+        text = f"{text}, unless an architecture hook rewrites it" if base != "undecided" else ""
+    return DraftValue(source, value, text, hops, sink_call, reason, reinit, possible)
+
+
+def rewriters(an, path: tuple[str, ...]) -> list[str]:
+    """The architecture hooks (REINIT_HOOK) that may store `path` of the config they are given,
+    under the recipe: each walked with its config parameter bound to the recipe's config; a
+    store it reaches (on any path the recipe leaves open) counts."""
+    from srcreview.interp.runtime import REINIT_HOOK
+
+    def compute():
+        index = an.index
+        attr = path[-1]
+        found = []
+        for file in index.grep_re(rf"\.{attr}\s*=[^=]", prefix="vllm/", literal=f".{attr}"):
+            module = index.module(file, allow_unparsable=True)
+            for fn in module.functions.values():
+                if fn.name != REINIT_HOOK:
+                    continue
+                qualname = f"{module.module}.{fn.qualname}"
+                frame = an.frame_for(qualname, None)
+                if any(s.attr == attr and (s.path is None or s.path == tuple(path)) for s in frame.stores):
+                    found.append(qualname)
+        return sorted(found)
+
+    cache = an.__dict__.setdefault("_rewriters", {})
+    if path not in cache:
+        cache[path] = compute()
+    return cache[path]
 
 
 def _forced(an, value):

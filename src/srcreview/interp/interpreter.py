@@ -740,6 +740,7 @@ class Analyzer:
         self.effects = False
         self.constructing = False
         self.construction = None  # srcreview.interp.construction.Construction, once prepared
+        self.runtime.walk_hooks = self.walk_hooks
 
     def prepare(self):
         """Walk the engine's config construction once (srcreview.interp.construction): every
@@ -750,6 +751,22 @@ class Analyzer:
             self.construction = Construction(False)  # a question asked while building sees no build
             self.construction = build(self)
         return self.construction
+
+    def walk_hooks(self, cls: str) -> None:
+        """Walk a config class's post-init hooks (its object at its config path), as the engine
+        runs them when it builds the config: their stores land on the heap."""
+        from srcreview.interp.construction import hooks
+
+        self.runtime.walked.add(cls)  # first: a read inside the walk sees the declared defaults
+        path = self.runtime.config_path_for(cls)
+        entries = [(q, Obj(cls=cls, path=path, nonnull=True, origin="self")) for q in hooks(self.index, cls)]
+        if not entries:
+            return
+        saved = (self.effects, self.constructing)
+        try:
+            self.construct(entries, keep=True)
+        finally:
+            self.effects, self.constructing = saved
 
     def frame_for(self, qualname: str, self_obj, args: dict | None = None) -> Frame:
         """The walk of a function with `self` bound to a given object (cached)."""

@@ -30,6 +30,7 @@ from srcreview.interp.values import (
     ModuleRef,
     Obj,
     Ref,
+    Rewritable,
     Super,
     Unknown,
 )
@@ -195,9 +196,10 @@ class Resolver:
                             origin=f"{(cls or '?').rsplit('.', 1)[-1]}.{name}")
         if isinstance(obj, Derived) and obj.reinit:
             # the copy's post-init hooks ran again: what it did not set may have been rewritten
-            if isinstance(value, Obj):
+            nested = self.canonical(value.cls) if isinstance(value, Obj) and isinstance(value.cls, str) else None
+            if nested is not None and self.runtime.config_path_for(nested) is not None:  # a sub-config
                 return Derived(**{**_obj_fields(value), "overrides": (), "reinit": obj.reinit})
-            return Unknown(obj.reinit)
+            return Rewritable(obj.reinit, value)
         return value
 
     def _config_value(self, obj, path, info, f, value_type):

@@ -45,6 +45,8 @@ REPLACE_FUNCTIONS = ("dataclasses.replace", "copy.replace", "vllm.config.utils.r
 # fields of the root config whose change in a copy runs its post-init hooks again (the draft's
 # model config: per-architecture hooks may rewrite the backend and KV dtype of the copy)
 REINIT_FIELDS = ("model_config",)
+# the hooks that run again then: each architecture's `verify_and_update_config(vllm_config)`
+REINIT_HOOK = "verify_and_update_config"
 # the model runners: runner -> (module, runner class, attribute holding its speculative
 # component, the method that loads the models). Which class the attribute holds, and whether
 # the load method loads a draft model through it, is derived from the source (interp.drafting).
@@ -74,6 +76,7 @@ class Runtime:
         self.heap: dict[tuple[str, ...], object] = {}
         self._engine = None
         self.walked: set[str] = set()  # config classes whose hooks the construction walk models
+        self.walk_hooks = None  # set by the interpreter: walks a config class's post-init hooks
 
     # -- config values -------------------------------------------------------------------------
     def binding(self, path) -> Const | None:
@@ -124,8 +127,16 @@ class Runtime:
         return (cls.rsplit(".", 1)[-1], field) in fields or ("*", field) in fields or self.self_set(cls, field)
 
     def self_set(self, cls: str, field: str) -> bool:
-        """Whether the class's own methods assign the field (hooks the construction does not walk)."""
-        return cls not in self.walked and field in self_written(self.index, cls)
+        """Whether the class's own methods may assign the field in a way the analysis does not
+        model. A config class (one VllmConfig holds) has its post-init hooks walked the first
+        time this is asked (`walk_hooks`): their stores land on the heap, so nothing is left
+        unmodelled; any other class is judged by what its methods assign."""
+        if cls in self.walked:
+            return False
+        if self.walk_hooks is not None and self.config_path_for(cls) is not None:
+            self.walk_hooks(cls)
+            return False
+        return field in self_written(self.index, cls)
 
     def config_path_for(self, cls: str | None) -> tuple[str, ...] | None:
         """Where instances of a config class sit under VllmConfig, for binding lookups."""

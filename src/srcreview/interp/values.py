@@ -159,6 +159,14 @@ class Unknown:
 
 
 @dataclass(frozen=True)
+class Rewritable(Unknown):
+    """A value read through a copy whose post-init hooks ran again: `base` unless a hook the
+    analysis does not follow rewrites it (then some other value)."""
+
+    base: object = None
+
+
+@dataclass(frozen=True)
 class Union:
     options: tuple
 

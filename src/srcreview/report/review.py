@@ -230,7 +230,7 @@ def anchor_purpose(anchor) -> str:
 def _probe(finding, rule, review) -> dict | None:
     if rule is None or rule.probe is None:
         return None
-    from srcreview.rules import fill
+    from srcreview.templates import fill
 
     values = {s.key: s.value for s in _settings(review)}
     values.update({"key": finding.knobs[0] if finding.knobs else "", "value": _value(review, finding)})

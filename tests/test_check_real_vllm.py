@@ -43,40 +43,45 @@ def test_nested_backend_is_ignored_by_the_v2_mtp_loader(vllm_029):
     (drift,) = _findings(review, "recipe-identity-drift")
     assert drift.classification == "confirmed"
     assert "selected automatically" in drift.message
-    assert _knob(review, "kv_cache_dtype", "draft").status == "applied"
+    # the Gemma4 speculator (chosen only for a Gemma4 MTP draft) copies the config with the draft's
+    # model config: architecture hooks may rewrite its cache dtype, which the recipe leaves to "auto"
+    assert _knob(review, "kv_cache_dtype", "draft").status == "undecided"
 
 
 def test_every_speculator_the_dispatch_may_pick_is_checked(vllm_029):
     """At 0.29.0, init_speculator picks MTPSpeculator for method "mtp" only if the draft model is
     neither Gemma4 MTP nor multi-module MTP (undecidable from the recipe): all three are checked."""
     (finding,) = _findings(review_of(vllm_029, NESTED), "spec-draft-attention-backend-ignored")
-    assert finding.classification == "confirmed" and finding.outcome == "not-applied"
+    # Gemma4 keeps the target's backend unless its architecture hook rewrites it: either way not
+    # the nested one, so every class the runner may build ignores it
+    assert finding.classification == "confirmed" and finding.outcome == "undecided"
     symbols = {a.symbol for a in finding.evidence}
-    assert {"MTPSpeculator.load_draft_model", "Gemma4Speculator.load_draft_model",
-            "MultiModuleMTPSpeculator.load_draft_model"} <= symbols
+    assert {"MTPSpeculator", "Gemma4Speculator", "MultiModuleMTPSpeculator"} <= symbols
     assert "vllm/v1/worker/gpu/spec_decode/gemma4/speculator.py" in {a.path for a in finding.evidence}
-    assert any("every feasible candidate of init_speculator was checked" in h.text for h in finding.trace)
-    assert not any("init_speculator returns" in a for a in finding.assumptions)
+    assert finding.assumptions == ()
     # an explicit draft KV dtype: load_eagle_model applies it, Gemma4Speculator never reads it
     text = (ROOT / NESTED).read_text().replace('attention_backend = "TRITON_ATTN"',
                                                'attention_backend = "TRITON_ATTN"\nkv_cache_dtype = "fp8"')
     (applied,) = _findings(review_text(vllm_029, text, "recipes/mixed.toml"), "spec-draft-kv-cache-dtype-applied")
     assert applied.classification == "plausible" and "runtime-branch" in applied.tags
-    assert re.search(r"Gemma4Speculator\.load_draft_model \(if [^;]*\) -> not-applied", applied.message)
-    assert re.search(r"; MTPSpeculator\.load_draft_model \(if [^;]*\) -> applied|: MTPSpeculator\.load_draft_model "
-                     r"\(if [^;]*\) -> applied", applied.message)
+    assert re.search(r"Gemma4Speculator \(if [^;]*\) -> undecided", applied.message)
+    assert re.search(r"MTPSpeculator \(if [^;]*\) -> nested", applied.message)
 
 
-@pytest.mark.parametrize("recipe", [BF16, FP8])
-def test_top_level_backend_reaches_target_and_draft(vllm_029, recipe):
+# bfloat16: the Gemma4 speculator's copy re-runs architecture hooks, and one of them (DeepSeek
+# V3.2's) rewrites a bfloat16 cache dtype to "auto"; no hook rewrites fp8_per_token_head
+@pytest.mark.parametrize("recipe, kv", [(BF16, ("undecided", "plausible")), (FP8, ("applied", "confirmed"))])
+def test_top_level_backend_reaches_target_and_draft(vllm_029, recipe, kv):
     review = review_of(vllm_029, recipe)
     assert _knob(review, "attention_backend", "target").status == "applied"
     assert _knob(review, "attention_backend", "draft").status == "applied"
-    assert _knob(review, "kv_cache_dtype", "draft").status == "applied"
+    assert _knob(review, "kv_cache_dtype", "draft").status == kv[0]
     (reach,) = _findings(review, "spec-attention-backend-reaches-draft")
     assert reach.classification == "confirmed"
     (inherits,) = _findings(review, "spec-draft-kv-cache-dtype-inherits")
-    assert inherits.classification == "confirmed"
+    assert inherits.classification == kv[1]
+    if kv[1] == "plausible":
+        assert "verify_and_update_config" not in inherits.message and "DeepseekV32" in inherits.message
     assert not _findings(review, "recipe-identity-drift")
     assert not [f for f in review.findings if f.classification == "confirmed" and f.severity == "high"]
 

@@ -127,13 +127,14 @@ def test_undecided_runner_downgrades_runner_dependent_verdicts():
     from srcreview.rules import load_rules
 
     rule = next(r for r in load_rules() if r.id == "spec-draft-attention-backend-ignored")
+    rule = rule.model_copy(update={"requires_runner": "v2"})  # a rule written for one runner
     recipe = parse_recipe(RECIPE, "recipes/demo.toml")
     ctx = CheckContext(index=None, tree=_tree(), recipe=recipe, bindings=dict(recipe.bindings),
                        runner=RunnerInfo(value=None, status="undecided"))
     ctx.template_values = {}
     matched, downgrade = _applies(rule, ctx)
     assert matched and downgrade
-    finding = _finding(rule, ctx, None, CheckResult("not-applied", symbols=("x",)), downgrade)
+    finding = _finding(rule, ctx, None, CheckResult("target", symbols=("x",)), downgrade)
     assert finding.classification == "plausible" and "runner-undecided" in finding.tags
     ctx.runner = RunnerInfo(value="v1", status="resolved")
     assert _applies(rule, ctx) == (False, False)
@@ -170,13 +171,13 @@ def _alternatives():
 def test_every_feasible_dispatch_candidate_is_checked_and_agreement_confirms():
     by_rule = {f.rule: f for f in _review(tree=_alternatives()).findings}
     ignored = by_rule["spec-draft-attention-backend-ignored"]
-    assert ignored.classification == "confirmed" and ignored.outcome == "not-applied"
+    assert ignored.classification == "confirmed" and ignored.outcome == "target"
     symbols = {a.symbol for a in ignored.evidence}
-    assert {"MTPSpeculator.load_draft_model", "SharedKVSpeculator.load_draft_model", "load_eagle_model"} <= symbols
-    assert any("every feasible candidate of init_speculator was checked" in h.text for h in ignored.trace)
-    # the result holds whichever candidate runs: the dispatch conditions are not assumptions of it
-    assert not any("init_speculator returns" in a for a in ignored.assumptions)
-    assert "SharedKVSpeculator.load_draft_model" in ignored.message
+    assert {"MTPSpeculator", "SharedKVSpeculator", "load_eagle_model"} <= symbols
+    assert any("every class the v2 runner may build gives target" in h.text for h in ignored.trace)
+    # the result holds whichever class runs: the dispatch conditions are not what it rests on
+    assert ignored.assumptions == ()
+    assert "SharedKVSpeculator" in ignored.message
 
 
 def test_disagreeing_dispatch_candidates_are_plausible_and_named():
@@ -185,8 +186,8 @@ def test_disagreeing_dispatch_candidates_are_plausible_and_named():
     applied = next(f for f in result.findings if f.rule == "spec-draft-kv-cache-dtype-applied")
     assert applied.classification == "plausible" and "runtime-branch" in applied.tags
     assert applied.outcome == "undecided"
-    assert "MTPSpeculator.load_draft_model (" in applied.message and ") -> applied" in applied.message
-    assert "SharedKVSpeculator.load_draft_model (" in applied.message and ") -> not-applied" in applied.message
+    assert "MTPSpeculator (" in applied.message and ") -> nested" in applied.message
+    assert "SharedKVSpeculator (" in applied.message and ") -> target" in applied.message
     assert _knobs(result)[("speculative_config.kv_cache_dtype", "draft")] == "undecided"
     # the same recipe on the base tree (one candidate) is confirmed
     base = review(parse_recipe(text, "recipes/demo.toml"), _tree())
@@ -198,8 +199,7 @@ def test_a_container_rebuilt_with_the_targets_own_value_still_inherits():
         "max_num_seqs = 1", 'max_num_seqs = 1\nattention_backend = "TRITON_ATTN"')
     result = review(parse_recipe(text, "recipes/demo.toml"), _alternatives())
     reaches = next(f for f in result.findings if f.rule == "spec-attention-backend-reaches-draft")
-    assert reaches.classification == "confirmed"
-    assert any("attention_config is rebuilt with AttentionConfig.backend" in h.text for h in reaches.trace)
+    assert reaches.classification == "confirmed" and reaches.outcome == "target"
 
 
 def test_top_level_keys_are_bound_at_their_config_paths():

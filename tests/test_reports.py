@@ -48,7 +48,7 @@ def test_review_format_validates_against_the_published_schema(vllm_029):
     runtime = doc["artifacts"]["pinned_runtime"]
     assert runtime["vllm_version"] == "0.29.0" and runtime["vllm_revision"] == vllm_029.revision.sha
     urls = {u["url"]: u["purpose"] for u in runtime["source_urls"]}
-    assert any("eagle/utils.py#L36-L114" in url for url in urls)
+    assert any("eagle/utils.py#L51-L53" in url for url in urls)  # where the draft is built
     summary = doc["artifacts"]["findings_summary"]
     assert summary[0]["severity"] == "high" and summary[0]["classification"] == "confirmed"
     probes = {p["axis"]: p["classification"] for p in doc["artifacts"]["breakage_probes"]}

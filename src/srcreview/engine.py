@@ -535,7 +535,7 @@ def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, do
                     update={"value": old.value, "tags": tuple(sorted(set(old.tags) | set(tags)))})
             elif KNOB_PRECEDENCE[new.status] == KNOB_PRECEDENCE[old.status]:
                 merged = tuple(sorted(set(old.evidence) | set(new.evidence), key=Anchor.sort_key))[:MAX_EVIDENCE]
-                knobs[(key, scope)] = old.model_copy(update={"evidence": merged,
+                knobs[(key, scope)] = old.model_copy(update={"evidence": merged, "note": old.note or new.note,
                                                              "tags": tuple(sorted(set(old.tags) | set(tags)))})
 
 

@@ -45,8 +45,6 @@ def render_rule(rule, level: int = 1) -> str:
              + (f" · **Runner:** {rule.requires_runner}" if rule.requires_runner else ""), ""]
     if rule.when:
         lines += ["**When:** " + "; ".join(f"`{k}` {_cond(c)}" for k, c in rule.when.items()), ""]
-    if rule.assumptions:
-        lines += ["**Assumes:** " + "; ".join(rule.assumptions), ""]
     params = rule.check.params
     if params:
         lines += ["**Check parameters:** " + ", ".join(f"`{k} = {v!r}`" for k, v in params.items()), ""]

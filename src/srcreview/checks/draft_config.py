@@ -104,7 +104,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
                              lambda ld=loading: drafting.draft_value(an, ld, params.argument, path, setting))
         for hop in value.hops[1:]:
             anchor = (hop.call_anchor or hop.anchor).model_copy(update={
-                "symbol": short(hop.symbol).split(".")[-1], "role": f"calls {short(hop.symbol)}"})
+                "symbol": short(hop.symbol), "role": f"calls {short(hop.symbol)}"})
             evidence.append(anchor)
             hops.append(Hop(kind="call", text=f"-> {short(hop.symbol)}", anchor=anchor))
         if not symbols:
@@ -114,8 +114,8 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
                 "symbol": params.sink.split(".")[-1],
                 "role": f"passes the draft's {params.argument}: {where.path} = {value.text or 'undecided'}"})
             evidence.append(anchor)
-            hops.append(Hop(kind="sink", text=f"{params.sink}({params.argument}=...): {where.path} is "
-                            f"{value.text or 'undecided'}", anchor=anchor))
+            hops.append(Hop(kind="sink", text=f"-> {params.sink.split('.')[-1]}({params.argument}=...): "
+                            f"{where.path} is {value.text or 'undecided'}", anchor=anchor))
         outcomes.append(value.source if len(value.possible) <= 1 else "undecided")
         possible.append(set(value.possible))
         texts.append(f"{name}: {value.text}" if value.text else name)

@@ -85,9 +85,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
 
 def _result(ctx, params, reads, evidence, hops, details, declaration, entry, undecided=None, symbols=()):
     for read in reads:
-        evidence.append(read.anchor.model_copy(update={"symbol": params.field,
-                                                        "role": f"reads {params.field} ({read.kind})"}))
-        hops.append(Hop(kind="read", text=f"reads {params.field}: {read.text}", anchor=read.anchor))
+        anchor = read.anchor.model_copy(update={"symbol": params.field, "role": f"reads {params.field} ({read.kind})"})
+        evidence.append(anchor)
+        hops.append(Hop(kind="read", text=f"reads {params.field}: {read.text}", anchor=anchor))
     symbols = symbols or [short(entry.symbol.qualname)]
     if reads:
         return CheckResult("applied", evidence=_dedupe(evidence), trace=tuple(hops), details=details,

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from srcreview.errors import DataError
-from srcreview.interp import field_reads, model_runner, render_trace, resolve_dispatch, trace
+from srcreview.interp import drafting, field_reads, model_runner, render_trace, trace
+from srcreview.interp.interpreter import Analyzer
 from srcreview.index import Index
 from srcreview.revision import Revision
 from srcreview.source.base import DirectoryTree
@@ -124,20 +125,24 @@ def test_property_and_env_table_decide_the_runner():
 def test_dispatch_on_a_config_value():
     name, path = "config_dispatch", "vllm/spec/__init__.py"
     index = index_of(name)
-    mtp = resolve_dispatch(index, "init_speculator", {"speculative_config.method": "mtp"})
-    assert [c.symbol for c in mtp.chosen] == ["vllm.spec.mtp.MTPSpeculator"]
-    assert mtp.chosen[0].anchor.url == f"{URL}/vllm/spec/mtp.py#L{mark(name, 'vllm/spec/mtp.py', 'class')}-L6"
-    assert [(a.text, a.taken, a.anchor.start_line) for a in mtp.chosen[0].assumptions] == [
-        ("spec.is_special_mtp()", False, mark(name, path, "branch-special"))]
-    assert [c.symbol for c in mtp.alternatives] == ["vllm.spec.special.SpecialSpeculator"]
-    assert "draft_hf_config" in mtp.alternatives[0].assumptions[0].reason
-    assert [c.symbol.rsplit(".", 1)[1] for c in mtp.candidates] == ["EagleSpeculator", "SpecialSpeculator", "MTPSpeculator"]
 
-    eagle = resolve_dispatch(index, "init_speculator", {"speculative_config.method": "eagle"})
-    assert [c.symbol for c in eagle.chosen] == ["vllm.spec.eagle.EagleSpeculator"] and eagle.alternatives == ()
-    assert eagle.chosen[0].assumptions == ()
-    none = resolve_dispatch(index, "init_speculator", {"speculative_config.method": "draft_model"})
-    assert none.chosen == () and none.alternatives == ()
+    def returned(method):
+        classes, opaque = drafting.returned_classes(Analyzer(index, {"speculative_config.method": method}),
+                                                    "init_speculator")
+        assert opaque == []
+        return classes
+
+    mtp = returned("mtp")
+    assert [c.cls for c in mtp] == ["vllm.spec.special.SpecialSpeculator", "vllm.spec.mtp.MTPSpeculator"]
+    special, plain = mtp
+    # MTP is returned when the model-dependent branch is not taken; the anchor is its return
+    assert [(a.text, a.taken, a.anchor.start_line) for a in plain.conditions] == [
+        ("spec.is_special_mtp()", False, mark(name, path, "branch-special"))]
+    assert "MTPSpeculator(" in (FIXTURES / name / path).read_text().splitlines()[plain.site.start_line - 1]
+    assert "draft_hf_config" in special.conditions[0].reason
+    eagle = returned("eagle")
+    assert [c.cls for c in eagle] == ["vllm.spec.eagle.EagleSpeculator"] and eagle[0].conditions == ()
+    assert returned("draft_model") == []  # only the raise is reached
 
 
 def test_getattr_over_a_constant_table():

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from srcreview.errors import DataError
-from srcreview.rules import fill, load_rule_file, load_rules, parse_rule
+from srcreview.rules import load_rule_file, load_rules, parse_rule
+from srcreview.templates import fill
 
 ROOT = Path(__file__).resolve().parent.parent
 

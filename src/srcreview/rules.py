@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from srcreview.errors import DataError
 from srcreview.findings import KnobStatus, Problem, Scope, Severity
-from srcreview.templates import fill  # noqa: F401 - rules' message templates are filled with it
 
 if sys.version_info >= (3, 11):
     import tomllib

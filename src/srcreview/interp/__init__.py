@@ -10,13 +10,16 @@ Layout, one concept per module:
     runtime.py      the vLLM runtime model: env, platform, capability, config paths, and the
                     EngineArgs -> VllmConfig bindings
     callgraph.py    trace: the networkx exploration from an entry
-    queries.py      field_reads, resolve_dispatch, model_runner, evaluate_function
+    queries.py      field_reads, model_runner, evaluate_function
+    construction.py the config's post-init hooks walked once per recipe: stores, start-up raises
+    drafting.py     the speculative component a runner builds, whether it loads a draft model,
+                    and the config the draft model is built with
     results.py      their frozen results
     render.py       a Trace as text, DOT or JSON (`srcreview graph`)
 
 Public API (everything else in the package is internal):
 
-    from srcreview.interp import trace, field_reads, resolve_dispatch, model_runner, evaluate_function
+    from srcreview.interp import trace, field_reads, model_runner, evaluate_function
 
     bindings = recipe.bindings   # {"speculative_config.method": "mtp", "env.VLLM_USE_V2_MODEL_RUNNER": "1",
                                  #  "hardware.compute_capability": (12, 0), "attention_backend": "TRITON_ATTN"}
@@ -68,13 +71,16 @@ Public API (everything else in the package is internal):
         own hops, two calls deep; constructors are not followed) are inspected too and their
         reads included: the V1 proposer applies the nested backend in such a helper.
 
-    resolve_dispatch(index, "init_speculator", bindings) -> Dispatch
-        chosen       the feasible candidates whose path assumes every undecided condition false
-                     (the branch the recipe selects unless the model itself enables another);
-                     Candidate: symbol (absolute), anchor (the class), assumptions (with taken)
-        alternatives the other feasible candidates, each with the conditions it needs
-        candidates   every class the dispatcher can return with nothing bound (named as imported)
-        assumptions  conditions that stayed undecided
+    drafting.component(analyzer, "v2") -> Component
+        the classes the runner's __init__ may store as its speculative component under the
+        recipe (through returns of in-tree functions such as init_speculator, and if/elif
+        chains such as the V1 drafter), each with the undecided conditions it needs
+    drafting.draft_loading(analyzer, runner, cls, sink) -> Loading
+        whether the runner's load method loads a draft model through that class (loads is
+        True / False / None), and the trace from its entry to the model loader
+    drafting.draft_value(analyzer, loading, "vllm_config", ("attention_config", "backend"), key)
+        -> DraftValue: where the draft's value at that config path comes from ("nested",
+        "target", "fixed", "undecided"; `possible` when a re-run hook may rewrite it)
 
     model_runner(index, bindings) -> RunnerDecision
         value ("v1" | "v2" | None), evidence (Anchors), reason (one line), assumptions —
@@ -99,8 +105,9 @@ Public API (everything else in the package is internal):
         evaluator decides its result), and `hardware.platform` ("cuda" for an NVIDIA GPU), which
         decides current_platform.is_cuda() / is_rocm() / ... . key_paths(index) is the table.
 
-Bindings are taken as the run-time values: normalisation the engine applies to a setting
-after parsing it (e.g. in __post_init__) is not modelled.
+The recipe's values are taken as final: a post-init hook that rewrites a value the recipe
+sets is not modelled (fields the recipe leaves unset read as what the engine passes, and the
+hooks' stores to them are; see construction.py).
 
     render_trace(trace, fmt="text" | "dot" | "json") -> str   (used by `srcreview graph`)
 
@@ -113,8 +120,6 @@ has_device_capability(...).
 
 from srcreview.interp.results import (
     Assumption,
-    Candidate,
-    Dispatch,
     FieldReads,
     Hop,
     Outcome,
@@ -124,12 +129,12 @@ from srcreview.interp.results import (
     Trace,
 )
 from srcreview.interp.callgraph import trace
-from srcreview.interp.queries import evaluate_function, field_reads, model_runner, resolve_dispatch
+from srcreview.interp.queries import evaluate_function, field_reads, model_runner
 from srcreview.interp.render import render_trace
 from srcreview.interp.runtime import config_bindings, key_paths
 
 __all__ = [
-    "Assumption", "Candidate", "Dispatch", "FieldReads", "Hop", "Outcome", "Read", "RunnerDecision",
+    "Assumption", "FieldReads", "Hop", "Outcome", "Read", "RunnerDecision",
     "Site", "Trace", "config_bindings", "evaluate_function", "key_paths", "field_reads", "model_runner", "render_trace",
-    "resolve_dispatch", "trace",
+    "trace",
 ]

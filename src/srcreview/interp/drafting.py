@@ -105,6 +105,19 @@ def component(an, runner: str) -> Component:
     return Component(runner, attribute, tuple(candidates), tuple(open_sites), anchor=index.symbol_anchor(init, "runner"))
 
 
+def returned_classes(an, function: str) -> tuple[list[Candidate], list[Site]]:
+    """The classes a function may return instances of under the recipe (a dispatcher such as
+    init_speculator), each with the undecided conditions it needs, and the returns it cannot
+    type."""
+    from srcreview.interp.resolver import entry_function
+
+    symbol, self_cls = entry_function(an.index, function)
+    value = LazyCall(FuncRef(symbol.qualname), (), (), function)
+    site = an.index.symbol_anchor(symbol, "dispatcher")
+    found = _classes(an, value, site, (), depth=0)
+    return [c for c in found if isinstance(c, Candidate)], [s for s in found if isinstance(s, Site)]
+
+
 def _classes(an, value, site: Anchor, conds: tuple, depth: int):
     """The classes a stored or returned value may be an instance of (Candidates), or Sites where
     it cannot be told."""

@@ -1,18 +1,15 @@
 """The questions the checks ask of the interpreter, each answered from one shared walk per
 (index, bindings): which config fields a path reads (`field_reads`), what a dispatcher
-returns (`resolve_dispatch`), which model runner the recipe selects (`model_runner`), and
+which model runner the recipe selects (`model_runner`), and
 what a function returns under the recipe (`evaluate_function`).
 """
 
 from __future__ import annotations
 
 from srcreview.errors import DataError
-from srcreview.interp.interpreter import Analyzer, Frame, analyzer
+from srcreview.interp.interpreter import Frame, analyzer
 from srcreview.interp.resolver import entry_function, self_class
 from srcreview.interp.results import (
-    Assumption,
-    Candidate,
-    Dispatch,
     FieldReads,
     Outcome,
     Read,
@@ -23,7 +20,7 @@ from srcreview.interp.results import (
     frame_anchor,
     unique,
 )
-from srcreview.interp.values import ClassRef, Const, FuncRef, LazyCall, Obj, OneOf, Ref, Unknown
+from srcreview.interp.values import ClassRef, Const, FuncRef, Obj, OneOf, Ref, Unknown
 
 
 def field_reads(index, source, field: str, bindings: dict | None = None, helpers: bool = True) -> FieldReads:
@@ -157,60 +154,6 @@ class _Matcher:
         if isinstance(value, Obj) and value.path is not None and self.target_path is not None:
             return self.target_path[: len(value.path)] == value.path
         return False
-
-
-# ---------------------------------------------------------------------------------------------
-
-
-def resolve_dispatch(index, function: str, bindings: dict) -> Dispatch:
-    """The candidates a dispatcher (e.g. init_speculator) returns under the bindings."""
-    symbol, self_cls = entry_function(index, function)
-    bound = analyzer(index, bindings).summary(symbol.qualname, self_cls)
-    free = analyzer(index, {}).summary(symbol.qualname, self_cls)
-
-    def candidates(frame: Frame, an: Analyzer):
-        out = []
-        for r in frame.returns:
-            qual = _returned_class(an, r.value)
-            if qual is None:
-                continue
-            conds = tuple(Assumption(c.text, symbol.qualname, frame_anchor(index, frame, c.line, c.end_line, "assumption"),
-                                     c.reason, c.taken) for c in r.conditions)
-            anchor = frame_anchor(index, frame, r.line, r.end_line, "candidate")
-            out.append((Candidate(qual, anchor, conds), r))
-        return out
-
-    feasible = candidates(bound, analyzer(index, bindings))
-    chosen = [c for c, _ in feasible if all(a.taken is False for a in c.assumptions)]
-    if not chosen:
-        chosen = [c for c, _ in feasible]
-    alternatives = [c for c, _ in feasible if c not in chosen]
-    canonical = []
-    for c in chosen:  # the chosen class, named and anchored where it is defined
-        cls_symbol = index.resolve(c.symbol)
-        if cls_symbol is not None and cls_symbol.kind == "class":
-            c = Candidate(cls_symbol.qualname, index.symbol_anchor(cls_symbol, "candidate"), c.assumptions)
-        canonical.append(c)
-    chosen = canonical
-    everything = [c for c, _ in candidates(free, analyzer(index, {}))]
-    return Dispatch(
-        function=symbol.qualname, chosen=tuple(chosen), alternatives=tuple(alternatives),
-        candidates=tuple(everything), assumptions=tuple(assumptions_of(index, bound)),
-        anchor=index.symbol_anchor(symbol, "dispatcher"),
-    )
-
-
-def _returned_class(an: Analyzer, value) -> str | None:
-    if isinstance(value, LazyCall):
-        target = value.target
-        if isinstance(target, Ref):
-            return target.dotted  # named by its import; canonical only if chosen (parsing costs)
-        if isinstance(target, ClassRef):
-            return target.qualname
-        return None
-    if isinstance(value, Obj) and value.cls and value.origin.endswith("(...)"):
-        return an.resolver.canonical(value.cls) or value.cls
-    return None
 
 
 # ---------------------------------------------------------------------------------------------

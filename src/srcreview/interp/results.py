@@ -80,29 +80,6 @@ class FieldReads:
     exists: bool = True  # False when the class or field is absent at this revision (a stale rule)
 
 
-@dataclass(frozen=True)
-class Candidate:
-    symbol: str
-    anchor: Anchor
-    assumptions: tuple[Assumption, ...] = ()
-
-
-@dataclass(frozen=True)
-class Dispatch:
-    """What a dispatcher returns under the bindings.
-
-    chosen: the feasible candidates reached when every undecided condition is false (the
-    fall-through the recipe selects unless the model itself enables another branch);
-    alternatives: the other feasible candidates, each with the conditions it needs;
-    candidates: every candidate the dispatcher can return with nothing bound.
-    """
-
-    function: str
-    chosen: tuple[Candidate, ...]
-    alternatives: tuple[Candidate, ...]
-    candidates: tuple[Candidate, ...]
-    assumptions: tuple[Assumption, ...] = ()
-    anchor: Anchor | None = None
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ class RevisionReviewer:
         (patches, overlays: `srcreview.source.patched`) applied over its source."""
         from srcreview.engine import review
         from srcreview.index import Index
-        from srcreview.recipe import at_revision
+        from srcreview.interp.flags import at_revision
         from srcreview.commands._common import resolve_release
         from srcreview.index.cache import default_cache_dir
         from srcreview.patched_review import mark_patched

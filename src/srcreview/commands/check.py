@@ -105,7 +105,7 @@ def review_recipes(args, recipes, rules, files=None):
     from srcreview.index.cache import default_cache_dir
     from srcreview.index.prefetch import start
     from srcreview.patched_review import mark_patched
-    from srcreview.recipe import at_revision
+    from srcreview.interp.flags import at_revision
 
     trees: dict[tuple, tuple[object, object]] = {}
     reviews = []

@@ -130,7 +130,7 @@ def _fresh_review(args, recipe, rules):
     from srcreview.index import Index
     from srcreview.index.cache import default_cache_dir
     from srcreview.patched_review import mark_patched
-    from srcreview.recipe import at_revision
+    from srcreview.interp.flags import at_revision
 
     tree = tree_from_args(args, recipe, progress=sys.stderr.isatty(), layers=layers_from_args(args, recipe, args.recipe))
     index = Index(tree, cache_dir=default_cache_dir())

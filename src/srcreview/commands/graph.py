@@ -66,7 +66,7 @@ def run(args) -> int:
     index = Index(tree, cache_dir=default_cache_dir())
     bindings: dict = {}
     if recipe is not None:
-        from srcreview.recipe import at_revision
+        from srcreview.interp.flags import at_revision
 
         bindings.update(at_revision(recipe, index).bindings)
     bindings.update(dict(settings))

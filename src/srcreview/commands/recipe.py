@@ -47,7 +47,7 @@ def _mapped(args, recipe):
     from srcreview.commands._common import tree_from_args
     from srcreview.index import Index
     from srcreview.index.cache import default_cache_dir
-    from srcreview.recipe import at_revision
+    from srcreview.interp.flags import at_revision
 
     tree = tree_from_args(args, recipe, progress=sys.stderr.isatty())
     return at_revision(recipe, Index(tree, cache_dir=default_cache_dir())), tree.revision.label()

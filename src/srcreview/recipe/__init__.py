@@ -4,7 +4,7 @@ vLLM YAML configs and docker-compose services, all read into the one `Recipe` mo
 The format is chosen by content (a `[recipe]` table, a `services:` mapping, a mapping of vLLM
 flags, a Dockerfile, a `vllm serve` command), the file name only breaking ties for error
 messages. Command-line flags are mapped to engine keys once the revision is known
-(`at_revision`): flag names are the pinned vLLM's, not ours.
+(srcreview.interp.flags.at_revision): flag names are the pinned vLLM's, not ours.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ _SCRIPT_SUFFIXES = ("", ".sh", ".bash", ".zsh")
 _SERVE = re.compile(r"\bvllm\s+serve\b|vllm\.entrypoints\.(openai\.api_server|cli\.main)")
 
 __all__ = ["MAX_KEY_DEPTH", "MAX_RECIPE_BYTES", "MAX_SETTINGS", "EnvVar", "Hardware", "KeyLines", "RawFlag",
-           "Recipe", "RecipeInfo", "RuntimePin", "ServerOption", "Setting", "at_revision", "is_toml_recipe", "load_recipe",
+           "Recipe", "RecipeInfo", "RuntimePin", "ServerOption", "Setting", "is_toml_recipe", "load_recipe",
            "load_recipes", "looks_like_recipe", "normalize_key", "parse_recipe", "read_recipes"]
 
 
@@ -180,13 +180,3 @@ def looks_like_recipe(path: str | Path) -> bool:
         return bool(read_recipes(text, path.name, path.name))
     except (OSError, UnicodeDecodeError, SrcreviewError, RecursionError, ValueError):
         return False
-
-
-def at_revision(recipe: Recipe, index) -> Recipe:
-    """The recipe with its command-line flags mapped to engine keys by the revision of `index`
-    (a no-op for a TOML recipe)."""
-    if not recipe.flags:
-        return recipe
-    from srcreview.recipe.flags import map_flags
-
-    return map_flags(recipe, index)

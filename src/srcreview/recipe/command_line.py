@@ -2,7 +2,7 @@
 
 The reader keeps each flag as written, with the words after it and its position
 (`RawFlag`); which engine key a flag sets, whether it takes a value and how the value is
-typed is the pinned revision's business (srcreview.recipe.flags). Environment assignments
+typed is the pinned revision's business (srcreview.interp.flags). Environment assignments
 before the command (`VAR=1 vllm serve`, `export VAR=1`, Dockerfile `ENV`) are the recipe's
 env; a Dockerfile's `FROM vllm/vllm-openai:v0.29.0` pins the release.
 """

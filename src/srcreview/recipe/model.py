@@ -108,7 +108,7 @@ class RawFlag(_Strict):
 
     Which engine key `--max-model-len` or `-q` names, whether `--no-x` negates a boolean and
     how a value is typed is decided by the pinned revision's argument definitions
-    (srcreview.recipe.flags); the reader only keeps what was written and where.
+    (srcreview.interp.flags); the reader only keeps what was written and where.
     """
 
     flag: str = Field(description="as written, with its dashes: --max-model-len, -q, --speculative-config.method")
@@ -185,7 +185,7 @@ class Recipe(_Strict):
 
     @property
     def needs_revision(self) -> bool:
-        """Whether flags still wait for the revision's argument definitions (srcreview.recipe.flags)."""
+        """Whether flags still wait for the revision's argument definitions (srcreview.interp.flags)."""
         return bool(self.flags)
 
 

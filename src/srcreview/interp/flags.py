@@ -270,3 +270,11 @@ def _scalar(value: Any) -> Any:
     if _FLOAT.fullmatch(value.strip()) and "." in value:
         return float(value)
     return value
+
+
+def at_revision(recipe, index):
+    """The recipe with its command-line flags mapped to engine keys by the revision of `index`
+    (a no-op for a TOML recipe)."""
+    if not recipe.flags:
+        return recipe
+    return map_flags(recipe, index)

@@ -160,6 +160,9 @@ class Resolver:
                 if cls and self.runtime.self_set(cls, name):
                     # built with it, but the class's own hooks (not walked) may rewrite it
                     return Unknown(f"{cls.rsplit('.', 1)[-1]}.{name} may be rewritten by its own hooks")
+                home = self.runtime.config_path_for(cls) if cls else None
+                if home is not None and home + (name,) in self.runtime.heap:
+                    return self.runtime.heap[home + (name,)]  # its post-init hooks (walked) set it
                 return known
         path = obj.path + (name,) if obj.path is not None else None
         if isinstance(obj.cls, tuple):  # a deferred type stays deferred: reading it parses nothing

@@ -85,3 +85,29 @@ def test_an_ambiguous_symbol_lists_every_candidate_or_says_how_many_more(tmp_pat
     code, _, err = run(capsys, "graph", "--rev", "1234567ab", "--source", str(root), "--from", "load")
     assert code == 64 and "--from 'load' is ambiguous" in err
     assert "vllm.loaders.L0.load, " in err and err.strip().endswith(" and 2 more")
+
+
+def test_graph_of_any_python_tree_lists_resolved_edges_and_unresolved_calls(tmp_path, capsys):
+    """`--tree DIR`: no revision, no vLLM; every edge the graph resolved and every call site it
+    could not, with the tree's own paths, so precision and soundness can be measured."""
+    import json
+
+    from srcreview.cli import main
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "b.py").write_text("def helper(x):\n    return x + 1\n")
+    (pkg / "a.py").write_text(
+        "from pkg.b import helper\n\n\nclass Base:\n    def run(self):\n        return self.step()\n\n"
+        "    def step(self):\n        return helper(1)\n\n\ndef main(obj):\n    Base().run()\n"
+        "    return obj.unknown_method()\n")
+    assert main(["graph", "--tree", str(tmp_path), "--from", "main", "--depth", "3", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert sorted(tuple(e) for e in data["edges"]) == [
+        ("pkg.a.Base.run", "pkg.a.Base.step", 6, "call"), ("pkg.a.Base.step", "pkg.b.helper", 9, "call"),
+        ("pkg.a.main", "pkg.a.Base.run", 13, "call")]
+    [unresolved] = data["unresolved"]
+    assert unresolved["anchor"]["url"] == "pkg/a.py#L14" and "unknown_method" in unresolved["text"]
+    assert main(["graph", "--tree", str(tmp_path), "--rev", "0.29.0", "--from", "main"]) == 64
+    assert main(["graph", "--from", "main"]) == 64

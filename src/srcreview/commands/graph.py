@@ -1,5 +1,10 @@
 """`srcreview graph --rev REV --from SYMBOL [--to SYMBOL] [--recipe R]`: feasible call paths.
 
+With `--tree DIR` instead of --rev, any Python tree is read as it is (no revision, no vLLM
+identity check, anchors are the tree's own paths): `--format json` lists every edge the call
+graph resolved and every call site it could not, so its precision and soundness can be
+measured on public call-graph benchmarks.
+
 Walks the call graph of the pinned source from SYMBOL (a qualified-name suffix such as
 MTPSpeculator.load_draft_model, so the question survives files moving between releases),
 with the recipe's settings bound: branches the recipe decides are followed on one side
@@ -21,7 +26,8 @@ from srcreview.errors import EXIT_OK, DataError, UsageError
 def add_parser(sub) -> None:
     p = sub.add_parser("graph", help="feasible call paths from a symbol, with the recipe's settings bound",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_source_args(p, rev_required=True)
+    add_source_args(p)
+    p.add_argument("--tree", metavar="DIR", help="any Python source tree, read without a revision (instead of --rev)")
     add_patch_args(p)
     p.add_argument("--from", dest="entry", required=True, metavar="SYMBOL",
                    help="entry function, by qualified-name suffix (MTPSpeculator.load_draft_model)")
@@ -62,8 +68,15 @@ def run(args) -> int:
 
         recipe = load_recipe(args.recipe, display_path=shown_path(args.recipe))
     settings = [parse_setting(text) for text in args.settings]
-    tree = tree_from_args(args, layers=layers_from_args(args, recipe, args.recipe))
-    index = Index(tree, cache_dir=default_cache_dir())
+    if args.tree:
+        if args.rev or args.source or getattr(args, "layers", None):
+            raise UsageError("--tree reads a tree as it is: give it without --rev, --source, --patch or --overlay")
+        tree, index = _any_tree(args.tree)
+    elif not args.rev:
+        raise UsageError("give --rev (a vLLM revision) or --tree (any Python source tree)")
+    else:
+        tree = tree_from_args(args, layers=layers_from_args(args, recipe, args.recipe))
+        index = Index(tree, cache_dir=default_cache_dir())
     bindings: dict = {}
     if recipe is not None:
         from srcreview.interp.flags import at_revision
@@ -82,6 +95,21 @@ def run(args) -> int:
         out = _with_reads(out, reads, args.format)
     sys.stdout.write(out)
     return EXIT_OK
+
+
+def _any_tree(directory: str):
+    """A tree of any Python code and its index (every module of it, no revision)."""
+    from pathlib import Path
+
+    from srcreview.index import Index
+    from srcreview.revision import Revision
+    from srcreview.source.base import AnyPythonTree
+
+    root = Path(directory)
+    if not root.is_dir():
+        raise UsageError(f"--tree {directory}: not a directory")
+    tree = AnyPythonTree(root, Revision(requested="tree", sha="0" * 40))
+    return tree, Index(tree, package="")
 
 
 @contextlib.contextmanager

@@ -79,8 +79,9 @@ class FunctionInfo:
 class Index:
     """Facts of one SourceTree, parsed on demand and cached by blob id + schema version."""
 
-    def __init__(self, tree, cache_dir: Path | None = None):
+    def __init__(self, tree, cache_dir: Path | None = None, package: str = "vllm/"):
         self.tree = tree
+        self.package = package  # the part of the tree searched by name ("" for any Python tree)
         self._cache = None
         if cache_dir is not None:
             from srcreview.index.cache import FactsCache
@@ -141,15 +142,17 @@ class Index:
             self._raw[path] = data
         return data
 
-    def grep(self, text: str, prefix: str = "vllm/") -> list[str]:
+    def grep(self, text: str, prefix: str | None = None) -> list[str]:
         """Python files under `prefix` whose raw text contains `text` (no parsing; kept on disk
         per revision listing like definition_files)."""
+        prefix = self.package if prefix is None else prefix
         needle = text.encode()
         return self._remembered(f"grep\0{prefix.strip('/')}\0{text}",
                                 lambda: [p for p in self.python_files(prefix) if needle in self._raw_text(p)])
 
-    def grep_re(self, pattern: str, prefix: str = "vllm/", literal: str | None = None) -> list[str]:
+    def grep_re(self, pattern: str, prefix: str | None = None, literal: str | None = None) -> list[str]:
         """Files matching a regex; `literal`, a substring every match contains, skips most files cheaply."""
+        prefix = self.package if prefix is None else prefix
         regex = re.compile(pattern.encode(), re.M)
         needle = literal.encode() if literal else None
         return self._remembered(
@@ -157,7 +160,8 @@ class Index:
             lambda: [p for p in self.python_files(prefix)
                      if (needle is None or needle in self._raw_text(p)) and regex.search(self._raw_text(p))])
 
-    def python_files(self, prefix: str = "vllm/") -> list[str]:
+    def python_files(self, prefix: str | None = None) -> list[str]:
+        prefix = self.package if prefix is None else prefix
         prefix = prefix.strip("/")
         if self._python_files is None:
             self._python_files = sorted(p for p in self._all_files() if p.endswith(".py"))
@@ -218,7 +222,7 @@ class Index:
     def has_module(self, module: str) -> bool:
         return self.module_path(module) is not None
 
-    def definition_files(self, name: str, prefix: str = "vllm/", *, scopes_only: bool = False,
+    def definition_files(self, name: str, prefix: str | None = None, *, scopes_only: bool = False,
                          remembered_only: bool = False) -> list[str] | None:
         """Files under `prefix` that may define `name` (`def`/`class` NAME, or NAME starting an assignment;
         with `scopes_only`, only `def`/`class` NAME: what a class, function or owner can be).
@@ -229,6 +233,7 @@ class Index:
         not need. A candidate is only ever confirmed from its parsed facts. With
         `remembered_only`, None when the answer is not known yet (nothing is read).
         """
+        prefix = self.package if prefix is None else prefix
         prefix = prefix.strip("/")
         key = f"{prefix}\0{name}" + ("\0scope" if scopes_only else "")
         names = self._name_answers()
@@ -302,8 +307,9 @@ class Index:
         for name, c in facts.constants.items():
             yield Symbol(f"{m}.{name}", "constant", m, name, p, c.start_line, c.end_line)
 
-    def find(self, suffix: str, kind: str = "any", prefix: str = "vllm/") -> list[Symbol]:
+    def find(self, suffix: str, kind: str = "any", prefix: str | None = None) -> list[Symbol]:
         """Definitions whose absolute qualname ends with `suffix` (on a dot boundary), sorted."""
+        prefix = self.package if prefix is None else prefix
         found = []
         for path in self.candidate_files(suffix, kind, prefix):
             facts = self.module(path)
@@ -314,10 +320,11 @@ class Index:
                     found.append(symbol)
         return sorted(found, key=lambda s: (s.path, s.start_line, s.qualname))
 
-    def candidate_files(self, suffix: str, kind: str = "any", prefix: str = "vllm/", *,
+    def candidate_files(self, suffix: str, kind: str = "any", prefix: str | None = None, *,
                         remembered_only: bool = False) -> list[str] | None:
         """The files `find` parses for a suffix: those whose raw text may define it (no parsing).
         With `remembered_only`, None unless the raw-text answers are known already (nothing is read)."""
+        prefix = self.package if prefix is None else prefix
         parts = [p for p in suffix.split(".") if p]
         if not parts or not all(p.isidentifier() or p == "<locals>" for p in parts):
             raise DataError(f"{suffix!r}: not a dotted Python name")

@@ -357,3 +357,18 @@ class DirectoryTree(SourceTree):
         if not prefix:
             return list(self._listing)
         return [f for f in self._listing if f == prefix or f.startswith(prefix + "/")]
+
+
+class AnyPythonTree(DirectoryTree):
+    """A directory of any Python code, read without a revision (`srcreview graph --tree`):
+    anchors are the tree's own paths with their lines, nothing claims a vLLM commit."""
+
+    provider = "tree"
+
+    def url(self, path: str, start: int | None = None, end: int | None = None) -> str:
+        if start is None:
+            return path
+        return f"{path}#L{start}" + (f"-L{end}" if end is not None and end != start else "")
+
+    def describe(self) -> str:
+        return "a Python tree given with --tree"

@@ -111,7 +111,7 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
 
 def anchor_names(recipe, rules: tuple[Rule, ...]) -> list[str]:
     """The symbols the checks of the rules that may apply to `recipe` start from (entries,
-    dispatchers, sinks, classes of fields), in the order the review meets them (VllmConfig
+    dispatchers, sinks, classes of fields, the model runners' classes), in the order the review meets them (VllmConfig
     first, those of rules tied to a model runner last): what is worth parsing ahead. A hint
     only: conditions on the runner and on declared defaults are taken as holding, and nothing
     here decides a verdict."""
@@ -131,6 +131,9 @@ def anchor_names(recipe, rules: tuple[Rule, ...]) -> list[str]:
         found = [params.get(k) for k in ("entry", "dispatch", "sink", "function", "enum", "parser")]
         found += [params[k].rpartition(".")[0] for k in ("field",) if isinstance(params.get(k), str)]
         found += [c for c in params.get("callers", ()) if isinstance(c, str)]
+        kind = check_kind(rule.check.kind)
+        if hasattr(kind, "anchors"):  # a kind that starts from fixed symbols (draft-config: the runners)
+            found += kind.anchors(kind.Params.model_validate(params))
         for name in found:
             # the engine starts with EngineArgs (bindings), then VllmConfig (bindings, runner)
             if isinstance(name, str) and name and "{" not in name and name.split(".")[0] != "EngineArgs":

@@ -4,7 +4,8 @@ A check module defines `OUTCOMES` (what it can conclude), `UNDECIDED_OUTCOMES` (
 may never become confirmed/refuted), `Params` (a pydantic model of its rule parameters) and
 `run(ctx, params, subject) -> CheckResult`. Checks ask the analysis core (srcreview.index,
 srcreview.interp) and never print; when the analysis cannot answer, they return an undecided
-outcome with the reason tagged, never a guess.
+outcome with the reason tagged, never a guess. A kind that starts from symbols no parameter
+names may define `anchors(params) -> list[str]` (a parse-ahead hint, srcreview.engine.anchor_names).
 """
 
 from __future__ import annotations

@@ -35,6 +35,14 @@ class Params(Params):  # noqa: F811
     argument: str = "vllm_config"
 
 
+def anchors(params: Params) -> list[str]:
+    """What the check starts from, in the order it meets them (a parse-ahead hint): the runner
+    classes (their __init__ builds the speculative component), then the model loader."""
+    from srcreview.interp.runtime import RUNNERS
+
+    return [f"{module}.{cls}" for module, cls, _, _ in RUNNERS.values()] + [params.sink]
+
+
 def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     from srcreview.interp import drafting
     from srcreview.interp.runtime import key_paths

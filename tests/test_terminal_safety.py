@@ -24,7 +24,7 @@ from srcreview.textsafe import printable
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J[red]x[/red]\u202e:smile: <img src=x onerror=alert(1)>|`x`"
 SHOWN = "\\x1b]0;pwned\\x07\\x1b[2J[red]x[/red]\\u202e:smile: <img src=x onerror=alert(1)>|`x`"  # what the reader must see instead
 ATTENTION = "vllm/config/attention.py"
-VLLM = "vllm/config/vllm.py"
+RUNNER = "vllm/v1/worker/gpu_model_runner.py"
 SPECULATIVE = "vllm/config/speculative.py"
 ADMITTED = "engine-value-admitted"  # appears once the recipe's method = "mtp" is no longer admitted
 DRIFT = "recipe-identity-drift"  # its message quotes AttentionConfig.backend's declared default
@@ -48,13 +48,14 @@ def hostile(make_git_repo, cache_dir):
     assert "backend: AttentionBackendEnum | None = None" in attention
     attention = f"# {HOSTILE}\n# [bold]not bold[/bold]\n" + attention.replace(
         "backend: AttentionBackendEnum | None = None", f'backend: AttentionBackendEnum | None = "{HOSTILE}"')
-    vllm = (BASE / VLLM).read_text()
-    assert 'self.speculative_config.method == "ngram"' in vllm
-    vllm = vllm.replace('self.speculative_config.method == "ngram"', f'self.speculative_config.method == "{HOSTILE}"')
+    runner = (BASE / RUNNER).read_text()  # a condition only known at run time: undecided under any recipe
+    assert "get_pp_group().is_last_rank:" in runner
+    runner = runner.replace("get_pp_group().is_last_rank:",
+                            f'get_pp_group().is_last_rank and get_pp_group().name != "{HOSTILE}":')
     speculative = (BASE / SPECULATIVE).read_text()
     assert 'Literal["ngram", "eagle", "eagle3", "mtp"]' in speculative
     speculative = speculative.replace('"mtp"]', f'"mtp{HOSTILE}"]')
-    return repo, base, repo.commit({ATTENTION: attention, VLLM: vllm, SPECULATIVE: speculative}, message="hostile")
+    return repo, base, repo.commit({ATTENTION: attention, RUNNER: runner, SPECULATIVE: speculative}, message="hostile")
 
 
 def test_printable_escapes_only_what_acts_on_a_terminal():
@@ -118,12 +119,13 @@ def test_explain_shows_the_excerpt_escaped(cli, hostile):
 
 def test_graph_text_shows_a_condition_escaped(cli, hostile):
     repo, _base, sha = hostile
-    result = cli("graph", "--rev", sha, "--source", str(repo.path), "--from", "VllmConfig.use_v2_model_runner")
+    where = ("--rev", sha, "--source", str(repo.path), "--from", "gpu_model_runner.GPUModelRunner.__init__",
+             "--set", "speculative_config.method=mtp")
+    result = cli("graph", *where)
     assert result.code == 0, result.err
     assert_inert(result)
-    assert f'self.speculative_config.method == "{SHOWN}"' in result.out  # an undecided branch, as an assumption
-    dot = cli("graph", "--rev", sha, "--source", str(repo.path), "--from", "VllmConfig.use_v2_model_runner",
-              "--format", "dot")
+    assert f'get_pp_group().name != "{SHOWN}"' in result.out  # an undecided branch, as an assumption
+    dot = cli("graph", *where, "--format", "dot")
     assert dot.code == 0 and not RAW.search(dot.out)
 
 

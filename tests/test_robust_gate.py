@@ -4,8 +4,9 @@ Each case runs the real CLI (`srcreview.cli.main` in this process) on a copy of 
 `rules_spec_decode` fixture given as `--source` (an unpacked sdist, or a git checkout made in
 the test), damaged one way:
 
-- gutted: only `vllm/_version.py` is left. Rules that name a module the tree lacks
-  (`model_loader.get_model`) cannot be evaluated: the review is incomplete (exit 2).
+- gutted: only `vllm/_version.py` is left. Rules that start from a module the tree lacks
+  (the model runners the draft rules start from) cannot be evaluated: the review is
+  incomplete (exit 2).
 - a module that cannot be read: `vllm/config/speculative.py` a directory, a FIFO, a symlink
   leaving the tree (sdist directory and git checkout), or `vllm/config` a symlinked directory
   (inside and outside the tree). The rule whose anchor went missing is not stale but
@@ -27,7 +28,9 @@ FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" 
 RECIPE = (Path(__file__).resolve().parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
 REV = "1234567ab"
 SPEC = "vllm/config/speculative.py"
-RULE = "spec-draft-attention-backend-ignored"  # its field anchor is SpeculativeConfig.attention_backend
+RULE = "spec-draft-attention-backend-ignored"  # anchors: the runners, SpeculativeConfig.attention_backend (set)
+RUNNERS = ("GPUModelRunner.__init__ (vllm.v1.worker.gpu.model_runner), "
+           "GPUModelRunner.__init__ (vllm.v1.worker.gpu_model_runner)")
 
 
 def _version(root: Path) -> None:
@@ -64,8 +67,8 @@ def test_a_gutted_source_tree_is_incomplete_never_a_pass(cli, work):
     for policy in ("confirmed:high", "none"):
         code, doc = check(cli, "tree", "--fail-on", policy)
         assert code == 2 and doc["gate"]["status"] == "incomplete"
-        assert f"{RULE}: cannot be evaluated: the tree has no module model_loader (for model_loader.get_model)" \
-            in doc["incomplete"]
+        assert f"{RULE}: cannot be evaluated: the tree has no module gpu, gpu_model_runner, model_runner, v1, " \
+            f"worker (for {RUNNERS})" in doc["incomplete"]
         assert not [f for f in doc["findings"] if f["classification"] in ("confirmed", "refuted")]
     # the text report says so
     text = cli("check", "demo.toml", "--source", "tree", "--rev", REV)

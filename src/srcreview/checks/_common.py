@@ -124,6 +124,20 @@ def class_info(ctx: CheckContext, name: str, container: str = "VllmConfig"):
     return index.class_info(symbol.qualname) if symbol is not None else None
 
 
+def declared_field(ctx: CheckContext, spec: str, container: str = "VllmConfig"):
+    """The FieldFact a rule names ("SpeculativeConfig.attention_backend"), None when the revision
+    does not declare it. A class not found by name is looked up where the container config
+    imports it, so a module that cannot be read raises (the question stays open) rather than
+    passing for absent."""
+    cls_name, attr = split_field(spec)
+    info = class_info(ctx, cls_name, container)
+    if info is None:
+        holder = class_info(ctx, container)
+        symbol = ctx.index.resolve_name(holder.symbol.module, cls_name) if holder is not None else None
+        info = ctx.index.class_info(symbol.qualname) if symbol is not None and symbol.kind == "class" else None
+    return info.field(attr) if info is not None else None
+
+
 def site_anchor(site) -> Anchor:
     """A graph Site's anchor named after what the line shows (the called or read name)."""
     import re
@@ -168,9 +182,11 @@ def trace_start(ctx: CheckContext, params: EntryParams, field: str, sink: str | 
     sink_symbol, found = find_one(ctx.index, sink) if sink else (None, [])
     if sink and not found:
         missing.append(sink)
+    entry = resolve_entry(ctx, params)
+    if isinstance(entry, CheckResult) and entry.outcome == "stale":
+        missing += list(entry.missing)  # every missing anchor: a module the tree lacks makes it unevaluable
     if missing:
         return stale(missing)
-    entry = resolve_entry(ctx, params)
     if isinstance(entry, CheckResult):
         return entry
     if sink and sink_symbol is None:

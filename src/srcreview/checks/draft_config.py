@@ -20,6 +20,7 @@ Decided only when every candidate the recipe leaves open gives the same outcome.
 from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from srcreview.checks._common import declared_field
 from srcreview.findings import Anchor, Hop
 
 OUTCOMES = ("nested", "target", "fixed", "no-draft-model", "undecided")
@@ -31,6 +32,9 @@ class Params(Params):  # noqa: F811
     # the top-level engine key ("attention_backend"; its nested twin is speculative_config.<setting>),
     # or "*": the key of the setting the rule runs on (`for_each`), either form
     setting: str
+    # the declaration the rule is about ("SpeculativeConfig.attention_backend" for a rule on the
+    # nested key): the rule is stale at a revision that does not declare it
+    field: str | None = None
     sink: str = "model_loader.get_model"
     argument: str = "vllm_config"
 
@@ -54,14 +58,16 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
               if ctx.index._class_info_abs(f"{module}.{cls}") is None]
     if len(absent) == len(RUNNERS):
         return stale(absent)
-    if runner is None:
-        return CheckResult("undecided", tags=("runner-undecided",), reason=f"the model runner is undecided: "
-                           f"{ctx.runner.reason}", open=(f"which model runner runs: {ctx.runner.reason}",))
     templated = params.setting == "*"
     setting = subject.key.removeprefix("speculative_config.") if templated else params.setting
     where = key_paths(ctx.index).get(setting)
     if where is None and not templated:
         return stale([f"EngineArgs.{setting} -> VllmConfig (create_engine_config)"])
+    if params.field and declared_field(ctx, params.field) is None:
+        return stale([params.field])
+    if runner is None:  # after the anchors: a rule is stale whatever the recipe
+        return CheckResult("undecided", tags=("runner-undecided",), reason=f"the model runner is undecided: "
+                           f"{ctx.runner.reason}", open=(f"which model runner runs: {ctx.runner.reason}",))
     path = tuple(where.path.split(".")) if where is not None else None
     an = ctx.analyzer
     component = ctx.memoized(f"component:{runner}", lambda: drafting.component(an, runner))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 _MODULE = re.compile(r"[a-z_][a-z0-9_]*")  # a module qualifier; classes are CapWords
+_IN_MODULE = re.compile(r"(?P<symbol>.+?) \((?P<module>[a-z_]\w*(?:\.[a-z_]\w*)+)\)")  # `Cls.__init__ (vllm.a.b)`
 SHOWN = 3  # unreadable entries named in one message
 
 
@@ -74,4 +75,7 @@ def absent_modules(tree, missing) -> list[str]:
 
 
 def _qualifiers(anchor: str) -> list[str]:
+    named = _IN_MODULE.fullmatch(anchor)  # a symbol and the module it is looked for in
+    if named:
+        return named["module"].split(".") + _qualifiers(named["symbol"])
     return [part for part in anchor.split(".")[:-1] if _MODULE.fullmatch(part)]

@@ -82,6 +82,8 @@ def test_explain_a_fresh_review(cli, make_git_repo, cache_dir):
     assert result.code == 0, result.err
     assert result.out.startswith(f"{RULE}  refuted fact  [high]")
     assert "reads SpeculativeConfig.attention_backend" in result.out
+    assert "[sink] -> get_model(vllm_config=...): attention_config.backend is speculative_config.attention_backend" \
+        in result.out
 
 
 @pytest.mark.parametrize("args, code, message", [

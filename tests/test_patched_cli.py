@@ -88,8 +88,10 @@ def test_show_and_graph_read_the_patched_source(setup, cli):
     assert one.out.rstrip().endswith("(patched)") and f"{patch}#L" in one.out
     upstream = cli("show", f"{LOADER}:1-2", "--rev", sha, "--source", src, "--patch", patch)
     assert "(patched)" not in upstream.out and f"/blob/{sha}/{LOADER}#L1-L2" in upstream.out
+    # with the recipe bound: unset, speculative_config is what the engine passes (None), which the loader refuses
     graph = cli("graph", "--rev", sha, "--source", src, "--from", "load_eagle_model", "--to", "get_model",
-                "--reads", "SpeculativeConfig.attention_backend", "--format", "json", "--patch", patch)
+                "--reads", "SpeculativeConfig.attention_backend", "--format", "json", "--patch", patch,
+                "--recipe", "recipes/plain.toml")
     reads = json.loads(graph.out)["field_reads"]
     assert reads["reads"] and all(r["anchor"]["url"].startswith(f"{patch}#L") for r in reads["reads"])
 

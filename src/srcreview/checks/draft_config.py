@@ -123,6 +123,11 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             hops.append(Hop(kind="call", text=f"-> {short(hop.symbol)}", anchor=anchor))
         if not symbols:
             symbols = [short(h.symbol) for h in value.hops]
+        if value.source == "nested":  # the lines that make it the nested value
+            for read in ctx.memoized(f"nested-reads:{runner}:{candidate.cls}:{setting}",
+                                     lambda ld=loading: _nested_reads(ctx, ld.trace, setting)):
+                evidence.append(read)
+                hops.append(Hop(kind="read", text=read.role, anchor=read))
         if value.sink_call is not None:
             anchor = value.sink_call.model_copy(update={
                 "symbol": params.sink.split(".")[-1],
@@ -158,6 +163,20 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     may_be = set().union(*possible) if possible and all(possible) else set()
     return CheckResult("undecided", possible=tuple(sorted(may_be)), evidence=_dedupe(evidence), trace=tuple(hops), details=details,
                        symbols=(setting, *symbols), tags=tuple(sorted(tags)), reason=reason, open=(reason,))
+
+
+def _nested_reads(ctx: CheckContext, trace, setting: str) -> list[Anchor]:
+    """The reads of speculative_config.<setting> on the loader's paths (and the helpers they
+    hand the config to), anchored: where the draft's value is wired to the nested key."""
+    from srcreview.checks._common import class_info
+    from srcreview.interp import field_reads
+
+    info = class_info(ctx, "SpeculativeConfig")
+    if info is None or trace is None:
+        return []
+    field = f"{info.symbol.local}.{setting}"
+    found = field_reads(ctx.index, trace, f"{info.qualname}.{setting}")
+    return [r.anchor.model_copy(update={"symbol": field, "role": f"reads {field} ({r.kind})"}) for r in found.reads]
 
 
 def _when(candidate) -> str:

@@ -111,8 +111,9 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
 
 def anchor_names(recipe, rules: tuple[Rule, ...]) -> list[str]:
     """The symbols the checks of the rules that may apply to `recipe` start from (entries,
-    dispatchers, sinks, classes of fields, the model runners' classes), in the order the review meets them (VllmConfig
-    first, those of rules tied to a model runner last): what is worth parsing ahead. A hint
+    dispatchers, sinks, classes of fields, what a kind names itself: `anchors(params)`), in the
+    order the review meets them (VllmConfig first, those of rules tied to a model runner last):
+    what is worth parsing ahead. A hint
     only: conditions on the runner and on declared defaults are taken as holding, and nothing
     here decides a verdict."""
     def may_apply(rule: Rule) -> bool:

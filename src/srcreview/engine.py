@@ -113,9 +113,8 @@ def anchor_names(recipe, rules: tuple[Rule, ...]) -> list[str]:
     """The symbols the checks of the rules that may apply to `recipe` start from (entries,
     dispatchers, sinks, classes of fields, what a kind names itself: `anchors(params)`), in the
     order the review meets them (VllmConfig first, those of rules tied to a model runner last):
-    what is worth parsing ahead. A hint
-    only: conditions on the runner and on declared defaults are taken as holding, and nothing
-    here decides a verdict."""
+    what is worth parsing ahead. A hint only: conditions on the runner and on declared defaults
+    are taken as holding, and nothing here decides a verdict."""
     def may_apply(rule: Rule) -> bool:
         for key, cond in rule.when.items():
             if key == "runner" or cond.differs_from is not None:

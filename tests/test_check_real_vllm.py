@@ -64,7 +64,7 @@ def test_every_speculator_the_dispatch_may_pick_is_checked(vllm_029):
                                                'attention_backend = "TRITON_ATTN"\nkv_cache_dtype = "fp8"')
     (applied,) = _findings(review_text(vllm_029, text, "recipes/mixed.toml"), "spec-draft-kv-cache-dtype-applied")
     assert applied.classification == "plausible" and "runtime-branch" in applied.tags
-    assert re.search(r"Gemma4Speculator \(if [^;]*\) -> undecided", applied.message)
+    assert re.search(r"Gemma4Speculator \(if [^;]*\) -> fixed or target", applied.message)
     assert re.search(r"MTPSpeculator \(if [^;]*\) -> nested", applied.message)
 
 

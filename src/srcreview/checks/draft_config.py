@@ -137,7 +137,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
                             f"{where.path} is {value.text or 'undecided'}", anchor=anchor))
         outcomes.append(value.source if len(value.possible) <= 1 else "undecided")
         possible.append(set(value.possible))
-        texts.append(f"{name}: {value.text}" if value.text else name)
+        texts.append(value.text or name)
         if len(value.possible) > 1:
             reasons.append(f"{name}: {value.reinit}")
             tags.add("model-config-unknown")
@@ -145,7 +145,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             reasons.append(f"{name}: {value.reason}")
             tags.add("runtime-branch")
     details["entries"] = _entries(component)
-    details["value"] = "; ".join(texts)
+    details["value"] = "; ".join(dict.fromkeys(texts))
     decided = len(set(outcomes)) == 1 and outcomes[0] != "undecided"
     if decided:
         if len(component.candidates) > 1:
@@ -154,7 +154,8 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         return CheckResult(outcomes[0], evidence=_dedupe(evidence), trace=tuple(hops), details=details,
                            symbols=(setting, *symbols))
     if len(set(outcomes)) > 1:
-        parts = [f"{short(c.cls)} ({_when(c)}) -> {o}" for c, o in zip(component.candidates, outcomes)]
+        parts = [f"{short(c.cls)} ({_when(c)}) -> {' or '.join(sorted(p)) if len(p) > 1 else o}"
+                 for c, o, p in zip(component.candidates, outcomes, possible)]
         reasons.append(f"the classes the {runner} runner may build disagree: " + "; ".join(parts))
         tags.add("runtime-branch")
         if any(any(w in a.text for w in MODEL_WORDS) for c in component.candidates for a in c.conditions):

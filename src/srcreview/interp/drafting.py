@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from srcreview.findings import Anchor
+from srcreview.index import ir
 from srcreview.interp.events import Condition
 from srcreview.interp.results import Assumption, Hop, Site, Trace, frame_anchor
 from srcreview.interp.values import ClassRef, Const, Derived, FuncRef, LazyCall, Obj, Ref, Rewritable, Union, Unknown
@@ -256,15 +257,23 @@ def rewriters(an, path: tuple[str, ...]) -> list[str]:
         index = an.index
         attr = path[-1]
         found = []
-        for file in index.grep_re(rf"\.{attr}\s*=[^=]", prefix="vllm/", literal=f".{attr}"):
+        hook_files = set(index.grep(f"def {REINIT_HOOK}"))
+        for file in index.grep_re(rf"\.{attr}\s*=[^=]", literal=f".{attr}"):
+            if file not in hook_files:
+                continue
             module = index.module(file, allow_unparsable=True)
             if module.parse_error:  # a hook there cannot be ruled out: it may store the field
                 found.append(f"{file} (does not parse)")
                 continue
             for fn in module.functions.values():
-                if fn.name != REINIT_HOOK:
-                    continue
                 qualname = f"{module.module}.{fn.qualname}"
+                if fn.name != REINIT_HOOK:
+                    # a helper of the hooks: counted when it stores the field at all (whether a
+                    # hook calls it is not followed)
+                    if any(isinstance(t, ir.Attr) and t.attr == attr for st in ir.iter_statements(fn.body)
+                           if isinstance(st, ir.Assign) for t in st.targets):
+                        found.append(qualname)
+                    continue
                 frame = an.frame_for(qualname, None)
                 if any(s.attr == attr and (s.path is None or s.path == tuple(path)) for s in frame.stores):
                     found.append(qualname)

@@ -181,6 +181,8 @@ class Runtime:
         if isinstance(callee, External):
             return callee.name in REPLACE_FUNCTIONS
         if isinstance(callee, Ref):
+            if callee.dotted.rsplit(".", 1)[-1] not in {f.rsplit(".", 1)[-1] for f in REPLACE_FUNCTIONS}:
+                return False  # named otherwise: never resolved (that would parse its module)
             symbol = index.resolve(callee.dotted)
             return symbol is not None and symbol.qualname in REPLACE_FUNCTIONS
         return isinstance(callee, FuncRef) and callee.qualname in REPLACE_FUNCTIONS

@@ -202,3 +202,14 @@ def traced(ctx: CheckContext, entry: Entry, sink_name: str | None, max_depth: in
     key = f"trace:{entry.symbol.qualname}:{sink_name}:{max_depth}"
     return ctx.memoized(key, lambda: trace(ctx.index, entry.symbol.qualname, ctx.bindings, sink=sink_name,
                                            max_depth=max_depth))
+
+
+def dedupe(anchors, by_role: bool = False) -> tuple[Anchor, ...]:
+    """Anchors in order, each place (path, lines, symbol; and role when `by_role`) once."""
+    seen, out = set(), []
+    for a in anchors:
+        key = (a.path, a.start_line, a.end_line, a.symbol) + ((a.role,) if by_role else ())
+        if key not in seen:
+            seen.add(key)
+            out.append(a)
+    return tuple(out)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._backend import backend_class
-from srcreview.checks._common import find_one
+from srcreview.checks._common import dedupe, find_one
 from srcreview.findings import Hop
 from srcreview.interp.runtime import PLATFORM_KEY
 from srcreview.index import ir
@@ -103,7 +103,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         hops.append(Hop(kind="note", text="the platform is CUDA: the recipe names an NVIDIA GPU"))
     hops.append(Hop(kind="note", text=f"{name} under the recipe: {result}"))
     reason = "" if result != "undecided" else f"{name} cannot be decided under the recipe"
-    return CheckResult(result, evidence=_dedupe(evidence), trace=tuple(hops), tags=tuple(sorted(tags)),
+    return CheckResult(result, evidence=dedupe(evidence, by_role=True), trace=tuple(hops), tags=tuple(sorted(tags)),
                        details=details, symbols=(name,), reason=reason,
                        open=tuple(sorted(undecided)) or ((reason,) if reason else ()))
 
@@ -176,13 +176,3 @@ def _word(text, words):
         if m:
             return m.group(0)
     return words[0]
-
-
-def _dedupe(anchors):
-    seen, out = set(), []
-    for a in anchors:
-        key = (a.path, a.start_line, a.end_line, a.symbol, a.role)
-        if key not in seen:
-            seen.add(key)
-            out.append(a)
-    return tuple(out)

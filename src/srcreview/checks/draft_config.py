@@ -20,7 +20,7 @@ Decided only when every candidate the recipe leaves open gives the same outcome.
 from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
-from srcreview.checks._common import declared_field
+from srcreview.checks._common import dedupe, declared_field
 from srcreview.findings import Anchor, Hop
 
 OUTCOMES = ("nested", "target", "fixed", "no-draft-model", "undecided")
@@ -151,7 +151,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         if len(component.candidates) > 1:
             hops.append(Hop(kind="note", text=f"every class the {runner} runner may build gives {outcomes[0]}: "
                             + ", ".join(short(c.cls) for c in component.candidates)))
-        return CheckResult(outcomes[0], evidence=_dedupe(evidence), trace=tuple(hops), details=details,
+        return CheckResult(outcomes[0], evidence=dedupe(evidence), trace=tuple(hops), details=details,
                            symbols=(setting, *symbols))
     if len(set(outcomes)) > 1:
         parts = [f"{short(c.cls)} ({_when(c)}) -> {' or '.join(sorted(p)) if len(p) > 1 else o}"
@@ -162,8 +162,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             tags.add("model-config-unknown")
     reason = "; ".join(dict.fromkeys(reasons)) or "undecided"
     may_be = set().union(*possible) if possible and all(possible) else set()
-    return CheckResult("undecided", possible=tuple(sorted(may_be)), evidence=_dedupe(evidence), trace=tuple(hops), details=details,
-                       symbols=(setting, *symbols), tags=tuple(sorted(tags)), reason=reason, open=(reason,))
+    return CheckResult("undecided", possible=tuple(sorted(may_be)), evidence=dedupe(evidence), trace=tuple(hops),
+                       details=details, symbols=(setting, *symbols), tags=tuple(sorted(tags)), reason=reason,
+                       open=(reason,))
 
 
 def _nested_reads(ctx: CheckContext, trace, setting: str) -> list[Anchor]:
@@ -191,13 +192,3 @@ def _entries(component) -> str:
     if len(names) > 1:
         return f"each of {', '.join(names)}: every class the {component.runner} runner may build under the recipe"
     return ", ".join(names)
-
-
-def _dedupe(anchors):
-    seen, out = set(), []
-    for a in anchors:
-        key = (a.path, a.start_line, a.end_line, a.symbol)
-        if key not in seen:
-            seen.add(key)
-            out.append(a)
-    return tuple(out)

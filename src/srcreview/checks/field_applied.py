@@ -10,7 +10,7 @@ the absence. Anything else is `undecided`, with the reason tagged.
 from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, short
-from srcreview.checks._common import EntryParams, field_anchor, path_hops, site_anchor, trace_start, traced
+from srcreview.checks._common import EntryParams, dedupe, field_anchor, path_hops, site_anchor, trace_start, traced
 from srcreview.findings import Hop
 
 OUTCOMES = ("applied", "not-applied", "undecided")
@@ -79,7 +79,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     evidence += [a for q, a in elsewhere if q not in seen][:MAX_ELSEWHERE]
     if not params.show_declaration:
         evidence.append(declaration)
-    return CheckResult("not-applied", evidence=_dedupe(evidence), trace=tuple(hops), details=details,
+    return CheckResult("not-applied", evidence=dedupe(evidence), trace=tuple(hops), details=details,
                        symbols=(params.field, *dict.fromkeys(symbols)))
 
 
@@ -90,7 +90,7 @@ def _result(ctx, params, reads, evidence, hops, details, declaration, entry, und
         hops.append(Hop(kind="read", text=f"reads {params.field}: {read.text}", anchor=anchor))
     symbols = symbols or [short(entry.symbol.qualname)]
     if reads:
-        return CheckResult("applied", evidence=_dedupe(evidence), trace=tuple(hops), details=details,
+        return CheckResult("applied", evidence=dedupe(evidence), trace=tuple(hops), details=details,
                            symbols=(params.field, *dict.fromkeys(symbols)))
     tag, reason = undecided
     return _undecided(evidence, hops, details, symbols, declaration, tag, reason)
@@ -98,7 +98,7 @@ def _result(ctx, params, reads, evidence, hops, details, declaration, entry, und
 
 def _undecided(evidence, hops, details, symbols, declaration, tags, reason) -> CheckResult:
     tags = (tags,) if isinstance(tags, str) else tuple(tags)
-    return CheckResult("undecided", evidence=_dedupe([*evidence, declaration]), trace=tuple(hops), details=details,
+    return CheckResult("undecided", evidence=dedupe([*evidence, declaration]), trace=tuple(hops), details=details,
                        symbols=(details["field"], *dict.fromkeys(symbols)), tags=tags, reason=reason, open=(reason,))
 
 
@@ -139,13 +139,3 @@ def mentions(ctx: CheckContext, attr: str) -> list[tuple[str, object]]:
         return sorted(found, key=lambda item: item[0])
 
     return ctx.memoized(f"mentions:{attr}", compute)
-
-
-def _dedupe(anchors):
-    seen, out = set(), []
-    for a in anchors:
-        key = (a.path, a.start_line, a.end_line, a.symbol)
-        if key not in seen:
-            seen.add(key)
-            out.append(a)
-    return tuple(out)

@@ -12,7 +12,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "srcreview"
 
 LAYERS = [
-    ("base", ("__init__", "errors", "textsafe", "userfile", "dates", "resources", "templates")),
+    ("base", ("__init__", "errors", "textsafe", "userfile", "dates", "resources", "templates", "sealed")),
     ("data", ("findings", "revision", "recipe", "hfconfig")),
     ("source", ("source", "overlays")),
     ("index", ("index",)),

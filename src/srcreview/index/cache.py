@@ -21,6 +21,7 @@ from pathlib import Path
 from srcreview.index import facts as facts_module
 from srcreview.index import ir
 from srcreview.index.facts import SCHEMA_VERSION, ModuleFacts
+from srcreview.sealed import seal, unseal
 
 _ALLOWED = {
     ("srcreview.index.facts", name)
@@ -31,23 +32,6 @@ _ALLOWED = {
 # leads to eval, so one crafted cache entry would run code (tests/test_static_guarantees.py).
 _BUILTINS = {("builtins", "frozenset"), ("builtins", "set"), ("builtins", "Ellipsis"),
              ("builtins", "complex"), ("builtins", "bytes")}
-
-
-MAGIC = b"srcreview-facts\n"  # then the sha256 of the payload, then the payload
-
-
-def seal(payload: bytes) -> bytes:
-    """An entry as written: the payload behind its sha256, checked when read (`unseal`)."""
-    return MAGIC + hashlib.sha256(payload).digest() + payload
-
-
-def unseal(data: bytes) -> bytes | None:
-    """The payload of a sealed entry, or None if the entry is not one or its content changed."""
-    head = len(MAGIC) + 32
-    if len(data) < head or not data.startswith(MAGIC):
-        return None
-    payload = data[head:]
-    return payload if hashlib.sha256(payload).digest() == data[len(MAGIC):head] else None
 
 
 class _FactsUnpickler(pickle.Unpickler):

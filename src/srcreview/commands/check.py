@@ -43,20 +43,106 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from srcreview.commands._gate_args import run_gate
-    from srcreview.commands._multirev import load_rules_arg
     from srcreview.recipe import load_recipes
     from srcreview.recipe_files import recipe_files
 
-    rules = load_rules_arg(args)
+    stored = _stored_reviews(args)
+    # the rules' summaries when these rule files were validated before, else the rules themselves
+    rules = stored.cache.load_rules(stored.rules) if stored is not None else None
+    if rules is None:
+        rules = _load_rules(args, stored)
     loaded = [(r, path) for path, shown in recipe_files(args.recipes) for r in load_recipes(path, display_path=shown)]
     recipes = [r for r, _ in loaded]  # a compose file gives one recipe per vLLM service
-    reviews = review_recipes(args, recipes, rules, files=[path for _, path in loaded])
+    files = [path for _, path in loaded]
+    reviews = recalled_reviews(args, recipes, files, stored)
+    missing = [n for n, found in enumerate(reviews) if found is None]
+    if missing:
+        from srcreview.rules import Rule
+
+        if not all(isinstance(r, Rule) for r in rules):  # summaries: the engine needs the rules themselves
+            rules = _load_rules(args, stored)
+        computed = review_recipes(args, [recipes[n] for n in missing], rules, files=[files[n] for n in missing])
+        for n, (review, tree) in zip(missing, computed):
+            reviews[n] = review
+            if stored is not None:
+                stored.keep(args, recipes[n], files[n], review, tree)
     gate = run_gate(args, reviews, rules=rules, recipe_files=[(path, r.path) for r, path in loaded])
     if args.registry:
         merge_registry(args.registry, gate)
     sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args),
                             width=_width()))
     return gate.result.exit_code
+
+
+def _load_rules(args, stored):
+    from srcreview.commands._multirev import load_rules_arg
+
+    rules = load_rules_arg(args)
+    if stored is not None:
+        stored.cache.store_rules(stored.rules, rules)
+    return rules
+
+
+class _StoredReviews:
+    """The stored reviews of the user cache (srcreview.review_cache) for this run's rule files."""
+
+    def __init__(self, cache, rules: str):
+        self.cache, self.rules = cache, rules
+
+    def key(self, args, recipe, recipe_file, identity_of) -> str | None:
+        """The key of `recipe`'s review, with the source named by `identity_of(revision, layers)`
+        (None when the source has no identity: it is not stored)."""
+        from pathlib import Path
+
+        from srcreview.commands._common import layers_from_args, resolve_release, rev_from_args
+
+        revision = resolve_release(rev_from_args(args, recipe), local=bool(getattr(args, "source", None)))
+        identity = identity_of(revision, layers_from_args(args, recipe, recipe_file))
+        if identity is None:
+            return None
+        try:
+            recipe_bytes = Path(recipe_file).read_bytes()
+        except OSError:
+            return None
+        return self.cache.key(rules_digest=self.rules, recipe=recipe, recipe_bytes=recipe_bytes, revision=revision,
+                              source=identity)
+
+    def recall(self, args, recipe, recipe_file):
+        """The stored review of `recipe` under these arguments, or None."""
+        from srcreview.source.identity import expected
+
+        def identity(revision, layers):
+            return expected(revision, source=getattr(args, "source", None), provider=getattr(args, "provider", "auto"),
+                            layers=layers)
+
+        key = self.key(args, recipe, recipe_file, identity)
+        return self.cache.load(key) if key is not None else None
+
+    def keep(self, args, recipe, recipe_file, review, tree) -> None:
+        """Store `review`, computed from `tree`, under the key of that tree's identity."""
+        from srcreview.source.identity import of_tree
+
+        key = self.key(args, recipe, recipe_file, lambda revision, layers: of_tree(tree))
+        if key is not None:
+            self.cache.store(key, review)
+
+
+def _stored_reviews(args) -> _StoredReviews | None:
+    """The stored reviews, or None when the rule files cannot be read (their loader says why)."""
+    from pathlib import Path
+
+    from srcreview.review_cache import ReviewCache, rules_digest
+    from srcreview.source.cache import default_root
+
+    digest = rules_digest(Path(args.rules) if getattr(args, "rules", None) else None)
+    return _StoredReviews(ReviewCache(default_root()[0]), digest) if digest is not None else None
+
+
+def recalled_reviews(args, recipes, files, stored) -> list:
+    """The stored review of each recipe under these arguments, None where there is none."""
+    if stored is None:
+        return [None] * len(recipes)
+    return [stored.recall(args, recipe, path) for recipe, path in zip(recipes, files)]
 
 
 def merge_registry(target: str, gate) -> None:
@@ -95,10 +181,10 @@ def observed_on(gate) -> str:
     return gate.date or today().isoformat()
 
 
-def review_recipes(args, recipes, rules, files=None):
-    """One review per recipe; recipes pinned to the same revision (with the same patches) share
-    the tree and its index. `files`: the recipes' files, which their `[runtime] patches` are
-    relative to."""
+def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, object]]:
+    """(review, source tree) of each recipe; recipes pinned to the same revision (with the same
+    patches) share the tree and its index. `files`: the recipes' files, which their `[runtime]
+    patches` are relative to."""
     from srcreview.commands._common import layers_from_args, rev_from_args, tree_from_args
     from srcreview.engine import anchor_names, review
     from srcreview.index import Index
@@ -119,7 +205,7 @@ def review_recipes(args, recipes, rules, files=None):
         recipe = at_revision(recipe, index)  # command-line flags, as this revision defines them
         ahead = start(index, anchor_names(recipe, rules))  # the second core parses what the rules start from
         try:
-            reviews.append(mark_patched(review(recipe, tree, rules=rules, index=index), tree))
+            reviews.append((mark_patched(review(recipe, tree, rules=rules, index=index), tree), tree))
         finally:
             if ahead is not None:
                 ahead.stop()

@@ -49,16 +49,24 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of the command `only` (what a run of that command needs:
+    the other commands' modules are not imported)."""
     parser = _Parser(prog="srcreview", description=DESCRIPTION, epilog=EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"srcreview {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         module = _command(name)
         if module is not None:
             module.add_parser(sub)
     return parser
+
+
+def _named_command(argv: list[str]) -> str | None:
+    """The command `argv` runs when it starts with one (else None: the whole parser is built, for
+    help, --version and the errors that list the commands)."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
 
 
 def _command(name: str):
@@ -117,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     stdout = sys.stdout
     sys.stdout = guard = CiSafeStream(_Output(stdout))
     try:
-        parser = build_parser()
+        parser = build_parser(_named_command(sys.argv[1:] if argv is None else list(argv)))
         try:
             args = parser.parse_args(argv)
         except SystemExit:  # --help, --version (or a usage error): their text must be written too

@@ -56,11 +56,13 @@ def layers_from_args(args, recipe=None, recipe_file: str | Path | None = None) -
     """The layers to apply: the recipe's `[runtime] patches` (relative to the recipe), then
     --patch/--overlay in the order given. Each is read and parsed here (exit 64 when a file
     named on the command line is missing, 65 when a patch is malformed)."""
+    runtime = getattr(recipe, "runtime", None)
+    if not getattr(runtime, "patches", None) and not getattr(args, "layers", None):
+        return []  # (without importing the patch reader)
     from srcreview.commands._gate_args import shown_path
     from srcreview.source.patched import load_overlay, load_patch
 
     layers = []
-    runtime = getattr(recipe, "runtime", None)
     for written in getattr(runtime, "patches", ()) or ():
         base = Path(recipe_file).parent if recipe_file is not None else Path(".")
         target = base / written

@@ -70,7 +70,7 @@ def run(args) -> int:
     if args.registry:
         merge_registry(args.registry, gate)
     sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args),
-                            width=_width()))
+                            width=_width() if args.format == "text" else 100))
     return gate.result.exit_code
 
 

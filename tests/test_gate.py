@@ -203,8 +203,9 @@ def test_namespace_without_gate_options_uses_defaults(nested):
     assert str(run.result.fail_on) == "confirmed:high" and run.result.exit_code == EXIT_GATE_FAILED
 
 
-def test_a_crash_is_an_incomplete_review_not_a_gate_failure(cli, tmp_path, monkeypatch):
-    """An unexpected exception inside a command exits 2, never 1 (which would read as 'gate failed')."""
+def test_a_crash_is_an_incomplete_review_not_a_gate_failure(cli, tmp_path, monkeypatch, cache_dir):
+    """An unexpected exception inside a command exits 2, never 1 (which would read as 'gate failed').
+    (An empty cache: no stored review answers instead of the analysis.)"""
     import srcreview.commands.check as check
 
     def explode(*args, **kwargs):

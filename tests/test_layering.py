@@ -21,7 +21,7 @@ LAYERS = [
     ("rules", ("rules", "rules_doc")),
     ("engine", ("engine", "patched_review")),
     ("gate and history", ("gate", "baseline", "waivers", "audit", "registry_audit", "compare", "bisect",
-                          "explain", "pins_update", "cache_admin", "recipe_files")),
+                          "explain", "pins_update", "cache_admin", "recipe_files", "review_cache")),
     ("reports", ("report",)),
     ("cli", ("cli", "commands", "__main__", "progress")),
 ]

@@ -228,7 +228,9 @@ def test_a_same_size_edit_of_a_cached_source_file_is_refused_and_rebuilt(cli, wo
     """A --source archive is extracted once into the cache, with a manifest of every file's
     sha256; later runs read the cached tree. Fixed: a same-size edit of a cached file passed the
     quick (size) check and changed the verdicts; now every file read is checked against the
-    sha256 recorded when the entry was written."""
+    sha256 recorded when the entry was written. The review stored for the entry's manifest
+    stays the review of what was hashed: the edit changes nothing until a review reads the tree
+    (here: once the stored reviews are cleaned)."""
     _archive(work / "tree", work / "vllm-0.0.0.tar.gz")
     clean = check(cli, "vllm-0.0.0.tar.gz")
     assert clean[0] == 1 and clean[1]["incomplete"] == []
@@ -238,6 +240,8 @@ def test_a_same_size_edit_of_a_cached_source_file_is_refused_and_rebuilt(cli, wo
         cached = entry / "tree" / SPEC
     text = cached.read_text()
     cached.write_text(text.replace("attention_backend", "attention_backenx"))  # same size
+    assert check(cli, "vllm-0.0.0.tar.gz") == clean  # the stored review: the tree is not read
+    assert cli("cache", "clean", "--reviews").code == 0
     code, doc = check(cli, "vllm-0.0.0.tar.gz")
     assert code == 2
     assert f"source tree: {SPEC}: differs from what was hashed when the cache entry was written (the entry is " \

@@ -4,8 +4,10 @@ The cache (see srcreview.source.cache) holds verified source trees by provider a
 (`<root>/<kind>/<key>/`, about 100 MB a release) with the records of releases found on the
 package index (`<root>/releases/vllm-<version>.json`: their commit and sdist sha256, counted
 with the sources), the parsed facts of modules by content (`<root>/facts/v<schema>/`; older
-schema directories are never read again), and what runs leave behind (`.tmp/`, `.locks/`). What this version does not know (a newer facts schema,
-files another srcreview version keeps) is `other`: kept unless the whole cache is cleaned.
+schema directories are never read again), the stored reviews (`<root>/reviews/v<schema>/`,
+srcreview.review_cache) and what runs leave behind (`.tmp/`, `.locks/`). What this version
+does not know (a newer facts or reviews schema, files another srcreview version keeps) is
+`other`: kept unless the whole cache is cleaned.
 `usage` measures each part; `clean` removes the parts asked for, each source entry under its
 lock so that no run is building it meanwhile.
 """
@@ -27,8 +29,8 @@ LEFTOVERS = (".tmp", ".locks")
 class Part:
     """One thing in the cache: a source entry, a facts schema directory, or leftovers."""
 
-    kind: str  # "source", "facts", "unused", "other"
-    name: str  # e.g. "registry/0.29.0-98dff2a81", "facts/v6", ".tmp"
+    kind: str  # "source", "facts", "reviews", "unused", "other"
+    name: str  # e.g. "registry/0.29.0-98dff2a81", "facts/v6", "reviews/v1", ".tmp"
     size: int
     files: int
     path: Path = field(repr=False, compare=False)
@@ -46,16 +48,20 @@ def usage(root: Path) -> Usage:
     """Every part of the cache at `root` with its size (nothing is read but directory entries)."""
     from srcreview.index.cache import facts_dir
     from srcreview.index.facts import SCHEMA_VERSION
+    from srcreview.review_cache import SCHEMA as REVIEWS_SCHEMA
+    from srcreview.review_cache import reviews_dir
     from srcreview.source.registry import RELEASES
 
-    facts_root = facts_dir(root).parent  # the index decides where facts live: <root>/facts/v<schema>
+    # each kind decides where its schema directories live: <root>/facts/v<schema>, <root>/reviews/v<schema>
+    schemas = {facts_dir(root).parent: ("facts", SCHEMA_VERSION), reviews_dir(root).parent: ("reviews", REVIEWS_SCHEMA)}
     parts: list[Part] = []
     for top in _children(root):
         if top.name in LEFTOVERS:
             parts.append(_part("unused", top.name, top))
-        elif top == facts_root:
+        elif top in schemas:
+            kind, current = schemas[top]
             for schema in _children(top):
-                parts.append(_part(_facts_kind(schema.name, SCHEMA_VERSION), f"{top.name}/{schema.name}", schema))
+                parts.append(_part(_schema_kind(schema.name, kind, current), f"{top.name}/{schema.name}", schema))
         elif top.name == RELEASES and top.is_dir():
             for record in _children(top):
                 parts.append(_part("source" if record.suffix == ".json" else "other", f"{top.name}/{record.name}",
@@ -69,24 +75,26 @@ def usage(root: Path) -> Usage:
     return Usage(tuple(parts))
 
 
-def _facts_kind(name: str, current: int) -> str:
-    """The current schema's facts; an older schema's are unused; a newer one is another version's."""
+def _schema_kind(name: str, kind: str, current: int) -> str:
+    """The current schema's `kind` (facts, reviews); an older schema's are unused; a newer one is
+    another version's."""
     number = name[1:] if name.startswith("v") else ""
     if not number.isdigit():
         return "other"
-    return "facts" if int(number) == current else "unused" if int(number) < current else "other"
+    return kind if int(number) == current else "unused" if int(number) < current else "other"
 
 
-def select(found: Usage, *, sources: bool, facts: bool, unused: bool, revision=None) -> list[Part]:
+def select(found: Usage, *, sources: bool, facts: bool, unused: bool, revision=None,
+           reviews: bool = False) -> list[Part]:
     """The parts a `clean` with these options removes (all of them when none is given)."""
-    everything = not (sources or facts or unused or revision is not None)
+    everything = not (sources or facts or unused or reviews or revision is not None)
     chosen = []
     for part in found.parts:
         if part.kind == "source" and revision is not None:
             if _entry_of(part, revision):
                 chosen.append(part)
         elif everything or (part.kind == "source" and sources) or (part.kind == "facts" and facts) \
-                or (part.kind == "unused" and unused):
+                or (part.kind == "reviews" and reviews) or (part.kind == "unused" and unused):
             chosen.append(part)
     return chosen
 

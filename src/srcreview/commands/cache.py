@@ -1,8 +1,9 @@
 """`srcreview cache info|clean`: what the cache holds, and emptying it (all of it, or a part).
 
 The cache holds the verified vLLM source of each revision obtained (about 100 MB a release),
-the parsed facts of modules (shared by every revision that has the same file) and what runs
-leave behind. `info` lists each part with its size; `clean` removes everything, or only what
+the parsed facts of modules (shared by every revision that has the same file), the reviews
+`check` computed (returned again for the same recipe, source, rules and srcreview; at most
+64 MB, the least recently used go first) and what runs leave behind. `info` lists each part with its size; `clean` removes everything, or only what
 the options name. Its location: $SRCREVIEW_CACHE, else $XDG_CACHE_HOME/srcreview, else
 ~/.cache/srcreview.
 """
@@ -17,6 +18,7 @@ EPILOG = """\
 examples:
   srcreview cache info
   srcreview cache clean --rev 0.25.0        # the source of one release
+  srcreview cache clean --reviews           # the stored reviews (check computes them again)
   srcreview cache clean --unused            # facts of older srcreview versions, leftovers of killed runs
   srcreview cache clean                     # everything
 """
@@ -30,6 +32,8 @@ def add_parser(sub) -> None:
     p.add_argument("--rev", metavar="REV", help="clean: the source tree of this revision only (and the record of a "
                                                   "release found on the package index)")
     p.add_argument("--facts", action="store_true", help="clean: the parsed facts (rebuilt when next needed)")
+    p.add_argument("--reviews", action="store_true",
+                   help="clean: the stored reviews (check computes them again when next asked)")
     p.add_argument("--unused", action="store_true",
                    help="clean: facts of older srcreview versions and what interrupted runs left")
     p.add_argument("--dry-run", action="store_true", help="clean: say what would be removed, remove nothing")
@@ -45,14 +49,16 @@ def run(args) -> int:
     root, origin = default_root()
     found = usage(root)
     if args.action == "info":
-        if args.sources or args.facts or args.unused or args.rev or args.dry_run:
-            raise UsageError("cache info takes no --sources, --facts, --unused, --rev or --dry-run (they are for clean)")
+        if args.sources or args.facts or args.reviews or args.unused or args.rev or args.dry_run:
+            raise UsageError("cache info takes no --sources, --facts, --reviews, --unused, --rev or --dry-run "
+                             "(they are for clean)")
         sys.stdout.write(_info_json(origin, found) if args.format == "json" else _info_text(origin, found))
         return 0
     revision = None
     if args.rev:
         revision = _cached_revision(args.rev, root, origin)
-    parts = select(found, sources=args.sources, facts=args.facts, unused=args.unused, revision=revision)
+    parts = select(found, sources=args.sources, facts=args.facts, unused=args.unused, revision=revision,
+                   reviews=args.reviews)
     freed = sum(p.size for p in parts) if args.dry_run else clean(root, parts)
     verb = "would remove" if args.dry_run else "removed"
     if args.format == "json":
@@ -90,7 +96,7 @@ def _info_text(origin: str, found) -> str:
     from srcreview.cache_admin import human
 
     lines = [f"cache {origin}: {human(found.total())}"]
-    for kind, title in (("source", "sources"), ("facts", "facts"), ("unused", "unused"),
+    for kind, title in (("source", "sources"), ("facts", "facts"), ("reviews", "reviews"), ("unused", "unused"),
                         ("other", "other (another srcreview version's)")):
         parts = [p for p in found.parts if p.kind == kind]
         if kind == "other" and not parts:
@@ -98,7 +104,7 @@ def _info_text(origin: str, found) -> str:
         lines.append(f"  {title}: {_count(len(parts), 'part')}, {human(found.total(kind))}")
         width = max((len(p.name) for p in parts), default=0)
         lines += [f"    {p.name:<{width}}  {human(p.size):>9}  {_count(p.files, 'file')}" for p in parts]
-    lines.append("srcreview cache clean empties it; --sources, --rev REV, --facts or --unused clean a part")
+    lines.append("srcreview cache clean empties it; --sources, --rev REV, --facts, --reviews or --unused clean a part")
     return "\n".join(lines) + "\n"
 
 

@@ -2,7 +2,7 @@
 
     python bench/bench_analysis.py [--rev 0.29.0] [--source DIR] [--repeat N]
 
-The questions are those of the 0.29.0 case: the V2 speculator dispatch under
+The questions are those of the 0.29.0 case: the speculative component the V2 runner builds under
 speculative_config.method=mtp, the MTP draft loader path to get_model with the reads of
 SpeculativeConfig.kv_cache_dtype and .attention_backend on it, and the runner with
 VLLM_USE_V2_MODEL_RUNNER set to 1, 0 and unset.
@@ -75,13 +75,15 @@ def phase_analysis(rev: str, source: str | None, cache_dir: str) -> dict:
     tree = _tree(rev, source)
     tree.files()  # the listing is the provider's work, not the analysis's
     start = time.perf_counter()
-    from srcreview.interp import field_reads, model_runner, resolve_dispatch, trace
+    from srcreview.interp import field_reads, model_runner, trace
+    from srcreview.interp.drafting import component
+    from srcreview.interp.interpreter import analyzer
     from srcreview.index import Index
 
     index = Index(tree, cache_dir=Path(cache_dir))
     answers = {}
-    dispatch = resolve_dispatch(index, "init_speculator", QUESTIONS_BINDINGS)
-    answers["dispatch"] = [c.symbol.rsplit(".", 1)[1] for c in dispatch.chosen]
+    v2 = analyzer(index, dict(QUESTIONS_BINDINGS, **{"env.VLLM_USE_V2_MODEL_RUNNER": "1"}))
+    answers["component"] = [c.cls.rsplit(".", 1)[1] for c in component(v2, "v2").candidates]
     path = trace(index, "MTPSpeculator.load_draft_model", QUESTIONS_BINDINGS, sink="get_model")
     answers["path"] = [h.symbol.rsplit(".", 1)[1] for h in path.paths[0]] if path.paths else []
     for field in ("SpeculativeConfig.kv_cache_dtype", "SpeculativeConfig.attention_backend"):
@@ -139,7 +141,7 @@ def main(argv=None) -> int:
         ("cold analysis (empty cache)", cold, f"{cold['parsed']} modules parsed"),
         ("warm analysis (facts cached)", warm, f"{warm['parsed']} parsed, libcst imported: {warm['libcst_imported']}"),
     ]
-    print(f"vLLM {args.rev}: questions = dispatch, MTP loader path + 2 field reads, runner x3")
+    print(f"vLLM {args.rev}: questions = V2 speculative component, MTP loader path + 2 field reads, runner x3")
     print(f"{'phase':32} {'seconds':>8} {'x floor':>8} {'peak RSS':>10}  notes")
     for name, r, note in rows:
         print(f"{name:32} {r['seconds']:8.2f} {r['seconds'] / floor['seconds']:8.2f} {r['peak_rss_mb']:8.0f}MB  {note}")

@@ -1,23 +1,32 @@
-"""Benchmark of `srcreview check` on real vLLM: cold and warm runs of the example recipes
-next to the ast.parse floor of bench_analysis.py.
+"""Benchmark of `srcreview check` on real vLLM: the rows of issue 17's table, each as a ratio to
+the whole-tree ast.parse floor measured in the same run.
 
-    python bench/bench_check.py [--rev 0.29.0] [--repeat N] [RECIPE ...]
+    python bench/bench_check.py [--rev 0.29.0] [--repeat N] [--recipe RECIPE] [--recipes N]
 
-Each run is a whole `srcreview check RECIPE --rev REV --format json` process (start-up,
-source lookup, rules, rendering). The source comes from the user cache (it must be fetched
-already: `srcreview fetch --rev REV`); the facts come from a fresh cache root per recipe
-whose `registry` links to the user's, so that:
-  cold  the source is cached, the facts cache is empty
-  warm  the same command again, every fact cached (libcst must not be imported)
-Printed: seconds, ratios to the floor, peak RSS of each run; warm output must equal cold.
+Each measurement is a whole `srcreview check ... --rev REV --format json` process (start-up,
+source lookup, rules, rendering). The source comes from the user cache (fetch it first:
+`srcreview fetch --rev REV`); everything else from a fresh cache root whose `registry` links
+to the user's, so that:
+
+  cold wall      RECIPE with an empty facts cache and no stored review
+  cold CPU       user + system time of that process and its parse-ahead worker
+  warm wall      the same command again (its review is stored: no analysis is imported)
+  peak memory    the largest resident set of any process measured here
+  N recipes      one process reviewing N variants of RECIPE (default 37): first with their
+                 facts cached but no stored review (computed), then again (warm: stored)
+
+Printed: seconds, the ratio to the floor and the issue's goal for each row. Warm output must
+equal cold output, byte for byte, or the benchmark fails. One run of each unless --repeat.
 """
 
 from __future__ import annotations
 
 import argparse
-import glob
+import itertools
 import json
 import os
+import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -29,68 +38,132 @@ sys.path.insert(0, str(HERE))
 
 import bench_analysis  # the floor phase
 
+DEFAULT_RECIPE = HERE.parent / "examples" / "thinkingcap-awq-vllm029-5090-16k-mtp3-triton-fp8.toml"
+# the goals of issue 17, as ratios to its floor (4.2 s): 37 warm recipes in 1.0 s is 0.24x
+GOALS = {"cold wall": 0.5, "cold CPU": 1.0, "warm wall": 0.05, "recipes warm": 1.0 / 4.2}
+PEAK_GOAL_MB = 200
+ANALYSIS = ("libcst", "networkx", "srcreview.interp", "srcreview.engine")
+_CHILD = """\
+import json, resource, runpy, sys
+sys.argv = ['srcreview'] + sys.argv[1:]
+try:
+    runpy.run_module('srcreview', run_name='__main__')
+except SystemExit:
+    pass
+rss = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+analysis = %r
+sys.stderr.write('\\nBENCH ' + json.dumps({'analysis': [m for m in analysis if m in sys.modules], 'rss_kb': rss}) + '\\n')
+""" % (ANALYSIS,)
 
-def _run(recipe: str, rev: str, cache_root: str) -> dict:
-    """One `check` process: wall seconds, its peak RSS, whether libcst was imported, its stdout."""
+
+def run_check(args: list[str], cache_root: str) -> dict:
+    """One `check` process: wall and CPU seconds (its worker included), peak RSS (the largest
+    of the process and its worker, each on its own), the analysis modules it imported, stdout."""
     env = dict(os.environ, SRCREVIEW_CACHE=cache_root)
-    code = ("import runpy, sys, json, resource; sys.argv = ['srcreview'] + sys.argv[1:]\n"
-            "try:\n    runpy.run_module('srcreview', run_name='__main__')\n"
-            "except SystemExit:\n    pass\n"
-            "rss = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))\n"
-            "sys.stderr.write('\\nBENCH ' + json.dumps({'libcst': 'libcst' in sys.modules, 'rss_kb': rss}) + '\\n')\n")
-    cmd = [sys.executable, "-c", code, "check", recipe, "--rev", rev, "--format", "json"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    out = subprocess.run([sys.executable, "-c", _CHILD, "check", *args, "--format", "json"], capture_output=True,
+                         text=True, env=env, check=False)
     seconds = time.perf_counter() - start
-    if out.returncode not in (0, 1, 2):
-        raise SystemExit(f"check {recipe} failed ({out.returncode}): {out.stderr.strip()[-500:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"check {' '.join(args)} failed ({out.returncode}): {out.stderr.strip()[-500:]}")
     marker = [line for line in out.stderr.splitlines() if line.startswith("BENCH ")]
-    report = json.loads(marker[-1][6:]) if marker else {"libcst": None, "rss_kb": 0}
-    # the peak of the check process and of any worker it started (each process on its own)
-    return {"seconds": seconds, "peak_rss_mb": report["rss_kb"] / 1024.0, "libcst": report["libcst"],
+    report = json.loads(marker[-1][6:]) if marker else {"analysis": None, "rss_kb": 0}
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"seconds": seconds, "cpu": cpu, "peak_mb": report["rss_kb"] / 1024.0, "analysis": report["analysis"],
             "stdout": out.stdout}
 
 
-def _user_registry() -> Path:
+def variants(recipe: Path, count: int, target: Path) -> Path:
+    """`count` recipes that differ from `recipe` in the settings the rules look at (attention
+    backend, KV-cache dtype, draft depth, the nested backend, the runner), in `target`."""
+    text = recipe.read_text(encoding="utf-8")
+    backends = (None, "TRITON_ATTN", "FLASH_ATTN", "FLASHINFER")
+    dtypes = ("auto", "fp8", "fp8_per_token_head")
+    depths = (1, 3, 5)
+    nested = (None, "TRITON_ATTN")
+    runners = ("1", "0")
+    combos = list(itertools.product(backends, dtypes, depths, nested, runners))
+    step = max(1, len(combos) // count)
+    target.mkdir(parents=True, exist_ok=True)
+    for n, (backend, dtype, depth, draft_backend, runner) in enumerate(combos[::step][:count]):
+        body = re.sub(r'(?m)^attention_backend = .*\n', "", text)
+        body = re.sub(r'(?m)^kv_cache_dtype = .*$', f'kv_cache_dtype = "{dtype}"', body)
+        body = re.sub(r'(?m)^num_speculative_tokens = .*$', f"num_speculative_tokens = {depth}", body)
+        body = re.sub(r'(?m)^VLLM_USE_V2_MODEL_RUNNER = .*$', f'VLLM_USE_V2_MODEL_RUNNER = "{runner}"', body)
+        body = re.sub(r'(?m)^name = "(.*)"$', rf'name = "\1-v{n:02d}"', body, count=1)
+        if backend:
+            body = body.replace("[engine]\n", f'[engine]\nattention_backend = "{backend}"\n', 1)
+        if draft_backend:
+            body = body.replace("[engine.speculative_config]\n",
+                                f'[engine.speculative_config]\nattention_backend = "{draft_backend}"\n', 1)
+        (target / f"variant-{n:02d}.toml").write_text(body, encoding="utf-8")
+    return target
+
+
+def _user_cache() -> Path:
     from srcreview.source.cache import default_root
 
-    return Path(default_root()[0]) / "registry"
+    return Path(default_root()[0])
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("recipes", nargs="*", help="recipes (default: examples/*.toml)")
     parser.add_argument("--rev", default="0.29.0")
+    parser.add_argument("--recipe", default=str(DEFAULT_RECIPE), help="the recipe of the single-recipe rows")
+    parser.add_argument("--recipes", type=int, default=37, help="how many variants one process reviews (default 37)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement; the best is reported")
     args = parser.parse_args(argv)
-    recipes = args.recipes or sorted(glob.glob(str(HERE.parent / "examples" / "*.toml")))
-    registry = _user_registry()
-    if not registry.is_dir():
+    user = _user_cache()
+    if not (user / "registry").is_dir():
         print(f"no cached source: run `srcreview fetch --rev {args.rev}` first", file=sys.stderr)
         return 2
 
     floor_args = argparse.Namespace(rev=args.rev, source=None)
     floor = min((bench_analysis._child("floor", floor_args, "") for _ in range(args.repeat)),
                 key=lambda r: r["seconds"])
-    rows = []
-    for recipe in recipes:
-        colds, warms = [], []
-        for _ in range(args.repeat):
-            with tempfile.TemporaryDirectory(prefix="srcreview-bench-") as root:
-                os.symlink(registry, Path(root) / "registry")
-                colds.append(_run(recipe, args.rev, root))
-                warms.append(_run(recipe, args.rev, root))
-        if any(w["stdout"] != c["stdout"] for c, w in zip(colds, warms)):
-            print(f"{recipe}: warm output differs from cold output", file=sys.stderr)
-            return 1
-        rows.append((Path(recipe).stem, min(colds, key=lambda r: r["seconds"]), min(warms, key=lambda r: r["seconds"]),
-                     max((r["peak_rss_mb"] or 0) for r in colds + warms)))
-    print(f"vLLM {args.rev}: ast.parse floor {floor['seconds']:.2f} s over {floor['files']} files "
-          f"(peak {floor['peak_rss_mb']:.0f} MB); targets: cold <= 1.00x, warm <= 0.10x, peak < 500 MB")
-    print(f"{'recipe':58} {'cold s':>7} {'x floor':>7} {'warm s':>7} {'x floor':>7} {'peak':>7}  libcst(warm)")
-    for name, cold, warm, peak in rows:
-        print(f"{name:58} {cold['seconds']:7.2f} {cold['seconds'] / floor['seconds']:7.2f} "
-              f"{warm['seconds']:7.2f} {warm['seconds'] / floor['seconds']:7.2f} {peak:5.0f}MB  {warm['libcst']}")
+    colds, warms, many_computed, many_warm = [], [], [], []
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory(prefix="srcreview-bench-") as root:
+            os.symlink(user / "registry", Path(root) / "registry")
+            single = [args.recipe, "--rev", args.rev]
+            colds.append(run_check(single, root))
+            warms.append(run_check(single, root))
+            if warms[-1]["stdout"] != colds[-1]["stdout"]:
+                print("warm output differs from cold output", file=sys.stderr)
+                return 1
+            many = [str(variants(Path(args.recipe), args.recipes, Path(root) / "recipes")), "--rev", args.rev]
+            many_computed.append(run_check(many, root))  # the facts are cached by the cold run
+            many_warm.append(run_check(many, root))
+            if many_warm[-1]["stdout"] != many_computed[-1]["stdout"]:
+                print(f"the {args.recipes} stored reviews differ from the computed ones", file=sys.stderr)
+                return 1
+
+    def best(runs, key="seconds"):
+        return min(runs, key=lambda r: r[key])
+
+    base = floor["seconds"]
+    peak = max(r["peak_mb"] for r in colds + warms + many_computed + many_warm)
+    rows = [
+        ("cold wall", best(colds), "seconds", "empty facts cache, no stored review"),
+        ("cold CPU", best(colds, "cpu"), "cpu", "the check process and its parse-ahead worker"),
+        ("warm wall", best(warms), "seconds", f"stored review; analysis imported: {best(warms)['analysis'] or 'none'}"),
+        (f"{args.recipes} recipes, facts cached", best(many_computed), "seconds",
+         "one process, every review computed (no goal in the issue)"),
+        ("recipes warm", best(many_warm), "seconds", "one process, every review stored"),
+    ]
+    print(f"vLLM {args.rev}: ast.parse floor {base:.2f} s over {floor['files']} files (one core, peak "
+          f"{floor['peak_rss_mb']:.0f} MiB); recipe {Path(args.recipe).name}")
+    print(f"{'row':32} {'seconds':>8} {'x floor':>8} {'goal':>7}  met  {'peak':>8}  notes")
+    for name, run, key, note in rows:
+        seconds, goal = run[key], GOALS.get(name)
+        shown = f"{args.recipes} recipes warm" if name == "recipes warm" else name
+        met = "" if goal is None else ("yes" if seconds / base <= goal else "no")
+        goal_text = f"{goal:.2f}x" if goal is not None else ""
+        print(f"{shown:32} {seconds:8.2f} {seconds / base:8.2f} {goal_text:>7}  {met:3}  {run['peak_mb']:5.0f}MiB  {note}")
+    print(f"{'peak memory':32} {peak:5.0f}MiB {'':>8} {PEAK_GOAL_MB:4d}MiB  {'yes' if peak < PEAK_GOAL_MB else 'no':3}  "
+          f"{'':8}  the largest process above (each process and its worker on its own)")
     return 0
 
 

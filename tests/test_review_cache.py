@@ -8,6 +8,7 @@ with a manifest, as a registry sdist is), and the real vLLM 0.29.0 for one end-t
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import shutil
@@ -147,6 +148,15 @@ def test_each_part_of_the_key_computes_the_review_again(demo, cli, cache_dir, tm
     assert analysed(env={"SRCREVIEW_PINS": str(pins)})
     assert analysed(env={"SRCREVIEW_REPO_URL": "https://github.com/example/vllm-fork"})
     assert not analysed()
+
+    # a patch laid over the source, then the same patch edited
+    module = next(p for p in sorted((demo / "tree-vllm-src.tar.gz").rglob("*.py")) if p.name != "_version.py")
+    relative = module.relative_to(demo / "tree-vllm-src.tar.gz").as_posix()
+    lines = module.read_text(encoding="utf-8").splitlines(keepends=True)
+    for comment in ("# patched\n", "# patched again\n"):
+        (demo / "p.diff").write_text("".join(difflib.unified_diff(lines, lines + [comment], f"a/{relative}",
+                                                                  f"b/{relative}")), encoding="utf-8")
+        assert analysed("--patch", "p.diff") and not analysed("--patch", "p.diff")
 
     # the source: another archive (one module edited) is another entry
     def edited(files):

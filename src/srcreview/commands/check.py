@@ -7,6 +7,9 @@ them into a registry the campaign keeps, touching no entry srcreview did not wri
 may be a directory (its recipes are found by content); the exit code is the gate's:
 0 passed, 1 failed (--fail-on, default confirmed:high; or a rule stale at the revision,
 unless --allow-stale), 2 review incomplete, 64 usage, 65 invalid recipe or rules.
+
+A review computed before from the same recipe, source entry, rules and srcreview is printed
+again from the cache without the analysis (`srcreview cache clean --reviews` forgets them).
 """
 
 from __future__ import annotations

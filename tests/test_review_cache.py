@@ -256,7 +256,6 @@ def _review(path: str, **fields):
 def test_the_store_keeps_the_reviews_used_last_within_its_bound(tmp_path):
     from srcreview.review_cache import ReviewCache
 
-    store = ReviewCache(tmp_path)
     size = len(_review("r0.toml").model_dump_json()) + 200  # an entry, sealed, with its key
     store = ReviewCache(tmp_path, max_bytes=4 * size)
     keys = [f"{n:02d}" + "a" * 62 for n in range(6)]

@@ -26,12 +26,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from srcreview.sealed import seal, unseal
+from srcreview.sealed import seal, unseal, write_atomic
 
 SCHEMA = 1
 DIRECTORY = "reviews"
@@ -226,25 +225,8 @@ class ReviewCache:
         return payload[len(key) + 1:]
 
     def _write(self, key: str, body: bytes) -> bool:
-        if len(body) > MAX_ENTRY_BYTES:
+        if len(body) > MAX_ENTRY_BYTES or not write_atomic(self._path(key), seal(key.encode() + b"\n" + body, MAGIC)):
             return False
-        target = self._path(key)
-        tmp = None
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(seal(key.encode() + b"\n" + body, MAGIC))
-            os.replace(tmp, target)
-            tmp = None
-        except OSError:
-            return False  # a cache that cannot be written only costs time
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
         self._bound()
         return True
 

@@ -8,6 +8,9 @@ is never trusted over what it caches.
 from __future__ import annotations
 
 import hashlib
+import os
+import tempfile
+from pathlib import Path
 
 MAGIC = b"srcreview-facts\n"  # the facts cache's (srcreview.index.cache); others name their kind
 
@@ -24,3 +27,26 @@ def unseal(data: bytes, magic: bytes = MAGIC) -> bytes | None:
         return None
     payload = data[head:]
     return payload if hashlib.sha256(payload).digest() == data[len(magic):head] else None
+
+
+def write_atomic(target: Path, data: bytes) -> bool:
+    """Write `data` to `target` through a temporary file beside it and a rename, so a reader sees
+    the old entry or the new one, never part of one; whether it was written (a cache that cannot
+    be written only costs time). No temporary file is left behind, even when the write fails."""
+    tmp = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+        tmp = None
+        return True
+    except OSError:
+        return False
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

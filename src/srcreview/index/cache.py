@@ -13,15 +13,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import pickle
-import tempfile
 from pathlib import Path
 
 from srcreview.index import facts as facts_module
 from srcreview.index import ir
 from srcreview.index.facts import SCHEMA_VERSION, ModuleFacts
-from srcreview.sealed import seal, unseal
+from srcreview.sealed import seal, unseal, write_atomic
 
 _ALLOWED = {
     ("srcreview.index.facts", name)
@@ -102,23 +100,8 @@ class FactsCache:
         return facts
 
     def store(self, facts: ModuleFacts) -> None:
-        target = self._path(facts.blob_id)
-        tmp = None
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(seal(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)))
-            os.replace(tmp, target)
-            tmp = None
-        except OSError:
-            return  # a cache that cannot be written only costs time
-        finally:  # also when a parse-ahead worker is stopped mid-write: no temp file left behind
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+        # (a parse-ahead worker is never stopped mid-write: srcreview.index.prefetch holds SIGTERM back)
+        write_atomic(self._path(facts.blob_id), seal(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)))
 
 
     def load_names(self, key: str) -> dict[str, list[str]] | None:
@@ -141,23 +124,8 @@ class FactsCache:
         paths = sorted({p for ps in names.values() for p in ps})
         position = {p: i for i, p in enumerate(paths)}
         data = {"key": key, "paths": paths, "names": {n: [position[p] for p in ps] for n, ps in sorted(names.items())}}
-        target = self.root / "names" / f"{key}.json"
-        tmp = None
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({**data, "sha256": _json_digest(data)}, handle, separators=(",", ":"))
-            os.replace(tmp, target)
-            tmp = None
-        except OSError:
-            return
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+        write_atomic(self.root / "names" / f"{key}.json",
+                     json.dumps({**data, "sha256": _json_digest(data)}, separators=(",", ":")).encode())
 
 
 def _json_digest(data: dict) -> str:

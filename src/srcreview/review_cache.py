@@ -153,13 +153,9 @@ class ReviewCache:
         from srcreview.source.base import repo_url
 
         pins = pins_digest()
-        try:
-            tool = tool_digest()
-        except OSError:
-            return None
         if pins is None:
             return None
-        return _digest({"tool": tool, "rules": rules_digest,
+        return _digest({"tool": tool_digest(), "rules": rules_digest,
                         "recipe": [hashlib.sha256(recipe_bytes).hexdigest(), repr(recipe)],
                         "revision": repr(revision), "pins": pins, "source": source, "repo_url": repo_url()})
 

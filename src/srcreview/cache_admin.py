@@ -27,7 +27,7 @@ LEFTOVERS = (".tmp", ".locks")
 
 @dataclass(frozen=True)
 class Part:
-    """One thing in the cache: a source entry, a facts schema directory, or leftovers."""
+    """One thing in the cache: a source entry, a facts or reviews schema directory, or leftovers."""
 
     kind: str  # "source", "facts", "reviews", "unused", "other"
     name: str  # e.g. "registry/0.29.0-98dff2a81", "facts/v6", "reviews/v1", ".tmp"

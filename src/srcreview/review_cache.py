@@ -7,6 +7,8 @@ entry and manifest digest, each patch or overlay's digest: srcreview.source.iden
 files, the tool (its version and every module of the package), and the environment the review
 reads (SRCREVIEW_REPO_URL, which anchors link to). The date is not among them: the review does
 not read it (waiver expiry is the gate's, and the gate, waivers and baseline always run).
+Whatever else a review comes to read (the model's config, once `check` binds it) must join the
+key, or a stored review would stand for inputs it was not computed from.
 
 Entries live under `<cache>/reviews/v<SCHEMA>/`, one file per key, written atomically and
 sealed (srcreview.sealed): an entry damaged or edited since it was written, or that does not

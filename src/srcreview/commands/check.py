@@ -73,7 +73,7 @@ def run(args) -> int:
     if args.registry:
         merge_registry(args.registry, gate)
     sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args),
-                            width=_width() if args.format == "text" else 100))
+                            width=_width() if args.format == "text" else 100))  # (only text reads it: rich)
     return gate.result.exit_code
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._common import dedupe, declared_field
 from srcreview.findings import Anchor, Hop
+from srcreview.interp.runtime import MODEL_LOADER
 
 OUTCOMES = ("nested", "target", "fixed", "no-draft-model", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
@@ -35,7 +36,7 @@ class Params(Params):  # noqa: F811
     # the declaration the rule is about ("SpeculativeConfig.attention_backend" for a rule on the
     # nested key): the rule is stale at a revision that does not declare it
     field: str | None = None
-    sink: str = "model_loader.get_model"
+    sink: str = MODEL_LOADER
     argument: str = "vllm_config"
 
 

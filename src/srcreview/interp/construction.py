@@ -71,23 +71,8 @@ def build(an) -> Construction:
     return Construction(True, tuple(rejections), tuple(q for q, _ in entries))
 
 
-def _method(index, cls: str, name: str):
-    """(qualname, class qualname) of `cls.name` when the tree has exactly one such class."""
-    from srcreview.errors import DataError
-
-    try:
-        info = index.class_info(cls)
-    except DataError:
-        return None
-    if info is None or name not in info.methods:
-        return None
-    return info.methods[name].qualname, info.qualname
-
-
 def _root_class(index) -> str | None:
-    found = _method(index, ROOT_CONFIG, "__post_init__")
-    if found is not None:
-        return found[1]
+    """The qualname of VllmConfig at this revision (None when absent or ambiguous)."""
     from srcreview.errors import DataError
 
     try:
@@ -95,12 +80,6 @@ def _root_class(index) -> str | None:
     except DataError:
         return None
     return info.qualname if info is not None else None
-
-
-def _field_class(an, name: str) -> str | None:
-    root = _root_class(an.index)
-    value = an.resolver.attribute(Obj(cls=root, path=(), nonnull=True), name) if root else None
-    return an.resolver.canonical(value.cls) if isinstance(value, Obj) and isinstance(value.cls, str) else None
 
 
 def hooks(index, cls: str) -> list[str]:

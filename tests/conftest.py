@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import tarfile
+import tempfile
 import threading
 import time
 import zipfile
@@ -21,6 +22,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+# The Hugging Face Hub is never asked by accident: every test, and every process a test starts,
+# reads model configs from local directories or an empty huggingface_hub cache, offline, unless
+# the test serves its own Hub on 127.0.0.1 (tests/hub_support.py sets its own HF_* variables).
+# Set before huggingface_hub is first imported, which reads them once.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="srcreview-tests-hf-")
+for _name in ("HF_HUB_CACHE", "HF_ENDPOINT", "HUGGINGFACE_HUB_CACHE"):
+    os.environ.pop(_name, None)
 
 # Commit ids used by tests that build their own trees (not vLLM commits).
 FAKE_SHA = "1234567890abcdef1234567890abcdef12345678"

@@ -43,8 +43,11 @@ def _cached(tree_id: int, path: str):
     from srcreview.engine import review
     from srcreview.recipe import load_recipe
 
+    from srcreview.model_configs import with_model_configs
+
     tree = _TREES[tree_id]
-    return review(load_recipe(ROOT / path, display_path=path), tree, index=index_for(tree), source_label="registry")
+    recipe = with_model_configs(load_recipe(ROOT / path, display_path=path), base_dir=(ROOT / path).parent)
+    return review(recipe, tree, index=index_for(tree), source_label="registry")
 
 
 _TREES: dict[int, object] = {}

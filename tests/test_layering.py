@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "srcreview"
 
 LAYERS = [
     ("base", ("__init__", "errors", "textsafe", "userfile", "dates", "resources", "templates", "sealed")),
-    ("data", ("findings", "revision", "recipe", "hfconfig")),
+    ("data", ("findings", "revision", "recipe", "hfconfig", "model_configs")),
     ("source", ("source", "overlays")),
     ("index", ("index",)),
     ("interpreter", ("interp",)),

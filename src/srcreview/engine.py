@@ -106,7 +106,37 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
         stale_rules=tuple(StaleRule(rule=r, missing=tuple(sorted(m))) for r, m in sorted(stale.items())),
         missing_tests=tuple(missing_tests),
         incomplete=tuple(sorted(set(incomplete))),
+        models=_models(recipe, analyzer),
     ), frozenset(applied)
+
+
+def _reason(text: str | None) -> str | None:
+    """A model's unknown reason without the "model config of X: " it starts with (shown beside X)."""
+    if text and text.startswith("model config of ") and ": " in text:
+        return text.split(": ", 1)[1]
+    return text
+
+
+def _models(recipe, analyzer) -> tuple:
+    """The models the recipe names, the configs bound for them, and the keys the analysis read."""
+    from srcreview.findings import ModelFile, ModelInfo, StatedValue
+    from srcreview.model_configs import model_refs
+
+    roles: dict[str, list[str]] = {}
+    for ref, _, role in model_refs(recipe):
+        roles.setdefault(ref, []).append(role)
+    reads = analyzer.runtime.model_reads
+    out = []
+    for facts in recipe.models:
+        out.append(ModelInfo(
+            ref=facts.ref or "", roles=tuple(roles.get(facts.ref or "", ())), source=facts.source,
+            revision=facts.revision, commit=facts.commit,
+            files=tuple(ModelFile(path=f.path, sha256=f.sha256, commit=f.commit) for f in facts.files),
+            stated=tuple(StatedValue(key=o.key, value=o.value, line=o.line, replaces=o.replaces)
+                         for o in facts.overrides),
+            unknown=_reason(facts.unknown_reason),
+            read=tuple(sorted(key for ref, key in reads if ref == facts.ref))))
+    return tuple(out)
 
 
 def anchor_names(recipe, rules: tuple[Rule, ...]) -> list[str]:
@@ -157,11 +187,17 @@ def _bindings(index, recipe) -> dict:
     """The recipe's bindings in VllmConfig terms (srcreview.interp.config_bindings); the recipe's
     own keys alone when the revision's engine-args builder cannot be read."""
     from srcreview.interp import config_bindings
+    from srcreview.interp.models import MODELS_KEY, model_configs
 
+    bound = dict(recipe.bindings)
+    if "model" not in bound and recipe.info.model:
+        bound["model"] = recipe.info.model  # what vLLM receives as --model
+    if recipe.models:
+        bound[MODELS_KEY] = model_configs({facts.ref: facts for facts in recipe.models if facts.ref})
     try:
-        return config_bindings(index, recipe.bindings, gpu=recipe.hardware.gpu)
+        return config_bindings(index, bound, gpu=recipe.hardware.gpu)
     except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):
-        return dict(recipe.bindings)
+        return bound
 
 
 def _prepared(index, recipe, bindings):

@@ -9,7 +9,7 @@ fields are added, never renamed or removed, so readers must ignore fields they d
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
@@ -192,6 +192,47 @@ class RunnerInfo(_Frozen):
     reason: str = ""
 
 
+class ModelFile(_Frozen):
+    path: str = Field(description="inside the model repository, e.g. config.json")
+    sha256: str
+    commit: str | None = Field(None, description="the Hub commit it resolved to (None for a local directory)")
+
+
+class StatedValue(_Frozen):
+    """A config.json value the recipe's [model] / [draft_model] table states."""
+
+    key: str
+    value: Any
+    line: int
+    replaces: Any = Field(None, description="the value config.json had, when it had one")
+
+
+class ModelInfo(_Frozen):
+    """A model the recipe names and the config the review bound for it (srcreview.model_configs)."""
+
+    ref: str = Field(description="as the recipe names it (a Hub id or a local directory)")
+    roles: tuple[Literal["target", "draft"], ...] = ()
+    source: str = Field(description="local, hub, recipe, local+recipe, hub+recipe or none")
+    revision: str | None = Field(None, description="the Hub revision asked for")
+    commit: str | None = Field(None, description="the Hub commit config.json resolved to")
+    files: tuple[ModelFile, ...] = ()
+    stated: tuple[StatedValue, ...] = ()
+    unknown: str | None = Field(None, description="why its config is not known: branches on it stay open")
+    read: tuple[str, ...] = Field((), description="config keys the analysis read while deciding branches")
+
+    def summary(self) -> str:
+        """One line for reports: where the config came from, or why it is not known."""
+        role = f" ({', '.join(self.roles)})" if self.roles else ""
+        if self.unknown is not None:
+            stated = f"; {len(self.stated)} value(s) the recipe states are bound" if self.stated else ""
+            return f"model {self.ref}{role}: config not known ({self.unknown}){stated}; branches on it stay open"
+        where = {"local": "a local directory", "hub": "the Hugging Face Hub"}.get(self.source.split("+")[0], "")
+        files = ", ".join(f.path for f in self.files) or "config.json"
+        at = f" at commit {self.commit[:12]}" if self.commit else ""
+        stated = f", {len(self.stated)} value(s) stated by the recipe" if self.stated else ""
+        return f"model {self.ref}{role}: {files} from {where}{at}{stated}"
+
+
 class PatchRecord(_Frozen):
     """A patch or overlay laid over the pinned source before the review: the engine that runs."""
 
@@ -238,6 +279,7 @@ class Review(_Frozen):
     missing_tests: tuple[str, ...] = ()
     incomplete: tuple[str, ...] = Field((), description="why the review could not complete, if it could not")
     patches: tuple[PatchRecord, ...] = Field((), description="layers applied over the pinned source, in order")
+    models: tuple[ModelInfo, ...] = Field((), description="the models the recipe names and their bound configs")
     gate: ReviewGate | None = Field(None, description="set by the gate (srcreview.gate.evaluate)")
 
     @model_validator(mode="after")

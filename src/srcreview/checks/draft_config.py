@@ -22,6 +22,7 @@ from __future__ import annotations
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._common import dedupe, declared_field
 from srcreview.findings import Anchor, Hop
+from srcreview.interp.models import MODEL_CONFIG_UNKNOWN
 from srcreview.interp.runtime import MODEL_LOADER
 
 OUTCOMES = ("nested", "target", "fixed", "no-draft-model", "undecided")
@@ -159,8 +160,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
                  for c, o, p in zip(component.candidates, outcomes, possible)]
         reasons.append(f"the classes the {runner} runner may build disagree: " + "; ".join(parts))
         tags.add("runtime-branch")
-        if any(any(w in a.text for w in MODEL_WORDS) for c in component.candidates for a in c.conditions):
-            tags.add("model-config-unknown")
+        if any(any(w in a.text for w in MODEL_WORDS) or MODEL_CONFIG_UNKNOWN in (a.reason or "")
+               for c in component.candidates for a in c.conditions):
+            tags.add(MODEL_CONFIG_UNKNOWN)
     reason = "; ".join(dict.fromkeys(reasons)) or "undecided"
     may_be = set().union(*possible) if possible and all(possible) else set()
     return CheckResult("undecided", possible=tuple(sorted(may_be)), evidence=dedupe(evidence), trace=tuple(hops),

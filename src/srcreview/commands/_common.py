@@ -29,6 +29,24 @@ def add_source_args(parser, *, rev_required: bool = False) -> None:
                              "registry sdist, GitHub tarball, git) or one of them")
 
 
+def add_model_config_arg(parser) -> None:
+    """Add --model-config: where the configs of the recipe's models are read from."""
+    parser.add_argument("--model-config", choices=("hub", "cache", "off"), default="hub",
+                        help="the configs of the models the recipe names, which decide model-dependent "
+                             "branches (MTP speculators, draft config rewrites): hub (default: a local "
+                             "directory is read, a Hub id through huggingface_hub, honouring HF_ENDPOINT, "
+                             "HF_HUB_OFFLINE and HF_HOME), cache (the huggingface_hub cache only) or off; "
+                             "[model] / [draft_model] tables in the recipe state or override values")
+
+
+def with_models(recipe, recipe_file, args):
+    """`recipe` with the configs of its models (srcreview.model_configs), read as --model-config says."""
+    from srcreview.model_configs import with_model_configs
+
+    base = Path(recipe_file).parent if recipe_file else None
+    return with_model_configs(recipe, base_dir=base, mode=getattr(args, "model_config", "hub"))
+
+
 class _LayerAction(argparse.Action):
     """--patch and --overlay append (kind, path) to one list, so their order is kept."""
 

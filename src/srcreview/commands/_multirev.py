@@ -30,6 +30,9 @@ def add_multi_source_args(parser) -> None:
     parser.add_argument("--provider", default="auto", choices=PROVIDER_CHOICES,
                         help="where to obtain each revision's source (default: auto, as for check)")
     parser.add_argument("--rules", metavar="DIR", help="rule directory (default: the rules shipped with srcreview)")
+    from srcreview.commands._common import add_model_config_arg
+
+    add_model_config_arg(parser)
 
 
 def load_rules_arg(args):
@@ -173,8 +176,10 @@ def color_from_args(args) -> bool:
     return sys.stdout.isatty()
 
 
-def load_recipe_arg(path: str):
+def load_recipe_arg(path: str, args=None):
+    """The recipe at `path`, with the configs of its models read as `--model-config` says."""
+    from srcreview.commands._common import with_models
     from srcreview.commands._gate_args import shown_path
     from srcreview.recipe import load_recipe
 
-    return load_recipe(path, display_path=shown_path(path))
+    return with_models(load_recipe(path, display_path=shown_path(path)), path, args)

@@ -83,7 +83,7 @@ def _run_registry(args, doc, shown: str, sources) -> int:
         from srcreview.commands._multirev import load_recipe_arg
         from srcreview.revision import resolve_rev
 
-        recipe = load_recipe_arg(args.recipe)
+        recipe = load_recipe_arg(args.recipe, args)
         pin = resolve_rev(rev_from_args(argparse.Namespace(rev=None), recipe))
     claims = None
     if args.claims:

@@ -110,7 +110,7 @@ def run(args) -> int:
     rules = load_rules_arg(args)
     if args.rule and args.rule not in {r.id for r in rules}:
         raise UsageError(f"--rule: unknown rule {args.rule!r} (see `srcreview rules list`)")
-    recipe = load_recipe_arg(args.recipe)
+    recipe = load_recipe_arg(args.recipe, args)
     question = Question(rule=args.rule, knob=key, scope=scope)
     expected = len(revs) if args.exhaustive else min(len(revs), 2 + max(1, (len(revs) - 1).bit_length()))
     with progress_display(total=expected) as (step, download):

@@ -21,7 +21,7 @@ FORMATS = ("text", "concise", "json", "review", "sarif", "markdown", "registry")
 
 
 def add_parser(sub) -> None:
-    from srcreview.commands._common import add_patch_args, add_source_args
+    from srcreview.commands._common import add_model_config_arg, add_patch_args, add_source_args
     from srcreview.commands._gate_args import add_gate_args
 
     p = sub.add_parser("check", help="review recipe(s) against the pinned vLLM source",
@@ -31,6 +31,7 @@ def add_parser(sub) -> None:
                         "YAML config or a compose file (one recipe per vLLM service); or directories searched "
                         "for recipes (srcreview.toml waiver files are skipped); several give one result")
     add_source_args(p)
+    add_model_config_arg(p)
     add_patch_args(p)
     p.add_argument("--format", choices=FORMATS, default="text", help="output on stdout (default: text)")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -46,6 +47,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from srcreview.commands._gate_args import run_gate
+    from srcreview.commands._common import with_models
     from srcreview.recipe import load_recipes
     from srcreview.recipe_files import recipe_files
 
@@ -54,7 +56,8 @@ def run(args) -> int:
     rules = stored.cache.load_rules(stored.rules) if stored is not None else None
     if rules is None:
         rules = _load_rules(args, stored)
-    loaded = [(r, path) for path, shown in recipe_files(args.recipes) for r in load_recipes(path, display_path=shown)]
+    loaded = [(with_models(r, path, args), path) for path, shown in recipe_files(args.recipes)
+              for r in load_recipes(path, display_path=shown)]
     recipes = [r for r, _ in loaded]  # a compose file gives one recipe per vLLM service
     files = [path for _, path in loaded]
     reviews = recalled_reviews(args, recipes, files, stored)

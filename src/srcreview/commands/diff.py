@@ -54,7 +54,7 @@ def run(args) -> int:
         raise UsageError(f"--rev: give exactly two revisions (the old one, then the new one), got {len(args.rev)}")
     check_revs(args.rev)  # every usage error before any source is fetched
     rules = load_rules_arg(args)
-    recipe = load_recipe_arg(args.recipe)
+    recipe = load_recipe_arg(args.recipe, args)
     layers = layers_from_args(args, recipe, args.recipe)
     if args.rev[0] == args.rev[1] and not layers:
         raise UsageError("--rev: the same revision twice compares nothing; add --patch/--overlay (or "

@@ -31,7 +31,7 @@ examples:
 
 
 def add_parser(sub) -> None:
-    from srcreview.commands._common import add_patch_args, add_source_args
+    from srcreview.commands._common import add_model_config_arg, add_patch_args, add_source_args
 
     p = sub.add_parser("explain", help="a finding's trace hop by hop with source excerpts, and why it is classified so",
                        description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -41,6 +41,7 @@ def add_parser(sub) -> None:
     p.add_argument("--recipe", metavar="PATH", dest="recipe_path",
                    help="with --review: the recipe whose finding to explain (its path as the review shows it)")
     add_source_args(p)
+    add_model_config_arg(p)
     add_patch_args(p)
     p.add_argument("--rules", metavar="DIR", help="rule directory (default: the rules shipped with srcreview)")
     p.add_argument("--context", type=int, default=2, metavar="N",
@@ -75,7 +76,7 @@ def run(args) -> int:
     else:
         if args.recipe_path:
             raise UsageError("--recipe picks a review of a saved --review file; a fresh review is of RECIPE")
-        recipe = load_recipe_arg(args.recipe)
+        recipe = load_recipe_arg(args.recipe, args)
         review, tree = _fresh_review(args, recipe, rules)
         review, finding = find_finding([review], args.finding)
         if args.no_source:

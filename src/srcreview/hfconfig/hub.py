@@ -48,11 +48,16 @@ def read_hub_config(ref: ModelRef, *, offline: bool | None = None) -> ModelFacts
     except ImportError:
         raise ConfigUnavailable("huggingface_hub is not installed") from None
     cache_only = bool(offline) or hub.offline()
+    unreachable = not cache_only and not _resolves(str(getattr(hub.constants, "ENDPOINT", "")))
+    cache_only = cache_only or unreachable
     with _quiet():
         try:
             path = hub.cached(ref, CONFIG_FILE, ref.revision) if cache_only else hub.download(ref, CONFIG_FILE,
                                                                                              ref.revision)
         except Exception as exc:  # the library's network, HTTP and cache errors: the review goes on without it
+            if unreachable and isinstance(exc, (_NotCached, hub.errors.LocalEntryNotFoundError)):
+                raise ConfigUnavailable(f"the Hub endpoint's host does not resolve and {CONFIG_FILE} is not in "
+                                        "the huggingface_hub cache") from None
             raise ConfigUnavailable(hub.reason(exc, CONFIG_FILE, ref, cache_only)) from None
         commit = _snapshot_commit(path)
         raw = _read(path, CONFIG_FILE)
@@ -160,6 +165,31 @@ class _Hub:
         if status:
             return f"the Hub answered HTTP {status} for {name}"
         return f"huggingface_hub could not fetch {name} ({type(exc).__name__})"
+
+
+_RESOLVED: dict[str, bool] = {}
+_PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+def _resolves(endpoint: str) -> bool:
+    """Whether the endpoint's host name resolves (asked once per process). huggingface_hub
+    retries a failed connection with back-off for about 20 s; a host that does not resolve,
+    with no proxy to ask instead, cannot answer, so the cache is all there is."""
+    import os
+    import socket
+    from urllib.parse import urlsplit
+
+    if endpoint not in _RESOLVED:
+        parts = urlsplit(endpoint)
+        if not parts.hostname or any(os.environ.get(name) for name in _PROXY_VARIABLES):
+            _RESOLVED[endpoint] = True
+        else:
+            try:
+                socket.getaddrinfo(parts.hostname, parts.port or 443, type=socket.SOCK_STREAM)
+                _RESOLVED[endpoint] = True
+            except (OSError, UnicodeError):
+                _RESOLVED[endpoint] = False
+    return _RESOLVED[endpoint]
 
 
 def _read(path: str, name: str) -> bytes:

@@ -15,12 +15,14 @@ from srcreview.interp.values import (
     Builtin,
     ClassRef,
     Const,
+    DictVal,
     EnumMember,
     FuncRef,
     ListVal,
     ModuleRef,
     Obj,
     OneOf,
+    Partial,
     Union,
     Unknown,
     equal,
@@ -90,7 +92,15 @@ def truth(value, force):
 
 def compare(op: str, left, right, truth_of):
     """(result | None, why undecided) of `left op right` over forced values; `truth_of(value)`
-    gives the truth of a value (for `x is None` on an object that may be unset)."""
+    gives the truth of a value (for `x is None` on an object that may be unset). A union is
+    decided when every option gives the same result."""
+    for side in (left, right):
+        if isinstance(side, Union):
+            results = [compare(op, o if side is left else left, o if side is right else right, truth_of)
+                       for o in side.options]
+            if all(r[0] is not None for r in results) and len({r[0] for r in results}) == 1:
+                return results[0][0], ""
+            return None, next((r[1] for r in results if r[0] is None), "the options of a union disagree")
     if op in ("is", "is not"):
         if isinstance(right, Const) and right.value is None:
             result = None
@@ -201,6 +211,8 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
                 return Const(resolver.index.subclass_of(canonical, cls.qualname))
         if isinstance(obj, Const) and obj.value is None:
             return Const(False)
+        if isinstance(obj, DictVal) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES:
+            return Const(cls.name == "dict")
         if isinstance(obj, Const) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES \
                 and not isinstance(obj.value, EnumMember):
             return Const(isinstance(obj.value, PLAIN_TYPES[cls.name]))
@@ -209,6 +221,13 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
         obj = values[0]
         if isinstance(obj, Obj) and obj.cls and resolver.canonical(obj.cls):
             return ClassRef(resolver.canonical(obj.cls))
+        return Unknown(text)
+    if name == "callable" and len(values) == 1:
+        obj = values[0]
+        if isinstance(obj, Const):  # plain data: None, numbers, strings, containers
+            return Const(callable(obj.value))
+        if isinstance(obj, (FuncRef, ClassRef, Partial)):
+            return Const(True)
         return Unknown(text)
     if name in _PURE_BUILTINS:
         if len(values) == 1 and isinstance(values[0], ListVal) and name in ("bool", "len"):

@@ -28,8 +28,9 @@ from srcreview.interp.events import (
     ReturnEvent,
     StoreEvent,
 )
+from srcreview.interp.models import MODEL_CONFIG_UNKNOWN
 from srcreview.interp.resolver import Resolver
-from srcreview.interp.runtime import CAPABILITY_CALLS, PLATFORM_PREDICATES, ROOT_CONFIG, Runtime
+from srcreview.interp.runtime import CAPABILITY_CALLS, PLATFORM_PREDICATES, ROOT_CONFIG, Runtime, builder_locals
 from srcreview.interp.values import (
     NONE,
     BoundBuiltin,
@@ -37,13 +38,16 @@ from srcreview.interp.values import (
     ClassRef,
     Const,
     Derived,
+    DictVal,
     EnumMember,
     External,
     FuncRef,
+    HfConfig,
     LazyCall,
     ListVal,
     Obj,
     OneOf,
+    Partial,
     Ref,
     Super,
     Union,
@@ -116,6 +120,9 @@ class Frame:
             else:
                 self.env[first.name] = self.self_obj if self.self_obj is not None else Obj(
                     cls=f"{self.module.module}.{fn.owner}", nonnull=True, origin="self")
+        for name, value in args.items():  # a nested function's free names (FuncRef.closure)
+            if not any(p.name == name for p in params):
+                self.env[name] = value
         for p in params:
             if p.name in args:
                 self.env[p.name] = args[p.name]
@@ -319,6 +326,19 @@ class Frame:
             env_before = self.an.unset_env_reads
             it = self.force(self.ev(iterable))
             items = it.value if isinstance(it, Const) and isinstance(it.value, (tuple, list)) else None
+            pairs = self.dict_view(iterable)
+            if target is not None and pairs is not None and len(pairs) <= MAX_UNROLL and not _jumps(body):
+                # a dict whose keys are constants: walk the body once per item, in order
+                self.unrolled.update(n.id for n in ir.iter_exprs(target) if isinstance(n, ir.Name))
+                for item in pairs:
+                    if isinstance(item, tuple) and isinstance(target, ir.Seq) and len(target.elts) == 2:
+                        self.bind(target.elts[0], item[0])
+                        self.bind(target.elts[1], item[1])
+                    else:
+                        self.bind(target, item if not isinstance(item, tuple) else Unknown("an item of a dict"))
+                    if self.block(body):
+                        return True
+                return self.block(orelse)
             if target is not None and items and len(items) <= MAX_UNROLL and self.an.unset_env_reads == env_before \
                     and not _jumps(body):
                 # a constant table: walk the body once per item, in order, with the item bound
@@ -346,6 +366,22 @@ class Frame:
         self.env = self.env if certain else merge_envs([saved, self.env])
         return False
 
+    def dict_view(self, expr):
+        """The items iterating `expr` gives when it is a DictVal, its `.items()`, `.keys()` or
+        `.values()`: (Const key, value) pairs, keys or values; None otherwise."""
+        view = None
+        if isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr) and not expr.args \
+                and expr.func.attr in ("items", "keys", "values"):
+            view, expr = expr.func.attr, expr.func.value
+        value = self.force(self.ev(expr))
+        if not isinstance(value, DictVal):
+            return None
+        if view == "items":
+            return [(Const(k), v) for k, v in value.items]
+        if view == "values":
+            return [v for _, v in value.items]
+        return [Const(k) for k, _ in value.items]
+
     def bind(self, target, value, stmt=None) -> None:
         if isinstance(target, ir.Name):
             if isinstance(value, Obj):
@@ -365,7 +401,7 @@ class Frame:
                 self.an.stored(path, value, line)
             elif isinstance(target.value, ir.Name) and isinstance(receiver, Derived) and receiver.path is None:
                 # a field set on an object built here (`cfg = CacheConfig(); cfg.x = v`)
-                self.env[target.value.id] = receiver.with_field(target.attr, value)
+                self.set_local(target.value.id, receiver, receiver.with_field(target.attr, value))
                 return
             if isinstance(target.value, ir.Name):
                 # `self.x = v` in this walk: a later `self.x` here reads it (keyed by the dotted
@@ -381,12 +417,53 @@ class Frame:
             for sl in target.index:
                 self.ev(sl)
 
+    def updated_config(self, config: HfConfig, arg, text: str):
+        """`config.update(arg)` for a dict literal, a dict value or one of several (a union)."""
+        items = self.spread(arg, None)
+        if items is not None:
+            options = [[(k, self.force(v)) for k, v in items]]
+        else:
+            value = self.force(self.ev(arg))
+            options = []
+            for option in (value.options if isinstance(value, Union) else (value,)):
+                if isinstance(option, Const) and option.value is None:
+                    continue  # update(None) raises: not a way on
+                if isinstance(option, DictVal) and all(isinstance(k, str) for k, _ in option.items):
+                    options.append(list(option.items))
+                elif isinstance(option, Const) and isinstance(option.value, dict):
+                    options.append([(k, Const(v)) for k, v in option.value.items()])
+                else:
+                    return Unknown(f"{text}: keys not known")
+        results = []
+        for fields in options:
+            updated = config
+            for key, value in fields:
+                updated = updated.with_field(key, value)
+            results.append(updated)
+        return union(results) if results else Unknown(f"{text}: raises")
+
+    def set_local(self, name: str, old, new) -> None:
+        """A local object changed in place: the name now holds `new`, and so does every model
+        config holding `old` as a nested config (`text = hf.text_config; text.x = 0` changes
+        `hf` too)."""
+        self.env[name] = new
+        if not isinstance(old, HfConfig):
+            return
+        for other, value in list(self.env.items()):
+            if other != name and isinstance(value, HfConfig):
+                updated = _with_nested(value, old, new)
+                if updated is not value:
+                    self.env[other] = updated
+
     def expr_stmt(self, e):
         """Walk an expression statement; its value (`xs.append(v)` on a local list grows it:
-        `if unsupported:` later depends on it)."""
+        `if unsupported:` later depends on it; `hf_config.update({...})` sets those keys)."""
         if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and isinstance(e.func.value, ir.Name):
             name, method = e.func.value.id, e.func.attr
             current = self.env.get(name)
+            if isinstance(current, HfConfig) and method == "update" and len(e.args) == 1 and not e.keywords:
+                self.set_local(name, current, self.updated_config(current, e.args[0], ir.text(e)))
+                return NONE
             if isinstance(current, (ListVal, Const)) and (isinstance(current, ListVal) or isinstance(current.value, list)):
                 for a in e.args:
                     self.ev(a)
@@ -464,6 +541,8 @@ class Frame:
                 return Const({k.value: v.value for k, v in zip(keys, values)})
             except TypeError:
                 pass
+        if keys and all(isinstance(k, Const) for k in keys):
+            return DictVal(tuple((k.value, v) for k, v in zip(keys, values)))
         return Unknown("dict")
 
     def ev_ifexp(self, e):
@@ -515,9 +594,13 @@ class Frame:
         return Unknown(e.kind)
 
     def name(self, name: str):
-        if name in self.env:
-            return self.env[name]
-        return self.an.resolver.global_name(self.module, name, self.scope)
+        value = self.env[name] if name in self.env else self.an.resolver.global_name(self.module, name, self.scope)
+        if isinstance(value, FuncRef) and ".<locals>." in value.qualname and self.fn is not None \
+                and not value.closure:
+            # a nested function sees this frame's names (`self` in a helper defined in a method)
+            free = tuple((k, v) for k, v in self.env.items() if "." not in k)
+            return replace(value, closure=free)
+        return value
 
     def attr(self, receiver, name: str, e, record: bool, kind: str | None = None):
         if isinstance(receiver, LazyCall) and isinstance(receiver.target, Ref):
@@ -601,6 +684,58 @@ class Frame:
             return value
         return self.force(value)
 
+    def config_path_of(self, expr):
+        """The config path an expression names syntactically (`self.pooler_config` inside a config
+        method), whatever value is known there: None when it names none."""
+        if isinstance(expr, ir.Attr):
+            base = self.force(self.ev(expr.value))
+            if isinstance(base, Obj) and base.path is not None:
+                return base.path + (expr.attr,)
+            inner = self.config_path_of(expr.value)
+            return inner + (expr.attr,) if inner is not None else None
+        if isinstance(expr, ir.Name) and self.symbol is not None:  # the builder's `kernel_config` local
+            field = builder_locals(self.an.index, self.symbol.qualname).get(expr.id)
+            return (field,) if field else None
+        return None
+
+    def local_root_class(self, expr) -> str | None:
+        """The class of the object built in this function that `expr` reads from (`kernel_config`
+        in `kernel_config.ir_op_priority`), if it does."""
+        while isinstance(expr, ir.Attr):
+            expr = expr.value
+        root = self.env.get(expr.id) if isinstance(expr, ir.Name) else None
+        if isinstance(root, Derived) and root.path is None and isinstance(root.cls, str):
+            return self.an.resolver.canonical(root.cls)
+        return None
+
+    def set_attribute(self, receiver, attr, value, e, named_path=None, local_class=None):
+        """`setattr(obj, name, v)` / `delattr(obj, name)`: a store like `obj.name = v` when the
+        name is known; otherwise every field the name may be is unknown from here on (on that
+        config object, or on any when the receiver is not known)."""
+        receiver = self.force(receiver)
+        text = ir.text(e)
+        path = receiver.path if isinstance(receiver, Obj) and receiver.path is not None else named_path
+        if isinstance(attr, Const) and isinstance(attr.value, str):
+            target = path + (attr.value,) if path is not None else None
+            self.stores.append(StoreEvent(e.line, e.end_line, text, receiver, attr.value, value, tuple(self.conds),
+                                          target, self.loops > 0))
+            if target is not None:
+                self.an.stored(target, value, e)
+            elif isinstance(receiver, Obj) and isinstance(receiver.cls, str):
+                self.an.havoc(None, (attr.value,), e, cls=self.an.resolver.canonical(receiver.cls))
+            elif not isinstance(receiver, Obj) or receiver.cls is None:
+                self.an.havoc(None, (attr.value,), e)
+            return NONE
+        names = tuple(attr.values) if isinstance(attr, OneOf) and all(isinstance(v, str) for v in attr.values) else None
+        self.dynamic.append(DynamicEvent("dynamic-getattr", e.line, e.end_line, text, receiver))
+        cls = self.an.resolver.canonical(receiver.cls) if isinstance(receiver, Obj) and isinstance(receiver.cls, str) \
+            else None
+        if path is None and local_class is not None:  # reached from an object built here: its fields
+            self.an.havoc(None, None, e, cls=local_class)
+            return NONE
+        self.an.havoc(path, names, e, cls=cls if path is None else None)
+        return NONE
+
     def note_kwargs(self, value, expr, text) -> None:
         self.dynamic.append(DynamicEvent("kwargs-forward", expr.line, expr.end_line, text, value))
 
@@ -609,8 +744,10 @@ class Frame:
         if name in ("getattr", "setattr", "hasattr", "delattr") and len(arg_exprs) >= 2:
             receiver = self.ev(arg_exprs[0])
             attr = self.force(self.ev(arg_exprs[1]))
-            for extra in arg_exprs[2:]:
-                self.ev(extra)
+            extras = [self.ev(extra) for extra in arg_exprs[2:]]
+            if name in ("setattr", "delattr"):
+                return self.set_attribute(receiver, attr, extras[0] if extras else Unknown(f"{text}: deleted"), e,
+                                          self.config_path_of(arg_exprs[0]), self.local_root_class(arg_exprs[0]))
             if isinstance(attr, Const) and isinstance(attr.value, str):
                 has = self.an.resolver.has_attribute(self.force(receiver), attr.value)
                 if name == "hasattr":
@@ -622,7 +759,7 @@ class Frame:
                     value = self.attr(receiver, attr.value, e, record=True,
                                       kind="getattr-table" if from_table else "getattr-literal")
                     if len(arg_exprs) >= 3 and isinstance(value, Unknown):
-                        return Unknown(f"{text}")
+                        return Unknown(f"{text}: {value.reason}" if MODEL_CONFIG_UNKNOWN in value.reason else text)
                     return value
                 return Unknown(text)
             if isinstance(attr, OneOf) and all(isinstance(v, str) for v in attr.values):
@@ -697,6 +834,12 @@ class Frame:
             if isinstance(member, Const) and isinstance(member.value, EnumMember):
                 return member
             return Unknown(ir.text(e))
+        if isinstance(value, DictVal) and len(keys) == 1 and isinstance(keys[0], Const):
+            return self.an.dict_item(value, keys[0].value, ir.text(e))
+        if isinstance(value, Const) and isinstance(value.value, dict) and len(keys) == 1 \
+                and isinstance(keys[0], Const) and keys[0].value not in value.value:
+            return self.an.dict_item(DictVal(tuple((k, Const(v)) for k, v in value.value.items())), keys[0].value,
+                                     ir.text(e))
         if isinstance(value, Const) and len(keys) == 1 and isinstance(keys[0], Const):
             try:
                 return Const(value.value[keys[0].value])
@@ -813,6 +956,8 @@ class Analyzer:
         info = self.index.function_at(symbol)
         fn = info.facts
         self_obj, bound = self.bind_arguments(fn, target.bound, args, kwargs)
+        for name, value in target.closure:
+            bound.setdefault(name, value)
         key = (symbol.qualname, _value_key(self_obj), _args_key(bound))
         runtime = self.runtime
         if key in self._returns:
@@ -903,11 +1048,52 @@ class Analyzer:
             self.runtime.heap[tuple(path)] = Unknown(f"{'.'.join(path)} may be set by {where} "
                                                      f"(line {node.line}) under an undecided condition")
             return
-        forced = self.force(value) if not isinstance(value, LazyCall) else Unknown(
+        forced = self.force(value) if not isinstance(value, LazyCall) or self._builds_object(value) else Unknown(
             f"{'.'.join(path)} is set from a call while the engine builds its config")
         if isinstance(forced, Const):
             forced = Const(forced.value, origin=tuple(path))
         self.runtime.heap[tuple(path)] = forced
+
+    def dict_item(self, table: DictVal, key, text: str):
+        """`table[key]`: an IntEnum member key equals its value (`OptimizationLevel.O2` and 2)."""
+        for k, v in table.items:
+            if k == key or self.same_key(k, key) or self.same_key(key, k):
+                return v
+        if any(isinstance(k, EnumMember) and self.enum_value(k) is None for k, _ in table.items):
+            return Unknown(text)
+        return Unknown(f"{text}: no such key")
+
+    def same_key(self, a, b) -> bool:
+        if isinstance(a, EnumMember):
+            if isinstance(b, EnumMember) or isinstance(b, str):
+                return bool(a.matches(b))
+            value = self.enum_value(a)
+            return value is not None and value == b
+        return False
+
+    def enum_value(self, member: EnumMember):
+        """The value of an IntEnum member (None for other enums: they equal no plain value)."""
+        cls = self.resolver.canonical(member.enum)
+        info = self.index._class_info_abs(cls) if cls else None
+        if info is None or not any(q.rsplit(".", 1)[-1] == "IntEnum" for q in info.linearization):
+            return None
+        return dict(info.enum_members or ()).get(member.name)
+
+    def havoc(self, path, names, node, cls: str | None = None) -> None:
+        """A store the walk cannot place (a `setattr` with a name known only at run time, or on an
+        object of unknown type) while the engine builds its config: the fields it may hit read
+        as unknown from here on (`path` None: under any config object; `names` None: any field)."""
+        if not self.constructing:
+            return
+        where = self.stack[-1].symbol.local if self.stack and self.stack[-1].symbol else "construction"
+        reason = f"may be set by {where} (line {node.line}) through setattr with a name known only at run time"
+        self.runtime.havoc(path, names, reason, cls=cls)
+
+    def _builds_object(self, lazy: LazyCall) -> bool:
+        """Whether a call builds an instance of an in-tree class (`ModelConfig(...)`): its value
+        is the object with the keywords given, whatever its constructor computes later."""
+        target = self.force(lazy.target) if isinstance(lazy.target, Ref) else lazy.target
+        return isinstance(target, ClassRef)
 
     def construct(self, entries, keep: bool = False) -> list[Frame]:
         """Walk what runs while the engine builds its config (each `(method qualname, self)`
@@ -942,7 +1128,7 @@ class Analyzer:
                 return Unknown(f"{fn.name}() raises")
             return NONE
         merged = union([self.force(v) for v in values])
-        if isinstance(merged, Union):
+        if isinstance(merged, Union) and not all(isinstance(o, HfConfig) for o in merged.options):
             reasons = [c.reason for r in frame.returns for c in r.conditions if c.reason]
             return Unknown(f"{fn.name}() depends on " + (reasons[0] if reasons else "its branches"))
         return merged
@@ -1008,7 +1194,15 @@ class Analyzer:
         if isinstance(callee, ClassRef):
             frame.calls.append(CallEvent(line, end, text, callee, "init", "static", args=values, kwargs=kwargs))
             return self.instantiate(callee.qualname, args, kwargs, forwards=forwards)
+        if isinstance(callee, Partial):
+            frame.calls.append(CallEvent(line, end, text, callee.func, callee.func.via, "static", args=values,
+                                         kwargs=kwargs))
+            return LazyCall(callee.func, callee.args + args, callee.kwargs + kwargs, text)
         if isinstance(callee, External):
+            if callee.name == "functools.partial" and args:
+                func = self.force(args[0])
+                if isinstance(func, FuncRef):
+                    return Partial(func, args[1:], kwargs)
             if callee.name in ("os.getenv", "os.environ.get") and args and isinstance(self.force(args[0]), Const):
                 default = args[1] if len(args) > 1 else NONE
                 return self.env_value(self.force(args[0]).value, default)
@@ -1104,6 +1298,21 @@ class Analyzer:
         for frame in self.stack:
             for name in names:
                 frame.env_reads.setdefault(name, frame.current)
+
+
+def _with_nested(config: HfConfig, old: HfConfig, new: HfConfig) -> HfConfig:
+    """`config` with every nested occurrence of `old` replaced by `new` (itself when none)."""
+    changed = False
+    fields = []
+    for key, value in config.overrides:
+        if value == old:
+            value, changed = new, True
+        elif isinstance(value, HfConfig):
+            replaced = _with_nested(value, old, new)
+            changed = changed or replaced is not value
+            value = replaced
+        fields.append((key, value))
+    return replace(config, overrides=tuple(fields)) if changed else config
 
 
 def _jumps(body) -> bool:

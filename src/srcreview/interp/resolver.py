@@ -15,7 +15,9 @@ from dataclasses import replace
 from srcreview.errors import DataError
 from srcreview.index import ir
 from srcreview.index.facts import UNKNOWN
+from srcreview.interp import models
 from srcreview.interp.builtins import BUILTIN_NAMES, const_attr
+from srcreview.interp.models import HF_CONFIG
 from srcreview.interp.runtime import UNDECIDED, factory_class, static_default
 from srcreview.interp.values import (
     NONE,
@@ -23,9 +25,11 @@ from srcreview.interp.values import (
     ClassRef,
     Const,
     Derived,
+    DictVal,
     EnumMember,
     External,
     FuncRef,
+    HfConfig,
     LazyCall,
     ModuleRef,
     Obj,
@@ -126,9 +130,9 @@ class Resolver:
             return Unknown(f"{const.name} is bound conditionally at import time ({const.guard})")
         if const.value is not UNKNOWN and not (isinstance(const.value, dict) and any(v is UNKNOWN for v in const.value.values())):
             return Const(const.value)
-        if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp)):
+        if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp, ir.Dict)):
             value = self.interp.evaluate(module, const.expr)
-            if isinstance(value, Const):
+            if isinstance(value, (Const, DictVal)):
                 return value
         return Unknown(f"{const.name} is computed at import time")
 
@@ -146,6 +150,8 @@ class Resolver:
             return self.super_attr(receiver, name)
         if isinstance(receiver, Const):
             return const_attr(receiver.value, name)
+        if isinstance(receiver, Unknown) and models.MODEL_CONFIG_UNKNOWN in receiver.reason:
+            return receiver  # whatever it is read from, the model's config is what is not known
         return Unknown(f"attribute {name} of an unknown value")
 
     def obj_attr(self, obj: Obj, name: str):
@@ -153,8 +159,19 @@ class Resolver:
         property is a lazy call), the config value at its path (stored while the engine built
         its config, set by the recipe, or the default the engine gives it), or an instance
         typed from the field's annotation."""
+        if isinstance(obj, HfConfig):
+            if obj.ref:
+                self.runtime.model_reads.add((obj.ref, obj.prefix + name))
+            return obj.attribute(name)
+        if name == HF_CONFIG and self._is_model_config(obj) and not (
+                isinstance(obj, Derived) and obj.override(name) is not None):
+            return models.hf_config(self, obj)
         if isinstance(obj, Derived):
             known = obj.override(name)
+            cls = self.canonical(obj.cls) if isinstance(obj.cls, str) else None
+            moved = self.runtime.havocked_reason((name,), cls) if cls and obj.path is None else None
+            if known is not None and moved:
+                return Unknown(moved)
             if known is not None:
                 cls = self.canonical(obj.cls) if isinstance(obj.cls, str) and obj.origin.endswith("(...)") else None
                 if cls and self.runtime.self_set(cls, name):
@@ -165,6 +182,8 @@ class Resolver:
                     return self.runtime.heap[home + (name,)]  # its post-init hooks (walked) set it
                 return known
         path = obj.path + (name,) if obj.path is not None else None
+        if path is not None and self.runtime.canonical_path(path) != path:
+            return self.at_path(self.runtime.canonical_path(path))
         if isinstance(obj.cls, tuple):  # a deferred type stays deferred: reading it parses nothing
             return Obj(cls=("attr", obj.cls, name), path=path, receiver=obj, origin=f"{obj.origin}.{name}")
         cls = self.canonical(obj.cls)
@@ -205,6 +224,27 @@ class Resolver:
             return Rewritable(obj.reinit, value)
         return value
 
+    def at_path(self, path: tuple[str, ...]):
+        """The config object or value at a path under the root VllmConfig."""
+        from srcreview.interp.runtime import ROOT_CONFIG
+
+        try:
+            root = self.index.class_info(ROOT_CONFIG)
+        except DataError:
+            root = None
+        if root is None:
+            return Unknown(f"{'.'.join(path)}: no {ROOT_CONFIG} in the tree")
+        value = Obj(cls=root.qualname, path=(), nonnull=True, origin="self")
+        for name in path:
+            value = self.attribute(self.interp.force(value), name)
+        return value
+
+    def _is_model_config(self, obj: Obj) -> bool:
+        if not isinstance(obj.cls, str) or obj.cls.rsplit(".", 1)[-1] != models.MODEL_CONFIG:
+            return False
+        cls = self.canonical(obj.cls)
+        return cls is not None and cls.rsplit(".", 1)[-1] == models.MODEL_CONFIG
+
     def _config_value(self, obj, path, info, f, value_type):
         """The value of a field (None: not known here). On EngineArgs: the recipe's value of
         that engine key, else the field's declared default. On a config path: what was stored
@@ -217,6 +257,8 @@ class Resolver:
         if engine is None or f is None or info is None:
             if path is not None and tuple(path) in runtime.heap:
                 return runtime.heap[tuple(path)]
+            if path is not None and runtime.havocked_reason(tuple(path)):
+                return Unknown(runtime.havocked_reason(tuple(path)))
             return runtime.binding(path) if path is not None else None
         if info.qualname == engine.qualname:
             bound = runtime.binding((f.name,))
@@ -233,6 +275,9 @@ class Resolver:
         key = tuple(path)
         if key in runtime.heap:
             return runtime.heap[key]
+        havocked = runtime.havocked_reason(key, info.qualname)
+        if havocked:
+            return Unknown(havocked)
         bound = runtime.binding(path)
         if bound is not None:
             return bound

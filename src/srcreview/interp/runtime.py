@@ -54,7 +54,17 @@ RUNNERS = {
     "v1": ("vllm.v1.worker.gpu_model_runner", "GPUModelRunner", "drafter", "load_model"),
     "v2": ("vllm.v1.worker.gpu.model_runner", "GPUModelRunner", "speculator", "load_model"),
 }
-MODEL_LOADER = "model_loader.get_model"  # builds a model with the current config: the draft's sink
+# config objects the engine builds once and hands to two places: EngineArgs.create_engine_config
+# passes its model and parallel configs to the speculative config as the target's
+# (`create_speculative_config(target_model_config=model_config, target_parallel_config=...)`,
+# 0.25-0.33), so a read through the speculative config reads the root config's field
+ALIASES = {
+    ("speculative_config", "target_model_config"): ("model_config",),
+    ("speculative_config", "target_parallel_config"): ("parallel_config",),
+}
+MODEL_LOADER = "model_loader.get_model"
+FIELD_COPY = "get_field"  # vllm.config.utils.get_field(Cls, "name"): an EngineArgs field with Cls's default
+EMPTY_FACTORIES = {"dict": dict, "list": list}  # `field(default_factory=dict)`: a fresh empty one  # builds a model with the current config: the draft's sink
 ENV_TABLE = "environment_variables"  # vllm.envs: name -> lambda read by the module's __getattr__
 _NVIDIA_WORDS = ("nvidia", "geforce", "rtx", "tesla", "quadro")
 
@@ -76,6 +86,8 @@ class Runtime:
         self.heap: dict[tuple[str, ...], object] = {}
         self._engine = None
         self.walked: set[str] = set()  # config classes whose hooks the construction walk models
+        self.havocked: list = []  # (path prefix | None, names | None, class | None, reason): see havoc()
+        self.model_reads: set[tuple[str, str]] = set()  # (model reference, config key) read from a model's config
         self.walk_hooks = None  # set by the interpreter: walks a config class's post-init hooks
 
     # -- config values -------------------------------------------------------------------------
@@ -87,6 +99,39 @@ class Runtime:
         if key in self.bindings:
             return Const(self.bindings[key], origin=tuple(path))
         return None
+
+    def havoc(self, prefix, names, reason: str, cls: str | None = None) -> None:
+        """Fields a store the analysis cannot place may hit (see Analyzer.havoc): on the config
+        object at `prefix` (None: any), or on any object of class `cls`; `names` None: any
+        field. Earlier stores there are forgotten and later reads are unknown, unless the recipe
+        sets the field."""
+        self.havocked.append((tuple(prefix) if prefix is not None else None, tuple(names) if names else None,
+                              cls, reason))
+        for path in [p for p in self.heap if self.havocked_reason(p)]:
+            del self.heap[path]
+
+    def havocked_reason(self, path, cls: str | None = None) -> str | None:
+        """Why field `path` (of an object of class `cls`, when known) may have been set by a store
+        the analysis cannot place; None when it cannot have been."""
+        if not self.havocked or (path and ".".join(path) in self.bindings):
+            return None
+        for prefix, names, only, reason in self.havocked:
+            if only is not None and only != cls:
+                continue
+            if prefix is not None and (tuple(path[:len(prefix)]) != prefix or len(path) <= len(prefix)):
+                continue
+            if names is not None and (not path or path[-1] not in names):
+                continue
+            return f"{'.'.join(path)} {reason}"
+        return None
+
+    @staticmethod
+    def canonical_path(path: tuple[str, ...]) -> tuple[str, ...]:
+        """A config path with the aliases of ALIASES replaced by the object they name."""
+        for alias, target in ALIASES.items():
+            if path[:len(alias)] == alias:
+                return target + path[len(alias):]
+        return path
 
     def engine_class(self):
         """The EngineArgs ClassInfo of this revision (None when absent or ambiguous)."""
@@ -303,12 +348,7 @@ def key_paths(index) -> dict[str, KeyPath]:
     if info is None:
         return {}
     body = info.facts.body
-    config_of: dict[str, str] = {}  # local name -> VllmConfig field it is passed as
-    for call in iter_calls(body):
-        if (dotted(call.func) or "").split(".")[-1] == ROOT_CONFIG:
-            for kw in call.keywords:
-                if kw.name and isinstance(kw.value, ir.Name):
-                    config_of[kw.value.id] = kw.name
+    config_of = _root_locals(body)
     derived: dict[str, tuple[str, object]] = {}  # local -> (engine key, the call that normalises it)
     built: list[tuple[str, str, object, int]] = []  # (config local, field, value expr, line)
     for stmt in iter_statements(body):
@@ -317,7 +357,8 @@ def key_paths(index) -> dict[str, KeyPath]:
         target, value = stmt.targets[0], stmt.value
         if isinstance(target, ir.Name) and isinstance(value, ir.Call):
             if target.id in config_of:
-                built += [(target.id, kw.name, kw.value, stmt.line) for kw in value.keywords if kw.name]
+                built += [(target.id, kw.name, kw.value, line)
+                          for kw, line in _built_with(index, info, value, stmt.line) if kw.name]
             elif value.args and _self_attr(value.args[0]):
                 derived[target.id] = (_self_attr(value.args[0]), value)
         elif isinstance(target, ir.Attr) and isinstance(target.value, ir.Name) and target.value.id in config_of:
@@ -339,6 +380,42 @@ def key_paths(index) -> dict[str, KeyPath]:
         if key is not None and key != path:
             out.setdefault(key, KeyPath(key, path, line, via))
     return out
+
+
+def _root_locals(body) -> dict[str, str]:
+    """Local name -> the VllmConfig field the builder passes it as (`VllmConfig(kernel_config=kernel_config)`)."""
+    config_of: dict[str, str] = {}
+    for call in iter_calls(body):
+        if (dotted(call.func) or "").split(".")[-1] == ROOT_CONFIG:
+            for kw in call.keywords:
+                if kw.name and isinstance(kw.value, ir.Name):
+                    config_of[kw.value.id] = kw.name
+    return config_of
+
+
+def builder_locals(index, qualname: str) -> dict[str, str]:
+    """For the engine's config builder (EngineArgs.create_engine_config), the locals it passes to
+    VllmConfig and the field each becomes; empty for any other function."""
+    if not qualname.endswith(f"{ENGINE_CLASS}.{BUILDER}"):
+        return {}
+    info = index.function(qualname)
+    return _memo(index, f"builder_locals:{qualname}", lambda: _root_locals(info.facts.body)) if info else {}
+
+
+def _built_with(index, info, call, line: int) -> list:
+    """The keywords a config is built with, each with its line: the call's own, or for
+    `self.create_x_config()` (an EngineArgs method taking no arguments) those of the
+    `Config(...)` it returns on every path."""
+    if call.keywords or call.args or not isinstance(call.func, ir.Attr) or _self_attr(call.func) is None:
+        return [(kw, line) for kw in call.keywords]
+    owner = info.qualname.rsplit(".", 1)[0]
+    method = index.function(f"{owner}.{call.func.attr}")
+    if method is None:
+        return []
+    returns = [s for s in iter_statements(method.facts.body) if isinstance(s, ir.Return)]
+    if len(returns) != 1 or not isinstance(returns[0].value, ir.Call):
+        return []
+    return [(kw, returns[0].line) for kw in returns[0].value.keywords]
 
 
 def config_bindings(index, bindings: dict, gpu: str | None = None) -> dict:
@@ -438,16 +515,26 @@ def static_default(index, info, f):
     expr = f.default_expr
     if expr is None:
         return _UNDECIDED
-    if isinstance(expr, ir.Call) and (dotted(expr.func) or "").split(".")[-1] in ("Field", "field"):
+    callee = (dotted(expr.func) or "").split(".")[-1] if isinstance(expr, ir.Call) else None
+    if callee in ("Field", "field"):
         given = expr.keyword("default")
         if isinstance(given, ir.Constant):
             return given.value
+        factory = dotted(expr.keyword("default_factory")) if expr.keyword("default_factory") is not None else None
+        if factory in EMPTY_FACTORIES:
+            return EMPTY_FACTORIES[factory]()
         return _UNDECIDED
-    if isinstance(expr, ir.Attr) and isinstance(expr.value, ir.Name):
+    other_field = None
+    if callee == FIELD_COPY and len(expr.args) == 2 and isinstance(expr.args[0], ir.Name) \
+            and isinstance(expr.args[1], ir.Constant) and isinstance(expr.args[1].value, str):
+        other_field = (expr.args[0].id, expr.args[1].value)  # get_field(ModelConfig, "hf_overrides")
+    elif isinstance(expr, ir.Attr) and isinstance(expr.value, ir.Name):
+        other_field = (expr.value.id, expr.attr)  # CacheConfig.cache_dtype
+    if other_field is not None:
         module = _owner_module_name(index, info, f.owner)
-        symbol = index.resolve_name(module, expr.value.id) if module else None
+        symbol = index.resolve_name(module, other_field[0]) if module else None
         other = index.class_info(symbol.qualname) if symbol is not None and symbol.kind == "class" else None
-        field = other.field(expr.attr) if other is not None else None
+        field = other.field(other_field[1]) if other is not None else None
         if field is not None and field is not f:
             return static_default(index, other, field)
     return _UNDECIDED

@@ -78,6 +78,34 @@ class Derived(Obj):
 
 
 @dataclass(frozen=True)
+class HfConfig(Derived):
+    """A model's Hugging Face config as vLLM's `get_config` hands it over: the keys its
+    config.json states (nested objects as HfConfig too), as attributes.
+
+    A key config.json does not state may still be set by the config class transformers or vLLM
+    builds from it, so reading one is Unknown, never the default of a `getattr`: `source` says
+    where the stated keys come from (the model reference, or the recipe line)."""
+
+    source: str = ""
+    ref: str = ""  # the model reference whose config this is
+    prefix: str = ""  # the dotted key of this (nested) config inside config.json: "text_config."
+
+    def attribute(self, name: str):
+        known = self.override(name)
+        if known is not None:
+            return known
+        return Unknown(f"model-config-unknown: {name} is not stated in {self.source}; the config class may set it")
+
+
+@dataclass(frozen=True)
+class DictVal:
+    """A dict whose keys are constants but some values are not (`{"kernel_config": {...},
+    "fuse_norm_quant": enable_norm_fusion}`): its items, in order, values abstract."""
+
+    items: tuple  # ((plain key or EnumMember, value), ...)
+
+
+@dataclass(frozen=True)
 class ClassRef:
     qualname: str
 
@@ -87,6 +115,16 @@ class FuncRef:
     qualname: str
     bound: "Obj | ClassRef | None" = field(default=None, compare=False, hash=False)
     via: str = "call"
+    closure: tuple = field(default=(), compare=False, hash=False)  # a nested function's free names: ((name, value), ...)
+
+
+@dataclass(frozen=True)
+class Partial:
+    """`functools.partial(func, *args, **kwargs)`: a call of `func` with these arguments first."""
+
+    func: FuncRef
+    args: tuple = ()
+    kwargs: tuple = ()
 
 
 @dataclass(frozen=True)

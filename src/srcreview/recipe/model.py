@@ -13,6 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from srcreview.hfconfig.facts import ModelFacts
+from srcreview.hfconfig.overrides import ModelOverrides
+
 MAX_SETTINGS = 2_000  # vLLM 0.29 declares about 250 engine arguments; a recipe has tens
 _CAPABILITY = re.compile(r"^([0-9]{1,2})\.([0-9])$")  # ASCII digits only: "١٢.٠" is not 12.0
 _HEX = re.compile(r"[0-9a-fA-F]{7,40}")
@@ -141,6 +144,12 @@ class Recipe(_Strict):
     flags: tuple[RawFlag, ...] = Field((), description="command-line flags not yet mapped to engine keys")
     server_options: tuple[ServerOption, ...] = ()
     pin_line: int | None = Field(None, description="the line that pins the engine (runtime table, image tag)")
+    model_overrides: ModelOverrides = Field(ModelOverrides(), description="[model]: config.json values of the "
+                                            "target model the recipe states")
+    draft_model_overrides: ModelOverrides = Field(ModelOverrides(), description="[draft_model]: the same for "
+                                                  "speculative_config.model")
+    models: tuple[ModelFacts, ...] = Field((), description="the model configs obtained for the review "
+                                           "(srcreview.model_configs), one per model reference")
 
     @property
     def name(self) -> str:

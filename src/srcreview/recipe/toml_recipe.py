@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from srcreview.errors import DataError
+from srcreview.hfconfig.overrides import ModelOverrides, parse_model_overrides
 from srcreview.recipe.model import (
     MAX_SETTINGS,
     EnvVar,
@@ -29,13 +30,14 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+MODEL_TABLES = ("model", "draft_model")  # config.json values of the target / the draft model
 MAX_KEY_DEPTH = 16  # vLLM's nested settings go 3 deep; deeper keys are refused before tomllib sees them
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 _SETTING_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-_TOP_TABLES = {"recipe", "runtime", "hardware", "engine", "env", "srcreview"}
+_TOP_TABLES = {"recipe", "runtime", "hardware", "engine", "env", "srcreview", *MODEL_TABLES}
 
 
 def parse_recipe(text: str, shown: str) -> Recipe:
@@ -104,9 +106,30 @@ def _parse_recipe(text: str, shown: str) -> Recipe:
             raise DataError(f"{shown}:{lines.of('env', name)}: env.{name} must be a string, number or boolean")
         env.append(EnvVar(name=name, value=str(value), line=lines.of("env", name)))
     extra = {k: v for k, v in data.items() if k == "srcreview"}
+    stated = {table: _model_table(data, table, lines, shown) for table in MODEL_TABLES if table in data}
     return Recipe(path=shown, info=info, runtime=runtime, hardware=hardware,
                   settings=tuple(settings), env=tuple(env), extra_tables=extra, format="toml",
-                  pin_line=lines.of("runtime") if "runtime" in data else None)
+                  pin_line=lines.of("runtime") if "runtime" in data else None,
+                  model_overrides=stated.get("model", ModelOverrides()),
+                  draft_model_overrides=stated.get("draft_model", ModelOverrides()))
+
+
+def _model_table(data: dict, table: str, lines: "KeyLines", shown: str) -> ModelOverrides:
+    """`[model]` / `[draft_model]`: config.json values the recipe states (srcreview.hfconfig)."""
+    value = data[table]
+    if not isinstance(value, dict):
+        raise DataError(f"{shown}:{lines.of(table)}: [{table}] must be a table")
+    located: dict[str, int] = {}
+
+    def walk(node: dict, prefix: tuple[str, ...]) -> None:
+        for key, item in node.items():
+            path = (*prefix, str(key))
+            located[".".join(path)] = lines.of(table, *path)
+            if isinstance(item, dict):
+                walk(item, path)
+
+    walk(value, ())
+    return parse_model_overrides(value, located, table_line=lines.of(table), where=shown, name=table)
 
 
 # Control characters (ESC sequences, BEL, NUL) and bidirectional overrides have no place in a

@@ -34,6 +34,7 @@ def render(reviews: Sequence[Review] | Review, *, gate=None, **_options) -> str:
         lines += [f"{path}: stale rule {s.rule}: missing {', '.join(s.missing) or 'its anchors'}"
                   + (" [fails the gate]" if s.rule in failing_stale else "") for s in review.stale_rules]
         lines += [f"{path}: review incomplete: {reason}" for reason in review.incomplete]
+        lines += [f"{path}: {model.summary()}" for model in review.models if model.unknown is not None]
     text = "".join(oneline(line) + "\n" for line in lines)
     return text + (gate_line(gate) + "\n" if gate is not None else "")
 

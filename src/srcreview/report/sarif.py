@@ -169,6 +169,10 @@ def render(reviews: Sequence[Review], *, gate=None, date: str | None = None,
                 "unchanged": len(gate.unchanged) + len(gate.improved), "fixed": len(gate.fixed)}
     if facts:
         properties["facts"] = facts
+    models = [{"recipe": r.recipe.path, **m.model_dump(mode="json", exclude={"read"}), "summary": m.summary()}
+              for r in reviews for m in r.models]
+    if models:
+        properties["models"] = models
 
     driver = {"name": "srcreview", "version": __version__, "semanticVersion": __version__,
               "rules": [_rule(rule_id, docs.get(rule_id), reviews) for rule_id in rule_ids]}

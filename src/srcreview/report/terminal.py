@@ -74,6 +74,13 @@ def _review(console, review: Review, verbose: bool, failing: set) -> None:
     for layer in review.patches:
         _wrapped(console, f"patched with {layer.kind} {layer.file} (sha256 {layer.sha256[:12]}): "
                           + ", ".join(layer.touched), 0, hanging=2)
+    for model in review.models:
+        _wrapped(console, model.summary(), 0, hanging=2)
+        if verbose and model.read:
+            _wrapped(console, "read: " + ", ".join(model.read), 2)
+        if verbose:
+            for value in model.stated:
+                _wrapped(console, f"recipe line {value.line}: {value.key} = {value.value!r}", 2)
     _runner(console, review, verbose)
     _knobs(console, review, verbose)
     for kind, title in KIND_GROUPS:

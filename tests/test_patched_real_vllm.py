@@ -115,3 +115,28 @@ def test_with_the_patch_load_eagle_model_applies_it_with_anchors_into_the_patch(
             f"-L{origin['end_line']}" if origin["end_line"] != origin["start_line"] else ""))
         assert upstream_lines[origin["start_line"] - 1] == patched_lines[anchor["start_line"] - 1]
         assert upstream_lines[origin["end_line"] - 1] == patched_lines[anchor["end_line"] - 1]
+
+
+def test_with_the_models_config_the_patched_draft_backend_is_applied(vllm_029, tmp_path):
+    """Issue 16's done-when, with issue 12: the recipe's model (served by a Hub on 127.0.0.1 as a
+    Qwen3.5-style MTP checkpoint) makes the V2 runner build the MTP speculator, whose loader the
+    patch changes: the nested backend is `applied`, read on the patch's own lines."""
+    from conftest import srcreview_process
+    from hub_support import QWEN35_MTP, hub_env, serve_hub
+
+    patch = tmp_path / "nested-backend.diff"
+    patch.write_text(nested_backend_patch(vllm_029))
+    model = next(line.split('"')[1] for line in NESTED.read_text().splitlines() if line.startswith("model = "))
+    with serve_hub() as hub:
+        hub.publish(model, {"config.json": QWEN35_MTP})
+        env = hub_env(tmp_path / "hf", hub.endpoint)
+        statuses = {}
+        for name, extra in (("plain", []), ("patched", ["--patch", str(patch)])):
+            process = srcreview_process("check", str(NESTED), "--format", "json", "--fail-on", "none", *extra,
+                                        env=env, cwd=tmp_path)
+            out, err = process.communicate(timeout=600)
+            assert process.returncode == 0, err
+            review = json.loads(out)["reviews"][0]
+            assert review["models"][0]["source"] == "hub"
+            statuses[name] = knob(review)["status"]
+    assert statuses == {"plain": "ignored", "patched": "applied"}

@@ -14,6 +14,7 @@ Layout, one concept per module:
     construction.py the config's post-init hooks walked once per recipe: stores, start-up raises
     drafting.py     the speculative component a runner builds, whether it loads a draft model,
                     and the config the draft model is built with
+    models.py       the model's own config: what a ModelConfig's hf_config holds
     results.py      their frozen results
     render.py       a Trace as text, DOT or JSON (`srcreview graph`)
 

@@ -557,6 +557,8 @@ class Frame:
         callee = self.ev(func_expr)
         if isinstance(callee, Builtin):
             return self.builtin_call(callee.name, arg_exprs, keywords, e)
+        if isinstance(callee, External) and callee.name in builtins.TYPING_ARGS and len(arg_exprs) == 1:
+            return builtins.typing_args(self.an.index, self.module.module, ir.text(arg_exprs[0]))
         args = tuple(self.ev(a) for a in arg_exprs)
         kwargs = []
         forwards = False  # a `**mapping` whose keys are not known (not the recipe's own table)
@@ -917,10 +919,10 @@ class Analyzer:
         frames = []
         self.effects = self.constructing = True
         try:
-            for qualname, self_obj in entries:
+            for qualname, self_obj, *args in entries:  # (qualname, self[, {parameter: value}])
                 symbol = self.index.resolve(qualname)
                 info = self.index.function_at(symbol)
-                frame = Frame(self, info.module, info.facts, symbol, self_obj, {})
+                frame = Frame(self, info.module, info.facts, symbol, self_obj, args[0] if args else {})
                 self.depth += 1
                 try:
                     frame.run()

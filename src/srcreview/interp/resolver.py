@@ -126,7 +126,7 @@ class Resolver:
             return Unknown(f"{const.name} is bound conditionally at import time ({const.guard})")
         if const.value is not UNKNOWN and not (isinstance(const.value, dict) and any(v is UNKNOWN for v in const.value.values())):
             return Const(const.value)
-        if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp)):
+        if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp, ir.Call)):
             value = self.interp.evaluate(module, const.expr)
             if isinstance(value, Const):
                 return value

@@ -74,6 +74,7 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
     if reasons:
         hint = admission.suggestion(value, members)
         details["suggestion"] = f" Did you mean {hint!r}?" if hint else ""
+        details["admitted_note"] = f"; admitted: {_shown(members)}" if members else ""
         details["reason"] = "; ".join(dict.fromkeys(reasons))
         return CheckResult("not-admitted", evidence=tuple(evidence), details=details,
                            symbols=tuple(dict.fromkeys(symbols)), reason=details["reason"])

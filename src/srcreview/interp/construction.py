@@ -154,8 +154,7 @@ def field_checks(an, cls: str, section: str) -> list[FieldCheck]:
         if not pending and not any(v[1] == "plain" for v in validators):
             verdict = admission.check(declared, current)
             if verdict.outcome == "refused":
-                out.append(FieldCheck(recipe_key, path, field_name, value, "refused",
-                                      f"{verdict.reason} (declared {f.annotation})", "", file,
+                out.append(FieldCheck(recipe_key, path, field_name, value, "refused", verdict.reason, "", file,
                                       (f.start_line, f.end_line), members))
                 continue
             if verdict.outcome == "unknown":

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 from srcreview.index.facts import UNKNOWN
+from srcreview.index.index import _ast_dotted as _dotted
 
 CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of", "min_length", "max_length", "allow_inf_nan")
 _SEQUENCES = ("list", "tuple", "set", "frozenset", "Sequence", "Collection", "Iterable", "MutableSequence")
@@ -342,11 +343,3 @@ def suggestion(value, members) -> str:
     prefixed = sorted(m for m in names if m.upper().startswith(value.upper()))
     return prefixed[0] if len(prefixed) == 1 else ""
 
-
-def _dotted(node) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
-        return f"{head}.{node.attr}" if head else None
-    return None

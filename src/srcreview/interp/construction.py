@@ -143,7 +143,8 @@ def field_checks(an, cls: str, section: str) -> list[FieldCheck]:
         field_name = f"{owner.rsplit('.', 1)[-1]}.{name}"
         validators = field_validators(index, info, name)
         pending = []
-        decided = _walk_validators(an, cls, [v for v in validators if v[1] in ("before", "wrap", "plain")],
+        # pydantic runs before/wrap validators last-defined first, after validators in order
+        decided = _walk_validators(an, cls, [v for v in reversed(validators) if v[1] in ("before", "wrap", "plain")],
                                    value, path)
         if decided[0] != "value":
             out.append(_decided(recipe_key, path, field_name, value, decided))
@@ -151,7 +152,7 @@ def field_checks(an, cls: str, section: str) -> list[FieldCheck]:
         current = decided[1]
         declared = admission.declared(index, index._class_info_abs(owner).symbol.module, f)
         members = declared.members()
-        if not pending and not any(v[1] == "plain" for v in validators):
+        if not any(v[1] == "plain" for v in validators):  # a plain validator replaces the declaration
             verdict = admission.check(declared, current)
             if verdict.outcome == "refused":
                 out.append(FieldCheck(recipe_key, path, field_name, value, "refused", verdict.reason, "", file,
@@ -202,15 +203,13 @@ def _walk_validators(an, cls: str, validators, value, path):
             event = certain[0]
             return ("refused", qualname, walked.symbol.path, (event.line, event.end_line),
                     f"{short_name(qualname)} raises {_exception(event.text)}")
-        maybe = [e for e in walked.raises]
-        if maybe:
-            event = maybe[0]
+        if walked.raises:
+            event = walked.raises[0]
             why = "; ".join(c.text for c in event.conditions) or "inside a loop or a try"
             return ("unknown", qualname, walked.symbol.path, (event.line, event.end_line),
                     f"{short_name(qualname)} may raise {_exception(event.text)} (if {why})")
         if mode in ("before", "wrap", "plain"):
-            returned = an.returns_of(walked, fn.facts)
-            returned = an.force(returned)
+            returned = an.force(an.returns_of(walked, fn.facts))
             if isinstance(returned, Const):
                 current = returned.value
             elif mode != "wrap":

@@ -32,6 +32,11 @@ method = "mtp"
 num_speculative_tokens = 3
 attention_backend = "TRITON_ATTN"
 """
+HARDWARE = """
+[hardware]
+gpu = "NVIDIA GeForce RTX 5090"
+compute_capability = "12.0"
+"""
 ENV = """
 [env]
 VLLM_USE_V2_MODEL_RUNNER = "1"
@@ -50,7 +55,7 @@ def _recipe(text: str, base: Path, mode: str = "hub"):
 
 def _text(model: str, *, draft: str | None = None, extra: str = "") -> str:
     spec = SPEC + (f'model = "{draft}"\n' if draft else "")
-    return f'[recipe]\nname = "case"\nmodel = "{model}"\n{extra}\n{spec}{ENV}'
+    return f'[recipe]\nname = "case"\nmodel = "{model}"\n{extra}\n{HARDWARE}{spec}{ENV}'
 
 
 def _knobs(result) -> dict:

@@ -1,53 +1,94 @@
-"""value-admitted: a recipe value is a member of its field's Literal / Enum at this revision."""
+"""value-admitted: whether vLLM admits a recipe value, from its declarations and validators.
+
+Two places decide, both read from the source:
+- the key's own declaration (the EngineArgs field, or the nested config field): its annotation
+  and `Field` constraints as pydantic applies them (srcreview.interp.declarations); Enum-typed
+  keys are matched by member name, as vLLM's parsers do;
+- the config field the value lands on while the engine builds its config
+  (`kv_cache_dtype` -> `CacheConfig.cache_dtype`), checked with that class's field validators
+  walked with the value bound (srcreview.interp.construction.field_checks).
+A refusal by either is `not-admitted`, anchored on the declaration or the validator's raise,
+with the closest admitted member as a suggestion. What neither lets us read (an annotation not
+modelled, a validator that may raise) is `undecided` with the reason: never admitted silently.
+"""
 
 from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
-from srcreview.checks._common import admits_none, field_anchor
+from srcreview.checks._common import admits_none, field_anchor, owner_of
 from srcreview.checks._knobs import resolve_key
 
-OUTCOMES = ("admitted", "not-admitted", "unconstrained", "not-applicable", "undecided")
-UNDECIDED_OUTCOMES = ("undecided", "unconstrained", "not-applicable")
+OUTCOMES = ("admitted", "not-admitted", "not-applicable", "undecided")
+UNDECIDED_OUTCOMES = ("undecided", "not-applicable")
 
 
 class Params(Params):  # noqa: F811
     engine_class: str = "EngineArgs"
     container_class: str = "VllmConfig"
-    enum_names_case_insensitive: bool = True
     auto_means_none: bool = True
 
 
 def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
+    from srcreview.interp import declarations
+
     decl = resolve_key(ctx, setting.key, params.engine_class, params.container_class)
     if decl.status == "stale":
         return stale(decl.missing)
     if decl.status != "exists":
         return CheckResult("not-applicable", reason=decl.reason)
     field = decl.field
-    from srcreview.checks._common import owner_of
-
-    module = owner_of(ctx, decl.owner, field).symbol.module
-    admitted = ctx.index.literal_values(field.annotation or "", module) if field.annotation else None
-    details = {"key": setting.key, "value": setting.value, "annotation": field.annotation or ""}
-    anchor = field_anchor(ctx, field, f"declares {setting.key}: {field.annotation}", decl.owner)
-    symbols = (f"{short(field.owner)}.{field.name}",)
-    if not admitted:
-        return CheckResult("unconstrained", evidence=(anchor,), details=details, symbols=symbols)
     value = setting.value
-    details["admitted"] = ", ".join(str(a) for a in admitted)
-    if value in admitted:
-        return CheckResult("admitted", evidence=(anchor,), details=details, symbols=symbols)
-    if isinstance(value, str):
-        is_enum = ctx.index.enum_members(_strip(field.annotation)) is not None
-        if is_enum and params.enum_names_case_insensitive and value.upper() in admitted:
-            return CheckResult("admitted", evidence=(anchor,), details=details, symbols=symbols)
-        if params.auto_means_none and value.lower() == "auto" and is_enum and admits_none(field.annotation):
-            return CheckResult("admitted", evidence=(anchor,), details=details, symbols=symbols)
-    return CheckResult("not-admitted", evidence=(anchor,), details=details, symbols=symbols,
-                       reason=f"{value!r} is not one of {details['admitted']}")
+    module = owner_of(ctx, decl.owner, field).symbol.module
+    declared = declarations.declared(ctx.index, module, field)
+    own = declarations.check(declared, value)
+    if own.outcome == "refused" and params.auto_means_none and isinstance(value, str) and value.lower() == "auto" \
+            and admits_none(field.annotation) and any(o.kind == "enum" for o in declared.options):
+        own = declarations.Verdict("admitted")  # vLLM's parsers read "auto" as None for such a field
+    anchor = field_anchor(ctx, field, f"declares {setting.key}: {field.annotation}", decl.owner)
+    members = declared.members()
+    details = {"key": setting.key, "value": value, "annotation": field.annotation or "",
+               "admitted": _shown(members), "suggestion": "", "refused_by": f"{short(field.owner)}.{field.name}"}
+    symbols = [f"{short(field.owner)}.{field.name}"]
+    evidence = [anchor]
+    reasons = [own.reason] if own.outcome == "refused" else []
+    open_ = [f"{setting.key}: {own.reason}"] if own.outcome == "unknown" else []
+    built = _field_check(ctx, setting.key)
+    same = built is not None and built.path == tuple(setting.key.split("."))  # the key's own field
+    if built is not None and (built.by or not same):
+        role = f"{short(built.by)} refuses {setting.key} = {value!r}" if built.by else \
+            f"declares {'.'.join(built.path)} ({built.field})"
+        built_anchor = ctx.anchor(built.file, built.lines[0], built.lines[1],
+                                  short(built.by).split(".")[-1] if built.by else built.field, role)
+        members = members or built.members
+        details["admitted"] = details["admitted"] or _shown(built.members)
+        if built.outcome == "refused":
+            evidence.insert(0, built_anchor)
+            reasons.insert(0, built.reason)
+            details["refused_by"] = short(built.by) if built.by else built.field
+            symbols.append(details["refused_by"])
+        elif built.outcome == "unknown":
+            evidence.append(built_anchor)
+            open_.append(f"{built.field}: {built.reason}")
+        elif not same:
+            evidence.append(built_anchor)
+    if reasons:
+        hint = declarations.suggestion(value, members)
+        details["suggestion"] = f" Did you mean {hint!r}?" if hint else ""
+        details["admitted_note"] = f"; admitted: {_shown(members)}" if members else ""
+        details["reason"] = "; ".join(dict.fromkeys(reasons))
+        return CheckResult("not-admitted", evidence=tuple(evidence), details=details,
+                           symbols=tuple(dict.fromkeys(symbols)), reason=details["reason"])
+    if open_:
+        return CheckResult("undecided", evidence=tuple(evidence), details=details, symbols=tuple(symbols),
+                           tags=("value-undecided",), open=tuple(open_), reason="; ".join(open_))
+    return CheckResult("admitted", evidence=tuple(evidence), details=details, symbols=tuple(symbols))
 
 
-def _strip(annotation: str) -> str:
-    from srcreview.checks._common import strip_optional
+def _field_check(ctx: CheckContext, key: str):
+    """The construction's check of this key's value, when the engine's config was built."""
+    construction = ctx.analyzer.construction if ctx.analyzer is not None else None
+    return construction.field_check(key) if construction is not None else None
 
-    return strip_optional(annotation) or ""
+
+def _shown(members) -> str:
+    return ", ".join(str(m) for m in members)

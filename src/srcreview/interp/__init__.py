@@ -11,7 +11,9 @@ Layout, one concept per module:
                     EngineArgs -> VllmConfig bindings
     callgraph.py    trace: the networkx exploration from an entry
     queries.py      field_reads, model_runner, evaluate_function
-    construction.py the config's post-init hooks walked once per recipe: stores, start-up raises
+    construction.py the config's post-init hooks walked once per recipe: stores, start-up raises,
+                    and each recipe value checked as the config class holding it is built
+    declarations.py    what a field's declaration admits (pydantic's lax validation of one value)
     drafting.py     the speculative component a runner builds, whether it loads a draft model,
                     and the config the draft model is built with
     models.py       the model's own config: what a ModelConfig's hf_config holds

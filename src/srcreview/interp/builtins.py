@@ -52,6 +52,8 @@ _CONSTANT_METHODS = {
     frozenset: ("issubset", "issuperset", "intersection", "union"),
 }
 
+TYPING_ARGS = ("typing.get_args", "typing_extensions.get_args")  # get_args(SomeLiteral): its members
+
 _PURE_BUILTINS = ("len", "bool", "int", "str", "float", "min", "max", "sum", "any", "all", "sorted", "tuple",
                   "list", "set", "frozenset", "abs", "round")
 
@@ -246,3 +248,12 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
             return Const(tuple(result) if name in ("sorted", "list") else result)
         return Unknown(text)
     return Unknown(text)
+
+
+def typing_args(index, module: str, text: str):
+    """`typing.get_args(Alias)` of a Literal alias: its members, however long and through
+    nested aliases (a tuple, as Python gives); Unknown when the alias is not a Literal."""
+    members = index.literal_values(text, module)
+    if members is None:
+        return Unknown(f"get_args({text}): not a Literal the source fixes")
+    return Const(tuple(members))

@@ -98,6 +98,7 @@ class Frame:
         self.current: tuple[int, int] = (fn.start_line, fn.start_line) if fn is not None else (1, 1)
         self.kwargs_param = fn.kwargs_param if fn is not None else None
         self.loops = 0  # depth of loop bodies being walked that may not run (or try bodies that may be caught)
+        self.unrolling = 0  # depth of constant tables being walked item by item (where `continue` ends an item)
         self.raised: RaiseEvent | None = None  # a call in the current statement always raises (effects walks)
         self.unrolled: set[str] = set()  # names bound to the items of a constant table walked item by item
         if fn is not None:
@@ -255,6 +256,8 @@ class Frame:
             for e in s.exprs:
                 self.ev(e)
             return False
+        if kind is ir.Jump and s.kind == "continue" and self.unrolling:
+            return True  # this item's walk ends here; the next item's begins
         return False  # ir.Jump: the enclosing loop is walked as if the body ran on
 
     def ends_here(self, s) -> bool:
@@ -327,27 +330,19 @@ class Frame:
             it = self.force(self.ev(iterable))
             items = it.value if isinstance(it, Const) and isinstance(it.value, (tuple, list)) else None
             pairs = self.dict_view(iterable)
-            if target is not None and pairs is not None and len(pairs) <= MAX_UNROLL and not _jumps(body):
+            unrollable = target is not None and _unrollable(body)
+            if unrollable and pairs is not None and len(pairs) <= MAX_UNROLL:
                 # a dict whose keys are constants: walk the body once per item, in order
-                self.unrolled.update(n.id for n in ir.iter_exprs(target) if isinstance(n, ir.Name))
+                bindings = []
                 for item in pairs:
                     if isinstance(item, tuple) and isinstance(target, ir.Seq) and len(target.elts) == 2:
-                        self.bind(target.elts[0], item[0])
-                        self.bind(target.elts[1], item[1])
+                        bindings.append(((target.elts[0], item[0]), (target.elts[1], item[1])))
                     else:
-                        self.bind(target, item if not isinstance(item, tuple) else Unknown("an item of a dict"))
-                    if self.block(body):
-                        return True
-                return self.block(orelse)
-            if target is not None and items and len(items) <= MAX_UNROLL and self.an.unset_env_reads == env_before \
-                    and not _jumps(body):
+                        bindings.append(((target, item if not isinstance(item, tuple) else Unknown("a dict item")),))
+                return self.unroll(target, bindings, body, orelse)
+            if unrollable and items and len(items) <= MAX_UNROLL and self.an.unset_env_reads == env_before:
                 # a constant table: walk the body once per item, in order, with the item bound
-                self.unrolled.update(n.id for n in ir.iter_exprs(target) if isinstance(n, ir.Name))
-                for item in items:
-                    self.bind(target, Const(item))
-                    if self.block(body):
-                        return True
-                return self.block(orelse)
+                return self.unroll(target, [((target, Const(item)),) for item in items], body, orelse)
             if target is not None:
                 if self.an.unset_env_reads > env_before:
                     # items drawn from an env var the recipe does not set: not a table of names the
@@ -358,13 +353,31 @@ class Frame:
                 self.bind(target, element)
             certain = isinstance(it, Const) and isinstance(it.value, (tuple, list, frozenset, set, dict)) and len(it.value) > 0
         self.loops += 0 if certain else 1
+        unrolling, self.unrolling = self.unrolling, 0  # a `continue` here is this loop's
         try:
             self.block(body)  # a return inside a loop body does not end the enclosing path
         finally:
             self.loops -= 0 if certain else 1
+            self.unrolling = unrolling
         self.block(orelse)
         self.env = self.env if certain else merge_envs([saved, self.env])
         return False
+
+    def unroll(self, target, bindings, body, orelse) -> bool:
+        """Walk `body` once per item (`bindings`: the (target, value) pairs of each), in order;
+        a `continue` ends that item's walk. True when a return or raise ends every path."""
+        self.unrolled.update(n.id for n in ir.iter_exprs(target) if isinstance(n, ir.Name))
+        continues = _has(body, lambda s: isinstance(s, ir.Jump))
+        self.unrolling += 1
+        try:
+            for pairs in bindings:
+                for name, value in pairs:
+                    self.bind(name, value)
+                if self.block(body) and not continues:
+                    return True
+        finally:
+            self.unrolling -= 1
+        return self.block(orelse)
 
     def dict_view(self, expr):
         """The items iterating `expr` gives when it is a DictVal, its `.items()`, `.keys()` or
@@ -640,6 +653,8 @@ class Frame:
         callee = self.ev(func_expr)
         if isinstance(callee, Builtin):
             return self.builtin_call(callee.name, arg_exprs, keywords, e)
+        if isinstance(callee, External) and callee.name in builtins.TYPING_ARGS and len(arg_exprs) == 1:
+            return builtins.typing_args(self.an.index, self.module.module, ir.text(arg_exprs[0]))
         args = tuple(self.ev(a) for a in arg_exprs)
         kwargs = []
         forwards = False  # a `**mapping` whose keys are not known (not the recipe's own table)
@@ -708,7 +723,7 @@ class Frame:
             return self.an.resolver.canonical(root.cls)
         return None
 
-    def set_attribute(self, receiver, attr, value, e, named_path=None, local_class=None):
+    def set_attribute(self, receiver, attr, value, e, named_path=None, local_class=None, only_none=False):
         """`setattr(obj, name, v)` / `delattr(obj, name)`: a store like `obj.name = v` when the
         name is known; otherwise every field the name may be is unknown from here on (on that
         config object, or on any when the receiver is not known)."""
@@ -731,9 +746,9 @@ class Frame:
         cls = self.an.resolver.canonical(receiver.cls) if isinstance(receiver, Obj) and isinstance(receiver.cls, str) \
             else None
         if path is None and local_class is not None:  # reached from an object built here: its fields
-            self.an.havoc(None, None, e, cls=local_class)
+            self.an.havoc(None, None, e, cls=local_class, only_none=only_none)
             return NONE
-        self.an.havoc(path, names, e, cls=cls if path is None else None)
+        self.an.havoc(path, names, e, cls=cls if path is None else None, only_none=only_none)
         return NONE
 
     def note_kwargs(self, value, expr, text) -> None:
@@ -746,8 +761,11 @@ class Frame:
             attr = self.force(self.ev(arg_exprs[1]))
             extras = [self.ev(extra) for extra in arg_exprs[2:]]
             if name in ("setattr", "delattr"):
+                guard = f"getattr({ir.text(arg_exprs[0])}, {ir.text(arg_exprs[1])}) is None"
+                only_none = name == "setattr" and any(c.text == guard for c in self.an.path_conditions())
                 return self.set_attribute(receiver, attr, extras[0] if extras else Unknown(f"{text}: deleted"), e,
-                                          self.config_path_of(arg_exprs[0]), self.local_root_class(arg_exprs[0]))
+                                          self.config_path_of(arg_exprs[0]), self.local_root_class(arg_exprs[0]),
+                                          only_none)
             if isinstance(attr, Const) and isinstance(attr.value, str):
                 has = self.an.resolver.has_attribute(self.force(receiver), attr.value)
                 if name == "hasattr":
@@ -1079,7 +1097,7 @@ class Analyzer:
             return None
         return dict(info.enum_members or ()).get(member.name)
 
-    def havoc(self, path, names, node, cls: str | None = None) -> None:
+    def havoc(self, path, names, node, cls: str | None = None, only_none: bool = False) -> None:
         """A store the walk cannot place (a `setattr` with a name known only at run time, or on an
         object of unknown type) while the engine builds its config: the fields it may hit read
         as unknown from here on (`path` None: under any config object; `names` None: any field)."""
@@ -1087,7 +1105,9 @@ class Analyzer:
             return
         where = self.stack[-1].symbol.local if self.stack and self.stack[-1].symbol else "construction"
         reason = f"may be set by {where} (line {node.line}) through setattr with a name known only at run time"
-        self.runtime.havoc(path, names, reason, cls=cls)
+        if only_none:
+            reason += " where it is None"
+        self.runtime.havoc(path, names, reason, cls=cls, only_none=only_none)
 
     def _builds_object(self, lazy: LazyCall) -> bool:
         """Whether a call builds an instance of an in-tree class (`ModelConfig(...)`): its value
@@ -1103,10 +1123,10 @@ class Analyzer:
         frames = []
         self.effects = self.constructing = True
         try:
-            for qualname, self_obj in entries:
+            for qualname, self_obj, *args in entries:  # (qualname, self[, {parameter: value}])
                 symbol = self.index.resolve(qualname)
                 info = self.index.function_at(symbol)
-                frame = Frame(self, info.module, info.facts, symbol, self_obj, {})
+                frame = Frame(self, info.module, info.facts, symbol, self_obj, args[0] if args else {})
                 self.depth += 1
                 try:
                     frame.run()
@@ -1315,16 +1335,24 @@ def _with_nested(config: HfConfig, old: HfConfig, new: HfConfig) -> HfConfig:
     return replace(config, overrides=tuple(fields)) if changed else config
 
 
-def _jumps(body) -> bool:
-    """Whether a loop body breaks or continues (outside loops nested in it)."""
+def _has(body, test) -> bool:
+    """Whether a statement of a loop body (outside loops nested in it) passes `test`."""
     for stmt in body:
-        if isinstance(stmt, ir.Jump):
+        if test(stmt):
             return True
         if isinstance(stmt, (ir.For, ir.While)):
             continue
-        if any(_jumps(block) for block in ir.blocks(stmt)):
+        if any(_has(block, test) for block in ir.blocks(stmt)):
             return True
     return False
+
+
+def _unrollable(body) -> bool:
+    """A body walked item by item: no `break` (later items may not run), and `continue` only
+    where no `return` could also end a path (an ended item then means a continue)."""
+    if _has(body, lambda s: isinstance(s, ir.Jump) and s.kind == "break"):
+        return False
+    return not (_has(body, lambda s: isinstance(s, ir.Jump)) and _has(body, lambda s: isinstance(s, ir.Return)))
 
 
 def _args_key(args) -> tuple:

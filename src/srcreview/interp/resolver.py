@@ -18,7 +18,7 @@ from srcreview.index.facts import UNKNOWN
 from srcreview.interp import models
 from srcreview.interp.builtins import BUILTIN_NAMES, const_attr
 from srcreview.interp.models import HF_CONFIG
-from srcreview.interp.runtime import UNDECIDED, factory_class, static_default
+from srcreview.interp.runtime import UNDECIDED, factory_class, self_written, static_default
 from srcreview.interp.values import (
     NONE,
     Builtin,
@@ -128,9 +128,9 @@ class Resolver:
             return Unknown(f"{const.name} is bound more than once at import time")
         if const.guard is not None:
             return Unknown(f"{const.name} is bound conditionally at import time ({const.guard})")
-        if const.value is not UNKNOWN and not (isinstance(const.value, dict) and any(v is UNKNOWN for v in const.value.values())):
+        if not _holds_unknown(const.value):
             return Const(const.value)
-        if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp, ir.Dict)):
+        if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp, ir.Dict, ir.Call)):
             value = self.interp.evaluate(module, const.expr)
             if isinstance(value, (Const, DictVal)):
                 return value
@@ -169,7 +169,7 @@ class Resolver:
         if isinstance(obj, Derived):
             known = obj.override(name)
             cls = self.canonical(obj.cls) if isinstance(obj.cls, str) else None
-            moved = self.runtime.havocked_reason((name,), cls) if cls and obj.path is None else None
+            moved = self.runtime.havocked_reason((name,), cls, _surely_set(known)) if cls and obj.path is None else None
             if known is not None and moved:
                 return Unknown(moved)
             if known is not None:
@@ -180,6 +180,9 @@ class Resolver:
                 home = self.runtime.config_path_for(cls) if cls else None
                 if home is not None and home + (name,) in self.runtime.heap:
                     return self.runtime.heap[home + (name,)]  # its post-init hooks (walked) set it
+                if cls and name in self_written(self.index, cls):
+                    # its own methods assign it, and the walk of its hooks did not say what to
+                    return Unknown(f"{cls.rsplit('.', 1)[-1]}.{name} may be rewritten by its own hooks")
                 return known
         path = obj.path + (name,) if obj.path is not None else None
         if path is not None and self.runtime.canonical_path(path) != path:
@@ -216,6 +219,10 @@ class Resolver:
                 value = Obj(cls=None, path=path, owner=cls, attr=name, receiver=obj,
                             nonnull=path is not None and ".".join(path) in self.runtime.prefix_keys,
                             origin=f"{(cls or '?').rsplit('.', 1)[-1]}.{name}")
+        if path is not None and tuple(path) not in self.runtime.heap:
+            moved = self.runtime.havocked_reason(tuple(path), cls, _surely_set(value))
+            if moved:
+                return Unknown(moved)
         if isinstance(obj, Derived) and obj.reinit:
             # the copy's post-init hooks ran again: what it did not set may have been rewritten
             nested = self.canonical(value.cls) if isinstance(value, Obj) and isinstance(value.cls, str) else None
@@ -257,8 +264,6 @@ class Resolver:
         if engine is None or f is None or info is None:
             if path is not None and tuple(path) in runtime.heap:
                 return runtime.heap[tuple(path)]
-            if path is not None and runtime.havocked_reason(tuple(path)):
-                return Unknown(runtime.havocked_reason(tuple(path)))
             return runtime.binding(path) if path is not None else None
         if info.qualname == engine.qualname:
             bound = runtime.binding((f.name,))
@@ -275,9 +280,6 @@ class Resolver:
         key = tuple(path)
         if key in runtime.heap:
             return runtime.heap[key]
-        havocked = runtime.havocked_reason(key, info.qualname)
-        if havocked:
-            return Unknown(havocked)
         bound = runtime.binding(path)
         if bound is not None:
             return bound
@@ -312,7 +314,13 @@ class Resolver:
         builder = engine.methods.get("create_engine_config") if engine is not None else None
         value = _NOT_PASSED
         if builder is not None:
-            frame = self.interp.frame_for(builder.qualname, Obj(cls=engine.qualname, nonnull=True, origin="self"))
+            an = self.interp
+            saved = (an.effects, an.constructing)
+            an.effects = an.constructing = False  # a value question: the builder's own calls do not run
+            try:
+                frame = an.frame_for(builder.qualname, Obj(cls=engine.qualname, nonnull=True, origin="self"))
+            finally:
+                an.effects, an.constructing = saved
             call = next((c for c in frame.calls if _names_root(c.target)), None)
             if call is not None:
                 given = next((v for k, v in call.kwargs if k == name), _NOT_PASSED)
@@ -604,6 +612,22 @@ class Resolver:
             return Unknown(f"parameter {name}: {dotted}")
         return Obj(cls=cls, path=self.runtime.config_path_for(cls), nonnull=not nullable or self.runtime.config_nonnull(cls),
                    origin=name)
+
+
+def _surely_set(value) -> bool:
+    """Whether a value is surely not None (a store guarded by `is None` cannot replace it)."""
+    return (isinstance(value, Const) and value.value is not None) or (isinstance(value, Obj) and value.nonnull)
+
+
+def _holds_unknown(value) -> bool:
+    """Whether a literal the index read has a part it could not read (at any depth)."""
+    if value is UNKNOWN:
+        return True
+    if isinstance(value, dict):
+        return any(_holds_unknown(k) or _holds_unknown(v) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_holds_unknown(v) for v in value)
+    return False
 
 
 def entry_function(index, name: str):

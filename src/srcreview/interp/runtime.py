@@ -100,22 +100,27 @@ class Runtime:
             return Const(self.bindings[key], origin=tuple(path))
         return None
 
-    def havoc(self, prefix, names, reason: str, cls: str | None = None) -> None:
+    def havoc(self, prefix, names, reason: str, cls: str | None = None, only_none: bool = False) -> None:
         """Fields a store the analysis cannot place may hit (see Analyzer.havoc): on the config
         object at `prefix` (None: any), or on any object of class `cls`; `names` None: any
         field. Earlier stores there are forgotten and later reads are unknown, unless the recipe
         sets the field."""
         self.havocked.append((tuple(prefix) if prefix is not None else None, tuple(names) if names else None,
-                              cls, reason))
-        for path in [p for p in self.heap if self.havocked_reason(p)]:
-            del self.heap[path]
+                              cls, reason, only_none))
+        for path, value in list(self.heap.items()):
+            surely_set = (isinstance(value, Const) and value.value is not None) or getattr(value, "nonnull", False)
+            if self.havocked_reason(path, None, surely_set):
+                del self.heap[path]
 
-    def havocked_reason(self, path, cls: str | None = None) -> str | None:
+    def havocked_reason(self, path, cls: str | None = None, surely_set: bool = False) -> str | None:
         """Why field `path` (of an object of class `cls`, when known) may have been set by a store
-        the analysis cannot place; None when it cannot have been."""
+        the analysis cannot place; None when it cannot have been (`surely_set`: its value is not
+        None, which a store guarded by `getattr(obj, name) is None` leaves alone)."""
         if not self.havocked or (path and ".".join(path) in self.bindings):
             return None
-        for prefix, names, only, reason in self.havocked:
+        for prefix, names, only, reason, only_none in self.havocked:
+            if only_none and surely_set:
+                continue
             if only is not None and only != cls:
                 continue
             if prefix is not None and (tuple(path[:len(prefix)]) != prefix or len(path) <= len(prefix)):

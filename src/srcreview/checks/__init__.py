@@ -26,6 +26,7 @@ KINDS = {
     "startup": "startup",
     "member-of": "member_of",
     "capability-gate": "capability_gate",
+    "backend-admission": "backend_admission",
     "test-coverage": "test_coverage",
     "flag-exists": "flag_exists",
 }

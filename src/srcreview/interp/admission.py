@@ -121,8 +121,7 @@ def _admission(an, member: str) -> Admission:
     for r in frame.returns:
         truths.add(an.truth(r.value)[0])
     tests = _tests(an, frame)
-    open_ = tuple(dict.fromkeys(f"{c.text}" + (f" ({c.reason})" if c.reason else "") for c in frame.assumptions))
-    open_ += tuple(f"env {n} unset" for n in sorted(frame.env_reads))
+    open_ = _open(frame)
     arguments = tuple(sorted((k, _show(an.force(v))) for k, v in values.items()))
     common = dict(backend=member, cls=info.qualname, arguments=arguments, raises=platform.get("raises"),
                   raise_anchor=platform.get("anchor"))
@@ -135,11 +134,29 @@ def _admission(an, member: str) -> Admission:
         return Admission(verdict="refuses", tests=tests, evidence=tuple(evidence), **common)
     returns = [frame_anchor(index, frame, r.line, r.end_line, "returns") for r in frame.returns]
     if truths == {False}:
-        evidence += [a.model_copy(update={"role": "returns no reason to refuse under the recipe"}) for a in returns]
+        evidence += [a.model_copy(update={"symbol": "return", "role": "returns no reason to refuse under the recipe"})
+                     for a in returns]
         return Admission(verdict="admits", evidence=tuple(evidence), **common)
     why = "; ".join(open_) or "the reasons it returns are not known under the recipe"
     return Admission(verdict="undecided", tests=tests, open=open_ or (why,), reason=why,
                      evidence=tuple(evidence), **common)
+
+
+def _open(frame) -> tuple[str, ...]:
+    """What the walk left undecided: the values the model's layers pass, named once; every
+    other condition with its reason; the env vars read as unset."""
+    model, other = [], []
+    for c in frame.assumptions:
+        m = re.match(r"(\w+): the model's attention layers pass it", c.reason or "")
+        if m:
+            model.append(m.group(1))
+        else:
+            other.append(f"if {c.text}" + (f" ({c.reason})" if c.reason else ""))
+    out = [f"what the model's attention layers pass ({', '.join(dict.fromkeys(model))}): the model's config is not bound"] \
+        if model else []
+    out += other
+    out += [f"env {n} unset" for n in sorted(frame.env_reads)]
+    return tuple(dict.fromkeys(out))
 
 
 def _bound(fn, values: dict) -> dict:
@@ -255,8 +272,8 @@ def _platform_walk(an, member, selector: SelectorCall) -> dict:
         if len(r.conditions) == 1 and r.conditions[0].taken is True and not r.in_loop \
                 and result_names & set(re.findall(r"\w+", r.conditions[0].text)):
             raises = True
-            anchor = frame_anchor(index, frame, r.line, r.end_line,
-                                  f"the platform raises for a selected backend that {BACKEND_VALIDATE} refuses")
+            anchor = _anchor(an, frame, r.line, r.end_line, "raise",
+                             f"the platform raises for a selected backend that {BACKEND_VALIDATE} refuses")
             break
     return {"kwargs": kwargs, "raises": raises if result_names else None, "anchor": anchor}
 
@@ -290,12 +307,13 @@ def _tests(an, frame) -> tuple[Test, ...]:
                                  if line <= c.line <= end and isinstance(c.target, FuncRef)}))
             text = " ".join(s.text.split())
             taken = s.body if (line, True) in decided else s.orelse if (line, False) in decided else None
+            named = asks[0] if asks else (re.findall(r"[A-Za-z_]\w*", text) or ["if"])[0]
             if taken is None:
-                out.append(Test(asks, "open", frame_anchor(an.index, frame, line, end, f"undecided: if {text}")))
+                out.append(Test(asks, "open", _anchor(an, frame, line, end, named, f"undecided: if {text}")))
                 continue
             reasons = tuple(_reason_text(an, frame, x) for x in taken if isinstance(x, ir.ExprStmt))
             side = "true" if taken is s.body else "false"
-            anchor = frame_anchor(an.index, frame, line, end, f"decided {side} under the recipe: if {text}")
+            anchor = _anchor(an, frame, line, end, named, f"decided {side} under the recipe: if {text}")
             because = _because(an, frame, line, end)
             out.append(Test(asks, "refuses" if reasons else "passes", anchor, because, reasons))
             walk(taken)
@@ -337,9 +355,14 @@ def _because(an, frame, line: int, end: int) -> tuple:
             value = an.force(r.value)
             shown = repr(value.value) if isinstance(value, Const) else "a value the recipe does not decide"
             when = "" if not r.conditions else " (on a path the recipe does not decide)"
-            out.append(frame_anchor(an.index, callee, r.line, r.end_line,
-                                    f"{name} returns {shown} under the recipe{when}"))
+            out.append(_anchor(an, callee, r.line, r.end_line, "return",
+                               f"{name} returns {shown} under the recipe{when}"))
     return tuple(out)
+
+
+def _anchor(an, frame, line: int, end: int, symbol: str, role: str):
+    """An anchor on lines of a walked function, named by what those lines show."""
+    return frame_anchor(an.index, frame, line, end, role).model_copy(update={"symbol": symbol})
 
 
 def _dotted(ref) -> str:

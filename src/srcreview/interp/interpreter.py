@@ -508,10 +508,11 @@ class Frame:
         try:
             for item in it.value:
                 self.bind(gen.target, Const(item))
-                if not all(self.truth(self.ev(c))[0] is True for c in gen.ifs):
-                    if all(self.truth(self.ev(c))[0] is False for c in gen.ifs):
-                        continue
+                truths = [self.truth(self.ev(c))[0] for c in gen.ifs]
+                if None in truths:
                     return None
+                if not all(truths):
+                    continue
                 value = self.force(self.ev(e.elts[0]))
                 if not isinstance(value, Const):
                     return None

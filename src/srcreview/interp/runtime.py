@@ -58,13 +58,12 @@ MODEL_LOADER = "model_loader.get_model"  # builds a model with the current confi
 # attention backend selection (interp.admission): the selector the target's attention layers
 # call, the accessor of the config it runs under, the registry Enum naming each backend's
 # class, the classmethod the platform asks of a backend (it returns the reasons it refuses),
-# the platform's selector method and its priority list, per platform module
+# the platform's selector method, per platform module
 ATTN_SELECTOR = "selector.get_attn_backend"
 CURRENT_CONFIG = "get_current_vllm_config"
 BACKEND_ENUM = "AttentionBackendEnum"
 BACKEND_VALIDATE = "validate_configuration"
 PLATFORM_SELECTOR = "get_attn_backend_cls"
-BACKEND_PRIORITIES = "_get_backend_priorities"
 PLATFORM_MODULES = {"cuda": "vllm.platforms.cuda"}
 ENV_TABLE = "environment_variables"  # vllm.envs: name -> lambda read by the module's __getattr__
 _NVIDIA_WORDS = ("nvidia", "geforce", "rtx", "tesla", "quadro")

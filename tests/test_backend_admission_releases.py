@@ -91,7 +91,7 @@ def test_admission_at_release(vllm_release, rules, version, capability, backend)
         assert knobs[("kv_cache_dtype", "target")] == "invalid-value"
         assert knobs[("attention_backend", "target")] == "invalid-value"
         roles = [a.role for a in kv.evidence]
-        assert any(r.startswith("decided true under the recipe: if not cls.supports_kv_cache_dtype") for r in roles)
+        assert any(r.startswith("`supports_kv_cache_dtype` decided true under the recipe") for r in roles)
         assert any(a.path == "vllm/platforms/cuda.py" and a.symbol == "raise" for a in whole.evidence)
         source = tree.read_text(kv.evidence[0].path).splitlines()
         assert "supports_kv_cache_dtype" in source[kv.evidence[0].start_line - 1]

@@ -24,7 +24,6 @@ KINDS = {
     "field-applied": "field_applied",
     "draft-config": "draft_config",
     "startup": "startup",
-    "member-of": "member_of",
     "capability-gate": "capability_gate",
     "backend-admission": "backend_admission",
     "test-coverage": "test_coverage",

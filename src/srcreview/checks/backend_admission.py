@@ -60,7 +60,8 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         outcome = "admits"
     else:
         outcome = "undecided"
-    shown = [t for t in tests if t.outcome == ("refuses" if outcome == "refuses" else "passes")]
+    # the proof: the tests that refuse, or (an admission) every test passed; an open verdict shows none
+    shown = [t for t in tests if t.outcome == {"refuses": "refuses", "admits": "passes"}.get(outcome)]
     context = [a for a in found.evidence if a.role.endswith("the platform asks it") or "selector" in a.role]
     decisive = [a for t in shown for a in (t.anchor, *t.because)]
     if outcome == "refuses" and found.raises and found.raise_anchor is not None:
@@ -84,7 +85,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         return CheckResult("refuses", evidence=dedupe(evidence, by_role=True), trace=tuple(hops), details=details,
                            symbols=(f"{cls}.{params.part or 'validate_configuration'}",))
     open_ = tuple(found.open) if params.part is None else tuple(
-        t.anchor.role.removeprefix("undecided: ") for t in tests if t.outcome == "open")
+        t.anchor.role.replace("`", "") for t in tests if t.outcome == "open")
     if outcome == "admits":
         return CheckResult("admits", evidence=dedupe(evidence, by_role=True), trace=tuple(hops), details=details,
                            symbols=(f"{cls}.{params.part or 'validate_configuration'}",))

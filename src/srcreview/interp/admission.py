@@ -309,11 +309,12 @@ def _tests(an, frame) -> tuple[Test, ...]:
             taken = s.body if (line, True) in decided else s.orelse if (line, False) in decided else None
             named = asks[0] if asks else (re.findall(r"[A-Za-z_]\w*", text) or ["if"])[0]
             if taken is None:
-                out.append(Test(asks, "open", _anchor(an, frame, line, end, named, f"undecided: if {text}")))
+                out.append(Test(asks, "open", _anchor(an, frame, line, end, named,
+                                                      f"`{named}` undecided under the recipe (if {text})")))
                 continue
             reasons = tuple(_reason_text(an, frame, x) for x in taken if isinstance(x, ir.ExprStmt))
             side = "true" if taken is s.body else "false"
-            anchor = _anchor(an, frame, line, end, named, f"decided {side} under the recipe: if {text}")
+            anchor = _anchor(an, frame, line, end, named, f"`{named}` decided {side} under the recipe (if {text})")
             because = _because(an, frame, line, end)
             out.append(Test(asks, "refuses" if reasons else "passes", anchor, because, reasons))
             walk(taken)

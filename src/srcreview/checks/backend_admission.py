@@ -1,6 +1,6 @@
 """backend-admission: whether the attention selector admits the backend a recipe names.
 
-Asks srcreview.interp.admission for the backend class the registry Enum names: its
+Asks srcreview.interp.backends for the backend class the registry Enum names: its
 `validate_configuration` (as overridden along the class's MRO) walked with what the selector
 and the platform pass under the recipe (the device capability from `[hardware]`). With `part`
 (a predicate such as `supports_kv_cache_dtype`), only the tests that ask it count. A refusal
@@ -33,7 +33,7 @@ def anchors(params: Params) -> list[str]:
 
 
 def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
-    from srcreview.interp.admission import admission
+    from srcreview.interp.backends import admission
 
     member = str(fill(params.member, ctx.template_values))
     info, enum_anchor, missing, reason = backend_class(ctx, params.enum, member)

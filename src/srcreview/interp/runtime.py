@@ -55,7 +55,7 @@ RUNNERS = {
     "v2": ("vllm.v1.worker.gpu.model_runner", "GPUModelRunner", "speculator", "load_model"),
 }
 MODEL_LOADER = "model_loader.get_model"  # builds a model with the current config: the draft's sink
-# attention backend selection (interp.admission): the selector the target's attention layers
+# attention backend selection (interp.backends): the selector the target's attention layers
 # call, the accessor of the config it runs under, the registry Enum naming each backend's
 # class, the classmethod the platform asks of a backend (it returns the reasons it refuses),
 # the platform's selector method, per platform module

@@ -24,8 +24,8 @@ KINDS = {
     "field-applied": "field_applied",
     "draft-config": "draft_config",
     "startup": "startup",
-    "member-of": "member_of",
     "capability-gate": "capability_gate",
+    "backend-admission": "backend_admission",
     "test-coverage": "test_coverage",
     "flag-exists": "flag_exists",
 }

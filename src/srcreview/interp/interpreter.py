@@ -587,6 +587,32 @@ class Frame:
         self.env = saved
         return Unknown("comprehension")
 
+    def comp_items(self, e):
+        """The items of a one-generator comprehension over a small constant table, each decided
+        (`any(platform.is_family(f) for f in (80, 90))`); None when any is not."""
+        if not isinstance(e, ir.Comp) or len(e.elts) != 1 or len(e.generators) != 1:
+            return None
+        gen = e.generators[0]
+        it = self.force(self.ev(gen.iter))
+        if not (isinstance(it, Const) and isinstance(it.value, (tuple, list)) and len(it.value) <= MAX_UNROLL):
+            return None
+        saved, items = dict(self.env), []
+        try:
+            for item in it.value:
+                self.bind(gen.target, Const(item))
+                truths = [self.truth(self.ev(c))[0] for c in gen.ifs]
+                if None in truths:
+                    return None
+                if not all(truths):
+                    continue
+                value = self.force(self.ev(e.elts[0]))
+                if not isinstance(value, Const):
+                    return None
+                items.append(value.value)
+        finally:
+            self.env = saved
+        return items
+
     def ev_starred(self, e):
         self.ev(e.value)
         return Unknown("*args")
@@ -791,6 +817,10 @@ class Frame:
             receiver = self.ev(arg_exprs[0])
             self.dynamic.append(DynamicEvent("dunder-dict", e.line, e.end_line, text, receiver))
             return Unknown(text)
+        if name in ("any", "all") and len(arg_exprs) == 1 and not keywords:
+            items = self.comp_items(arg_exprs[0])
+            if items is not None:
+                return Const((any if name == "any" else all)(items))
         args = [self.ev(a) for a in arg_exprs]
         for keyword in keywords:
             v = self.ev(keyword.value)

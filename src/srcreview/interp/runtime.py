@@ -62,9 +62,19 @@ ALIASES = {
     ("speculative_config", "target_model_config"): ("model_config",),
     ("speculative_config", "target_parallel_config"): ("parallel_config",),
 }
-MODEL_LOADER = "model_loader.get_model"
 FIELD_COPY = "get_field"  # vllm.config.utils.get_field(Cls, "name"): an EngineArgs field with Cls's default
-EMPTY_FACTORIES = {"dict": dict, "list": list}  # `field(default_factory=dict)`: a fresh empty one  # builds a model with the current config: the draft's sink
+EMPTY_FACTORIES = {"dict": dict, "list": list}  # `field(default_factory=dict)`: a fresh empty one
+MODEL_LOADER = "model_loader.get_model"  # builds a model with the current config: the draft's sink
+# attention backend selection (interp.backends): the selector the target's attention layers
+# call, the accessor of the config it runs under, the registry Enum naming each backend's
+# class, the classmethod the platform asks of a backend (it returns the reasons it refuses),
+# the platform's selector method, per platform module
+ATTN_SELECTOR = "selector.get_attn_backend"
+CURRENT_CONFIG = "get_current_vllm_config"
+BACKEND_ENUM = "AttentionBackendEnum"
+BACKEND_VALIDATE = "validate_configuration"
+PLATFORM_SELECTOR = "get_attn_backend_cls"
+PLATFORM_MODULES = {"cuda": "vllm.platforms.cuda"}
 ENV_TABLE = "environment_variables"  # vllm.envs: name -> lambda read by the module's __getattr__
 _NVIDIA_WORDS = ("nvidia", "geforce", "rtx", "tesla", "quadro")
 

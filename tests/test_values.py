@@ -212,3 +212,31 @@ def test_real_release_admits_valid_values(vllm_release, version):
     for key in VALID:
         assert _knob(result, key).status != "invalid-value", key
     assert _finding(result, "max_num_seqs") is None and _finding(result, "speculative_config.method") is None
+
+
+@pytest.mark.releases
+def test_real_release_refuses_a_nested_value_where_the_draft_takes_it(vllm_release, tmp_path):
+    """0.33.0 declares `speculative_config.kv_cache_dtype: CacheDType | str | None` (any string),
+    but the MTP draft's config copy (`replace` of the cache config) runs CacheConfig's validator
+    on it: refused, once the model's config says which speculator takes the nested value;
+    without it, the refusal is open."""
+    from real_reviews import index_for
+
+    from hub_support import QWEN35_MTP, write_model
+    from srcreview.engine import review
+    from srcreview.model_configs import with_model_configs
+    from srcreview.recipe import parse_recipe
+
+    write_model(tmp_path / "qwen", {"config.json": QWEN35_MTP})
+    text = ('[recipe]\nname = "nested"\nmodel = "./qwen"\n[hardware]\ngpu = "NVIDIA GeForce RTX 5090"\n'
+            'compute_capability = "12.0"\n[engine.speculative_config]\nmethod = "mtp"\nnum_speculative_tokens = 3\n'
+            'kv_cache_dtype = "fp8_e4m3fn"\n[env]\nVLLM_USE_V2_MODEL_RUNNER = "1"\n')
+    tree = vllm_release("0.33.0")
+    key = "speculative_config.kv_cache_dtype"
+    for mode, status, verdict in (("hub", "invalid-value", "confirmed"), ("off", "undecided", "plausible")):
+        recipe = with_model_configs(parse_recipe(text, "nested.toml"), base_dir=tmp_path, mode=mode)
+        result = review(recipe, tree, index=index_for(tree))
+        assert next(k for k in result.knobs if k.key == key and k.scope == "draft").status == status
+        finding = _finding(result, key)
+        assert finding.classification == verdict
+        assert any(a.path == "vllm/config/cache.py" and "_validate_cache_dtype" in a.symbol for a in finding.evidence)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._common import admits_none, field_anchor, owner_of
 from srcreview.checks._knobs import resolve_key
+from srcreview.interp.values import Obj
 
 OUTCOMES = ("admitted", "not-admitted", "not-applicable", "undecided")
 UNDECIDED_OUTCOMES = ("undecided", "not-applicable")
@@ -71,6 +72,24 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
             open_.append(f"{built.field}: {built.reason}")
         elif not same:
             evidence.append(built_anchor)
+    if not reasons:
+        landed = _draft_landing(ctx, setting)
+        if landed is not None:
+            check, decided = landed
+            role = f"{short(check.by)} refuses {setting.key} = {value!r} in the draft's config" if check.by else \
+                f"declares {check.field}, where the draft's copy takes {setting.key}"
+            landing = ctx.anchor(check.file, check.lines[0], check.lines[1],
+                                 short(check.by).split(".")[-1] if check.by else check.field, role)
+            members = members or check.members
+            if check.outcome == "refused" and decided:
+                evidence.insert(0, landing)
+                reasons.append(f"{check.reason} (when the draft's {'.'.join(check.path)} is set to it)")
+                details["refused_by"] = short(check.by) if check.by else check.field
+                symbols.append(details["refused_by"])
+            elif check.outcome in ("refused", "unknown"):
+                evidence.append(landing)
+                open_.append(f"{check.field}: {check.reason}" + ("" if decided else
+                             " (if the draft's config takes the nested value)"))
     if reasons:
         hint = declarations.suggestion(value, members)
         details["suggestion"] = f" Did you mean {hint!r}?" if hint else ""
@@ -82,6 +101,32 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
         return CheckResult("undecided", evidence=tuple(evidence), details=details, symbols=tuple(symbols),
                            tags=("value-undecided",), open=tuple(open_), reason="; ".join(open_))
     return CheckResult("admitted", evidence=tuple(evidence), details=details, symbols=tuple(symbols))
+
+
+def _draft_landing(ctx: CheckContext, setting):
+    """For a nested `speculative_config.<name>` whose top-level twin lands on a config field: that
+    field's check of the value in the draft's copy of the config, where the draft takes the
+    nested value (the draft-config fact), and whether it surely does; None otherwise."""
+    from srcreview.checks import draft_config
+    from srcreview.interp.construction import check_field
+    from srcreview.interp.runtime import key_paths
+
+    name = setting.key.removeprefix("speculative_config.")
+    if name == setting.key or "." in name or ctx.analyzer is None or ctx.runner.value is None:
+        return None
+    where = key_paths(ctx.index).get(name)
+    if where is None or where.path.count(".") != 1:
+        return None
+    reached = draft_config.run(ctx, draft_config.Params(setting="*"), setting)
+    if reached.outcome != "nested" and "nested" not in reached.possible:
+        return None
+    section, field = where.path.split(".")
+    an = ctx.analyzer
+    obj = an.resolver.attribute(an.resolver.at_path(()), section)
+    cls = an.resolver.canonical(obj.cls) if isinstance(obj, Obj) and isinstance(obj.cls, str) else None
+    info = ctx.index._class_info_abs(cls) if cls else None
+    checked = check_field(an, info, section, field, setting.value, setting.key) if info is not None else None
+    return (checked, reached.outcome == "nested") if checked is not None else None
 
 
 def _field_check(ctx: CheckContext, key: str):

@@ -119,7 +119,6 @@ def _recipe_sections(an, root) -> dict:
 
 def field_checks(an, cls: str, section: str) -> list[FieldCheck]:
     """Each value the recipe binds under `section` checked as pydantic builds `cls` (module doc)."""
-    from srcreview.interp import declarations
     from srcreview.interp.runtime import engine_paths
 
     index, runtime = an.index, an.runtime
@@ -132,45 +131,52 @@ def field_checks(an, cls: str, section: str) -> list[FieldCheck]:
         head, _, name = key.partition(".")
         if head != section or not name or "." in name:
             continue
-        f = info.field(name)
-        if f is None or f.classvar:
-            continue
         where = recipe_keys.get(key)
         recipe_key = where.key if where is not None and where.key in runtime.bindings else key
-        path = (section, name)
-        owner = an.resolver.owner_class(info, f.owner)
-        file = index._class_info_abs(owner).symbol.path
-        field_name = f"{owner.rsplit('.', 1)[-1]}.{name}"
-        validators = field_validators(index, info, name)
-        pending = []
-        # pydantic runs before/wrap validators last-defined first, after validators in order
-        decided = _walk_validators(an, cls, [v for v in reversed(validators) if v[1] in ("before", "wrap", "plain")],
-                                   value, path)
-        if decided[0] != "value":
-            out.append(_decided(recipe_key, path, field_name, value, decided))
-            continue
-        current = decided[1]
-        declared = declarations.declared(index, index._class_info_abs(owner).symbol.module, f)
-        members = declared.members()
-        if not any(v[1] == "plain" for v in validators):  # a plain validator replaces the declaration
-            verdict = declarations.check(declared, current)
-            if verdict.outcome == "refused":
-                out.append(FieldCheck(recipe_key, path, field_name, value, "refused", verdict.reason, "", file,
-                                      (f.start_line, f.end_line), members))
-                continue
-            if verdict.outcome == "unknown":
-                pending.append(verdict.reason)
-        after = _walk_validators(an, cls, [v for v in validators if v[1] == "after"], current, path)
-        if after[0] != "value":
-            out.append(_decided(recipe_key, path, field_name, value, after, members))
-            continue
-        if pending:
-            out.append(FieldCheck(recipe_key, path, field_name, value, "unknown", "; ".join(pending), "", file,
-                                  (f.start_line, f.end_line), members))
-        else:
-            out.append(FieldCheck(recipe_key, path, field_name, value, "admitted", "", "", file,
-                                  (f.start_line, f.end_line), members))
+        checked = check_field(an, info, section, name, value, recipe_key)
+        if checked is not None:
+            out.append(checked)
     return out
+
+
+def check_field(an, info, section: str, name: str, value, key: str) -> FieldCheck | None:
+    """`value` for field `name` of config class `info` (at `section`) as pydantic builds it:
+    before/wrap validators, the declaration, after validators (None: no such field)."""
+    from srcreview.interp import declarations
+
+    index = an.index
+    cls = info.qualname
+    f = info.field(name)
+    if f is None or f.classvar:
+        return None
+    path = (section, name)
+    owner = an.resolver.owner_class(info, f.owner)
+    file = index._class_info_abs(owner).symbol.path
+    field_name = f"{owner.rsplit('.', 1)[-1]}.{name}"
+    validators = field_validators(index, info, name)
+    pending = []
+    # pydantic runs before/wrap validators last-defined first, after validators in order
+    decided = _walk_validators(an, cls, [v for v in reversed(validators) if v[1] in ("before", "wrap", "plain")],
+                               value, path)
+    if decided[0] != "value":
+        return _decided(key, path, field_name, value, decided)
+    current = decided[1]
+    declared = declarations.declared(index, index._class_info_abs(owner).symbol.module, f)
+    members = declared.members()
+    if not any(v[1] == "plain" for v in validators):  # a plain validator replaces the declaration
+        verdict = declarations.check(declared, current)
+        if verdict.outcome == "refused":
+            return FieldCheck(key, path, field_name, value, "refused", verdict.reason, "", file,
+                              (f.start_line, f.end_line), members)
+        if verdict.outcome == "unknown":
+            pending.append(verdict.reason)
+    after = _walk_validators(an, cls, [v for v in validators if v[1] == "after"], current, path)
+    if after[0] != "value":
+        return _decided(key, path, field_name, value, after, members)
+    if pending:
+        return FieldCheck(key, path, field_name, value, "unknown", "; ".join(pending), "", file,
+                          (f.start_line, f.end_line), members)
+    return FieldCheck(key, path, field_name, value, "admitted", "", "", file, (f.start_line, f.end_line), members)
 
 
 def _decided(key, path, field_name, value, decided, members=()) -> FieldCheck:

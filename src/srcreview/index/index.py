@@ -142,6 +142,12 @@ class Index:
             self._raw[path] = data
         return data
 
+    def forget_text(self) -> None:
+        """Drop the raw text kept for the prefilter (a whole tree's worth after a first review):
+        a run reviewing several revisions holds one tree's text at a time. A later question
+        reads the files again; answered questions are kept (and on disk)."""
+        self._raw.clear()
+
     def grep(self, text: str, prefix: str | None = None) -> list[str]:
         """Python files under `prefix` whose raw text contains `text` (no parsing; kept on disk
         per revision listing like definition_files)."""

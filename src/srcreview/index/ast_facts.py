@@ -217,7 +217,7 @@ class _Builder:
     def lines(self, node) -> tuple[int, int]:
         if isinstance(node, (ast.Tuple, ast.GeneratorExp)):
             start, end = self.span(node)
-            return self.src.line_of(start), self.src.line_of(max(start, end - 1)) if end > start else self.src.line_of(start)
+            return self.src.line_of(start), self.src.line_of(max(start, end - 1))
         return node.lineno, node.end_lineno
 
     def text(self, node) -> str:
@@ -327,7 +327,7 @@ class _Builder:
                 else:
                     out.append(ImportFact(name.split(".")[0], name.split(".")[0], line, True, scope))
             return
-        base = _absolute_module(self.module, self.is_package, node.level, node.module)
+        base = absolute_module(self.module, self.is_package, node.level, node.module)
         if len(node.names) == 1 and node.names[0].name == "*":
             out.append(ImportFact("*", base, line, True, scope))
             return
@@ -548,7 +548,7 @@ class _Builder:
     def if_stmt(self, node: ast.If) -> ir.If:
         l, e = node.lineno, node.end_lineno
         self.at(node)
-        test = _one_line(self.text(node.test))
+        test = one_line(self.text(node.test))
         if not node.orelse:
             other = ()
         elif len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) and self.is_elif(node.orelse[0]):
@@ -579,7 +579,7 @@ class _Builder:
         if isinstance(node, ast.Raise):
             return [ir.Raise(l, e, self.expr(node.exc) if node.exc is not None else None)]
         if isinstance(node, ast.Assert):
-            return [ir.Assert(l, e, self.expr(node.test), _one_line(self.text(node.test)))]
+            return [ir.Assert(l, e, self.expr(node.test), one_line(self.text(node.test)))]
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             if self._func_imports is not None:
                 self.add_import(node, self._scope)
@@ -748,12 +748,14 @@ def _fstring_exprs(node: ast.JoinedStr):
                 yield from _fstring_exprs(value.format_spec)
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """A multi-line condition as one line, for messages: `f(\n    a,\n)` -> `f(a)`."""
     out = " ".join(text.split())
     return out.replace("( ", "(").replace(" )", ")").replace(", )", ")").replace(",)", ")")
 
 
-def _absolute_module(module: str, is_package: bool, level: int, name: str | None) -> str:
+def absolute_module(module: str, is_package: bool, level: int, name: str | None) -> str:
+    """The absolute module a relative import names (`from ..x import y` inside `module`)."""
     if level == 0:
         return name or ""
     parts = module.split(".")

@@ -32,6 +32,8 @@ from srcreview.index.facts import (
     Param,
 )
 from srcreview.index import ir
+from srcreview.index.ast_facts import absolute_module
+from srcreview.index.ast_facts import one_line as _one_line
 from srcreview.index.literal import literal_value
 
 
@@ -74,21 +76,6 @@ def _positions(tree: cst.Module):
                                           provider=provider)
     tree._codegen(state)
     return provider._computed
-
-
-def absolute_module(module: str, is_package: bool, level: int, name: str | None) -> str:
-    """The absolute module a relative import names (`from ..x import y` inside `module`)."""
-    if level == 0:
-        return name or ""
-    parts = module.split(".")
-    if not is_package:
-        parts = parts[:-1]
-    if level > 1:
-        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
-    base = ".".join(parts)
-    if name:
-        return f"{base}.{name}" if base else name
-    return base
 
 
 def _dotted(node) -> str | None:
@@ -541,12 +528,6 @@ class _Builder:
             return ir.Walrus(l, e, self.expr(node.target), self.expr(node.value))
         # f-strings, yield, starred, ...: keep sub-expressions so calls and reads inside are seen
         return ir.OtherExpr(l, e, type(node).__name__, tuple(self.expr(c) for c in _child_exprs(node)))
-
-
-def _one_line(text: str) -> str:
-    """A multi-line condition as one line, for messages: `f(\n    a,\n)` -> `f(a)`."""
-    out = " ".join(text.split())
-    return out.replace("( ", "(").replace(" )", ")").replace(", )", ")").replace(",)", ")")
 
 
 def _child_exprs(node):

@@ -2,6 +2,7 @@
 the whole-tree ast.parse floor measured in the same run.
 
     python bench/bench_check.py [--rev 0.29.0] [--repeat N] [--recipe RECIPE] [--recipes N]
+                                [--releases 0.29.0,0.30.0,0.33.0] [--per-release 40]
 
 Each measurement is a whole `srcreview check ... --rev REV --format json` process (start-up,
 source lookup, rules, rendering). The source comes from the user cache (fetch it first:
@@ -14,6 +15,9 @@ to the user's, so that:
   peak memory    the largest resident set of any process measured here
   N recipes      one process reviewing N variants of RECIPE (default 37): first with their
                  facts cached but no stored review (computed), then again (warm: stored)
+  M x K releases one process reviewing M variants pinned to each of K releases (default 40 x
+                 0.29.0, 0.30.0, 0.33.0) from an empty facts cache: the peak memory of a
+                 campaign (each release's tree and facts held while its recipes are reviewed)
 
 Printed: seconds, the ratio to the floor and the issue's goal for each row. Warm output must
 equal cold output, byte for byte, or the benchmark fails. One run of each unless --repeat.
@@ -75,9 +79,10 @@ def run_check(args: list[str], cache_root: str) -> dict:
             "stdout": out.stdout}
 
 
-def variants(recipe: Path, count: int, target: Path) -> Path:
+def variants(recipe: Path, count: int, target: Path, pin: str | None = None) -> Path:
     """`count` recipes that differ from `recipe` in the settings the rules look at (attention
-    backend, KV-cache dtype, draft depth, the nested backend, the runner), in `target`."""
+    backend, KV-cache dtype, draft depth, the nested backend, the runner), in `target`; with
+    `pin`, each pinned to that release (its [runtime] version, no revision)."""
     text = recipe.read_text(encoding="utf-8")
     backends = (None, "TRITON_ATTN", "FLASH_ATTN", "FLASHINFER")
     dtypes = ("auto", "fp8", "fp8_per_token_head")
@@ -93,6 +98,9 @@ def variants(recipe: Path, count: int, target: Path) -> Path:
         body = re.sub(r'(?m)^num_speculative_tokens = .*$', f"num_speculative_tokens = {depth}", body)
         body = re.sub(r'(?m)^VLLM_USE_V2_MODEL_RUNNER = .*$', f'VLLM_USE_V2_MODEL_RUNNER = "{runner}"', body)
         body = re.sub(r'(?m)^name = "(.*)"$', rf'name = "\1-v{n:02d}"', body, count=1)
+        if pin:
+            body = re.sub(r'(?m)^revision = .*\n', "", body)
+            body = re.sub(r'(?m)^version = .*$', f'version = "{pin}"', body)
         if backend:
             body = body.replace("[engine]\n", f'[engine]\nattention_backend = "{backend}"\n', 1)
         if draft_backend:
@@ -113,6 +121,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rev", default="0.29.0")
     parser.add_argument("--recipe", default=str(DEFAULT_RECIPE), help="the recipe of the single-recipe rows")
     parser.add_argument("--recipes", type=int, default=37, help="how many variants one process reviews (default 37)")
+    parser.add_argument("--releases", default="0.29.0,0.30.0,0.33.0",
+                        help="the releases of the campaign row, comma-separated ('' skips the row)")
+    parser.add_argument("--per-release", type=int, default=40, help="recipes pinned to each release (default 40)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement; the best is reported")
     args = parser.parse_args(argv)
     user = _user_cache()
@@ -123,7 +134,8 @@ def main(argv=None) -> int:
     floor_args = argparse.Namespace(rev=args.rev, source=None)
     floor = min((bench_analysis._child("floor", floor_args, "") for _ in range(args.repeat)),
                 key=lambda r: r["seconds"])
-    colds, warms, many_computed, many_warm = [], [], [], []
+    releases = [r for r in args.releases.split(",") if r]
+    colds, warms, many_computed, many_warm, campaigns = [], [], [], [], []
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="srcreview-bench-") as root:
             os.symlink(user / "registry", Path(root) / "registry")
@@ -139,12 +151,19 @@ def main(argv=None) -> int:
             if many_warm[-1]["stdout"] != many_computed[-1]["stdout"]:
                 print(f"the {args.recipes} stored reviews differ from the computed ones", file=sys.stderr)
                 return 1
+        if releases:
+            with tempfile.TemporaryDirectory(prefix="srcreview-bench-") as root:
+                os.symlink(user / "registry", Path(root) / "registry")
+                target = Path(root) / "campaign"
+                for release in releases:
+                    variants(Path(args.recipe), args.per_release, target / release, pin=release)
+                campaigns.append(run_check([str(target)], root))
 
     def best(runs, key="seconds"):
         return min(runs, key=lambda r: r[key])
 
     base = floor["seconds"]
-    peak = max(r["peak_mb"] for r in colds + warms + many_computed + many_warm)
+    peak = max(r["peak_mb"] for r in colds + warms + many_computed + many_warm + campaigns)
     rows = [
         ("cold wall", best(colds), "seconds", "empty facts cache, no stored review"),
         ("cold CPU", best(colds, "cpu"), "cpu", "the check process and its parse-ahead worker"),
@@ -153,6 +172,9 @@ def main(argv=None) -> int:
          "one process, every review computed (no goal in the issue)"),
         ("recipes warm", best(many_warm), "seconds", "one process, every review stored"),
     ]
+    if campaigns:
+        rows.append((f"{args.per_release} recipes x {len(releases)} releases", best(campaigns), "seconds",
+                     f"one process, empty facts cache ({', '.join(releases)}); no time goal, peak < {PEAK_GOAL_MB} MiB"))
     print(f"vLLM {args.rev}: ast.parse floor {base:.2f} s over {floor['files']} files (one core, peak "
           f"{floor['peak_rss_mb']:.0f} MiB); recipe {Path(args.recipe).name}")
     print(f"{'row':32} {'seconds':>8} {'x floor':>8} {'goal':>7}  met  {'peak':>8}  notes")

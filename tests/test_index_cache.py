@@ -29,7 +29,7 @@ def _entries(cache_dir: Path) -> list[Path]:
 def test_warm_run_loads_facts_without_parsing(tmp_path):
     cold = index_of("mro_overrides", tmp_path)
     info = cold.class_info("MTPProposer")
-    assert cold.parsed  # parsed with libcst the first time
+    assert cold.parsed  # parsed the first time
     warm = index_of("mro_overrides", tmp_path)
     again = warm.class_info("MTPProposer")
     assert warm.parsed == []
@@ -87,7 +87,8 @@ reads = field_reads(index, t, "SpeculativeConfig.kv_cache_dtype")
 print(len(reads.reads), len(index.parsed), "libcst" in sys.modules)
 """
     cold = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert cold.stdout.split()[0] == "1" and cold.stdout.split()[2] == "True"
+    # parsed through Python's ast: libcst is only the fallback of modules ast does not take
+    assert cold.stdout.split()[0] == "1" and cold.stdout.split()[1] != "0" and cold.stdout.split()[2] == "False"
     warm = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert warm.stdout.split() == ["1", "0", "False"]
 

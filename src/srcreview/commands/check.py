@@ -199,11 +199,13 @@ def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, objec
     from srcreview.patched_review import mark_patched
     from srcreview.interp.flags import at_revision
 
-    trees: dict[tuple, tuple[object, object]] = {}
-    reviews = []
+    planned = []  # (tree key, layers) of each recipe
     for n, recipe in enumerate(recipes):
         layers = layers_from_args(args, recipe, files[n] if files else None)
-        key = (rev_from_args(args, recipe), tuple(layer.sha256 for layer in layers))
+        planned.append(((rev_from_args(args, recipe), tuple(layer.sha256 for layer in layers)), layers))
+    trees: dict[tuple, tuple[object, object]] = {}
+    reviews = []
+    for n, (recipe, (key, layers)) in enumerate(zip(recipes, planned)):
         if key not in trees:
             tree = tree_from_args(args, recipe, progress=sys.stderr.isatty(), layers=layers)
             trees[key] = (tree, Index(tree, cache_dir=default_cache_dir()))
@@ -215,6 +217,13 @@ def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, objec
         finally:
             if ahead is not None:
                 ahead.stop()
+        # memory: a run over several revisions holds one tree's raw text at a time, and no index
+        # after its last recipe
+        following = [k for k, _ in planned[n + 1:]]
+        if following[:1] != [key]:
+            index.forget_text()
+        if key not in following:
+            del trees[key]
     return reviews
 
 

@@ -1,7 +1,13 @@
 """libcst -> ModuleFacts: the only module that imports libcst.
 
-One pass over the module with PositionProvider metadata (the only metadata used: the
-others cost several times the parse). Trees are dropped as soon as their facts exist.
+The reference extractor: srcreview.index.ast_facts builds the same facts from Python's `ast`
+at a tenth of the cost and leaves to this one every module it does not take (syntax this
+Python does not parse, a source that is not UTF-8); tests compare the two.
+
+One pass over the module with PositionProvider positions (the only metadata used: the
+others cost several times the parse), computed by the provider's own codegen pass without a
+MetadataWrapper (whose resolve() walks the whole tree once more for batched providers, even
+when there are none: half the cost). Trees are dropped as soon as their facts exist.
 """
 
 from __future__ import annotations
@@ -11,7 +17,8 @@ import inspect
 from contextlib import contextmanager
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from srcreview.index.facts import (
     UNKNOWN,
@@ -25,6 +32,8 @@ from srcreview.index.facts import (
     Param,
 )
 from srcreview.index import ir
+from srcreview.index.ast_facts import absolute_module
+from srcreview.index.ast_facts import one_line as _one_line
 from srcreview.index.literal import literal_value
 
 
@@ -51,9 +60,7 @@ def extract(source: bytes, module: str, path: str, blob_id: str) -> ModuleFacts:
                 ValueError) as exc:
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return ModuleFacts(module=module, path=path, blob_id=blob_id, parse_error=message)
-        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
-        positions = wrapper.resolve(PositionProvider)
-        builder = _Builder(tree, positions, module, path.endswith("__init__.py"))
+        builder = _Builder(tree, _positions(tree), module, path.endswith("__init__.py"))
         builder.module_body(tree.body)
         return ModuleFacts(
             module=module, path=path, blob_id=blob_id,
@@ -62,19 +69,13 @@ def extract(source: bytes, module: str, path: str, blob_id: str) -> ModuleFacts:
         )
 
 
-def absolute_module(module: str, is_package: bool, level: int, name: str | None) -> str:
-    """The absolute module a relative import names (`from ..x import y` inside `module`)."""
-    if level == 0:
-        return name or ""
-    parts = module.split(".")
-    if not is_package:
-        parts = parts[:-1]
-    if level > 1:
-        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
-    base = ".".join(parts)
-    if name:
-        return f"{base}.{name}" if base else name
-    return base
+def _positions(tree: cst.Module):
+    """What MetadataWrapper(tree).resolve(PositionProvider) gives, from the provider's codegen pass alone."""
+    provider = PositionProvider()
+    state = PositionProvidingCodegenState(default_indent=tree.default_indent, default_newline=tree.default_newline,
+                                          provider=provider)
+    tree._codegen(state)
+    return provider._computed
 
 
 def _dotted(node) -> str | None:
@@ -527,12 +528,6 @@ class _Builder:
             return ir.Walrus(l, e, self.expr(node.target), self.expr(node.value))
         # f-strings, yield, starred, ...: keep sub-expressions so calls and reads inside are seen
         return ir.OtherExpr(l, e, type(node).__name__, tuple(self.expr(c) for c in _child_exprs(node)))
-
-
-def _one_line(text: str) -> str:
-    """A multi-line condition as one line, for messages: `f(\n    a,\n)` -> `f(a)`."""
-    out = " ".join(text.split())
-    return out.replace("( ", "(").replace(" )", ")").replace(", )", ")").replace(",)", ")")
 
 
 def _child_exprs(node):

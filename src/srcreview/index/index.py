@@ -11,8 +11,8 @@ from srcreview.errors import DataError, SourceUnavailable
 from srcreview.index.facts import SCHEMA_VERSION, UNKNOWN, ClassFacts, ConstantFact, FieldFact, FunctionFacts, ModuleFacts
 
 MAX_RESOLVE_DEPTH = 12
-# Larger modules are not parsed (libcst needs about 1 s and 350 MB per MB of source): their
-# questions stay open. vLLM's largest module is about 0.35 MB.
+# Larger modules are not parsed (libcst, the fallback extractor, needs about 1 s and 350 MB per
+# MB of source): their questions stay open. vLLM's largest module is about 0.35 MB.
 MAX_PARSE_BYTES = 2_000_000
 _ENUM_BASES = ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag")
 _GENERIC = re.compile(r"\[.*\]$", re.S)
@@ -95,7 +95,7 @@ class Index:
         self._resolved: dict[str, Symbol | None] = {}
         self._names: dict[str, list[str]] | None = None
         self._names_key = ""
-        self.parsed: list[str] = []  # paths parsed with libcst in this run (the rest came from the cache)
+        self.parsed: list[str] = []  # paths parsed in this run (the rest came from the cache)
         # called on a facts-cache miss before parsing: True when the facts may be cached now
         # (srcreview.index.prefetch waits for a module its worker is parsing)
         self.on_miss = None
@@ -141,6 +141,12 @@ class Index:
                 data = b""
             self._raw[path] = data
         return data
+
+    def forget_text(self) -> None:
+        """Drop the raw text kept for the prefilter (a whole tree's worth after a first review):
+        a run reviewing several revisions holds one tree's text at a time. A later question
+        reads the files again; answered questions are kept (and on disk)."""
+        self._raw.clear()
 
     def grep(self, text: str, prefix: str | None = None) -> list[str]:
         """Python files under `prefix` whose raw text contains `text` (no parsing; kept on disk
@@ -211,9 +217,7 @@ class Index:
         if len(data) > MAX_PARSE_BYTES:  # not parsed, not cached: the limit may change
             return ModuleFacts(module=module, path=path, blob_id=blob,
                                parse_error=f"{len(data)} bytes, over the {MAX_PARSE_BYTES}-byte parse limit")
-        from srcreview.index.extract import extract
-
-        facts = extract(data, module, path, blob)
+        facts = extract_facts(data, module, path, blob)
         self.parsed.append(path)
         if self._cache is not None:
             self._cache.store(facts)
@@ -678,6 +682,19 @@ class Index:
 
     def symbol_anchor(self, symbol: Symbol, role: str = ""):
         return self.anchor(symbol.path, symbol.start_line, symbol.end_line, symbol.qualname, role)
+
+
+def extract_facts(data: bytes, module: str, path: str, blob: str) -> ModuleFacts:
+    """The facts of one module: through Python's `ast` (srcreview.index.ast_facts), else through
+    libcst (srcreview.index.extract), the reference both give the same facts as."""
+    from srcreview.index.ast_facts import NotTaken, extract
+
+    try:
+        return extract(data, module, path, blob)
+    except NotTaken:
+        from srcreview.index.extract import extract as extract_cst
+
+        return extract_cst(data, module, path, blob)
 
 
 class _DefinitionNames:

@@ -3,7 +3,7 @@
 The index keeps facts, not trees: statements and expressions of function bodies (and the
 expressions of fields, parameters and constants) are stored as these frozen nodes, so the
 interpreter, the call graph and the checks read the cache alone and never import libcst.
-Every node carries `line` and `end_line` (1-based, from libcst's PositionProvider). Fields
+Every node carries `line` and `end_line` (1-based, as libcst's PositionProvider gives them). Fields
 are read by name; the walkers below are the one way to visit a body.
 
     iter_statements(body)   every statement, nested blocks included, in source order

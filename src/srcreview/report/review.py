@@ -67,6 +67,24 @@ SCHEMA: dict = {
                                 },
                             },
                         },
+                        "model_configs": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["model", "source"],
+                                "properties": {
+                                    "model": {"type": "string"},
+                                    "source": {"type": "string"},
+                                    "commit": {"type": ["string", "null"]},
+                                    "files": {"type": "array", "items": {
+                                        "type": "object", "required": ["path", "sha256"],
+                                        "properties": {"path": {"type": "string"},
+                                                       "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}}},
+                                    "stated_by_recipe": {"type": "array", "items": {"type": "string"}},
+                                    "unknown": {"type": ["string", "null"]},
+                                },
+                            },
+                        },
                         "source_urls": {
                             "type": "array",
                             "items": {
@@ -140,6 +158,13 @@ def document(reviews: Sequence[Review] | Review, *, rules=None, date: str | None
     if layers:  # the engine that runs: upstream plus these (their lines are cited by the patch file, not here)
         pinned["patches"] = [{"file": p.file, "kind": p.kind, "sha256": p.sha256, "touched": list(p.touched)}
                              for p in layers.values()]
+    configs = {m.ref: m for r in reviews for m in r.models}
+    if configs:  # the model configs that decided model-dependent branches (or why they could not)
+        pinned["model_configs"] = [
+            {"model": m.ref, "source": m.source, "commit": m.commit,
+             "files": [{"path": f.path, "sha256": f.sha256} for f in m.files],
+             "stated_by_recipe": [f"{v.key} (line {v.line})" for v in m.stated], "unknown": m.unknown}
+            for m in configs.values()]
     summary, probes = [], []
     for r in reviews:
         for f in r.findings:

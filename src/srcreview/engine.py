@@ -187,13 +187,9 @@ def _bindings(index, recipe) -> dict:
     """The recipe's bindings in VllmConfig terms (srcreview.interp.config_bindings); the recipe's
     own keys alone when the revision's engine-args builder cannot be read."""
     from srcreview.interp import config_bindings
-    from srcreview.interp.models import MODELS_KEY, model_configs
+    from srcreview.interp.models import model_bindings
 
-    bound = dict(recipe.bindings)
-    if "model" not in bound and recipe.info.model:
-        bound["model"] = recipe.info.model  # what vLLM receives as --model
-    if recipe.models:
-        bound[MODELS_KEY] = model_configs({facts.ref: facts for facts in recipe.models if facts.ref})
+    bound = {**recipe.bindings, **model_bindings(recipe)}
     try:
         return config_bindings(index, bound, gpu=recipe.hardware.gpu)
     except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):

@@ -19,7 +19,7 @@ import contextlib
 import json
 import sys
 
-from srcreview.commands._common import add_patch_args, add_source_args
+from srcreview.commands._common import add_model_config_arg, add_patch_args, add_source_args
 from srcreview.errors import EXIT_OK, DataError, UsageError
 
 
@@ -27,6 +27,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("graph", help="feasible call paths from a symbol, with the recipe's settings bound",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_source_args(p)
+    add_model_config_arg(p)
     p.add_argument("--tree", metavar="DIR", help="any Python source tree, read without a revision (instead of --rev)")
     add_patch_args(p)
     p.add_argument("--from", dest="entry", required=True, metavar="SYMBOL",
@@ -66,7 +67,9 @@ def run(args) -> int:
         from srcreview.commands._gate_args import shown_path
         from srcreview.recipe import load_recipe
 
-        recipe = load_recipe(args.recipe, display_path=shown_path(args.recipe))
+        from srcreview.commands._common import with_models
+
+        recipe = with_models(load_recipe(args.recipe, display_path=shown_path(args.recipe)), args.recipe, args)
     settings = [parse_setting(text) for text in args.settings]
     if args.tree:
         if args.rev or args.source or getattr(args, "layers", None):
@@ -81,7 +84,10 @@ def run(args) -> int:
     if recipe is not None:
         from srcreview.interp.flags import at_revision
 
+        from srcreview.interp.models import model_bindings
+
         bindings.update(at_revision(recipe, index).bindings)
+        bindings.update(model_bindings(recipe))
     bindings.update(dict(settings))
     with _option("--to"):
         if args.sink and not index.find(args.sink, "function"):

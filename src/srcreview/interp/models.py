@@ -43,6 +43,12 @@ class ModelEntry:
 class ModelConfigs:
     entries: tuple[ModelEntry, ...] = ()
 
+    def __repr__(self) -> str:  # short in `graph` output, whole in the digest (analyses are cached by repr)
+        import hashlib
+
+        digest = hashlib.sha256(json.dumps([e.__dict__ for e in self.entries], sort_keys=True).encode()).hexdigest()
+        return f"<model configs of {', '.join(e.ref for e in self.entries)} ({digest[:16]})>"
+
     def get(self, ref: str) -> ModelEntry | None:
         return next((e for e in self.entries if e.ref == ref), None)
 
@@ -56,6 +62,17 @@ def model_configs(facts_by_ref) -> ModelConfigs:
         entries.append(ModelEntry(ref=ref, config_json=json.dumps(facts.config, sort_keys=True), source=source,
                                   unknown=facts.unknown_reason))
     return ModelConfigs(tuple(entries))
+
+
+def model_bindings(recipe) -> dict:
+    """What the analysis binds of a recipe's models: `model` (what vLLM receives as --model,
+    when the recipe names it only in [recipe]) and the configs obtained for them."""
+    out = {}
+    if recipe.value("model") is None and recipe.info.model:
+        out["model"] = recipe.info.model
+    if recipe.models:
+        out[MODELS_KEY] = model_configs({facts.ref: facts for facts in recipe.models if facts.ref})
+    return out
 
 
 def _source(facts) -> str:

@@ -8,8 +8,14 @@ may be a directory (its recipes are found by content); the exit code is the gate
 0 passed, 1 failed (--fail-on, default confirmed:high; or a rule stale at the revision,
 unless --allow-stale), 2 review incomplete, 64 usage, 65 invalid recipe or rules.
 
-A review computed before from the same recipe, source entry, rules and srcreview is printed
-again from the cache without the analysis (`srcreview cache clean --reviews` forgets them).
+The configs of the models the recipe names (`[recipe] model`, `speculative_config.model`: a
+local directory or a Hugging Face Hub id) decide model-dependent branches, such as which MTP
+speculator runs; `[model]` / `[draft_model]` tables state or override their config.json values,
+and `--model-config` says where they are read from. A config that cannot be read is said once,
+and what depends on it stays plausible.
+
+A review computed before from the same recipe, model configs, source entry, rules and srcreview
+is printed again from the cache without the analysis (`srcreview cache clean --reviews` forgets them).
 """
 
 from __future__ import annotations

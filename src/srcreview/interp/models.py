@@ -17,15 +17,16 @@ model reference as the recipe writes it (what vLLM receives as `model`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 
+from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 from srcreview.interp.values import Const, Derived, FuncRef, HfConfig, Obj, Partial, Unknown
 
 MODELS_KEY = "@models"  # the binding holding ModelConfigs (no dot: never a config path)
 MODEL_CONFIG = "ModelConfig"  # the config class whose hf_config is the model's config
 HF_CONFIG = "hf_config"
-from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN  # noqa: E402 - the one tag
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,6 @@ class ModelConfigs:
     entries: tuple[ModelEntry, ...] = ()
 
     def __repr__(self) -> str:  # short in `graph` output, whole in the digest (analyses are cached by repr)
-        import hashlib
-
         digest = hashlib.sha256(json.dumps([e.__dict__ for e in self.entries], sort_keys=True).encode()).hexdigest()
         return f"<model configs of {', '.join(e.ref for e in self.entries)} ({digest[:16]})>"
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_dc
 
+from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
+
 
 @dataclass(frozen=True)
 class Const:
@@ -94,7 +96,7 @@ class HfConfig(Derived):
         known = self.override(name)
         if known is not None:
             return known
-        return Unknown(f"model-config-unknown: {name} is not stated in {self.source}; the config class may set it")
+        return Unknown(f"{MODEL_CONFIG_UNKNOWN}: {name} is not stated in {self.source}; the config class may set it")
 
 
 @dataclass(frozen=True)

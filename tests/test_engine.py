@@ -53,7 +53,9 @@ def test_findings_of_the_nested_recipe():
     symbols = {a.symbol for a in ignored.evidence}
     assert {"load_eagle_model", "MTPSpeculator.load_draft_model"} <= symbols
     assert ignored.trace[0].kind == "recipe" and ignored.trace[0].recipe_line == 15
-    assert by_rule["recipe-identity-drift"].classification == "confirmed"
+    # this tree's selector hands the platform no config it can follow: which backend runs is open
+    drift = by_rule["recipe-identity-drift"]
+    assert drift.classification == "plausible" and "could not be followed" in " ".join(drift.assumptions)
     coverage = by_rule["spec-kv-cache-dtype-test-coverage"]
     assert coverage.classification == "plausible" and coverage.missing_tests
     assert set(coverage.missing_tests) <= set(result.missing_tests)
@@ -225,7 +227,7 @@ def test_findings_carry_the_check_outcome_and_explain_uses_it():
     rules = {r.id: r for r in load_rules()}
     for finding in result.findings:
         rule = rules[finding.rule]
-        assert rule.verdict[finding.outcome] == finding.classification  # no runner downgrade here
+        assert rule.verdict[finding.outcome] == finding.classification  # no runner downgrade, none settled
         reason = explain(result, finding, rule).rule
         assert reason.outcomes == (finding.outcome,) and reason.downgraded is False
     # a saved review from before the field existed still explains (inferred from the verdict)

@@ -57,7 +57,8 @@ def test_unknown_flag_is_an_unknown_knob_with_did_you_mean_on_its_line(vllm_029,
     assert result.code == 0, result.err
     (review,) = json.loads(result.out)["reviews"]
     knobs = {k["key"]: (k["status"], k["recipe_line"]) for k in review["knobs"]}
-    assert knobs == {"max_model_len": ("accepted", 4), "max_modle_len": ("unknown-knob", 5)}
+    assert knobs == {"max_model_len": ("accepted", 4), "max_modle_len": ("unknown-knob", 5),
+                     "attention_backend": ("undecided", None)}  # unset: the platform's choice, open
     finding = next(f for f in review["findings"] if f["rule"] == "engine-key-exists")
     assert finding["recipe_line"] == 5 and "did you mean max_model_len?" in finding["message"]
     assert finding["trace"][0]["text"] == "--max-modle-len = 5"
@@ -108,7 +109,7 @@ def test_compose_service_reviews_like_the_toml_recipe_anchored_on_compose_lines(
     assert compose_review["revision"]["recipe_pin"] == "0.29.0" and compose_review["revision"]["release_from"] == "pins"
     assert _meaning(compose_review) == _meaning(toml_review)
     lines = {k["key"]: k["recipe_line"] for k in compose_review["knobs"]}
-    assert lines == {"kv_cache_dtype": 11, "max_model_len": 9, "max_num_seqs": 10, "speculative_config.method": 12,
+    assert lines == {"attention_backend": None, "kv_cache_dtype": 11, "max_model_len": 9, "max_num_seqs": 10, "speculative_config.method": 12,
                      "speculative_config.num_speculative_tokens": 12, "speculative_config.attention_backend": 12}
     ignored = next(f for f in compose_review["findings"] if f["rule"] == "spec-draft-attention-backend-ignored")
     assert ignored["classification"] == "confirmed" and ignored["recipe_line"] == 12

@@ -52,7 +52,9 @@ def test_review_format_validates_against_the_published_schema(vllm_029):
     summary = doc["artifacts"]["findings_summary"]
     assert summary[0]["severity"] == "high" and summary[0]["classification"] == "confirmed"
     probes = {p["axis"]: p["classification"] for p in doc["artifacts"]["breakage_probes"]}
-    assert probes["state drift across config and runtime seams"] == "confirmed"
+    # the target's backend is left to the platform: which one it selects depends on the model's
+    # config, which is not known offline, so whether the Triton label drifts stays open
+    assert probes["state drift across config and runtime seams"] == "plausible"
     assert doc["recommendation"].startswith("Do not run")
 
 

@@ -182,7 +182,7 @@ def test_a_stale_rule_fails_the_gate_unless_allowed(cli, work):
     assert text.code == 1
     assert "Stale rules at this revision: 1 (they fail the gate: update the rules, or accept them with " \
            "--allow-stale)" in " ".join(text.out.split())  # wrapped at the terminal's width
-    assert text.out.endswith("gate: failed (--fail-on none; 1 stale rule; 2 problems; 2 open questions; 2 facts)\n")
+    assert text.out.endswith("gate: failed (--fail-on none; 1 stale rule; 1 problem; 3 open questions; 2 facts)\n")
     code, doc = check(cli, "tree", "--fail-on", "none", "--allow-stale")
     assert code == 0 and doc["gate"]["status"] == "passed" and doc["gate"]["stale"] == []
     assert doc["stale_rules"] == [{"rule": RULE, "missing": ["SpeculativeConfig.attention_backend"]}]
@@ -197,8 +197,8 @@ def test_a_stale_rule_fails_the_gate_unless_allowed(cli, work):
     allowed = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--fail-on", "none", "--allow-stale",
                   "--format", "concise")
     assert allowed.code == 0 and f"stale rule {RULE}: missing SpeculativeConfig.attention_backend\n" in allowed.out
-    assert allowed.out.endswith("gate: passed (--fail-on none; 1 stale rule accepted by --allow-stale; 2 problems; "
-                                "2 open questions; 2 facts)\n")
+    assert allowed.out.endswith("gate: passed (--fail-on none; 1 stale rule accepted by --allow-stale; 1 problem; "
+                                "3 open questions; 2 facts)\n")
 
 
 def test_stale_rules_in_sarif_and_markdown(cli, work):
@@ -209,7 +209,7 @@ def test_stale_rules_in_sarif_and_markdown(cli, work):
     assert note["level"] == "error" and note["descriptor"]["id"] == RULE
     assert run["properties"]["gate"]["staleRulesFailing"] == 1
     result = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--fail-on", "none", "--format", "markdown")
-    assert "`--fail-on none` · 1 recipe · --fail-on none; 1 stale rule; 2 problems; 2 open questions; 2 facts · " \
+    assert "`--fail-on none` · 1 recipe · --fail-on none; 1 stale rule; 1 problem; 3 open questions; 2 facts · " \
            "stale rules fail the gate (`--allow-stale` accepts them)" in result.out
     assert f"- stale rule `{RULE}` at this revision: missing `SpeculativeConfig.attention_backend` " \
            "(**fails the gate**)" in result.out

@@ -27,7 +27,7 @@ ATTENTION = "vllm/config/attention.py"
 RUNNER = "vllm/v1/worker/gpu_model_runner.py"
 SPECULATIVE = "vllm/config/speculative.py"
 ADMITTED = "engine-value-admitted"  # appears once the recipe's method = "mtp" is no longer admitted
-DRIFT = "recipe-identity-drift"  # its message quotes AttentionConfig.backend's declared default
+DRIFT = "recipe-identity-drift"  # its message quotes AttentionConfig.backend's declared default (the unset value)
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -93,7 +93,7 @@ def test_check_text_shows_the_source_default_escaped(cli, hostile, color):
     assert result.code == 0, result.err
     assert_inert(result, color=color)
     plain = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", result.out).split())  # the text wraps between words
-    assert f"(declared default \"{SHOWN}\"" in plain  # the message, with the markup text kept literally
+    assert f"attention_backend = {SHOWN}:" in plain  # the message, with the markup text kept literally
     assert f"declares AttentionConfig.backend (default \"{SHOWN}\")" in plain  # an anchor's role
     as_json = cli("check", str(RECIPE), "--rev", sha, "--source", str(repo.path), "--fail-on", "none",
                   "--format", "json")
@@ -110,7 +110,7 @@ def test_explain_shows_the_excerpt_escaped(cli, hostile):
     result = cli("explain", DRIFT, str(RECIPE), "--rev", sha, "--source", str(repo.path), "--context", "9")
     assert result.code == 0, result.err
     assert_inert(result)
-    assert f"(declared default \"{SHOWN}\"" in result.out  # the message
+    assert f"attention_backend = {SHOWN}:" in result.out  # the message
     excerpt = [line for line in result.out.splitlines() if "AttentionBackendEnum | None" in line]
     start = SHOWN.split(" <img")[0]  # the excerpt is cut at the terminal's width
     assert excerpt and all(start in line for line in excerpt), excerpt  # the source line in the excerpt
@@ -154,8 +154,8 @@ def test_markdown_escapes_the_source_text(cli, hostile):
     lines = result.out.splitlines()
     head = next(n for n, line in enumerate(lines) if f"`{DRIFT}`" in line)
     line = lines[head + 2]  # the message, below the head and the claim
-    assert (r'declared default "\\x1b\]0;pwned\\x07\\x1b\[2J\[red\]x\[/red\]\\u202e:smile: '
-            r'\<img src=x onerror=alert(1)\>\|\`x\`"') in line
+    assert (r'attention_backend = \\x1b\]0;pwned\\x07\\x1b\[2J\[red\]x\[/red\]\\u202e:smile: '
+            r'\<img src=x onerror=alert(1)\>\|\`x\`:') in line
     assert unescaped(result.out, "<img") == 0
     assert unescaped(line, "`") == 0, "the message's backticks are all escaped: it opens no code span"
 

@@ -561,16 +561,20 @@ def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, do
         setting = ctx.recipe.setting(key)
         for scope in scopes:
             old = knobs.get((key, scope))
-            value = fill(effect.value, values) if effect.value else (setting.value if setting else values.get(key))
+            # an unset key whose effective value the rule derives shows unset, not its declared default
+            value = fill(effect.value, values) if effect.value else (
+                setting.value if setting else None if effect.effective else values.get(key))
             new = Knob(key=key, value=value, scope=scope, recipe_line=setting.line if setting else None,
                        status=status, evidence=_knob_evidence(result.evidence), tags=tags,
-                       note=fill(effect.note, values) if effect.note else "")
+                       note=fill(effect.note, values) if effect.note else "",
+                       effective=fill(effect.effective, values) if effect.effective else None)
             if old is None or KNOB_PRECEDENCE[new.status] > KNOB_PRECEDENCE[old.status]:
                 knobs[(key, scope)] = new if old is None else new.model_copy(
                     update={"value": old.value, "tags": tuple(sorted(set(old.tags) | set(tags)))})
             elif KNOB_PRECEDENCE[new.status] == KNOB_PRECEDENCE[old.status]:
                 merged = tuple(sorted(set(old.evidence) | set(new.evidence), key=Anchor.sort_key))[:MAX_EVIDENCE]
                 knobs[(key, scope)] = old.model_copy(update={"evidence": merged, "note": old.note or new.note,
+                                                             "effective": old.effective or new.effective,
                                                              "tags": tuple(sorted(set(old.tags) | set(tags)))})
 
 
@@ -607,8 +611,17 @@ def example_recipe(rule: Rule, example):
     settings = tuple(Setting(key=k, value=v, line=n, written_as=k)
                      for n, (k, v) in enumerate(sorted(example.settings.items()), start=1))
     env = tuple(EnvVar(name=k, value=v, line=100 + n) for n, (k, v) in enumerate(sorted(example.env.items())))
-    return Recipe(path=f"examples/{rule.id}.toml", info=RecipeInfo(name=example.recipe_name),
-                  hardware=Hardware(**example.hardware), settings=settings, env=env)
+    models = ()
+    if example.model is not None:  # the target model's config, as a recipe's [model] table states it
+        from srcreview.hfconfig.facts import ModelFacts
+
+        models = (ModelFacts(source="recipe", ref=EXAMPLE_MODEL, documents={"config.json": dict(example.model)}),)
+    return Recipe(path=f"examples/{rule.id}.toml", info=RecipeInfo(name=example.recipe_name,
+                                                                    model=EXAMPLE_MODEL if models else None),
+                  hardware=Hardware(**example.hardware), settings=settings, env=env, models=models)
+
+
+EXAMPLE_MODEL = "example/model"
 
 
 def run_example(rule: Rule, example, fixtures_root) -> list[str]:

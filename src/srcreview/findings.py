@@ -94,6 +94,17 @@ class Knob(_Frozen):
     evidence: tuple[Anchor, ...] = ()
     tags: tuple[str, ...] = ()
     note: str = ""
+    effective: str | None = Field(None, description="what takes effect when the recipe leaves the key unset or "
+                                  "automatic, as the source selects it (e.g. the attention backend the platform "
+                                  "picks); absent when the recipe's value is what runs")
+
+    @model_serializer(mode="wrap")
+    def _without_empty_effective(self, handler):
+        """`effective` only where a rule derived one: other rows keep their exact JSON."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("effective") is None:
+            data.pop("effective", None)
+        return data
 
 
 class WaiverNote(_Frozen):

@@ -77,6 +77,8 @@ class KnobEffect(_Strict):
     value: str | None = Field(None, description="template of the value shown; default: the recipe value of key")
     status: dict[str, KnobStatus | Literal["none"]]
     note: str = ""
+    effective: str | None = Field(None, description="template of what takes effect when the recipe leaves the key "
+                                  "unset or automatic (the backend the platform selects)")
 
 
 class Doc(_Strict):
@@ -101,6 +103,8 @@ class Example(_Strict):
     settings: dict[str, Any] = {}
     env: dict[str, str] = {}
     hardware: dict[str, Any] = {}
+    model: dict[str, Any] | None = Field(None, description="the target model's config.json (as the recipe's "
+                                         "[model] table would state it); None: no model config is bound")
     name: str = "example"
     recipe_name: str = "example"
     expect: Verdict | Literal["stale", "skipped"]

@@ -26,6 +26,7 @@ KINDS = {
     "startup": "startup",
     "capability-gate": "capability_gate",
     "backend-admission": "backend_admission",
+    "backend-selection": "backend_selection",
     "test-coverage": "test_coverage",
     "flag-exists": "flag_exists",
 }

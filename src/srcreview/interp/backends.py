@@ -8,8 +8,10 @@ what the selector hands it. Both are derived here by walking the source under th
 - the selector (`get_attn_backend`), walked with the target's config as the current one:
   the keywords of the selector config it passes on (block size, non-causal, batch invariance,
   ... from the config; the KV dtype the attention layer passes, which is the recipe's). What
-  the model's layers pass (head size, dtype, MLA-ness, sinks, sliding window) is not bound:
-  every test on it stays open.
+  the model's layers pass is bound where vLLM's ModelConfig derives it from the model's bound
+  config (runtime.LAYER_FACTS: head size, dtype, MLA-ness, each walked on the config, bound
+  only when the walk gives a constant); the rest (sinks, sliding window, ...) stays open, and
+  so does every test on it.
 - the platform's `get_attn_backend_cls`, walked with the backend selected: the keywords it adds
   (the device capability, from `[hardware] compute_capability`), and whether a refusal raises
   (start-up fails) or the selector falls back to another backend.
@@ -40,7 +42,8 @@ from srcreview.interp.runtime import (
 )
 from srcreview.interp.values import ClassRef, Const, Derived, EnumMember, External, FuncRef, LazyCall, Obj, Ref, Unknown
 
-MODEL_REASON = "{name}: the model's attention layers pass it (the model's config is not bound)"
+MODEL_REASON = "{name}: the model's attention layers pass it ({why})"
+NOT_BOUND = "the model's config is not bound"
 
 
 @dataclass(frozen=True)
@@ -145,15 +148,15 @@ def _admission(an, member: str) -> Admission:
 def _open(frame) -> tuple[str, ...]:
     """What the walk left undecided: the values the model's layers pass, named once; every
     other condition with its reason; the env vars read as unset."""
-    model, other = [], []
+    model, other = {}, []
     for c in frame.assumptions:
-        m = re.match(r"(\w+): the model's attention layers pass it", c.reason or "")
+        m = re.match(r"(\w+): the model's attention layers pass it \((.*)\)$", c.reason or "")
         if m:
-            model.append(m.group(1))
+            model.setdefault(m.group(2), []).append(m.group(1))
         else:
             other.append(f"if {c.text}" + (f" ({c.reason})" if c.reason else ""))
-    out = [f"what the model's attention layers pass ({', '.join(dict.fromkeys(model))}): the model's config is not bound"] \
-        if model else []
+    out = [f"what the model's attention layers pass ({', '.join(dict.fromkeys(names))}): {why}"
+           for why, names in model.items()]
     out += other
     out += [f"env {n} unset" for n in sorted(frame.env_reads)]
     return tuple(dict.fromkeys(out))
@@ -210,13 +213,15 @@ def _selector_call(an) -> SelectorCall:
     fn = index.function_at(symbol)
     args = {}
     cache_dtype = _config_value(an, root, ("cache_config", "cache_dtype"))
+    evidence = [index.symbol_anchor(symbol, "the selector: what it passes the platform")]
     for p in fn.facts.params:
         if p.name == "kv_cache_dtype":  # the target's attention layers pass the cache config's dtype
             args[p.name] = cache_dtype if isinstance(cache_dtype, Const) else Unknown(
                 "kv_cache_dtype: cache_config.cache_dtype is not decided under the recipe (an unset or "
                 "auto KV dtype may be resolved from the model's quantization config)")
         else:
-            args[p.name] = Unknown(MODEL_REASON.format(name=p.name))
+            args[p.name], anchor = _layer_fact(an, root, p.name)
+            evidence += [anchor] if anchor is not None else []
     frame = _SelectorFrame(an, fn.module, fn.facts, symbol, None, args)
     frame.root = Obj(cls=root.qualname, path=(), nonnull=True, origin="the current config") if root else \
         Unknown("the root config is not in the tree")
@@ -237,28 +242,70 @@ def _selector_call(an) -> SelectorCall:
             if value is not UNDECIDED:
                 fields[f.name] = Const(value)
     backend = next((v for c in calls for k, v in c.kwargs if k == "backend"), None)
-    evidence = (index.symbol_anchor(symbol, "the selector: what it passes the platform"),)
-    return SelectorCall(fields, backend, evidence)
+    return SelectorCall(fields, backend, tuple(evidence))
+
+
+def _layer_fact(an, root, name: str):
+    """(value, anchor) of what the model's layers pass as `name`: the ModelConfig member that
+    derives it (runtime.LAYER_FACTS) walked on the model's bound config; open otherwise."""
+    from srcreview.interp.models import MODEL_CONFIG, MODELS_KEY
+    from srcreview.interp.runtime import LAYER_FACTS
+
+    member = LAYER_FACTS.get(name)
+    if root is None or an.runtime.bindings.get(MODELS_KEY) is None:
+        return Unknown(MODEL_REASON.format(name=name, why=NOT_BOUND)), None
+    if member is None:
+        return Unknown(MODEL_REASON.format(name=name, why="not derived from the model's config")), None
+    model = an.force(an.resolver.attribute(Obj(cls=root.qualname, path=(), nonnull=True), "model_config"))
+    info = an.index._class_info_abs(an.resolver.canonical(model.cls)) if isinstance(model, Obj) and \
+        isinstance(model.cls, str) else None
+    if info is None:
+        return Unknown(MODEL_REASON.format(name=name, why=f"no {MODEL_CONFIG} in the tree")), None
+    hf = an.force(an.resolver.attribute(model, "hf_config"))
+    if isinstance(hf, Unknown):  # the model's config was not obtained: say that, not where the walk stops
+        return Unknown(MODEL_REASON.format(name=name, why=hf.reason.removeprefix("model-config-unknown: "))), None
+    attr = member.removesuffix("()")
+    method = info.methods.get(attr)
+    if member.endswith("()"):
+        value = an.force(an.return_value(FuncRef(method.qualname, bound=model), (), ())) if method else \
+            Unknown(f"{MODEL_CONFIG}.{attr} is not in the tree")
+    else:
+        value = an.force(an.resolver.attribute(model, attr))
+    if not isinstance(value, Const):
+        why = f"{MODEL_CONFIG}.{member} is not decided on the model's config: {getattr(value, 'reason', '') or 'unknown'}"
+        return Unknown(MODEL_REASON.format(name=name, why=why)), None
+    anchor = an.index.symbol_anchor(method, f"{name} = {value.value!r}: {MODEL_CONFIG}.{member} on the model's config") \
+        if method is not None else None
+    return value, anchor
+
+
+def platform_selector(an):
+    """The platform's `get_attn_backend_cls` for the recipe's platform (None when the tree has
+    no single one)."""
+    module = PLATFORM_MODULES.get(an.runtime.bindings.get(PLATFORM_KEY) or "")
+    if module is None:
+        return None
+    found = [s for s in an.index.find(PLATFORM_SELECTOR, kind="function") if s.module == module]
+    return found[0] if len(found) == 1 else None
+
+
+def selector_value(selector: SelectorCall) -> Derived:
+    """The selector config the platform receives, as a value: its fields are what the selector set."""
+    return Derived(cls=None, nonnull=True, origin="the selector config", overrides=tuple(selector.fields.items()))
 
 
 def _platform_walk(an, member, selector: SelectorCall) -> dict:
     """The platform's selector walked with `member` selected: the keywords it passes the
     validating method (besides the selector config), and whether refusal raises."""
     index = an.index
-    platform = an.runtime.bindings.get(PLATFORM_KEY)
-    module = PLATFORM_MODULES.get(platform or "")
-    if module is None:
+    symbol = platform_selector(an)
+    if symbol is None:
         return {}
-    found = [s for s in index.find(PLATFORM_SELECTOR, kind="function") if s.module == module]
-    if len(found) != 1:
-        return {}
-    symbol = found[0]
     fn = index.function_at(symbol)
-    selector_cfg = Derived(cls=None, nonnull=True, origin="the selector config", overrides=tuple(selector.fields.items()))
     params = [p.name for p in fn.facts.params][1:]
     args = {params[0]: member} if params else {}
     if len(params) > 1:
-        args[params[1]] = selector_cfg
+        args[params[1]] = selector_value(selector)
     frame = Frame(an, fn.module, fn.facts, symbol, None, args).run()
     kwargs = {}
     for c in frame.calls:

@@ -75,6 +75,10 @@ BACKEND_ENUM = "AttentionBackendEnum"
 BACKEND_VALIDATE = "validate_configuration"
 PLATFORM_SELECTOR = "get_attn_backend_cls"
 PLATFORM_MODULES = {"cuda": "vllm.platforms.cuda"}
+# what the model's attention layers pass the selector, as vLLM's ModelConfig derives it from the
+# model's config: the selector's parameter -> the ModelConfig member (a method when it ends in
+# "()"), walked on the bound config; any other parameter stays open
+LAYER_FACTS = {"head_size": "get_head_size()", "dtype": "dtype", "use_mla": "use_mla"}
 ENV_TABLE = "environment_variables"  # vllm.envs: name -> lambda read by the module's __getattr__
 _NVIDIA_WORDS = ("nvidia", "geforce", "rtx", "tesla", "quadro")
 

@@ -101,8 +101,10 @@ def _review(review: Review, failing: set) -> list[str]:
         for knob in sorted(review.knobs, key=lambda k: (k.recipe_line or 0, k.key, k.scope)):
             status = f"**{knob.status}**" if knob.status not in ("applied", "accepted") else knob.status
             line = str(knob.recipe_line) if knob.recipe_line else ""
-            lines.append(f"| {_code(knob.key, cell=True)} | {knob.scope} | {_code(_value(knob.value), cell=True)} | "
-                         f"{status} | {line} |")
+            value = _code(_value(knob.value), cell=True)
+            if knob.effective:  # what the source selects for an unset or automatic value
+                value += f" → {_text(knob.effective)}"
+            lines.append(f"| {_code(knob.key, cell=True)} | {knob.scope} | {value} | {status} | {line} |")
         lines.append("")
     findings = sorted(review.findings, key=lambda f: (f.sort_key(), f.fingerprint))
     for kind, title in _GROUPS:

@@ -37,6 +37,7 @@ from srcreview.interp.values import (
     Builtin,
     ClassRef,
     Const,
+    DICT_VIEWS,
     Derived,
     DictVal,
     EnumMember,
@@ -329,7 +330,7 @@ class Frame:
             env_before = self.an.unset_env_reads
             it = self.force(self.ev(iterable))
             items = it.value if isinstance(it, Const) and isinstance(it.value, (tuple, list)) else None
-            pairs = self.dict_view(iterable)
+            pairs = self.dict_view(it)
             unrollable = target is not None and _unrollable(body)
             if unrollable and pairs is not None and len(pairs) <= MAX_UNROLL:
                 # a dict whose keys are constants: walk the body once per item, in order
@@ -379,14 +380,13 @@ class Frame:
             self.unrolling -= 1
         return self.block(orelse)
 
-    def dict_view(self, expr):
-        """The items iterating `expr` gives when it is a DictVal, its `.items()`, `.keys()` or
-        `.values()`: (Const key, value) pairs, keys or values; None otherwise."""
+    @staticmethod
+    def dict_view(value):
+        """What iterating `value` gives when it is a DictVal or its `.items()`, `.keys()` or
+        `.values()` (a BoundBuiltin view): (Const key, value) pairs, keys or values; None otherwise."""
         view = None
-        if isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr) and not expr.args \
-                and expr.func.attr in ("items", "keys", "values"):
-            view, expr = expr.func.attr, expr.func.value
-        value = self.force(self.ev(expr))
+        if isinstance(value, BoundBuiltin) and isinstance(value.receiver, DictVal):
+            view, value = value.name, value.receiver
         if not isinstance(value, DictVal):
             return None
         if view == "items":
@@ -1260,6 +1260,8 @@ class Analyzer:
                                          f"{callee.name} is outside the tree", args=values, kwargs=kwargs))
             return Unknown(f"{callee.name}() is outside the tree")
         if isinstance(callee, BoundBuiltin):
+            if isinstance(callee.receiver, DictVal) and callee.name in DICT_VIEWS and not args and not kwargs:
+                return callee  # `table.items()`: iterated item by item (Frame.loop)
             value = builtins.bound_builtin(callee, [self.force(a) for a in args])
             if isinstance(value, Unknown):  # never drop a call silently: it stays in the graph, unresolved
                 frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved",

@@ -21,9 +21,11 @@ from srcreview.interp.models import HF_CONFIG
 from srcreview.interp.runtime import UNDECIDED, factory_class, self_written, static_default
 from srcreview.interp.values import (
     NONE,
+    BoundBuiltin,
     Builtin,
     ClassRef,
     Const,
+    DICT_VIEWS,
     Derived,
     DictVal,
     EnumMember,
@@ -150,6 +152,8 @@ class Resolver:
             return self.super_attr(receiver, name)
         if isinstance(receiver, Const):
             return const_attr(receiver.value, name)
+        if isinstance(receiver, DictVal) and name in DICT_VIEWS:
+            return BoundBuiltin(name, receiver)  # a view of a dict with abstract values (Frame.loop)
         if isinstance(receiver, Unknown) and models.MODEL_CONFIG_UNKNOWN in receiver.reason:
             return receiver  # whatever it is read from, the model's config is what is not known
         return Unknown(f"attribute {name} of an unknown value")

@@ -107,6 +107,9 @@ class DictVal:
     items: tuple  # ((plain key or EnumMember, value), ...)
 
 
+DICT_VIEWS = ("items", "keys", "values")  # `table.items()`: a BoundBuiltin view, iterated item by item
+
+
 @dataclass(frozen=True)
 class ClassRef:
     qualname: str

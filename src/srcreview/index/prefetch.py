@@ -39,17 +39,31 @@ def warm_facts(index, names: list[str]) -> None:
 
 
 def _uses(index, symbol) -> list:
-    """What a class (its bases, its __init__) or a function (the imported names its body uses) refers to."""
+    """What a class (its bases, its __init__, the classes its own fields are declared as: a
+    config's nested configs) or a function (the imported names its body uses) refers to."""
     try:
         if symbol.kind == "class":
             info = index._class_info(symbol)
             init = info.methods.get("__init__")
-            return [init] if init is not None else []
+            return ([init] if init is not None else []) + _field_classes(index, symbol, info)
         if symbol.kind == "function":
             return _resolve_body_names(index, symbol)
     except _IGNORED:
         pass
     return []
+
+
+def _field_classes(index, symbol, info) -> list:
+    names = sorted({n for f in info.facts.fields if f.annotation_expr is not None for n in _names(f.annotation_expr)})
+    found = []
+    for name in names:
+        try:
+            resolved = index.resolve_name(symbol.module, name)
+        except _IGNORED:
+            continue
+        if resolved is not None and resolved.kind == "class":
+            found.append(resolved)
+    return found
 
 
 def _resolve_body_names(index, symbol) -> list:

@@ -75,8 +75,13 @@ def run(args) -> int:
     gate = run_gate(args, reviews, rules=rules, recipe_files=[(path, r.path) for r, path in loaded])
     if args.registry:
         merge_registry(args.registry, gate)
-    sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args),
-                            width=_width() if args.format == "text" else 100))  # (only text reads it: rich)
+    if args.format == "json":  # a piece at a time: a campaign's whole text is megabytes
+        from srcreview.report import json as report
+
+        sys.stdout.writelines(report.chunks(list(gate.reviews), gate=gate.result))
+    else:
+        sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args),
+                                width=_width() if args.format == "text" else 100))  # (only text reads it: rich)
     return gate.result.exit_code
 
 
@@ -217,8 +222,9 @@ def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, objec
         finally:
             if ahead is not None:
                 ahead.stop()
-        # memory: a run over several revisions holds one tree's raw text at a time, and no index
-        # after its last recipe
+        # memory: a run over several revisions holds one tree's raw text at a time, no recipe's
+        # walks after its review, and no index after its last recipe
+        index.forget_analyses()
         following = [k for k, _ in planned[n + 1:]]
         if following[:1] != [key]:
             index.forget_text()

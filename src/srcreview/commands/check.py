@@ -196,6 +196,8 @@ def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, objec
     """(review, source tree) of each recipe; recipes pinned to the same revision (with the same
     patches) share the tree and its index. `files`: the recipes' files, which their `[runtime]
     patches` are relative to."""
+    from functools import partial
+
     from srcreview.commands._common import layers_from_args, rev_from_args, tree_from_args
     from srcreview.engine import anchor_names, review
     from srcreview.index import Index
@@ -216,7 +218,10 @@ def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, objec
             trees[key] = (tree, Index(tree, cache_dir=default_cache_dir()))
         tree, index = trees[key]
         recipe = at_revision(recipe, index)  # command-line flags, as this revision defines them
-        ahead = start(index, anchor_names(recipe, rules))  # the second core parses what the rules start from
+        # the second core runs the same review with the rules in reverse order: it parses what
+        # the review meets last while the review parses what it meets first
+        ahead = start(index, anchor_names(recipe, rules),
+                      partial(review, recipe, tree, rules=tuple(reversed(rules)), index=index))
         try:
             reviews.append((mark_patched(review(recipe, tree, rules=rules, index=index), tree), tree))
         finally:

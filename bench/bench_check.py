@@ -167,7 +167,8 @@ def main(argv=None) -> int:
     rows = [
         ("cold wall", best(colds), "seconds", "empty facts cache, no stored review"),
         ("cold CPU", best(colds, "cpu"), "cpu", "the check process and its parse-ahead worker"),
-        ("warm wall", best(warms), "seconds", f"stored review; analysis or huggingface_hub imported: {best(warms)['analysis'] or 'none'}"),
+        ("warm wall", best(warms), "seconds",
+         f"stored review; analysis or huggingface_hub imported: {best(warms)['analysis'] or 'none'}"),
         (f"{args.recipes} recipes, facts cached", best(many_computed), "seconds",
          "one process, every review computed (no goal in the issue)"),
         ("recipes warm", best(many_warm), "seconds", "one process, every review stored"),

@@ -42,7 +42,8 @@ print(json.dumps(out))
 _OBTAIN_IMPORTS = """
 import json, sys
 from srcreview.hfconfig import obtain_model_config, parse_model_ref
-facts = [obtain_model_config(parse_model_ref(text), offline=offline).to_json() for text, offline in json.loads(sys.argv[1])]
+calls = json.loads(sys.argv[1])
+facts = [obtain_model_config(parse_model_ref(text), offline=offline).to_json() for text, offline in calls]
 print(json.dumps({"facts": facts, "imported": "huggingface_hub" in sys.modules}, sort_keys=True))
 """
 

@@ -48,8 +48,9 @@ def chunks(reviews: Sequence[Review] | Review, *, gate=None) -> Iterator[str]:
     yield head
     if not run.reviews:
         yield "[]"
-    for n, review in enumerate(run.reviews):  # each a list item at depth 2 (JSON strings hold no raw line break)
-        yield ("[\n    " if n == 0 else ",\n    ") + dumps(review.model_dump(mode="json"), indent=2).replace("\n", "\n    ")
+    for n, review in enumerate(run.reviews):  # a list item at depth 2 (JSON strings hold no raw line break)
+        text = dumps(review.model_dump(mode="json"), indent=2)
+        yield ("[\n    " if n == 0 else ",\n    ") + text.replace("\n", "\n    ")
     if run.reviews:
         yield "\n  ]"
     yield tail + "\n"

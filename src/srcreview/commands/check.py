@@ -227,13 +227,12 @@ def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, objec
         finally:
             if ahead is not None:
                 ahead.stop()
-        # memory: a run over several revisions holds one tree's raw text at a time, no recipe's
-        # walks after its review, and no index after its last recipe
+        # memory: no recipe's walks and no raw text after its review (what was found in the text
+        # is kept, and on disk: a later recipe reads the files again only for a new question),
+        # and no index after its tree's last recipe
         index.forget_analyses()
-        following = [k for k, _ in planned[n + 1:]]
-        if following[:1] != [key]:
-            index.forget_text()
-        if key not in following:
+        index.forget_text()
+        if key not in [k for k, _ in planned[n + 1:]]:
             del trees[key]
     return reviews
 

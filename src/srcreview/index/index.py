@@ -146,8 +146,8 @@ class Index:
 
     def forget_text(self) -> None:
         """Drop the raw text kept for the prefilter (a whole tree's worth after a first review):
-        a run reviewing several revisions holds one tree's text at a time. A later question
-        reads the files again; answered questions are kept (and on disk)."""
+        a run reviewing many recipes holds none between reviews. A later question reads the
+        files again; answered questions are kept (and on disk)."""
         self._raw.clear()
 
     def forget_analyses(self) -> None:

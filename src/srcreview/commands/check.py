@@ -232,6 +232,9 @@ def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, objec
         # and no index after its tree's last recipe
         index.forget_analyses()
         index.forget_text()
+        # its raw-text answers are known now: a next recipe here starts a worker only for anchors
+        # not cached yet, and reads no tree for it
+        index.reviewed_before = True
         if key not in [k for k, _ in planned[n + 1:]]:
             del trees[key]
     return reviews

@@ -206,3 +206,18 @@ def test_compose_services_patches_and_stale_rules_validate(workdir, cli):
     for model, field in (("RecipeRef", "file"), ("RevisionInfo", "release_from"), ("Review", "patches"),
                          ("Anchor", "origin"), ("ReviewGate", "stale"), ("RunGate", "stale_rules")):
         assert field in properties[model]["properties"], f"{model}.{field}"
+
+
+def test_the_text_written_a_review_at_a_time_is_the_whole_document_dumped_at_once(workdir, cli):
+    """`check --format json` writes each review as it renders it (report.json.chunks): the
+    bytes are those of the whole run as one document, for no, one or many reviews."""
+    from srcreview.findings import ReviewRun
+    from srcreview.report import json as report
+    from srcreview.textsafe import dumps
+
+    text = _check(cli, "recipes/demo.toml", "recipes/toplevel.toml", "--format", "json")
+    run = ReviewRun.model_validate_json(text)
+    assert text == dumps(run.model_dump(mode="json"), indent=2) + "\n"
+    for reviews in ((), run.reviews[:1], run.reviews):
+        whole = dumps(report.run_of(list(reviews)).model_dump(mode="json"), indent=2) + "\n"
+        assert "".join(report.chunks(list(reviews))) == report.render(list(reviews)) == whole

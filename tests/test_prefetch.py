@@ -14,7 +14,7 @@ import pytest
 from srcreview.engine import anchor_names, review
 from srcreview.index import Index
 from srcreview.index.cache import FactsCache
-from srcreview.index.prefetch import start, warm_facts
+from srcreview.index.prefetch import start
 from srcreview.recipe import load_recipe
 from srcreview.report import json as report_json
 from srcreview.revision import Revision
@@ -85,13 +85,18 @@ def test_anchor_names_follow_the_review_order():
     assert names.index("VllmConfig.use_v2_model_runner") < names.index(v1)  # the runner is decided first
 
 
-def test_warm_facts_caches_the_anchor_modules(tmp_path):
+def test_the_worker_caches_what_its_walk_parses_and_the_review_reads_it_back(tmp_path):
     index = Index(_tree(FIXTURES / "rules_spec_decode"), cache_dir=tmp_path)
-    warm_facts(index, ["init_speculator", "model_loader.get_model", "no_such_symbol"])
+    ahead = start(index, ["init_speculator"], lambda: index.find("model_loader.get_model"), min_tree_modules=0)
+    if ahead is None:
+        pytest.skip("parse ahead needs two cores and fork (Linux)")
+    ahead.join(120)
+    ahead.stop()
     cache = FactsCache(tmp_path)
-    for path in index.candidate_files("init_speculator", kind="function"):
-        assert cache.has(index.tree.blob_id(path))
-    assert index.parsed
+    paths = index.candidate_files("model_loader.get_model", kind="function")
+    assert paths and all(cache.has(index.tree.blob_id(p)) for p in paths)
+    assert [s.qualname for s in index.find("model_loader.get_model")]  # read back from the cache:
+    assert index.parsed == []  # this process parsed nothing
 
 
 def test_a_review_with_parse_ahead_is_the_review_without(tmp_path):
@@ -103,7 +108,9 @@ def test_a_review_with_parse_ahead_is_the_review_without(tmp_path):
     expected = report_json.render([review(recipe, plain.tree, rules=rules, index=plain)])
 
     index = Index(_tree(root), cache_dir=tmp_path / "ahead")
-    ahead = start(index, anchor_names(recipe, rules), min_tree_modules=0)
+    backwards = tuple(reversed(rules))
+    ahead = start(index, anchor_names(recipe, rules), lambda: review(recipe, index.tree, rules=backwards, index=index),
+                  min_tree_modules=0)
     if ahead is None:
         pytest.skip("parse ahead needs two cores and fork (Linux)")
     try:
@@ -115,4 +122,4 @@ def test_a_review_with_parse_ahead_is_the_review_without(tmp_path):
     assert not list((tmp_path / "ahead").rglob(".tmp-*"))  # stopped, never mid-write
     # a second review at the revision needs no worker
     again = Index(_tree(root), cache_dir=tmp_path / "ahead")
-    assert start(again, anchor_names(recipe, rules), min_tree_modules=0) is None
+    assert start(again, anchor_names(recipe, rules), lambda: None, min_tree_modules=0) is None

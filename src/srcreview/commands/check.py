@@ -81,8 +81,13 @@ def run(args) -> int:
     gate = run_gate(args, reviews, rules=rules, recipe_files=[(path, r.path) for r, path in loaded])
     if args.registry:
         merge_registry(args.registry, gate)
-    sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args),
-                            width=_width() if args.format == "text" else 100))  # (only text reads it: rich)
+    if args.format == "json":  # a piece at a time: a campaign's whole text is megabytes
+        from srcreview.report import json as report
+
+        sys.stdout.writelines(report.chunks(list(gate.reviews), gate=gate.result))
+    else:
+        sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args),
+                                width=_width() if args.format == "text" else 100))  # (only text reads it: rich)
     return gate.result.exit_code
 
 
@@ -197,6 +202,8 @@ def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, objec
     """(review, source tree) of each recipe; recipes pinned to the same revision (with the same
     patches) share the tree and its index. `files`: the recipes' files, which their `[runtime]
     patches` are relative to."""
+    from functools import partial
+
     from srcreview.commands._common import layers_from_args, rev_from_args, tree_from_args
     from srcreview.engine import anchor_names, review
     from srcreview.index import Index
@@ -217,18 +224,24 @@ def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, objec
             trees[key] = (tree, Index(tree, cache_dir=default_cache_dir()))
         tree, index = trees[key]
         recipe = at_revision(recipe, index)  # command-line flags, as this revision defines them
-        ahead = start(index, anchor_names(recipe, rules))  # the second core parses what the rules start from
+        # the second core runs the same review with the rules in reverse order: it parses what
+        # the review meets last while the review parses what it meets first
+        ahead = start(index, anchor_names(recipe, rules),
+                      partial(review, recipe, tree, rules=tuple(reversed(rules)), index=index))
         try:
             reviews.append((mark_patched(review(recipe, tree, rules=rules, index=index), tree), tree))
         finally:
             if ahead is not None:
                 ahead.stop()
-        # memory: a run over several revisions holds one tree's raw text at a time, and no index
-        # after its last recipe
-        following = [k for k, _ in planned[n + 1:]]
-        if following[:1] != [key]:
-            index.forget_text()
-        if key not in following:
+        # memory: no recipe's walks and no raw text after its review (what was found in the text
+        # is kept, and on disk: a later recipe reads the files again only for a new question),
+        # and no index after its tree's last recipe
+        index.forget_analyses()
+        index.forget_text()
+        # its raw-text answers are known now: a next recipe here starts a worker only for anchors
+        # not cached yet, and reads no tree for it
+        index.reviewed_before = True
+        if key not in [k for k, _ in planned[n + 1:]]:
             del trees[key]
     return reviews
 

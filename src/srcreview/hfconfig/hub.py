@@ -3,7 +3,9 @@
 `hf_hub_download` decides everything a Hub user has configured: the cache (`HF_HOME`,
 `HF_HUB_CACHE`), the endpoint (`HF_ENDPOINT`), offline mode (`HF_HUB_OFFLINE`), the token
 (`HF_TOKEN`, the token file of `hf auth login`), timeouts and retries. huggingface_hub reads
-those variables once, when it is first imported, and is imported only here, on first use.
+those variables once, when it is first imported, and is imported only here, and only when the
+Hub itself is asked: what its cache answers (offline, an unresolvable endpoint, a file cached
+at a pinned commit) is read directly, the same way (srcreview.hfconfig.hubcache).
 srcreview asks only for the files of `files.MODEL_FILES`, never weights. config.json is
 fetched at the revision asked for; the other files at the commit it resolved to, so all come
 from one commit, and what the cache knows about that (immutable) commit is not asked again.
@@ -15,16 +17,13 @@ the library's message text: a message could carry a URL, and the token must neve
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
-import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
 
 from srcreview.hfconfig.facts import ConfigFile, ModelFacts
 from srcreview.hfconfig.files import CONFIG_FILE, OPTIONAL_FILES, ConfigUnavailable, parse_document
+from srcreview.hfconfig.hubcache import NO_EXIST, HubSettings, lookup, snapshot_file
 from srcreview.hfconfig.readfile import read_regular_file
 from srcreview.hfconfig.ref import ModelRef
 
@@ -43,80 +42,91 @@ def read_hub_config(ref: ModelRef, *, offline: bool | None = None) -> ModelFacts
     """The config files of Hub model `ref`; `offline=True` reads the huggingface_hub cache only
     (None: as huggingface_hub decides, from HF_HUB_OFFLINE). ConfigUnavailable with the reason
     when config.json cannot be had or a file is not a JSON object."""
-    try:
-        hub = _Hub.load()
-    except ImportError:
-        raise ConfigUnavailable("huggingface_hub is not installed") from None
-    cache_only = bool(offline) or hub.offline()
-    unreachable = not cache_only and not _resolves(str(getattr(hub.constants, "ENDPOINT", "")))
+    from importlib.util import find_spec
+
+    if find_spec("huggingface_hub") is None:
+        raise ConfigUnavailable("huggingface_hub is not installed")
+    hub = _Hub(HubSettings.from_environment())
+    cache_only = bool(offline) or hub.settings.offline
+    unreachable = not cache_only and not _resolves(hub.settings.endpoint)
     cache_only = cache_only or unreachable
-    with _quiet():
+    try:
+        path = hub.cached(ref, CONFIG_FILE, ref.revision) if cache_only else hub.fetch(ref, CONFIG_FILE, ref.revision)
+    except Exception as exc:  # the library's network, HTTP and cache errors: the review goes on without it
+        if unreachable and isinstance(exc, _NotCached):  # (cache only: the library was not asked)
+            raise ConfigUnavailable(f"the Hub endpoint's host does not resolve and {CONFIG_FILE} is not in "
+                                    "the huggingface_hub cache") from None
+        raise ConfigUnavailable(hub.reason(exc, CONFIG_FILE, ref, cache_only)) from None
+    commit = _snapshot_commit(path)
+    raw = _read(path, CONFIG_FILE)
+    documents = {CONFIG_FILE: parse_document(CONFIG_FILE, raw)}
+    files = [_described(CONFIG_FILE, raw, commit)]
+    unresolved = []
+    pinned = commit or ref.revision
+    for name in OPTIONAL_FILES:
         try:
-            path = hub.cached(ref, CONFIG_FILE, ref.revision) if cache_only else hub.download(ref, CONFIG_FILE,
-                                                                                             ref.revision)
-        except Exception as exc:  # the library's network, HTTP and cache errors: the review goes on without it
-            if unreachable and isinstance(exc, (_NotCached, hub.errors.LocalEntryNotFoundError)):
-                raise ConfigUnavailable(f"the Hub endpoint's host does not resolve and {CONFIG_FILE} is not in "
-                                        "the huggingface_hub cache") from None
-            raise ConfigUnavailable(hub.reason(exc, CONFIG_FILE, ref, cache_only)) from None
-        commit = _snapshot_commit(path)
-        raw = _read(path, CONFIG_FILE)
-        documents = {CONFIG_FILE: parse_document(CONFIG_FILE, raw)}
-        files = [_described(CONFIG_FILE, raw, commit)]
-        unresolved = []
-        pinned = commit or ref.revision
-        for name in OPTIONAL_FILES:
-            try:
-                path = hub.optional(ref, name, pinned, ask_hub=not cache_only and commit is not None)
-            except _CachedAbsent:
+            path = hub.optional(ref, name, pinned, ask_hub=not cache_only and commit is not None)
+        except _CachedAbsent:
+            continue
+        except _NotCached:
+            unresolved.append(name)
+            continue
+        except Exception as exc:  # absent, or unknown: not a reason to stop; after a network failure, ask no more
+            if hub.said_absent(exc):
                 continue
-            except _NotCached:
-                unresolved.append(name)
-                continue
-            except Exception as exc:  # absent, or unknown: not a reason to stop; after a network failure, ask no more
-                if hub.said_absent(exc):
-                    continue
-                unresolved.append(name)
-                cache_only = cache_only or hub.unreachable(exc)
-                continue
-            raw = _read(path, name)
-            documents[name] = parse_document(name, raw)
-            files.append(_described(name, raw, _snapshot_commit(path)))
+            unresolved.append(name)
+            cache_only = cache_only or hub.is_error(exc, "LocalEntryNotFoundError")
+            continue
+        raw = _read(path, name)
+        documents[name] = parse_document(name, raw)
+        files.append(_described(name, raw, _snapshot_commit(path)))
     return ModelFacts(source="hub", ref=ref.text, kind="hub", revision=ref.revision, commit=commit,
                       files=tuple(files), documents=documents, unresolved=tuple(unresolved))
 
 
-@dataclass(frozen=True)
 class _Hub:
-    """The parts of huggingface_hub used here, imported together (which also configures its logger)."""
+    """The Hub as huggingface_hub sees it: its cache read directly (srcreview.hfconfig.hubcache),
+    the library imported only to ask the Hub itself (which also configures its logger)."""
 
-    hf_hub_download: Callable[..., str]
-    try_to_load_from_cache: Callable[..., Any]
-    cached_no_exist: object
-    errors: Any
-    constants: Any
+    def __init__(self, settings: HubSettings):
+        self.settings = settings
+        self._library = None
 
-    @classmethod
-    def load(cls) -> "_Hub":
-        from huggingface_hub import _CACHED_NO_EXIST, constants, errors, hf_hub_download, try_to_load_from_cache
+    def library(self):
+        if self._library is None:
+            import huggingface_hub
+            from huggingface_hub import errors
 
-        return cls(hf_hub_download, try_to_load_from_cache, _CACHED_NO_EXIST, errors, constants)
+            self._library = (huggingface_hub, errors)
+        return self._library
 
-    def offline(self) -> bool:
-        is_offline = getattr(self.constants, "is_offline_mode", None)
-        return bool(is_offline()) if callable(is_offline) else bool(getattr(self.constants, "HF_HUB_OFFLINE", False))
+    def is_error(self, exc: Exception, name: str) -> bool:
+        """Whether `exc` is huggingface_hub's error `name` (never, when it was not imported: then
+        nothing raised it)."""
+        return self._library is not None and isinstance(exc, getattr(self._library[1], name))
 
     def download(self, ref: ModelRef, name: str, revision: str | None) -> str:
         from srcreview import __version__
 
-        return self.hf_hub_download(ref.repo_id, name, revision=revision, library_name="srcreview",
-                                    library_version=__version__, tqdm_class=_NoProgress)
+        hf_hub_download = self.library()[0].hf_hub_download
+        with _quiet():
+            return hf_hub_download(ref.repo_id, name, revision=revision, library_name="srcreview",
+                                   library_version=__version__, tqdm_class=_NoProgress)
+
+    def fetch(self, ref: ModelRef, name: str, revision: str | None) -> str:
+        """`name` at `revision` as hf_hub_download gives it: a file the cache holds at a pinned
+        commit without a request (the library's own shortcut), anything else from the Hub."""
+        if revision is not None and _COMMIT.fullmatch(revision):
+            found = snapshot_file(self.settings.cache_dir, ref.repo_id, name, revision)
+            if found is not None:
+                return found
+        return self.download(ref, name, revision)
 
     def cached(self, ref: ModelRef, name: str, revision: str | None) -> str:
         """The cached file, found the way huggingface_hub resolves its cache (refs/<branch> ->
         snapshot), without any request: offline means no network at all, not even the library's own."""
-        found = self.try_to_load_from_cache(ref.repo_id, name, revision=revision)
-        if found is self.cached_no_exist:
+        found = lookup(self.settings.cache_dir, ref.repo_id, name, revision)
+        if found is NO_EXIST:
             raise _CachedAbsent(name)
         if not isinstance(found, str):
             raise _NotCached(name)
@@ -132,35 +142,31 @@ class _Hub:
         return self.download(ref, name, commit)
 
     def said_absent(self, exc: Exception) -> bool:
-        errors = self.errors
-        return isinstance(exc, errors.EntryNotFoundError) and not isinstance(exc, errors.LocalEntryNotFoundError)
-
-    def unreachable(self, exc: Exception) -> bool:
-        return isinstance(exc, self.errors.LocalEntryNotFoundError)
+        return self.is_error(exc, "EntryNotFoundError") and not self.is_error(exc, "LocalEntryNotFoundError")
 
     def reason(self, exc: Exception, name: str, ref: ModelRef, cache_only: bool) -> str:
         """One line for why `name` could not be had, from the error's class and HTTP status only."""
-        errors = self.errors
+        error = self.is_error
         at = f"revision {ref.revision}" if ref.revision else "the default branch"
-        cause = exc.__cause__ if isinstance(exc, errors.LocalEntryNotFoundError) else None
+        cause = exc.__cause__ if error(exc, "LocalEntryNotFoundError") else None
         status = _status(exc) or _status(cause)
         if isinstance(exc, _CachedAbsent):
             return f"the repository has no {name} at {at} (the huggingface_hub cache says so; offline)"
-        if isinstance(exc, (_NotCached, errors.LocalEntryNotFoundError, errors.OfflineModeIsEnabled)):
+        if isinstance(exc, _NotCached) or error(exc, "LocalEntryNotFoundError") or error(exc, "OfflineModeIsEnabled"):
             if cache_only:
                 return f"{name} is not in the huggingface_hub cache and the Hub is offline (HF_HUB_OFFLINE)"
-            if isinstance(cause, errors.FileMetadataError):
+            if cause is not None and error(cause, "FileMetadataError"):
                 return (f"the Hub endpoint's answer for {name} lacks the Hub's headers (check HF_ENDPOINT), "
                         "and it is not in the huggingface_hub cache")
             why = f"the Hub answered HTTP {status}" if status else "the Hub could not be reached"
             return f"{why} and {name} is not in the huggingface_hub cache"
-        if isinstance(exc, errors.GatedRepoError):
+        if error(exc, "GatedRepoError"):
             return f"the repository is gated and the token in use has no access to it (HTTP {status})"
-        if isinstance(exc, errors.RepositoryNotFoundError):
+        if error(exc, "RepositoryNotFoundError"):
             return f"the repository does not exist, or is private and the token in use cannot read it (HTTP {status})"
-        if isinstance(exc, errors.RevisionNotFoundError):
+        if error(exc, "RevisionNotFoundError"):
             return f"{at} does not exist in the repository"
-        if isinstance(exc, errors.EntryNotFoundError):
+        if error(exc, "EntryNotFoundError"):
             return f"the repository has no {name} at {at}"
         if status:
             return f"the Hub answered HTTP {status} for {name}"
@@ -218,6 +224,9 @@ def _status(exc: BaseException | None) -> int | None:
 def _quiet():
     """huggingface_hub logs retries and warnings to stderr on its own handler; below the CLI
     nothing prints (its logger is configured when it is imported, so this comes after)."""
+    import logging
+    import warnings
+
     logger = logging.getLogger("huggingface_hub")
     level = logger.level
     logger.setLevel(logging.CRITICAL + 1)

@@ -54,8 +54,9 @@ given), keyed by the git blob id of the file and SCHEMA_VERSION; a corrupt or fo
 parsed until a question needs it, and a run whose facts are all cached never imports libcst
 (nor does a cold one, unless a module needs the fallback).
 Raw-text answers (definition_files, grep, grep_re) are kept on disk per revision listing too.
-srcreview.index.prefetch.start(index, names) parses ahead on a second core (a forked worker
-filling the facts cache with what `names` need); the answers still come from this Index.
+srcreview.index.prefetch.start(index, names, walk) parses ahead on a second core (a forked
+worker running `walk`, e.g. the same review in another order, to fill the facts cache); the
+answers still come from this Index.
 """
 
 from srcreview.index.facts import (

@@ -104,6 +104,8 @@ class Index:
         self.on_names_miss = None
         self.reviewed_before = False  # raw-text answers of this revision listing were on disk already
         self.unreadable: dict[str, str] = {}  # path -> why it could not be read or parsed (when asked)
+        # the walks of one recipe's values (srcreview.interp.interpreter.analyzer), by bindings
+        self.analyzers: dict[tuple, object] = {}
 
     # -- files and modules -------------------------------------------------------------------
     def _all_files(self) -> set[str]:
@@ -144,9 +146,14 @@ class Index:
 
     def forget_text(self) -> None:
         """Drop the raw text kept for the prefilter (a whole tree's worth after a first review):
-        a run reviewing several revisions holds one tree's text at a time. A later question
-        reads the files again; answered questions are kept (and on disk)."""
+        a run reviewing many recipes holds none between reviews. A later question reads the
+        files again; answered questions are kept (and on disk)."""
         self._raw.clear()
+
+    def forget_analyses(self) -> None:
+        """Drop the walks of the recipes reviewed so far (a megabyte or so each): a run reviewing
+        many recipes at one revision keeps the tree's facts, not every recipe's walks."""
+        self.analyzers.clear()
 
     def grep(self, text: str, prefix: str | None = None) -> list[str]:
         """Python files under `prefix` whose raw text contains `text` (no parsing; kept on disk

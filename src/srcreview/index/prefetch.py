@@ -3,83 +3,23 @@ review is about to need, while the review itself runs sequentially and reads the
 
 The worker is a hint, never a source of answers: it only writes facts (the cache is keyed by
 content, written atomically), the review asks its own Index as always, and on a miss parses
-the module itself. Which modules: the definitions of the rules' anchor symbols, their classes'
-bases, what the names used in an anchor function's body resolve to, then the same for what
-those resolved to (two levels), in that order. A run whose anchors are all cached starts no
-worker.
+the module itself. What the worker does is given by the caller (`walk`): `check` has it run
+the same review with the rules in reverse order, so it meets, and parses, first what the
+review meets last; the modules it parses are exactly the ones a review needs, none guessed.
+Where both need the module the other is parsing, each waits for the other's facts instead
+of parsing it a second time. A run whose anchors (`names`: where the rules start) are all
+cached starts no worker.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
+from collections.abc import Callable
 
 from srcreview.errors import DataError, SourceUnavailable
-
-_IGNORED = (DataError, SourceUnavailable, RecursionError, NotImplementedError, ValueError, KeyError)
-
-
-def warm_facts(index, names: list[str]) -> None:
-    """Load (parse and cache on a miss) the modules behind `names`; errors are ignored: the
-    review meets them again and reports them. First each anchor and what it uses (in the
-    order the review meets them), then, with the time left, what those use in turn."""
-    used: dict[str, object] = {}
-    for name in names:
-        symbols = []
-        for kind in ("class", "function"):  # what anchors are; the same raw-text answers as the review's
-            try:
-                symbols += index.find(name, kind=kind)
-            except _IGNORED:
-                continue
-        for symbol in symbols:
-            for found in _uses(index, symbol):
-                used.setdefault(found.qualname, found)
-    for symbol in list(used.values()):
-        _uses(index, symbol)
-
-
-def _uses(index, symbol) -> list:
-    """What a class (its bases, its __init__) or a function (the imported names its body uses) refers to."""
-    try:
-        if symbol.kind == "class":
-            info = index._class_info(symbol)
-            init = info.methods.get("__init__")
-            return [init] if init is not None else []
-        if symbol.kind == "function":
-            return _resolve_body_names(index, symbol)
-    except _IGNORED:
-        pass
-    return []
-
-
-def _resolve_body_names(index, symbol) -> list:
-    facts = index.module(symbol.module)
-    function = facts.functions.get(symbol.local)
-    if function is None:
-        return []
-    imports = facts.import_map(symbol.local)
-    used = sorted({n for n in _names(function.body) if n.split(".")[0] in imports})
-    found = []
-    for name in used:
-        try:
-            resolved = index.resolve_name(symbol.module, name, symbol.local)
-        except _IGNORED:
-            continue
-        if resolved is not None and resolved.kind in ("class", "function"):
-            found.append(resolved)
-    return found
-
-
-def _names(node):
-    """Every name of a statement/expression IR tree, and `name.attr` for an attribute of one
-    (`envs.X`: the module `envs` is only parsed when one of its attributes is resolved)."""
-    from srcreview.index import ir
-
-    for expr in ir.iter_exprs(node):
-        if isinstance(expr, ir.Name):
-            yield expr.id
-        elif isinstance(expr, ir.Attr) and isinstance(expr.value, ir.Name):
-            yield f"{expr.value.id}.{expr.attr}"
+from srcreview.index.index import MAX_PARSE_BYTES
 
 
 MIN_UNCACHED = 4  # fewer anchor files to parse than this: a worker costs more than it saves
@@ -127,11 +67,11 @@ def _key(path: str) -> int:
 
 
 class Prefetch:
-    """A forked worker running warm_facts; `stop()` ends it (it is only ever ahead of the review).
+    """A forked worker running its walk; `stop()` ends it (it is only a hint for the review).
 
     While it runs, a cache miss of the review on the module the worker is parsing right now
-    waits for the worker's facts instead of parsing the same module a second time; the other
-    way round, the worker skips the module the review is parsing (it is behind there)."""
+    waits for the worker's facts instead of parsing the same module a second time, and the
+    worker waits for the review's facts of the module the review is parsing."""
 
     def __init__(self, index, process, current, reviewing, answers):
         self._index, self._process, self._current, self._reviewing = index, process, current, reviewing
@@ -151,13 +91,11 @@ class Prefetch:
             names.setdefault(key, found)
 
     def _wait(self, path: str, blob: str) -> bool:
-        import time
-
         process, cache, key = self._process, self._index._cache, _key(path)
         if process is None:
             return False
         if self._current.value != key:
-            self._reviewing.value = key  # the review parses it now: the worker skips it
+            self._reviewing.value = key  # the review parses it now: the worker waits for it
             return False
         deadline = time.monotonic() + MAX_WAIT
         while self._current.value == key and process.is_alive() and time.monotonic() < deadline:
@@ -165,6 +103,11 @@ class Prefetch:
                 return True
             time.sleep(0.002)
         return cache.has(blob)
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the walk to end (`check` stops it instead: it is only ever a hint)."""
+        if self._process is not None:
+            self._process.join(timeout)
 
     def stop(self) -> None:
         process, self._process = self._process, None
@@ -176,10 +119,11 @@ class Prefetch:
             process.join()
 
 
-def start(index, names: list[str], *, min_tree_modules: int = MIN_TREE_MODULES) -> Prefetch | None:
-    """A parse-ahead worker for `names` on another core, or None where it cannot pay: one core,
-    no fork (only Linux forks cheaply and safely here), no facts cache, a small tree, or
-    nothing to parse."""
+def start(index, names: list[str], walk: Callable[[], object], *,
+          min_tree_modules: int = MIN_TREE_MODULES) -> Prefetch | None:
+    """A worker on another core running `walk()` over `index` (its results are dropped; what it
+    parses stays in the facts cache), or None where it cannot pay: one core, no fork (only Linux
+    forks cheaply and safely here), no facts cache, a small tree, or the anchors `names` cached."""
     if not names or index._cache is None or (os.cpu_count() or 1) < 2 or not sys.platform.startswith("linux"):
         return None
     if len(index.python_files()) < min_tree_modules:
@@ -189,8 +133,8 @@ def start(index, names: list[str], *, min_tree_modules: int = MIN_TREE_MODULES) 
     import multiprocessing
 
     # in a first review here, the review's first question scans the raw text of every module:
-    # read it once, before the fork, so the worker starts parsing at once instead of reading
-    # it all a second time (after one, the answers are on disk and the review reads no file)
+    # read it once, before the fork, so the worker starts at once instead of reading it all a
+    # second time (after one, the answers are on disk and the review reads no file)
     if not index.reviewed_before:
         for path in index.python_files():
             index._raw_text(path)
@@ -198,16 +142,12 @@ def start(index, names: list[str], *, min_tree_modules: int = MIN_TREE_MODULES) 
     current = context.Value("q", 0, lock=False)  # _key of the module the worker is parsing
     reviewing = context.Value("q", 0, lock=False)  # _key of the module the review parsed last
     answers = context.Queue()  # (key, files): the raw-text answers the worker computed
-    process = context.Process(target=_worker, args=(index, names, current, reviewing, answers), daemon=True)
+    process = context.Process(target=_worker, args=(index, walk, current, reviewing, answers), daemon=True)
     process.start()
     return Prefetch(index, process, current, reviewing, answers)
 
 
-class _Skipped(KeyError):
-    """The review is parsing this module itself: the worker leaves it (and what follows from it)."""
-
-
-def _worker(index, names: list[str], current, reviewing, answers) -> None:
+def _worker(index, walk, current, reviewing, answers) -> None:
     import signal
 
     remembered = index._remembered
@@ -226,8 +166,12 @@ def _worker(index, names: list[str], current, reviewing, answers) -> None:
 
     def announced_load(path, module):  # what the review may wait for while it is being loaded
         key = _key(path)
-        if reviewing.value == key and not cache.has(index.tree.blob_id(path)):
-            raise _Skipped(path)
+        # the review is parsing it: its facts will be in the cache (unless it is too large to parse)
+        if reviewing.value == key and len(index._raw_text(path)) <= MAX_PARSE_BYTES:
+            blob = index.tree.blob_id(path)
+            deadline = time.monotonic() + MAX_WAIT
+            while reviewing.value == key and not cache.has(blob) and time.monotonic() < deadline:
+                time.sleep(0.002)
         current.value = key
         try:
             return load(path, module)
@@ -252,6 +196,6 @@ def _worker(index, names: list[str], current, reviewing, answers) -> None:
     index._cache.store_names = lambda *_: None  # the review keeps the name answers; two writers would race
     try:
         sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the worker never reports
-        warm_facts(index, names)
+        walk()
     except Exception:  # noqa: BLE001, S110 - a hint that fails changes nothing
         pass

@@ -66,7 +66,7 @@ MAX_UNROLL = 16  # a loop over a constant table of at most this many items is wa
 
 def analyzer(index, bindings: dict) -> "Analyzer":
     """One Analyzer per (index, bindings): walks are shared by every question asked with them."""
-    cache = index.__dict__.setdefault("_analyzers", {})
+    cache = index.analyzers
     key = tuple(sorted((k, repr(v)) for k, v in bindings.items()))
     if key not in cache:
         cache[key] = Analyzer(index, bindings)

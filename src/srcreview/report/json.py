@@ -9,7 +9,7 @@ Deterministic: field order from the models, findings already sorted.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from srcreview.findings import Review, ReviewRun, RunGate
 from srcreview.textsafe import dumps
@@ -29,8 +29,31 @@ def run_of(reviews: Sequence[Review] | Review, gate=None) -> ReviewRun:
     return ReviewRun(reviews=gate.annotate(reviews), gate=summary)
 
 
+_REVIEWS = "\0srcreview-reviews\0"  # where the reviews go in the run's text
+
+
 def render(reviews: Sequence[Review] | Review, *, gate=None, **_options) -> str:
-    return dumps(run_of(reviews, gate).model_dump(mode="json"), indent=2) + "\n"
+    return "".join(chunks(reviews, gate=gate))
+
+
+def chunks(reviews: Sequence[Review] | Review, *, gate=None) -> Iterator[str]:
+    """The text of `dumps(run.model_dump(mode="json"), indent=2)` in pieces, one review at a
+    time: the whole run as one Python document, or as one string built by concatenation, is
+    several times its text (a campaign of a hundred recipes has megabytes of it)."""
+    run = run_of(reviews, gate)
+    document = run.model_dump(mode="json", exclude={"reviews"})
+    ordered = {name: _REVIEWS if name == "reviews" else document[name]
+               for name in type(run).model_fields if name == "reviews" or name in document}
+    head, _, tail = dumps(ordered, indent=2).partition(dumps(_REVIEWS))
+    yield head
+    if not run.reviews:
+        yield "[]"
+    for n, review in enumerate(run.reviews):  # a list item at depth 2 (JSON strings hold no raw line break)
+        text = dumps(review.model_dump(mode="json"), indent=2)
+        yield ("[\n    " if n == 0 else ",\n    ") + text.replace("\n", "\n    ")
+    if run.reviews:
+        yield "\n  ]"
+    yield tail + "\n"
 
 
 def schema() -> dict:

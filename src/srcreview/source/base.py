@@ -72,6 +72,14 @@ def clean_relpath(path: str) -> str:
     return str(posix)
 
 
+def _plain_relpath(path: str) -> bool:
+    """Whether `path` is already what clean_relpath makes of it (the common case, decided
+    without building a path object): relative, POSIX, no empty, `.` or `..` part, no NUL."""
+    parts = path.split("/")
+    return bool(path) and "\\" not in path and "\x00" not in path and "" not in parts and "." not in parts \
+        and ".." not in parts
+
+
 HIDDEN = ": the modules under it cannot be read"
 PACKAGE = "vllm"  # the package the analysis reads
 
@@ -193,26 +201,32 @@ class DirectoryTree(SourceTree):
             self._resolved_root = self.root.resolve()
         return self._resolved_root
 
-    def _resolve(self, target: Path) -> Path:
-        """`target.resolve()`, with the real path of each directory found once: a scan of the
-        tree reads thousands of files from a few hundred directories."""
+    def _resolve(self, target: str) -> str:
+        """The real path of `target` (`Path.resolve`), with the real path of each directory found
+        once: a scan of the tree reads thousands of files from a few hundred directories."""
         if os.path.islink(target):
-            return target.resolve()
-        parent = self._real_dirs.get(target.parent)
+            return str(Path(target).resolve())
+        folder, name = os.path.split(target)
+        parent = self._real_dirs.get(folder)
         if parent is None:
-            parent = self._real_dirs[target.parent] = target.parent.resolve()
-        return parent / target.name
+            parent = self._real_dirs[folder] = str(Path(folder).resolve())
+        return os.path.join(parent, name)
 
     def read(self, path: str) -> bytes:
-        target = self._path(path)
+        # string paths: pathlib's objects cost more than the read and its digest on a scan of
+        # the whole tree (a first review reads every module once)
+        relative = path if _plain_relpath(path) else clean_relpath(path)
+        target = os.path.join(str(self.root), relative)
         try:
             # also through a symlinked directory on the way (`vllm/linked_dir/x.py`)
             resolved = self._resolve(target)
-            if not resolved.is_relative_to(self._real_root()):
+            real_root = str(self._real_root())
+            inside = real_root.rstrip(os.sep) + os.sep
+            if resolved != real_root and not resolved.startswith(inside):
                 raise SourceUnavailable(f"{path}: symlink leaves the source tree")
             data = read_regular(target, path)
             if self._manifest is not None:
-                self._verify(path, target, resolved, data)
+                self._verify(relative, target, resolved[len(inside):].replace(os.sep, "/"), data)
             return data
         except (FileNotFoundError, NotADirectoryError):
             raise SourceUnavailable(f"{path}: no such file at {self.revision.label()}") from None
@@ -221,10 +235,10 @@ class DirectoryTree(SourceTree):
         except OSError as exc:
             raise SourceUnavailable(f"{path}: unreadable: {exc.strerror or exc}") from None
 
-    def _verify(self, path: str, target: Path, resolved: Path, data: bytes) -> None:
+    def _verify(self, path: str, target: str, relative: str, data: bytes) -> None:
         """Refuse what a cache entry holds unless it is what was hashed when the entry was
-        written (the quick check at open compares sizes only)."""
-        relative = resolved.relative_to(self._real_root()).as_posix()
+        written (the quick check at open compares sizes only); `relative`: the real file's path
+        inside the tree (another than `path` when `path` is a link of the entry)."""
         expected = self._manifest.get(relative)
         link = self._manifest.get(path) if relative != path else None
         intact = expected is not None and expected[0] == len(data) \

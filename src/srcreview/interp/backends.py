@@ -390,14 +390,11 @@ def _because(an, frame, line: int, end: int) -> tuple:
     for c in frame.calls:
         if not (line <= c.line <= end) or not isinstance(c.target, FuncRef):
             continue
-        symbol = an.index.resolve(c.target.qualname)
-        if symbol is None or symbol.kind != "function":
+        callee = an.walk_call(c)
+        if callee is None:
             continue
-        fn = an.index.function_at(symbol)
-        positional = c.args[: len(c.args) - len(c.kwargs)]
-        self_obj, bound = an.bind_arguments(fn.facts, c.target.bound, positional, c.kwargs)
-        callee = Frame(an, fn.module, fn.facts, symbol, self_obj, bound).run()
-        owner = _local(symbol.qualname.rsplit(".", 1)[0]) if fn.facts.owner else ""
+        symbol = callee.symbol
+        owner = _local(symbol.qualname.rsplit(".", 1)[0]) if callee.fn.owner else ""
         name = f"{owner}.{symbol.local.rsplit('.', 1)[-1]}" if owner else symbol.local
         for r in callee.returns:
             value = an.force(r.value)

@@ -994,6 +994,17 @@ class Analyzer:
                 self.depth -= 1
         return frame
 
+    def walk_call(self, event, frame_cls=None):
+        """A fresh walk of the in-tree function a recorded call (CallEvent) reaches, with the
+        arguments it passed; None when it reaches none."""
+        symbol = self.index.resolve(event.target.qualname) if isinstance(event.target, FuncRef) else None
+        if symbol is None or symbol.kind != "function":
+            return None
+        fn = self.index.function_at(symbol)
+        positional = event.args[: len(event.args) - len(event.kwargs)]
+        self_obj, bound = self.bind_arguments(fn.facts, event.target.bound, positional, event.kwargs)
+        return (frame_cls or Frame)(self, fn.module, fn.facts, symbol, self_obj, bound).run()
+
     def return_value(self, target: FuncRef, args: tuple, kwargs: tuple):
         """What a call of an in-tree function returns with these argument values (cached)."""
         symbol = self.index.resolve(target.qualname)

@@ -209,7 +209,7 @@ def _find_loop(an, frame, depth: int):
         symbol = an.index.resolve(c.target.qualname) if isinstance(c.target, FuncRef) else None
         if symbol is None or symbol.kind != "function" or symbol.module != frame.symbol.module:
             continue
-        callee = _walk(an, symbol, c)
+        callee = an.walk_call(c)
         found = _find_loop(an, callee, depth + 1)
         if found is not None:
             return found
@@ -233,22 +233,11 @@ def _iterable_call(body, expr):
     return expr if isinstance(expr, ir.Call) else None
 
 
-def _walk(an, symbol, event):
-    fn = an.index.function_at(symbol)
-    positional = event.args[: len(event.args) - len(event.kwargs)]
-    self_obj, bound = an.bind_arguments(fn.facts, event.target.bound, positional, event.kwargs)
-    return Frame(an, fn.module, fn.facts, symbol, self_obj, bound).run()
-
-
 def _lists(an, event):
     """Every list the priority function returns on a path the recipe leaves possible."""
-    symbol = an.index.resolve(event.target.qualname)
-    if symbol is None or symbol.kind != "function":
+    frame = an.walk_call(event, _PriorityFrame)
+    if frame is None:
         return
-    fn = an.index.function_at(symbol)
-    positional = event.args[: len(event.args) - len(event.kwargs)]
-    self_obj, bound = an.bind_arguments(fn.facts, event.target.bound, positional, event.kwargs)
-    frame = _PriorityFrame(an, fn.module, fn.facts, symbol, self_obj, bound).run()
     for r in frame.returns:
         value = r.value if isinstance(r.value, _Listed) else an.force(r.value)
         if isinstance(value, _Listed):

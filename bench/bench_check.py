@@ -11,7 +11,8 @@ to the user's, so that:
 
   cold wall      RECIPE with an empty facts cache and no stored review
   cold CPU       user + system time of that process and its parse-ahead worker
-  warm wall      the same command again (its review is stored: no analysis is imported)
+  warm wall      the same command again (its review is stored: neither the analysis nor pydantic
+                 is imported)
   peak memory    the largest resident set of any process measured here
   N recipes      one process reviewing N variants of RECIPE (default 37): first with their
                  facts cached but no stored review (computed), then again (warm: stored)
@@ -46,7 +47,7 @@ DEFAULT_RECIPE = HERE.parent / "examples" / "thinkingcap-awq-vllm029-5090-16k-mt
 # the goals of issue 17, as ratios to its floor (4.2 s): 37 warm recipes in 1.0 s is 0.24x
 GOALS = {"cold wall": 0.5, "cold CPU": 1.0, "warm wall": 0.05, "recipes warm": 1.0 / 4.2}
 PEAK_GOAL_MB = 200
-ANALYSIS = ("libcst", "networkx", "srcreview.interp", "srcreview.engine", "huggingface_hub")
+ANALYSIS = ("libcst", "networkx", "pydantic", "srcreview.interp", "srcreview.engine", "huggingface_hub")
 _CHILD = """\
 import json, resource, runpy, sys
 sys.argv = ['srcreview'] + sys.argv[1:]
@@ -168,7 +169,7 @@ def main(argv=None) -> int:
         ("cold wall", best(colds), "seconds", "empty facts cache, no stored review"),
         ("cold CPU", best(colds, "cpu"), "cpu", "the check process and its parse-ahead worker"),
         ("warm wall", best(warms), "seconds",
-         f"stored review; analysis or huggingface_hub imported: {best(warms)['analysis'] or 'none'}"),
+         f"stored review; analysis, pydantic or huggingface_hub imported: {best(warms)['analysis'] or 'none'}"),
         (f"{args.recipes} recipes, facts cached", best(many_computed), "seconds",
          "one process, every review computed (no goal in the issue)"),
         ("recipes warm", best(many_warm), "seconds", "one process, every review stored"),

@@ -146,14 +146,13 @@ def test_a_fingerprint_shared_by_two_recipes_is_told_apart_by_recipe(workdir, cl
 
 
 def test_two_findings_of_one_recipe_never_share_a_fingerprint(workdir, cli):
-    from pydantic import ValidationError
-
     from srcreview.findings import Review
+    from srcreview.records import RecordError
 
     doc = json.loads(_check(cli, "recipes/demo.toml", "--format", "json"))
     review = doc["reviews"][0]
     review["findings"][1]["fingerprint"] = review["findings"][0]["fingerprint"]
-    with pytest.raises(ValidationError, match="names two findings of recipes/demo.toml"):
+    with pytest.raises(RecordError, match="names two findings of recipes/demo.toml"):
         Review.model_validate(review)
     (workdir / "twice.json").write_text(json.dumps(doc))
     result = cli("explain", review["findings"][0]["fingerprint"], "--review", "twice.json", "--no-source")

@@ -12,7 +12,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "srcreview"
 
 LAYERS = [
-    ("base", ("__init__", "errors", "textsafe", "userfile", "dates", "resources", "templates", "sealed")),
+    ("base", ("__init__", "errors", "textsafe", "userfile", "dates", "resources", "templates", "sealed",
+              "records")),
     ("data", ("findings", "revision", "recipe", "hfconfig", "model_configs")),
     ("source", ("source", "overlays")),
     ("index", ("index",)),

@@ -24,7 +24,7 @@ from srcreview.sealed import seal, unseal
 ROOT = Path(__file__).resolve().parent.parent
 FORMATS = (("text",), ("text", "-v"), ("concise",), ("json",), ("review",), ("sarif",), ("markdown",), ("registry",))
 # what a review served from the cache must not import (the analysis and what only it needs)
-ANALYSIS = ("libcst", "networkx", "srcreview.index", "srcreview.interp", "srcreview.checks", "srcreview.rules",
+ANALYSIS = ("libcst", "networkx", "pydantic", "srcreview.index", "srcreview.interp", "srcreview.checks", "srcreview.rules",
             "srcreview.engine")
 _CHILD = """\
 import json, sys

@@ -263,13 +263,12 @@ def test_the_subprocess_check_catches_injectable_arguments():
 
 
 def test_revision_sha_cannot_carry_an_option():
-    from pydantic import ValidationError
-
+    from srcreview.records import RecordError
     from srcreview.revision import Revision
 
-    with pytest.raises(ValidationError):
+    with pytest.raises(RecordError):
         Revision(requested="x", sha="--upload-pack=touch")
-    with pytest.raises(ValidationError):
+    with pytest.raises(RecordError):
         Revision(requested="x", sha="98dff2a\n")
     assert Revision(requested="x", sha="98dff2a").sha == "98dff2a"
 

@@ -41,9 +41,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
-from pydantic import BaseModel, ConfigDict
-
 from srcreview.errors import DataError, SourceUnavailable, SrcreviewError, UsageError
+from srcreview.records import Record
 from srcreview.source.base import anchor_url, clean_relpath, repo_url
 
 Status = Literal["ok", "drifted", "unverifiable"]
@@ -63,11 +62,7 @@ _FRAGMENT = re.compile(r"^L(?P<start>\d+)(?:C\d+)?(?:-L?(?P<end>\d+)(?:C\d+)?)?$
 
 # ----------------------------------------------------------------------------- results
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Range(_Frozen):
+class Range(Record):
     """A line range of one file at one revision, with its anchor URL."""
 
     path: str
@@ -76,7 +71,7 @@ class Range(_Frozen):
     url: str
 
 
-class AuditEntry(_Frozen):
+class AuditEntry(Record):
     """One anchor of the review and the verdict on it."""
 
     pointer: str  # JSON pointer of the URL inside the review document
@@ -96,7 +91,7 @@ class AuditEntry(_Frozen):
     notes: tuple[str, ...] = ()
 
 
-class AuditReport(_Frozen):
+class AuditReport(Record):
     review: str
     entries: tuple[AuditEntry, ...]
 

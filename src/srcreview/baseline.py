@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
+from srcreview.records import RecordError
 
 from srcreview.errors import DataError
 from srcreview.findings import (KIND_ORDER, SEVERITY_ORDER, BaselineEntry, BaselineStatus, Finding, Review,
@@ -83,7 +83,7 @@ def parse_baseline(data, shown: str) -> Baseline:
                 entries.append(BaselineEntry.model_validate(
                     {k: finding[k] for k in ("fingerprint", "rule", "classification", "severity", "claim")
                      if k in finding}))
-            except ValidationError as exc:
+            except RecordError as exc:
                 err = exc.errors()[0]
                 field = ".".join(str(p) for p in err["loc"])
                 raise DataError(f"{where}: findings[{j}].{field}: {err['msg']}") from None

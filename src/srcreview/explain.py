@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from srcreview.errors import DataError, SourceUnavailable, UsageError
 from srcreview.findings import Anchor, Finding, Hop, Review
+from srcreview.records import RecordError
 
 DEFAULT_CONTEXT = 2
 MAX_EXCERPT_LINES = 24
@@ -103,7 +104,7 @@ def load_saved_reviews(path: Path, shown: str) -> list[Review]:
         raise DataError(f"--review {shown}: 'reviews' is not a list")
     try:
         return [Review.model_validate(item) for item in items]
-    except ValidationError as exc:
+    except RecordError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         raise DataError(f"--review {shown}: not a srcreview check JSON output ({where}: {err['msg']})") from None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from srcreview.records import Field, Record
 
 Classification = Literal["confirmed", "refuted", "plausible"]
 Problem = Literal["confirmed", "refuted", "none"]
@@ -32,11 +32,7 @@ def kind_of(classification: str, problem: str) -> Kind:
     return "problem" if classification == problem else "fact"
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class AnchorOrigin(_Frozen):
+class AnchorOrigin(Record):
     """Where a patched tree's anchor points: upstream lines, or the lines of a patch that made them."""
 
     kind: Literal["upstream", "patched"] = Field(
@@ -47,7 +43,7 @@ class AnchorOrigin(_Frozen):
     sha256: str = Field("", description="of the patch file or overlay (patched only)")
 
 
-class Anchor(_Frozen):
+class Anchor(Record):
     """A line range in the pinned source and what it shows."""
 
     url: str
@@ -57,26 +53,19 @@ class Anchor(_Frozen):
     symbol: str = ""
     role: str = ""
     origin: AnchorOrigin | None = Field(
-        None, description="set when the reviewed tree is patched and a layer touched this file; "
-                          "path and lines stay those of the reviewed tree")
+        None, omit_none=True, description="set when the reviewed tree is patched and a layer touched this file; "
+                                          "path and lines stay those of the reviewed tree (absent otherwise: plain "
+                                          "reviews keep their exact JSON)")
 
     @property
     def patched(self) -> bool:
         return self.origin is not None and self.origin.kind == "patched"
 
-    @model_serializer(mode="wrap")
-    def _without_empty_origin(self, handler):
-        """`origin` only where a patch touched the file: plain reviews keep their exact JSON."""
-        data = handler(self)
-        if isinstance(data, dict) and data.get("origin") is None:
-            data.pop("origin", None)
-        return data
-
     def sort_key(self) -> tuple:
         return (self.path, self.start_line, self.end_line, self.symbol, self.role)
 
 
-class Hop(_Frozen):
+class Hop(Record):
     """One step of a trace: recipe key -> config field -> call -> ... -> sink."""
 
     kind: Literal["recipe", "field", "call", "read", "branch", "sink", "note"]
@@ -85,7 +74,7 @@ class Hop(_Frozen):
     recipe_line: int | None = None
 
 
-class Knob(_Frozen):
+class Knob(Record):
     key: str
     value: object = None
     scope: Scope = "engine"
@@ -94,20 +83,11 @@ class Knob(_Frozen):
     evidence: tuple[Anchor, ...] = ()
     tags: tuple[str, ...] = ()
     note: str = ""
-    effective: str | None = Field(None, description="what takes effect when the recipe leaves the key unset or "
+    effective: str | None = Field(None, omit_none=True, description="what takes effect when the recipe leaves the key unset or "
                                   "automatic, as the source selects it (e.g. the attention backend the platform "
                                   "picks); absent when the recipe's value is what runs")
 
-    @model_serializer(mode="wrap")
-    def _without_empty_effective(self, handler):
-        """`effective` only where a rule derived one: other rows keep their exact JSON."""
-        data = handler(self)
-        if isinstance(data, dict) and data.get("effective") is None:
-            data.pop("effective", None)
-        return data
-
-
-class WaiverNote(_Frozen):
+class WaiverNote(Record):
     """The waiver that accepted a finding: shown with the finding, never hiding it."""
 
     fingerprint: str
@@ -119,7 +99,7 @@ class WaiverNote(_Frozen):
 BaselineStatus = Literal["new", "worse", "unchanged", "improved"]
 
 
-class Finding(_Frozen):
+class Finding(Record):
     id: str
     rule: str
     classification: Classification
@@ -143,22 +123,14 @@ class Finding(_Frozen):
     waiver: WaiverNote | None = Field(None, description="set by the gate when a waiver accepts this finding")
     baseline: BaselineStatus | None = Field(None, description="set by the gate when run with --baseline")
 
-    @model_validator(mode="before")
-    @classmethod
-    def _derive_kind(cls, data):
-        """`kind` always follows from classification and problem, whatever a saved file says."""
-        if isinstance(data, dict) and "classification" in data:
-            data = {**data, "kind": kind_of(data["classification"], data.get("problem", "confirmed"))}
-        return data
-
-    @model_validator(mode="after")
-    def _promises_rest_on_nothing_open(self):
-        """Fail closed by construction: confirmed and refuted are promises, so a finding that
+    def _validated(self) -> None:
+        """`kind` always follows from classification and problem, whatever a saved file says.
+        Fail closed by construction: confirmed and refuted are promises, so a finding that
         rests on anything undecided cannot be built as one."""
+        object.__setattr__(self, "kind", kind_of(self.classification, self.problem))
         if self.classification in ("confirmed", "refuted") and self.assumptions:
             raise ValueError(f"{self.rule}: a {self.classification} finding cannot rest on open questions "
                              f"({'; '.join(self.assumptions)})")
-        return self
 
     def sort_key(self) -> tuple:
         return (-CLASSIFICATION_ORDER[self.classification], -SEVERITY_ORDER[self.severity], self.rule, self.knobs, self.id)
@@ -170,12 +142,12 @@ def fingerprint(rule: str, recipe_key: str, symbol_path: tuple[str, ...] | list[
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-class ToolInfo(_Frozen):
+class ToolInfo(Record):
     name: str = "srcreview"
     version: str
 
 
-class RecipeRef(_Frozen):
+class RecipeRef(Record):
     path: str
     file: str | None = Field(None, description="the file the recipe is read from when `path` names a part of it "
                                                "(a compose service: path file.yml#service)")
@@ -185,7 +157,7 @@ class RecipeRef(_Frozen):
     compute_capability: str | None = None
 
 
-class RevisionInfo(_Frozen):
+class RevisionInfo(Record):
     sha: str
     version: str | None = None
     recipe_pin: str | None = None
@@ -196,20 +168,20 @@ class RevisionInfo(_Frozen):
                           "(a release pins/ does not list yet); None for a commit")
 
 
-class RunnerInfo(_Frozen):
+class RunnerInfo(Record):
     value: Literal["v1", "v2"] | None = None
     status: Literal["resolved", "undecided"] = "undecided"
     evidence: tuple[Anchor, ...] = ()
     reason: str = ""
 
 
-class ModelFile(_Frozen):
+class ModelFile(Record):
     path: str = Field(description="inside the model repository, e.g. config.json")
     sha256: str
     commit: str | None = Field(None, description="the Hub commit it resolved to (None for a local directory)")
 
 
-class StatedValue(_Frozen):
+class StatedValue(Record):
     """A config.json value the recipe's [model] / [draft_model] table states."""
 
     key: str
@@ -218,7 +190,7 @@ class StatedValue(_Frozen):
     replaces: Any = Field(None, description="the value config.json had, when it had one")
 
 
-class ModelInfo(_Frozen):
+class ModelInfo(Record):
     """A model the recipe names and the config the review bound for it (srcreview.model_configs)."""
 
     ref: str = Field(description="as the recipe names it (a Hub id or a local directory)")
@@ -244,7 +216,7 @@ class ModelInfo(_Frozen):
         return f"model {self.ref}{role}: {files} from {where}{at}{stated}"
 
 
-class PatchRecord(_Frozen):
+class PatchRecord(Record):
     """A patch or overlay laid over the pinned source before the review: the engine that runs."""
 
     file: str = Field(description="the patch file or overlay directory, as given (relative)")
@@ -253,12 +225,12 @@ class PatchRecord(_Frozen):
     touched: tuple[str, ...] = Field((), description="tree paths it changed, added or deleted")
 
 
-class StaleRule(_Frozen):
+class StaleRule(Record):
     rule: str
     missing: tuple[str, ...]
 
 
-class BaselineEntry(_Frozen):
+class BaselineEntry(Record):
     """A finding of the baseline review, as far as the gate needs it (fixed ones are listed)."""
 
     fingerprint: str
@@ -268,7 +240,7 @@ class BaselineEntry(_Frozen):
     claim: str = ""
 
 
-class ReviewGate(_Frozen):
+class ReviewGate(Record):
     """The gate's decision for one recipe (the run's exit code combines all recipes)."""
 
     status: Literal["passed", "failed", "incomplete"]
@@ -279,7 +251,7 @@ class ReviewGate(_Frozen):
     stale: tuple[str, ...] = Field((), description="stale rules that failed the gate (accepted with --allow-stale)")
 
 
-class Review(_Frozen):
+class Review(Record):
     tool: ToolInfo
     recipe: RecipeRef
     revision: RevisionInfo
@@ -293,15 +265,13 @@ class Review(_Frozen):
     models: tuple[ModelInfo, ...] = Field((), description="the models the recipe names and their bound configs")
     gate: ReviewGate | None = Field(None, description="set by the gate (srcreview.gate.evaluate)")
 
-    @model_validator(mode="after")
-    def _unique_fingerprints(self) -> "Review":
+    def _validated(self) -> None:
         """A fingerprint names one finding of a recipe (waivers, baselines and `explain` rely on it)."""
         seen: set[str] = set()
         for finding in self.findings:
             if finding.fingerprint in seen:
                 raise ValueError(f"fingerprint {finding.fingerprint} names two findings of {self.recipe.path}")
             seen.add(finding.fingerprint)
-        return self
 
     def line_of(self, finding: Finding) -> int:
         """The recipe line a finding is shown on: its own, else its knob's, else a trace hop's, else 1.
@@ -321,7 +291,7 @@ class Review(_Frozen):
 SCHEMA_VERSION = 1
 
 
-class RunGate(_Frozen):
+class RunGate(Record):
     """The gate's decision over every review of the run (the exit code is `exit_code`)."""
 
     decision: Literal["passed", "failed", "incomplete"]
@@ -338,7 +308,7 @@ class RunGate(_Frozen):
     baseline: str | None = Field(None, description="the --baseline file, when one was given")
 
 
-class ReviewRun(_Frozen):
+class ReviewRun(Record):
     """`srcreview check --format json`: the reviews of the recipes, in the order given, and the gate."""
 
     schema_version: Literal[1] = SCHEMA_VERSION

@@ -167,13 +167,11 @@ class ReviewCache:
         data = self._read(key)
         if data is None:
             return None
-        from pydantic import ValidationError
-
         from srcreview.findings import Review
 
         try:
             review = Review.model_validate_json(data)
-        except (ValidationError, ValueError, RecursionError):
+        except (ValueError, RecursionError):  # srcreview.records.RecordError is a ValueError
             return None
         self._touch(key)
         return review

@@ -17,9 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from srcreview.errors import DataError, UsageError
+from srcreview.records import Field, Record, field_validator
 from srcreview.resources import data_dir
 
 if sys.version_info >= (3, 11):
@@ -33,10 +32,9 @@ VERSION = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?((rc|\.post)[0-9]+)?")
 MAX_REV_LENGTH = 64
 
 
-class Pin(BaseModel):
+class Pin(Record):
     """A known release: its version, commit and sdist digest."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     version: str
     revision: str = Field(description="full commit where known, else the sdist's abbreviated one")
     sdist_sha256: str | None = None
@@ -62,10 +60,9 @@ class Pin(BaseModel):
         return self.revision.startswith(commit) or commit.startswith(self.revision)
 
 
-class Revision(BaseModel):
+class Revision(Record, extra="ignore"):
     """A resolved revision: the commit (as full as known) and the release it is, if any."""
 
-    model_config = ConfigDict(frozen=True)
     requested: str
     sha: str
     version: str | None = None

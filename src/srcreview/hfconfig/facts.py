@@ -10,19 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from srcreview.hfconfig.files import CONFIG_FILE
+from srcreview.records import Field, Record
 
 MODEL_CONFIG_UNKNOWN = "model-config-unknown"
 _ABSENT = object()
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class ConfigFile(_Frozen):
+class ConfigFile(Record):
     """One file that was read: its path inside the model repository, digest and Hub commit."""
 
     path: str = Field(description="inside the model repository, e.g. config.json")
@@ -31,7 +26,7 @@ class ConfigFile(_Frozen):
     commit: str | None = Field(None, description="the Hub commit the file resolved to (None for a local directory)")
 
 
-class AppliedOverride(_Frozen):
+class AppliedOverride(Record):
     """A value the recipe's model table states, with its recipe line and what it replaced."""
 
     key: str = Field(description="dotted key inside config.json, e.g. text_config.model_type")
@@ -41,7 +36,7 @@ class AppliedOverride(_Frozen):
     replaces: Any = Field(None, description="that value, when replaced")
 
 
-class ModelFacts(_Frozen):
+class ModelFacts(Record):
     """The model config of one model reference (target or draft), JSON-serialisable and deterministic.
 
     `documents` maps each file read (`config.json`, `generation_config.json`, ...) to its JSON

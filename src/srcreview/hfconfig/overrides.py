@@ -14,28 +14,23 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from srcreview.errors import DataError
 from srcreview.hfconfig.facts import AppliedOverride, ModelFacts
 from srcreview.hfconfig.files import CONFIG_FILE
+from srcreview.records import Record
 
 MAX_KEY_DEPTH = 16
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")  # config.json keys are kept as written: no kebab-to-snake
 
 
-class Override(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class Override(Record):
     key: str  # dotted inside config.json
     value: Any
     line: int
 
 
-class ModelOverrides(BaseModel):
+class ModelOverrides(Record):
     """The overrides of one model table, in the order written."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     items: tuple[Override, ...] = ()
 

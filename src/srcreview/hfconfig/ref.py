@@ -13,9 +13,8 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from srcreview.errors import DataError
+from srcreview.records import Field, Record
 
 # The Hub's own rules (huggingface_hub.utils.validate_repo_id), ASCII only: one or two segments
 # of letters, digits, '-', '_' and '.', not starting or ending with '-' or '.', no '--' or '..'.
@@ -27,11 +26,9 @@ _REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]{0,254}")
 _PATH_PREFIXES = ("/", "./", "../", "~")
 
 
-class ModelRef(BaseModel):
+class ModelRef(Record):
     """A model as a recipe names it. `path` (the resolved directory) is for reading only: it is
     excluded from every serialisation and repr, so no local path reaches an output."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["hub", "local"]
     text: str = Field(description="as written in the recipe")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pydantic import ValidationError
+from srcreview.records import RecordError
 
 from srcreview.errors import DataError
 from srcreview.recipe.model import Hardware, RuntimePin
@@ -37,7 +37,7 @@ class Directives:
         data = {**(base or {}), **{k: self.values[k] for k in ("gpu", "compute_capability") if k in self.values}}
         try:
             return Hardware.model_validate(data)
-        except ValidationError as exc:
+        except RecordError as exc:
             err = exc.errors()[0]
             key = str(err["loc"][0]) if err["loc"] else "hardware"
             raise DataError(f"{shown}:{self.lines.get(key, 1)}: srcreview {key}: "
@@ -49,7 +49,7 @@ class Directives:
             return runtime
         try:
             return RuntimePin.model_validate({**runtime.model_dump(), **update})
-        except ValidationError as exc:
+        except RecordError as exc:
             err = exc.errors()[0]
             key = str(err["loc"][0])
             raise DataError(f"{shown}:{self.lines.get(key, 1)}: srcreview {key}: "

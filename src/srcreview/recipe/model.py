@@ -11,10 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
-
 from srcreview.hfconfig.facts import ModelFacts
 from srcreview.hfconfig.overrides import ModelOverrides
+from srcreview.records import Field, Record, field_validator
 
 MAX_SETTINGS = 2_000  # vLLM 0.29 declares about 250 engine arguments; a recipe has tens
 _CAPABILITY = re.compile(r"^([0-9]{1,2})\.([0-9])$")  # ASCII digits only: "١٢.٠" is not 12.0
@@ -24,17 +23,13 @@ _VERSION = re.compile(r"[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?((rc|\.post)[0-9]+)?")
 Format = Literal["toml", "command-line", "vllm-yaml", "compose"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RecipeInfo(_Strict):
+class RecipeInfo(Record):
     name: str
     model: str | None = None
     description: str | None = None
 
 
-class RuntimePin(_Strict):
+class RuntimePin(Record):
     """The engine a recipe runs on. `version` and `revision` become `--rev` when none is given, so
     they are checked here, as recipe data (exit 65 naming the recipe line), never passed on raw."""
 
@@ -67,7 +62,7 @@ class RuntimePin(_Strict):
         return value.lower() if value is not None else None
 
 
-class Hardware(_Strict):
+class Hardware(Record):
     gpu: str | None = None
     compute_capability: str | None = None
 
@@ -90,7 +85,7 @@ class Hardware(_Strict):
         return int(major), int(minor)
 
 
-class Setting(_Strict):
+class Setting(Record):
     """One engine setting: a dotted snake_case key (`speculative_config.method`), its value and line."""
 
     key: str
@@ -100,13 +95,13 @@ class Setting(_Strict):
     column: int | None = Field(None, description="1-based column of the setting in its line, where the format has one")
 
 
-class EnvVar(_Strict):
+class EnvVar(Record):
     name: str
     value: str
     line: int
 
 
-class RawFlag(_Strict):
+class RawFlag(Record):
     """A command-line flag (or vLLM YAML key) as written, before the revision says what it sets.
 
     Which engine key `--max-model-len` or `-q` names, whether `--no-x` negates a boolean and
@@ -122,7 +117,7 @@ class RawFlag(_Strict):
     column: int | None = None
 
 
-class ServerOption(_Strict):
+class ServerOption(Record):
     """A flag of `vllm serve` that is not an engine argument (--host, --port, --api-key ...):
     shown by `recipe show`, not reviewed."""
 
@@ -131,7 +126,7 @@ class ServerOption(_Strict):
     line: int
 
 
-class Recipe(_Strict):
+class Recipe(Record):
     path: str = Field(description="how the recipe is named in reports: the file, or file#service for compose")
     info: RecipeInfo
     runtime: RuntimePin = RuntimePin()
@@ -159,17 +154,15 @@ class Recipe(_Strict):
     def source_file(self) -> str:
         return self.file or self.path
 
-    _index: tuple = PrivateAttr(default=((), {}))
-
     def _by_key(self) -> dict[str, Setting]:
-        """Settings by key, built once per settings tuple (a copy with other settings rebuilds it):
-        the engine looks keys up once per rule and setting, so this keeps a review linear."""
-        settings, found = self._index
-        if settings is not self.settings:
+        """Settings by key, built once per recipe (not a field: a copy builds its own): the
+        engine looks keys up once per rule and setting, so this keeps a review linear."""
+        found = self.__dict__.get("_index")
+        if found is None:
             found = {}
             for setting in self.settings:
                 found.setdefault(setting.key, setting)
-            self._index = (self.settings, found)
+            object.__setattr__(self, "_index", found)
         return found
 
     def setting(self, key: str) -> Setting | None:

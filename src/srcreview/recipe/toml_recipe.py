@@ -10,7 +10,7 @@ import re
 import sys
 from typing import Any
 
-from pydantic import ValidationError
+from srcreview.records import RecordError
 
 from srcreview.errors import DataError
 from srcreview.hfconfig.overrides import ModelOverrides, parse_model_overrides
@@ -87,7 +87,7 @@ def _parse_recipe(text: str, shown: str) -> Recipe:
         info = RecipeInfo.model_validate(data["recipe"])
         runtime = RuntimePin.model_validate(data.get("runtime", {}))
         hardware = Hardware.model_validate(data.get("hardware", {}))
-    except ValidationError as exc:
+    except RecordError as exc:
         raise DataError(_validation_line(exc, data, lines, shown)) from None
 
     settings = []
@@ -177,7 +177,7 @@ def _flatten_engine(engine: dict, lines: "KeyLines", shown: str, prefix: tuple[s
                       written_as=".".join((*prefix, written)))
 
 
-def _validation_line(exc: ValidationError, data: dict, lines: "KeyLines", shown: str) -> str:
+def _validation_line(exc: RecordError, data: dict, lines: "KeyLines", shown: str) -> str:
     err = exc.errors()[0]
     loc = [str(p) for p in err["loc"]]
     model = exc.title

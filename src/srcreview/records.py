@@ -57,10 +57,12 @@ def _fail(msg: str, kind: str, loc: tuple = ()) -> _Invalid:
 
 
 def Field(default: Any = _MISSING, *, default_factory: Callable[[], Any] | None = None, description: str = "",
-          exclude: bool = False, repr: bool = True, omit_none: bool = False) -> Any:  # noqa: A002 - pydantic's name
+          exclude: bool = False, repr: bool = True, omit_none: bool = False,  # noqa: A002 - pydantic's name
+          alias: str | None = None) -> Any:
     """A field with what the schema and the dumps need: its `description`; `exclude`: never
-    dumped; `omit_none`: dumped only when not None (readers of older outputs keep their bytes)."""
-    metadata = {"description": description, "exclude": exclude, "omit_none": omit_none}
+    dumped; `omit_none`: dumped only when not None (readers of older outputs keep their bytes);
+    `alias`: the key input uses (and `model_dump(by_alias=True)` writes), e.g. `in`."""
+    metadata = {"description": description, "exclude": exclude, "omit_none": omit_none, "alias": alias}
     if default_factory is not None:
         return dataclasses.field(default_factory=default_factory, repr=repr, metadata=metadata)
     return dataclasses.field(default=default, repr=repr, metadata=metadata)
@@ -82,7 +84,8 @@ class Record:
     """Base of the records: subclasses become frozen, keyword-only dataclasses.
 
     `_validated(self)` (optional) runs after every field is valid: raise ValueError to refuse the
-    record as a whole, or set derived fields with `object.__setattr__`.
+    record as a whole, or set derived fields with `object.__setattr__`. `_prepare(cls, data)`
+    (optional) reshapes the input mapping of `model_validate` before its keys are checked.
     """
 
     _record_extra = "forbid"  # or "ignore": unknown keys of model_validate's input are dropped
@@ -97,6 +100,8 @@ class Record:
                                   if f.default is _MISSING and f.default_factory is _MISSING)
         cls._dumped = tuple((f.name, f.metadata.get("omit_none", False)) for f in cls.model_fields.values()
                             if not f.metadata.get("exclude"))
+        cls._aliases = {f.metadata["alias"]: f.name for f in cls.model_fields.values() if f.metadata.get("alias")}
+        cls._prepares = callable(getattr(cls, "_prepare", None))
         cls._record_plan = None
 
     def __post_init__(self) -> None:
@@ -124,9 +129,17 @@ class Record:
         return cls.model_validate(data)
 
     # -- writing
-    def model_dump(self, *, mode: Literal["python", "json"] = "python", exclude: set[str] | None = None) -> dict:
-        """The fields as a dict (`json`: JSON values only); `exclude` names top-level fields to leave out."""
-        return _dump_record(self, mode == "json", exclude or ())
+    def model_dump(self, *, mode: Literal["python", "json"] = "python", exclude: set[str] | None = None,
+                   by_alias: bool = False, exclude_none: bool = False) -> dict:
+        """The fields as a dict (`json`: JSON values only); `exclude` names top-level fields to
+        leave out; `by_alias`: keys as input writes them; `exclude_none`: no top-level None."""
+        data = _dump_record(self, mode == "json", exclude or ())
+        if exclude_none:
+            data = {k: v for k, v in data.items() if v is not None}
+        if by_alias and self._aliases:
+            names = {name: alias for alias, name in self._aliases.items()}
+            data = {names.get(k, k): v for k, v in data.items()}
+        return data
 
     def model_dump_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
@@ -168,6 +181,10 @@ def _from_value(cls: type[Record], data: Any, loc: tuple = ()) -> Record:
         return data
     if not isinstance(data, (dict, typing.Mapping)):
         raise _fail(f"Input should be an object ({cls.__name__}), not {type(data).__name__}", "model_type", loc)
+    if cls._prepares:
+        data = cls._prepare(dict(data))
+    if cls._aliases:
+        data = {cls._aliases.get(key, key): value for key, value in data.items()}
     fields = cls.model_fields
     if not (data.keys() <= fields.keys() and cls._required <= data.keys()):
         errors = []

@@ -15,10 +15,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from srcreview.errors import DataError
 from srcreview.findings import KnobStatus, Problem, Scope, Severity
+from srcreview.records import Field, Record, RecordError, field_validator
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -30,11 +30,7 @@ RULE_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_RULE_BYTES = 200_000
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Condition(_Strict):
+class Condition(Record):
     """One `when` test on a recipe value; all given tests must hold."""
 
     set: bool | None = None
@@ -58,18 +54,21 @@ class Condition(_Strict):
         return value
 
 
-class CheckSpec(BaseModel):
-    """The one check of a rule: its kind and the kind's parameters (validated by the kind)."""
+class CheckSpec(Record):
+    """The one check of a rule: its kind and the kind's parameters (validated by the kind).
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    A rule file writes the parameters beside `kind` (`[check]` kind = ..., entry = ...)."""
+
     kind: str
+    params: dict[str, Any] = Field(default_factory=dict)
 
-    @property
-    def params(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
+    @classmethod
+    def _prepare(cls, data: dict) -> dict:
+        return {"params": {k: v for k, v in data.items() if k != "kind"},
+                **({"kind": data["kind"]} if "kind" in data else {})}
 
 
-class KnobEffect(_Strict):
+class KnobEffect(Record):
     """A knob row this rule settles: which key and scope, and the status per check outcome."""
 
     key: str
@@ -81,14 +80,14 @@ class KnobEffect(_Strict):
                                   "unset or automatic (the backend the platform selects)")
 
 
-class Doc(_Strict):
+class Doc(Record):
     what: str
     why: str
     instead: str
     references: tuple[str, ...] = ()
 
 
-class Probe(_Strict):
+class Probe(Record):
     """A breakage probe for the independent-review format, filled from the finding."""
 
     axis: str
@@ -96,28 +95,28 @@ class Probe(_Strict):
     wrong_result: str
 
 
-class Example(_Strict):
+class Example(Record):
     """A recipe fragment run against a fixture tree, and what the rule must conclude."""
 
     fixture: str
-    settings: dict[str, Any] = {}
-    env: dict[str, str] = {}
-    hardware: dict[str, Any] = {}
+    settings: dict[str, Any] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+    hardware: dict[str, Any] = Field(default_factory=dict)
     model: dict[str, Any] | None = Field(None, description="the target model's config.json (as the recipe's "
                                          "[model] table would state it); None: no model config is bound")
     name: str = "example"
     recipe_name: str = "example"
     expect: Verdict | Literal["stale", "skipped"]
-    knob: dict[str, KnobStatus] = Field({}, description='"key@scope" -> expected knob status')
+    knob: dict[str, KnobStatus] = Field(default_factory=dict, description='"key@scope" -> expected knob status')
 
 
-class Rule(_Strict):
+class Rule(Record):
     id: str
     severity: Severity
     problem: Problem = Field("confirmed", description="the classification of the claim that is a problem: "
                              '"refuted" when the claim is a desired property, "none" when it only informs')
     claim: str
-    when: dict[str, Condition | str | bool] = {}
+    when: dict[str, Condition | str | bool] = Field(default_factory=dict)
     for_each: Literal["setting", "nested-setting", "draft-setting"] | None = Field(
         None, description='run once per recipe setting: every one ("setting"), each speculative_config key '
         'that may configure the draft ("nested-setting"), each top-level key the draft may inherit ("draft-setting"); '
@@ -129,7 +128,7 @@ class Rule(_Strict):
     knobs: tuple[KnobEffect, ...] = ()
     probe: Probe | None = None
     doc: Doc
-    examples: tuple[Example, ...] = Field(min_length=1)
+    examples: tuple[Example, ...]
     path: str = Field("", exclude=True)
 
     @field_validator("id")
@@ -137,6 +136,13 @@ class Rule(_Strict):
     def _id(cls, value: str) -> str:
         if not RULE_ID.match(value):
             raise ValueError("must be lowercase words joined by '-'")
+        return value
+
+    @field_validator("examples")
+    @classmethod
+    def _examples(cls, value: tuple) -> tuple:
+        if not value:
+            raise ValueError("a rule needs at least one example")
         return value
 
     @field_validator("when")
@@ -151,8 +157,7 @@ class Rule(_Strict):
             out[key] = cond
         return out
 
-    @model_validator(mode="after")
-    def _consistent(self) -> "Rule":
+    def _validated(self) -> None:
         from srcreview.checks import check_kind
 
         kind = check_kind(self.check.kind)  # raises ValueError for an unknown kind
@@ -175,7 +180,6 @@ class Rule(_Strict):
             bad = sorted(set(effect.status) - outcomes)
             if bad:
                 raise ValueError(f"knobs: unknown outcome {bad[0]!r} in status of {effect.key}")
-        return self
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,7 +223,7 @@ def parse_rule(text: str, shown: str) -> Rule:
         rule = Rule.model_validate({**data, "path": shown})
     except RecursionError:
         raise DataError(f"{shown}:1: rule data nested too deep") from None
-    except ValidationError as exc:
+    except RecordError as exc:
         err = exc.errors()[0]
         loc = tuple(p for p in err["loc"] if isinstance(p, int) or "[" not in str(p))
         where = ".".join(str(p) for p in loc) or "rule"

@@ -1,7 +1,7 @@
 """Check kinds: the vocabulary of rules. One module per kind, each a closed set of outcomes.
 
 A check module defines `OUTCOMES` (what it can conclude), `UNDECIDED_OUTCOMES` (those that
-may never become confirmed/refuted), `Params` (a pydantic model of its rule parameters) and
+may never become confirmed/refuted), `Params` (a srcreview.records record of its rule parameters) and
 `run(ctx, params, subject) -> CheckResult`. Checks ask the analysis core (srcreview.index,
 srcreview.interp) and never print; when the analysis cannot answer, they return an undecided
 outcome with the reason tagged, never a guess. A kind that starts from symbols no parameter
@@ -14,9 +14,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
 from srcreview.findings import Anchor, Hop, RunnerInfo
+from srcreview.records import Record, RecordError
 
 KINDS = {
     "knob-exists": "knob_exists",
@@ -32,10 +31,8 @@ KINDS = {
 }
 
 
-class Params(BaseModel):
-    """Base of each kind's parameter model: strict, so a typo in a rule file is an error."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class Params(Record):
+    """Base of each kind's parameter record: strict, so a typo in a rule file is an error."""
 
 
 def check_kind(kind: str):
@@ -51,7 +48,7 @@ def check_kind(kind: str):
 def _validate(module, params: dict) -> Any:
     try:
         return module.Params.model_validate(params)
-    except ValidationError as exc:
+    except RecordError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         if err["type"] == "extra_forbidden":

@@ -17,6 +17,7 @@ from srcreview.findings import Hop
 from srcreview.interp.runtime import PLATFORM_KEY
 from srcreview.index import ir
 from srcreview.index.ir import dotted, iter_calls, iter_statements
+from srcreview.records import Field
 from srcreview.templates import fill
 
 OUTCOMES = ("admits", "rejects", "undecided")
@@ -29,7 +30,7 @@ class Params(Params):  # noqa: F811
     member: str | None = None
     method: str | None = None
     mode: str = "returns"
-    args: dict[str, str] = {}  # parameter -> template of its value
+    args: dict[str, str] = Field(default_factory=dict)  # parameter -> template of its value
     admit: bool = True
     callers: tuple[str, ...] = ()  # functions that must call the gate (the path into it)
     gate_words: tuple[str, ...] = ("capability",)

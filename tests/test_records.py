@@ -149,12 +149,16 @@ def test_a_record_inside_a_pydantic_model():
         Holder.model_validate({"tree": {"leaves": [{"size": 1}]}})
 
 
-def test_a_stored_review_is_read_without_pydantic(tmp_path):
-    """The warm path's promise: the review's records import no pydantic."""
-    code = ("import sys\nfrom srcreview.findings import Review\nimport srcreview.recipe, srcreview.gate\n"
-            "print('pydantic' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+@pytest.mark.parametrize("code", [
+    "from srcreview.findings import Review\nimport srcreview.recipe, srcreview.gate, srcreview.review_cache",
+    "import srcreview.engine\nfrom srcreview.rules import load_rules\nfrom srcreview.checks import KINDS, check_kind\n"
+    "load_rules()\n[check_kind(k) for k in KINDS]",
+], ids=["warm: stored review, recipe, gate", "cold: rules, every check kind, the engine"])
+def test_check_never_imports_pydantic(code):
+    """Importing pydantic and building its validators cost more than a whole warm check."""
+    out = subprocess.run([sys.executable, "-c", f"import sys\n{code}\nprint('pydantic' in sys.modules)"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False"
 
 
 def test_a_finding_cannot_promise_what_rests_on_open_questions():

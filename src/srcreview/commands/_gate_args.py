@@ -20,7 +20,7 @@ from srcreview.userfile import shown_path  # noqa: F401 - the commands' import o
 
 GATE_FORMATS = ("sarif", "markdown")
 # srcreview.gate.DEFAULT_FAIL_ON, spelled out so that building the parser does not import the
-# gate (and pydantic with it); argparse converts it with `_fail_on` only when a command runs.
+# gate (and the review records with it); argparse converts it with `_fail_on` only when a command runs.
 DEFAULT_FAIL_ON_TEXT = "confirmed:high"
 
 FAIL_ON_HELP = ("fail the gate on findings at or above CLASSIFICATION[:SEVERITY] (comma-separated terms): "

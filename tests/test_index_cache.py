@@ -138,10 +138,10 @@ def test_function_bodies_load_when_read_and_a_damaged_or_crafted_body_is_never_r
     from srcreview.errors import SourceUnavailable
 
     facts = index_of("aliasing", None).module("vllm.spec.loader")
+    qualname = next(q for q, fn in facts.functions.items() if fn.body)  # (converted: stored as IR)
     cache = FactsCache(tmp_path)
     cache.store(facts)
     loaded = cache.load(facts.blob_id, facts.module, facts.path)
-    qualname = next(q for q, fn in facts.functions.items() if fn.body)
     assert isinstance(loaded.functions[qualname].stored_body, bytes)
     assert loaded.functions[qualname].body == facts.functions[qualname].body
 
@@ -159,3 +159,37 @@ def test_function_bodies_load_when_read_and_a_damaged_or_crafted_body_is_never_r
     loaded = cache.load(facts.blob_id, facts.module, facts.path)
     with pytest.raises(SourceUnavailable, match="do not load"):
         loaded.functions[qualname].body
+
+
+def test_a_body_no_review_read_is_stored_unconverted_and_converts_to_the_same_ir(tmp_path):
+    """A cold review converts the bodies it reads only (srcreview.index.ast_facts.convert_body):
+    one left pending is cached with its module's source, once, and converts to what `extract`
+    would have built, lines and columns included; the libcst extractor gives the same."""
+    import dataclasses
+
+    from srcreview.index.ast_facts import extract
+    from srcreview.index.extract import extract as extract_cst
+    from srcreview.index.facts import PendingBody
+
+    source = (b"import os\n\n\nclass A:\n    x: int = 1\n\n    @property\n    def f(self, a=(1,\n        2)):\n"
+              b"        if a:\n            import sys\n            self.y: int = (a +\n                1)\n"
+              b"        else:\n            def g():\n                return os.sep\n        return g\n\n\n"
+              b"def top():\n    try:\n        return A().f\n    except Exception:\n        pass\n")
+    pending = extract(source, "m", "m.py", "blob")
+    eager = extract_cst(source, "m", "m.py", "blob")
+    assert set(pending.functions) == set(eager.functions) == {"A.f", "A.f.<locals>.g", "top"}
+    assert all(isinstance(fn.stored_body, PendingBody) for fn in pending.functions.values())
+    assert pending.classes == eager.classes, "instance attributes are recorded without converting bodies"
+    assert [i.local for i in pending.functions["A.f"].imports] == ["sys"]
+    cache = FactsCache(tmp_path)
+    cache.store(pending)
+    entry = _entries(tmp_path)[0].read_bytes()
+    assert entry.count(b"def top():") == 1, "the module's source is stored once, not once per function"
+    loaded = cache.load("blob", "m", "m.py")
+    for qualname, fn in eager.functions.items():
+        assert isinstance(loaded.functions[qualname].stored_body, PendingBody)
+        assert loaded.functions[qualname].body == fn.body, qualname
+    assert pending == eager
+    fresh = extract(source, "m", "m.py", "blob").functions["top"]
+    broken = dataclasses.replace(fresh.stored_body, start=0)  # no `def` where it starts: libcst converts it
+    assert dataclasses.replace(fresh, stored_body=broken).body == eager.functions["top"].body

@@ -29,6 +29,7 @@ from srcreview.index.facts import (
     InstanceAttr,
     ModuleFacts,
     Param,
+    PendingBody,
 )
 from srcreview.index.literal import literal_value
 
@@ -66,7 +67,7 @@ def extract(source: bytes, module: str, path: str, blob_id: str) -> ModuleFacts:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
         raise NotTaken(type(exc).__name__) from None
-    builder = _Builder(_Source(source), module, path.endswith("__init__.py"))
+    builder = _Builder(_Source(source), module, path.endswith("__init__.py"), lazy=True)
     try:
         builder.module_body(tree.body)
     except RecursionError:
@@ -79,21 +80,26 @@ def extract(source: bytes, module: str, path: str, blob_id: str) -> ModuleFacts:
 
 
 class _Source:
-    """The module's bytes by (line, UTF-8 column), as `ast` positions count them."""
+    """The module's bytes by (line, UTF-8 column), as `ast` positions count them; `first`: the
+    module line `data` starts at (a function's lines alone: convert_body)."""
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes, first: int = 1):
         self.data = data
+        self.first = first
         starts = [0]
         starts.extend(m.end() for m in _LINE_END.finditer(data))
         self.starts = starts
 
+    def line_start(self, line: int) -> int:
+        return self.starts[line - self.first]
+
     def offset(self, line: int, col: int) -> int:
-        return self.starts[line - 1] + col
+        return self.starts[line - self.first] + col
 
     def line_of(self, offset: int) -> int:
         from bisect import bisect_right
 
-        return bisect_right(self.starts, offset)
+        return bisect_right(self.starts, offset) + self.first - 1
 
     def text(self, start: int, end: int) -> str:
         return self.data[start:end].decode("utf-8")
@@ -109,7 +115,7 @@ class _Source:
                 at -= 1
             elif c in b"\r\n":
                 line = self.line_of(at)  # the line `at` ends
-                start = self.starts[line - 1]
+                start = self.line_start(line)
                 code = _code_part(data[start:at].rstrip(b"\r\n"))
                 at = start + len(code) - 1
             else:
@@ -161,8 +167,9 @@ _OPEN, _CLOSE, _COMMA = ord("("), ord(")"), ord(",")
 
 
 class _Builder:
-    def __init__(self, src: _Source, module: str, is_package: bool):
+    def __init__(self, src: _Source, module: str, is_package: bool, *, lazy: bool = False):
         self.src = src
+        self.lazy = lazy  # function bodies left pending (converted when first read: convert_body)
         self.module = module
         self.is_package = is_package
         self.imports: list[ImportFact] = []
@@ -231,7 +238,7 @@ class _Builder:
 
     def at(self, node) -> None:
         """Texts from here on belong to the statement `node` (its line's indentation)."""
-        line = self.src.data[self.src.starts[node.lineno - 1]:self.src.offset(node.lineno, node.col_offset)]
+        line = self.src.data[self.src.line_start(node.lineno):self.src.offset(node.lineno, node.col_offset)]
         self._indent = line[:len(line) - len(line.lstrip(b" \t\f"))].decode("utf-8")
 
     def mark_sole(self, args) -> None:
@@ -475,7 +482,13 @@ class _Builder:
         self._func_imports = []
         self._scope = qualname
         self._method = qualname if owner else self._method
-        body = self.block(node.body)
+        if self.lazy:
+            self.scan(node.body)
+            starts = self.src.starts
+            stop = starts[node.end_lineno] if node.end_lineno < len(starts) else len(self.src.data)
+            body = PendingBody(self.src.data, qualname, node.lineno, node.col_offset, starts[node.lineno - 1], stop)
+        else:
+            body = self.block(node.body)
         imports = tuple(self._func_imports)
         self._func_imports, self._scope, self._method = saved
         self.functions[qualname] = FunctionFacts(
@@ -495,6 +508,54 @@ class _Builder:
         )
 
     # -- statements ------------------------------------------------------------------------
+    def scan(self, body) -> None:
+        """What converting `body` (block) records besides its IR, in the same order, without
+        converting it: nested functions and classes, the function's imports, `self.x = ...`
+        of a method. A review reads about one body in eight of the modules it loads."""
+        for node in body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if self._instance_attrs is None or not self._method or not any(map(_is_self_attr, targets)):
+                    continue
+                self.at(node)
+                if isinstance(node, ast.Assign):
+                    value, annotation = self.expr(node.value), None
+                else:
+                    value = self.expr(node.value) if node.value is not None else None
+                    annotation = self.text(node.annotation)
+                for target in targets:
+                    if _is_self_attr(target):
+                        self._instance_attrs.append(InstanceAttr(target.attr, value, annotation, node.lineno,
+                                                                 self._method))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.add_import(node, self._scope)
+            elif isinstance(node, ast.If):  # as if_stmt converts it: the else branch first
+                if node.orelse:
+                    self.scan(node.orelse)
+                self.scan(node.body)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                self.scan(node.body)
+                self.scan(node.orelse)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                self.scan(node.body)
+            elif isinstance(node, (ast.Try, ast.TryStar)):
+                for handler in node.handlers:
+                    self.scan(handler.body)
+                self.scan(node.body)
+                self.scan(node.orelse)
+                self.scan(node.finalbody)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.at(node)
+                saved_method = self._method
+                self.add_function(node, f"{self._scope}.<locals>.", None)
+                self._method = saved_method
+            elif isinstance(node, ast.ClassDef):
+                self.at(node)
+                self.add_class(node, f"{self._scope}.<locals>.")
+            elif isinstance(node, ast.Match):
+                for case in node.cases:
+                    self.scan(case.body)
+
     def block(self, body) -> ir.Body:
         out = []
         for stmt in body:
@@ -709,6 +770,32 @@ class _Builder:
         except (tokenize.TokenError, SyntaxError):
             raise NotTaken("f-string") from None
         return len(tokens) > 1
+
+
+def _is_self_attr(target) -> bool:
+    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+
+
+def convert_body(pending: PendingBody) -> ir.Body:
+    """The statement IR of a function body left pending by `extract`: its lines parsed again
+    (under an `if 1:` when the `def` is indented, so every column is the module's own), moved to
+    their lines in the module and converted as `extract` would have. A body `ast` cannot take
+    is libcst's, as its module would have been."""
+    line = pending.line
+    segment = pending.source[pending.start:pending.stop]
+    try:
+        tree = ast.parse(b"if 1:\n" + segment if pending.col else segment)
+        node = tree.body[0].body[0] if pending.col else tree.body[0]
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.lineno != (2 if pending.col else 1):
+            raise NotTaken("not the function")
+        ast.increment_lineno(node, line - node.lineno)
+        builder = _Builder(_Source(segment, first=line), "", False)
+        builder._func_imports, builder._scope = [], pending.qualname
+        return builder.block(node.body)
+    except (NotTaken, SyntaxError, ValueError, RecursionError, MemoryError):
+        from srcreview.index.extract import extract as extract_cst
+
+        return extract_cst(pending.source, "_pending", "_pending.py", "").functions[pending.qualname].body
 
 
 def _dedent(text: str, indent: str) -> str:

@@ -24,7 +24,7 @@ from srcreview.sealed import seal, unseal, write_atomic
 _ALLOWED = {
     ("srcreview.index.facts", name)
     for name in ("ModuleFacts", "ClassFacts", "FunctionFacts", "FieldFact", "ConstantFact",
-                 "ImportFact", "InstanceAttr", "Param", "_Unknown")
+                 "ImportFact", "InstanceAttr", "Param", "PendingBody", "_Unknown")
 } | {("srcreview.index.ir", cls.__name__) for cls in ir.NODE_CLASSES}
 # No getattr (or any callable that reaches attributes): getattr(ModuleFacts, "__init__").__globals__
 # leads to eval, so one crafted cache entry would run code (tests/test_static_guarantees.py).

@@ -18,7 +18,7 @@ from srcreview.index.ir import Expr, Stmt
 
 # Bump whenever the shape or meaning of any fact changes: cached facts of another version are
 # rebuilt, never reused.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 
 class _Unknown:
@@ -96,14 +96,29 @@ class FieldFact:
     value: Any = UNKNOWN  # the default's literal value when it is one (strings, numbers, lists of them)
 
 
+@_fact
+class PendingBody:
+    """A function body not converted to the IR yet (srcreview.index.ast_facts.convert_body):
+    the module's source, shared by all its functions (one copy in memory and in a cache entry),
+    and where the `def` stands."""
+
+    source: bytes
+    qualname: str
+    line: int  # of the `def`
+    col: int
+    start: int  # offsets of the function's lines in `source`: from its `def` line to its last line
+    stop: int
+
+
 @dataclass(frozen=True, slots=True, eq=False)  # pickled by its own __getstate__ (bodies stay bytes)
 class FunctionFacts:
     """A function or method, with its body in the statement IR.
 
-    A cached entry keeps each body pickled until it is first read (`body`): a review walks a
-    few dozen of the hundreds of functions of the modules it loads, and unpickling typed IR
-    nodes costs a call each. The pickle carries its CRC-32, checked when the entry is loaded
-    (`body_intact`), so a damaged entry is rebuilt like any other.
+    A body becomes IR when it is first read (`body`): a review reads about one body in eight of
+    the modules it loads. Extracted through `ast`, a body starts pending (PendingBody: converted
+    by srcreview.index.ast_facts.convert_body, and cached that way); one already converted is
+    cached pickled, and unpickled when read. That pickle carries its CRC-32, checked when the
+    entry is loaded (`body_intact`), so a damaged entry is rebuilt like any other.
     """
 
     qualname: str  # module-relative: "MTPSpeculator.load_draft_model", "init_speculator"
@@ -114,14 +129,19 @@ class FunctionFacts:
     returns: str | None
     start_line: int
     end_line: int
-    stored_body: tuple[Stmt, ...] | bytes = field(repr=False)  # read through `body`
+    stored_body: tuple[Stmt, ...] | bytes | PendingBody = field(repr=False)  # read through `body`
     imports: tuple[ImportFact, ...] = ()
     is_async: bool = False
 
     @property
     def body(self) -> tuple[Stmt, ...]:
         stored = self.stored_body
-        if isinstance(stored, bytes):
+        if isinstance(stored, PendingBody):
+            from srcreview.index.ast_facts import convert_body
+
+            stored = convert_body(stored)
+            object.__setattr__(self, "stored_body", stored)  # converted once: a cache of the same value
+        elif isinstance(stored, bytes):
             from srcreview.index.cache import load_pickled_ir
 
             try:
@@ -139,7 +159,7 @@ class FunctionFacts:
 
     def __getstate__(self):
         stored = self.stored_body
-        if not isinstance(stored, bytes):
+        if not isinstance(stored, (bytes, PendingBody)):
             payload = pickle.dumps(stored, protocol=pickle.HIGHEST_PROTOCOL)
             stored = zlib.crc32(payload).to_bytes(4, "big") + payload
         return [stored if name == "stored_body" else getattr(self, name) for name in _FUNCTION_FIELDS]

@@ -167,6 +167,7 @@ def test_a_body_no_review_read_is_stored_unconverted_and_converts_to_the_same_ir
     would have built, lines and columns included; the libcst extractor gives the same."""
     import dataclasses
 
+    from srcreview.errors import SourceUnavailable
     from srcreview.index.ast_facts import extract
     from srcreview.index.extract import extract as extract_cst
     from srcreview.index.facts import PendingBody
@@ -193,3 +194,6 @@ def test_a_body_no_review_read_is_stored_unconverted_and_converts_to_the_same_ir
     fresh = extract(source, "m", "m.py", "blob").functions["top"]
     broken = dataclasses.replace(fresh.stored_body, start=0)  # no `def` where it starts: libcst converts it
     assert dataclasses.replace(fresh, stored_body=broken).body == eager.functions["top"].body
+    crafted = dataclasses.replace(fresh.stored_body, source=b"def top(:\n", qualname="top")
+    with pytest.raises(SourceUnavailable, match="do not load"):
+        dataclasses.replace(fresh, stored_body=crafted).body

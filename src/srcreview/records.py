@@ -94,6 +94,7 @@ class Record:
         super().__init_subclass__(**kwargs)
         if extra is not None:
             cls._record_extra = extra
+        cls._record_doc = cls.__dict__.get("__doc__")  # (dataclass writes its signature where there is none)
         dataclasses.dataclass(frozen=True, kw_only=True)(cls)
         cls.model_fields = {f.name: f for f in dataclasses.fields(cls)}
         cls._required = frozenset(name for name, f in cls.model_fields.items()
@@ -452,8 +453,8 @@ def _record_schema(cls: type[Record], defs: dict) -> dict:
             required.append(f.name)
         properties[f.name] = node
     schema = {"additionalProperties": False} if cls._record_extra == "forbid" else {}
-    if cls.__doc__ and cls.__doc__ is not Record.__doc__:
-        schema["description"] = " ".join(cls.__doc__.split())
+    if cls._record_doc:
+        schema["description"] = " ".join(cls._record_doc.split())
     schema.update({"properties": properties, **({"required": required} if required else {}),
                    "title": cls.__name__, "type": "object"})
     return schema

@@ -139,7 +139,11 @@ class FunctionFacts:
         if isinstance(stored, PendingBody):
             from srcreview.index.ast_facts import convert_body
 
-            stored = convert_body(stored)
+            try:
+                stored = convert_body(stored)
+            except Exception:  # noqa: BLE001 - neither parser takes it: a crafted entry
+                raise SourceUnavailable(f"the facts of {self.qualname} do not load; "
+                                        "remove the facts directory of the srcreview cache") from None
             object.__setattr__(self, "stored_body", stored)  # converted once: a cache of the same value
         elif isinstance(stored, bytes):
             from srcreview.index.cache import load_pickled_ir

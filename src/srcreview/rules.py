@@ -15,7 +15,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-
 from srcreview.errors import DataError
 from srcreview.findings import KnobStatus, Problem, Scope, Severity
 from srcreview.records import Field, Record, RecordError, field_validator

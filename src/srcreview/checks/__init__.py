@@ -1,8 +1,8 @@
 """Check kinds: the vocabulary of rules. One module per kind, each a closed set of outcomes.
 
 A check module defines `OUTCOMES` (what it can conclude), `UNDECIDED_OUTCOMES` (those that
-may never become confirmed/refuted), `Params` (a srcreview.records record of its rule parameters) and
-`run(ctx, params, subject) -> CheckResult`. Checks ask the analysis core (srcreview.index,
+may never become confirmed/refuted), `Params` (a record of its rule parameters,
+srcreview.records) and `run(ctx, params, subject) -> CheckResult`. Checks ask the analysis core (srcreview.index,
 srcreview.interp) and never print; when the analysis cannot answer, they return an undecided
 outcome with the reason tagged, never a guess. A kind that starts from symbols no parameter
 names may define `anchors(params) -> list[str]` (a parse-ahead hint, srcreview.engine.anchor_names).

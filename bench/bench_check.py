@@ -5,14 +5,14 @@ the whole-tree ast.parse floor measured in the same run.
                                 [--releases 0.29.0,0.30.0,0.33.0] [--per-release 40]
 
 Each measurement is a whole `srcreview check ... --rev REV --format json` process (start-up,
-source lookup, rules, rendering). The source comes from the user cache (fetch it first:
+source lookup, rules, rendering; `--format text` for the text row). The source comes from the user cache (fetch it first:
 `srcreview fetch --rev REV`); everything else from a fresh cache root whose `registry` links
 to the user's, so that:
 
   cold wall      RECIPE with an empty facts cache and no stored review
   cold CPU       user + system time of that process and its parse-ahead worker
   warm wall      the same command again (its review is stored: neither the analysis nor pydantic
-                 is imported)
+                 is imported); then once more with --format text
   peak memory    the largest resident set of any process measured here
   N recipes      one process reviewing N variants of RECIPE (default 37): first with their
                  facts cached but no stored review (computed), then again (warm: stored)
@@ -45,7 +45,7 @@ import bench_analysis  # the floor phase
 
 DEFAULT_RECIPE = HERE.parent / "examples" / "thinkingcap-awq-vllm029-5090-16k-mtp3-triton-fp8.toml"
 # the goals of issue 17, as ratios to its floor (4.2 s): 37 warm recipes in 1.0 s is 0.24x
-GOALS = {"cold wall": 0.5, "cold CPU": 1.0, "warm wall": 0.05, "recipes warm": 1.0 / 4.2}
+GOALS = {"cold wall": 0.5, "cold CPU": 1.0, "warm wall": 0.05, "warm wall, text": 0.05, "recipes warm": 1.0 / 4.2}
 PEAK_GOAL_MB = 200
 ANALYSIS = ("libcst", "networkx", "pydantic", "srcreview.interp", "srcreview.engine", "huggingface_hub")
 _CHILD = """\
@@ -61,13 +61,13 @@ sys.stderr.write('\\nBENCH ' + json.dumps({'analysis': [m for m in analysis if m
 """ % (ANALYSIS,)
 
 
-def run_check(args: list[str], cache_root: str) -> dict:
+def run_check(args: list[str], cache_root: str, fmt: str = "json") -> dict:
     """One `check` process: wall and CPU seconds (its worker included), peak RSS (the largest
     of the process and its worker, each on its own), the analysis modules it imported, stdout."""
     env = dict(os.environ, SRCREVIEW_CACHE=cache_root)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", _CHILD, "check", *args, "--format", "json"], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", _CHILD, "check", *args, "--format", fmt], capture_output=True,
                          text=True, env=env, check=False)
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -136,7 +136,7 @@ def main(argv=None) -> int:
     floor = min((bench_analysis._child("floor", floor_args, "") for _ in range(args.repeat)),
                 key=lambda r: r["seconds"])
     releases = [r for r in args.releases.split(",") if r]
-    colds, warms, many_computed, many_warm, campaigns = [], [], [], [], []
+    colds, warms, texts, many_computed, many_warm, campaigns = [], [], [], [], [], []
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="srcreview-bench-") as root:
             os.symlink(user / "registry", Path(root) / "registry")
@@ -146,6 +146,7 @@ def main(argv=None) -> int:
             if warms[-1]["stdout"] != colds[-1]["stdout"]:
                 print("warm output differs from cold output", file=sys.stderr)
                 return 1
+            texts.append(run_check(single, root, fmt="text"))
             many = [str(variants(Path(args.recipe), args.recipes, Path(root) / "recipes")), "--rev", args.rev]
             many_computed.append(run_check(many, root))  # the facts are cached by the cold run
             many_warm.append(run_check(many, root))
@@ -164,12 +165,13 @@ def main(argv=None) -> int:
         return min(runs, key=lambda r: r[key])
 
     base = floor["seconds"]
-    peak = max(r["peak_mb"] for r in colds + warms + many_computed + many_warm + campaigns)
+    peak = max(r["peak_mb"] for r in colds + warms + texts + many_computed + many_warm + campaigns)
     rows = [
         ("cold wall", best(colds), "seconds", "empty facts cache, no stored review"),
         ("cold CPU", best(colds, "cpu"), "cpu", "the check process and its parse-ahead worker"),
         ("warm wall", best(warms), "seconds",
          f"stored review; analysis, pydantic or huggingface_hub imported: {best(warms)['analysis'] or 'none'}"),
+        ("warm wall, text", best(texts), "seconds", "the same, --format text (rich renders it)"),
         (f"{args.recipes} recipes, facts cached", best(many_computed), "seconds",
          "one process, every review computed (no goal in the issue)"),
         ("recipes warm", best(many_warm), "seconds", "one process, every review stored"),

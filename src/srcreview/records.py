@@ -52,8 +52,8 @@ class _Invalid(Exception):
         self.errors = errors
 
 
-def _fail(msg: str, kind: str, loc: tuple = ()) -> _Invalid:
-    return _Invalid([{"loc": loc, "msg": msg, "type": kind}])
+def _fail(msg: str, kind: str) -> _Invalid:
+    return _Invalid([{"loc": (), "msg": msg, "type": kind}])
 
 
 def Field(default: Any = _MISSING, *, default_factory: Callable[[], Any] | None = None, description: str = "",
@@ -177,11 +177,11 @@ class Record:
 
 # -- validation ---------------------------------------------------------------------------------
 
-def _from_value(cls: type[Record], data: Any, loc: tuple = ()) -> Record:
+def _from_value(cls: type[Record], data: Any) -> Record:
     if isinstance(data, cls):
         return data
     if not isinstance(data, (dict, typing.Mapping)):
-        raise _fail(f"Input should be an object ({cls.__name__}), not {type(data).__name__}", "model_type", loc)
+        raise _fail(f"Input should be an object ({cls.__name__}), not {type(data).__name__}", "model_type")
     if cls._prepares:
         data = cls._prepare(dict(data))
     if cls._aliases:
@@ -190,9 +190,9 @@ def _from_value(cls: type[Record], data: Any, loc: tuple = ()) -> Record:
     if not (data.keys() <= fields.keys() and cls._required <= data.keys()):
         errors = []
         if cls._record_extra == "forbid":
-            errors += [{"loc": (*loc, key), "msg": "Extra inputs are not permitted", "type": "extra_forbidden"}
+            errors += [{"loc": (key,), "msg": "Extra inputs are not permitted", "type": "extra_forbidden"}
                        for key in data if key not in fields]
-        errors += [{"loc": (*loc, name), "msg": "Field required", "type": "missing"}
+        errors += [{"loc": (name,), "msg": "Field required", "type": "missing"}
                    for name in fields if name in cls._required and name not in data]
         if errors:
             raise _Invalid(errors)
@@ -200,7 +200,7 @@ def _from_value(cls: type[Record], data: Any, loc: tuple = ()) -> Record:
     try:
         return cls(**data)
     except RecordError as exc:
-        raise _Invalid([{**err, "loc": (*loc, *err["loc"])} for err in exc.errors()]) from None
+        raise _Invalid(exc.errors()) from None
 
 
 def _validate_fields(record: Record) -> None:
@@ -211,7 +211,7 @@ def _validate_fields(record: Record) -> None:
     for name, convert, checks in plan:
         value = values[name]
         try:
-            new = checks(value) if checks is not None else convert(value, ())
+            new = checks(value) if checks is not None else convert(value)
         except _Invalid as invalid:
             errors = (errors or []) + [{**err, "loc": (name, *err["loc"])} for err in invalid.errors]
             continue
@@ -254,7 +254,7 @@ def _with_validators(before: list, convert: Callable, after: list) -> Callable:
     def check(value):
         for validator in before:
             value = validator(value)
-        value = convert(value, ())
+        value = convert(value)
         for validator in after:
             value = validator(value)
         return value
@@ -264,7 +264,7 @@ def _with_validators(before: list, convert: Callable, after: list) -> Callable:
 _CONVERTERS: dict[Any, Callable] = {}
 
 
-def _converter(annotation: Any) -> Callable[[Any, tuple], Any]:
+def _converter(annotation: Any) -> Callable[[Any], Any]:
     try:
         return _CONVERTERS[annotation]
     except (KeyError, TypeError):
@@ -277,31 +277,31 @@ def _converter(annotation: Any) -> Callable[[Any, tuple], Any]:
     return convert
 
 
-def _identity(value, loc):
+def _identity(value):
     return value
 
 
 def _scalar(kind: type, name: str, error: str) -> Callable:
-    def convert(value, loc):
+    def convert(value):
         if isinstance(value, kind) and not (kind is not bool and isinstance(value, bool)):
             return value
         raise _fail(f"Input should be a valid {name}", error)
     return convert
 
 
-def _float(value, loc):
+def _float(value):
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     raise _fail("Input should be a valid number", "float_type")
 
 
-def _none(value, loc):
+def _none(value):
     if value is None:
         return None
     raise _fail("Input should be None", "none_required")
 
 
-def _path(value, loc):
+def _path(value):
     if isinstance(value, Path):
         return value
     if isinstance(value, str):
@@ -325,12 +325,12 @@ def _build_converter(annotation: Any) -> Callable:
     if annotation is Path:
         return _path
     if isinstance(annotation, type) and issubclass(annotation, Record):
-        return lambda value, loc: _from_value(annotation, value)
+        return lambda value: _from_value(annotation, value)
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is Literal:
         allowed = args
 
-        def literal(value, loc):
+        def literal(value):
             if any(value == a and type(value) is type(a) for a in allowed):
                 return value
             shown = " or ".join(repr(a) for a in allowed) if len(allowed) < 3 else \
@@ -342,24 +342,24 @@ def _build_converter(annotation: Any) -> Callable:
         if type(None) in args:  # X | None: None first, then X alone keeps X's message
             rest = [_converter(a) for a in args if a is not type(None)]
 
-            def optional(value, loc):
+            def optional(value):
                 if value is None:
                     return None
-                return _first_of(rest, value, loc)
+                return _first_of(rest, value)
             return optional
-        return lambda value, loc: _first_of(options, value, loc)
+        return lambda value: _first_of(options, value)
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
             item = _converter(args[0])
 
-            def sequence(value, loc):
+            def sequence(value):
                 if not isinstance(value, (list, tuple)):
                     raise _fail("Input should be a valid array", "tuple_type")
                 return tuple(_at(item, v, n) for n, v in enumerate(value))
             return sequence
         items = [_converter(a) for a in args]
 
-        def fixed(value, loc):
+        def fixed(value):
             if not isinstance(value, (list, tuple)) or len(value) != len(items):
                 raise _fail(f"Input should be an array of {len(items)} items", "tuple_type")
             return tuple(_at(c, v, n) for n, (c, v) in enumerate(zip(items, value)))
@@ -367,7 +367,7 @@ def _build_converter(annotation: Any) -> Callable:
     if origin is list:
         item = _converter(args[0]) if args else _identity
 
-        def listing(value, loc):
+        def listing(value):
             if not isinstance(value, (list, tuple)):
                 raise _fail("Input should be a valid list", "list_type")
             return [_at(item, v, n) for n, v in enumerate(value)]
@@ -375,7 +375,7 @@ def _build_converter(annotation: Any) -> Callable:
     if origin is dict or annotation is dict:
         key, val = (_converter(args[0]), _converter(args[1])) if args else (_identity, _identity)
 
-        def mapping(value, loc):
+        def mapping(value):
             if not isinstance(value, typing.Mapping):
                 raise _fail("Input should be a valid dictionary", "dict_type")
             return {_at(key, k, k): _at(val, v, k) for k, v in value.items()}
@@ -385,16 +385,16 @@ def _build_converter(annotation: Any) -> Callable:
 
 def _at(convert: Callable, value: Any, where: Any) -> Any:
     try:
-        return convert(value, ())
+        return convert(value)
     except _Invalid as invalid:
         raise _Invalid([{**err, "loc": (where, *err["loc"])} for err in invalid.errors]) from None
 
 
-def _first_of(options: list[Callable], value: Any, loc: tuple) -> Any:
+def _first_of(options: list[Callable], value: Any) -> Any:
     errors: list[dict] = []
     for option in options:
         try:
-            return option(value, loc)
+            return option(value)
         except _Invalid as invalid:
             errors += invalid.errors
     raise _Invalid(errors[:1] if len(options) == 1 else errors)

@@ -30,7 +30,7 @@ QUESTIONS_BINDINGS = {"speculative_config.method": "mtp", "speculative_config.nu
 def _tree(rev: str, source: str | None):
     from pathlib import Path
 
-    from srcreview.revision import resolve_rev
+    from srcreview.model.revision import resolve_rev
     from srcreview.source.base import DirectoryTree
 
     revision = resolve_rev(rev)
@@ -76,7 +76,7 @@ def phase_analysis(rev: str, source: str | None, cache_dir: str) -> dict:
     tree.files()  # the listing is the provider's work, not the analysis's
     start = time.perf_counter()
     from srcreview.interp import field_reads, model_runner, trace
-    from srcreview.interp.drafting import component
+    from srcreview.vllm.drafting import component
     from srcreview.interp.interpreter import analyzer
     from srcreview.index import Index
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from srcreview.engine import review
-from srcreview.recipe import MAX_SETTINGS, parse_recipe
-from srcreview.revision import Revision
-from srcreview.rules import load_rules
+from srcreview.engine.run import review
+from srcreview.model.recipe import MAX_SETTINGS, parse_recipe
+from srcreview.model.revision import Revision
+from srcreview.rules.loader import load_rules
 from srcreview.source.base import DirectoryTree
 
 ROOT = Path(__file__).resolve().parent.parent

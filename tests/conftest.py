@@ -59,8 +59,8 @@ def vllm_release():
     cache it FAILS (never skips: CI must not pass without the real source) with one line
     saying what to do.
     """
-    from srcreview.errors import SrcreviewError
-    from srcreview.revision import resolve_rev
+    from srcreview.core.errors import SrcreviewError
+    from srcreview.model.revision import resolve_rev
     from srcreview.source.cache import Cache, default_root
     from srcreview.source.obtain import open_source
 
@@ -357,7 +357,7 @@ class Result:
 @pytest.fixture
 def cli(capsys):
     """Run `srcreview ARGS...` in this process; returns exit code, stdout and stderr."""
-    from srcreview.cli import main
+    from srcreview.cli.main import main
 
     def run(*args: str) -> Result:
         try:

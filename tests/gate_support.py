@@ -9,9 +9,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from srcreview.findings import (Anchor, Finding, Hop, Knob, RecipeRef, Review, RevisionInfo, RunnerInfo, ToolInfo,
+from srcreview.model.findings import (Anchor, Finding, Hop, Knob, RecipeRef, Review, RevisionInfo, RunnerInfo, ToolInfo,
                                 fingerprint)
-from srcreview.recipe import load_recipe
+from srcreview.model.recipe import load_recipe
 from srcreview.source.base import anchor_url
 
 DATA = Path(__file__).parent / "data" / "gate"

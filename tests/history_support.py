@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srcreview.overlays import materialize
+from srcreview.source.overlays import materialize
 
 SNIPPETS = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_snippets"
 HISTORY = SNIPPETS / "history_spec_decode"
@@ -34,7 +34,7 @@ def build_history(repo, steps: list[str]) -> list[str]:
         if step == "base":
             files = _files(BASE)
         elif step == "applied":
-            # an overlay of the base (srcreview.overlays): commit only what it changes
+            # an overlay of the base (srcreview.source.overlays): commit only what it changes
             base = _files(BASE)
             files = {k: v for k, v in _files(materialize(HISTORY / "applied")).items() if base.get(k) != v}
         elif step == "reverted":

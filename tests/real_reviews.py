@@ -32,18 +32,18 @@ def index_for(tree):
 
 def review_text(tree, text: str, shown: str):
     """The review of a recipe given as TOML text (for variants built in a test)."""
-    from srcreview.engine import review
-    from srcreview.recipe import parse_recipe
+    from srcreview.engine.run import review
+    from srcreview.model.recipe import parse_recipe
 
     return review(parse_recipe(text, shown), tree, index=index_for(tree), source_label="registry")
 
 
 @lru_cache(maxsize=None)
 def _cached(tree_id: int, path: str):
-    from srcreview.engine import review
-    from srcreview.recipe import load_recipe
+    from srcreview.engine.run import review
+    from srcreview.model.recipe import load_recipe
 
-    from srcreview.model_configs import with_model_configs
+    from srcreview.hfconfig.binding import with_model_configs
 
     tree = _TREES[tree_id]
     recipe = with_model_configs(load_recipe(ROOT / path, display_path=path), base_dir=(ROOT / path).parent)
@@ -66,10 +66,10 @@ def generate_reports(tree) -> dict[str, str]:
     """reports/ as `srcreview check RECIPE --format json|review` writes it: one JSON and one
     independent review per recipe, and the review of the three together (gate applied,
     default policy, no date)."""
-    from srcreview.gate import evaluate
+    from srcreview.gate.policy import evaluate
     from srcreview.report import json as report_json
     from srcreview.report import review as report_review
-    from srcreview.rules import load_rules
+    from srcreview.rules.loader import load_rules
 
     rules = load_rules()
     reviews = [review_of(tree, path) for path in RECIPES]

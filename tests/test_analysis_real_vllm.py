@@ -12,9 +12,10 @@ from __future__ import annotations
 import pytest
 
 from srcreview.index import Index
-from srcreview.interp import drafting, field_reads, model_runner, trace
+from srcreview.interp import field_reads, model_runner, trace
+from srcreview.vllm import drafting
 from srcreview.interp.interpreter import Analyzer
-from srcreview.interp.runtime import config_bindings
+from srcreview.vllm.runtime import config_bindings
 
 pytestmark = pytest.mark.network
 

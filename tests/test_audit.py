@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from srcreview.audit import (
+from srcreview.audit.reviews import (
     AnchorRef,
     audit_review,
     collect_anchors,
@@ -22,10 +22,10 @@ from srcreview.audit import (
     parse_blob_url,
     parse_purpose,
 )
-from srcreview.cli import main
-from srcreview.errors import DataError, SourceUnavailable
+from srcreview.cli.main import main
+from srcreview.core.errors import DataError, SourceUnavailable
 from srcreview.index import Index
-from srcreview.revision import resolve_rev
+from srcreview.model.revision import resolve_rev
 from srcreview.source.base import DirectoryTree
 
 from conftest import GitRepo
@@ -556,7 +556,7 @@ def test_any_review_document_gets_a_verdict_for_every_anchor(tree_root, doc):
 def test_best_window_is_the_smallest_span_showing_every_term(lines):
     import itertools
 
-    from srcreview.audit import FileText, Term, Units, best_window
+    from srcreview.audit.reviews import FileText, Term, Units, best_window
 
     text = FileText.build("f.py", "\n".join(lines), Units())
     terms = [Term(w, "concept", phrases=((w,),)) for w in ("alpha", "beta", "gamma")]

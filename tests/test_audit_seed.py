@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.audit import audit_review, load_review
-from srcreview.errors import SourceUnavailable
+from srcreview.audit.reviews import audit_review, load_review
+from srcreview.core.errors import SourceUnavailable
 from srcreview.index import Index
 
 SEED = Path(__file__).parent / "data" / "independent-review-thinkingcap-98dff2a.json"
@@ -147,7 +147,7 @@ def test_an_identifier_missing_from_the_file_is_found_where_0_29_0_has_it(vllm_0
 
 @pytest.mark.parametrize("rev", ["v0.29.0", "98dff2a"])
 def test_a_tag_or_short_id_in_the_url_is_corrected_to_a_permalink(vllm_029, rev):
-    from srcreview.revision import resolve_rev
+    from srcreview.model.revision import resolve_rev
 
     doc = [{"url": f"https://github.com/vllm-project/vllm/blob/{rev}/vllm/config/speculative.py#L385-L391",
             "purpose": "declared draft attention-backend and KV-dtype fields"}]

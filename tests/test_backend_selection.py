@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.engine import FIXTURE_SHA, review
+from srcreview.engine.run import FIXTURE_SHA, review
 from srcreview.hfconfig.facts import ModelFacts
-from srcreview.overlays import materialize
-from srcreview.recipe import Hardware, Recipe, RecipeInfo, Setting
+from srcreview.source.overlays import materialize
+from srcreview.model.recipe import Hardware, Recipe, RecipeInfo, Setting
 from srcreview.report import markdown
-from srcreview.revision import Revision
+from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"

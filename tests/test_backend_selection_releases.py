@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import pytest
 
-from srcreview.engine import review
+from srcreview.engine.run import review
 from srcreview.hfconfig.facts import ModelFacts
-from srcreview.recipe import Hardware, Recipe, RecipeInfo, Setting
-from srcreview.rules import load_rules
+from srcreview.model.recipe import Hardware, Recipe, RecipeInfo, Setting
+from srcreview.rules.loader import load_rules
 
 pytestmark = [pytest.mark.network, pytest.mark.releases]
 

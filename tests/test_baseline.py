@@ -7,9 +7,9 @@ import json
 import pytest
 from gate_support import DATA, NESTED_SPEC, copy_recipes, make_review
 
-from srcreview.baseline import load_baseline
-from srcreview.errors import EXIT_DATA, EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, DataError, UsageError
-from srcreview.gate import evaluate
+from srcreview.gate.baseline import load_baseline
+from srcreview.core.errors import EXIT_DATA, EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, DataError, UsageError
+from srcreview.gate.policy import evaluate
 from srcreview.report import markdown, sarif
 
 RULE, KEY = "spec-draft-attention-backend-ignored", "speculative_config.attention_backend"
@@ -139,7 +139,7 @@ def test_baseline_path_is_never_shown_absolute(tmp_path):
     import argparse
     import os
 
-    from srcreview.commands._gate_args import run_gate
+    from srcreview.cli.commands._gate_args import run_gate
 
     review = _review(NESTED_SPEC)
     inside = _write(tmp_path, review.model_dump_json(), "prev.json")

@@ -1,4 +1,4 @@
-"""The bisection logic (srcreview.bisect), pure: verdict sequences in, boundaries and notes out."""
+"""The bisection logic (srcreview.history.bisect), pure: verdict sequences in, boundaries and notes out."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from srcreview.bisect import Question, bisect
-from srcreview.findings import Finding, Knob, RecipeRef, Review, RevisionInfo, StaleRule, ToolInfo
+from srcreview.history.bisect import Question, bisect
+from srcreview.model.findings import Finding, Knob, RecipeRef, Review, RevisionInfo, StaleRule, ToolInfo
 
 
 def run(values: str, **kw):

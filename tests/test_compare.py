@@ -1,4 +1,4 @@
-"""Diffing two reviews (srcreview.compare) and `srcreview diff` on a git history built here.
+"""Diffing two reviews (srcreview.history.compare) and `srcreview diff` on a git history built here.
 
 The reviews come from the real engine on the history fixture before and after the draft
 loader starts applying speculative_config.attention_backend; the expected lines are found in
@@ -12,10 +12,10 @@ import json
 import pytest
 from history_support import BASE, HISTORY, KNOB, LOADER, RECIPE, RULE, build_history
 
-from srcreview.compare import compare_reviews
-from srcreview.engine import review
-from srcreview.recipe import load_recipe
-from srcreview.revision import Revision
+from srcreview.history.compare import compare_reviews
+from srcreview.engine.run import review
+from srcreview.model.recipe import load_recipe
+from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.bisect import Question
-from srcreview.findings import Review
-from srcreview.revision import releases_between
+from srcreview.history.bisect import Question
+from srcreview.model.findings import Review
+from srcreview.model.revision import releases_between
 
 pytestmark = [pytest.mark.network, pytest.mark.releases]
 
@@ -27,7 +27,7 @@ KNOB = "speculative_config.attention_backend"
 @pytest.fixture(scope="module")
 def checks():
     """`srcreview check --format json` at a release, run once per release in this module."""
-    from srcreview.cli import main
+    from srcreview.cli.main import main
 
     done: dict[str, Review] = {}
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.engine import FIXTURE_SHA, review
-from srcreview.findings import RunnerInfo
-from srcreview.recipe import parse_recipe
-from srcreview.revision import Revision
+from srcreview.engine.run import FIXTURE_SHA, review
+from srcreview.model.findings import RunnerInfo
+from srcreview.model.recipe import parse_recipe
+from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
@@ -125,8 +125,8 @@ def test_json_contract_field_names():
 def test_undecided_runner_downgrades_runner_dependent_verdicts():
     """A rule that needs the V2 runner, with the runner undecided, is at most plausible."""
     from srcreview.checks import CheckContext, CheckResult
-    from srcreview.engine import _applies, _finding
-    from srcreview.rules import load_rules
+    from srcreview.engine.run import _applies, _finding
+    from srcreview.rules.loader import load_rules
 
     rule = next(r for r in load_rules() if r.id == "spec-draft-attention-backend-ignored")
     rule = rule.model_copy(update={"requires_runner": "v2"})  # a rule written for one runner
@@ -148,8 +148,8 @@ def test_undecided_runner_downgrades_runner_dependent_verdicts():
     ({"matches": "(?i)triton"}, "x-Triton-y", True), ({"startswith": "fp8"}, "bfloat16", False),
 ])
 def test_when_conditions(when, value, holds):
-    from srcreview.engine import _holds
-    from srcreview.rules import Condition
+    from srcreview.engine.run import _holds
+    from srcreview.rules.loader import Condition
 
     assert _holds(Condition.model_validate(when), value, None) is holds
 
@@ -165,7 +165,7 @@ def test_inherited_draft_row_shows_the_declared_default_through_a_field_referenc
 # -- dispatch alternatives: every feasible candidate is checked ---------------------------------
 
 def _alternatives():
-    from srcreview.overlays import materialize
+    from srcreview.source.overlays import materialize
 
     return _tree(root=materialize(FIXTURES / "rules_spec_decode_alternatives"))
 
@@ -220,8 +220,8 @@ def test_top_level_keys_are_bound_at_their_config_paths():
 
 
 def test_findings_carry_the_check_outcome_and_explain_uses_it():
-    from srcreview.explain import explain
-    from srcreview.rules import load_rules
+    from srcreview.audit.explain import explain
+    from srcreview.rules.loader import load_rules
 
     result = _review()
     rules = {r.id: r for r in load_rules()}

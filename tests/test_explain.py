@@ -11,7 +11,7 @@ import json
 import pytest
 from history_support import LOADER, RECIPE, RULE, build_history
 
-from srcreview.rules import load_rules
+from srcreview.rules.loader import load_rules
 
 
 @pytest.fixture
@@ -104,9 +104,9 @@ def test_explain_errors(cli, saved, tmp_path, args, code, message):
 
 
 def test_a_long_anchor_is_cut_and_says_so(tmp_path):
-    from srcreview.explain import excerpt
-    from srcreview.findings import Anchor
-    from srcreview.revision import Revision
+    from srcreview.audit.explain import excerpt
+    from srcreview.model.findings import Anchor
+    from srcreview.model.revision import Revision
     from srcreview.source.base import DirectoryTree
 
     (tmp_path / "m.py").write_text("".join(f"line{n}\n" for n in range(1, 101)))
@@ -123,7 +123,7 @@ def test_a_long_anchor_is_cut_and_says_so(tmp_path):
     assert (len(long.lines), long.truncated) == (24, True)
     edge = excerpt(tree, at(1, 1), context=3)
     assert edge.first_line == 1 and edge.lines == ("line1", "line2", "line3", "line4")
-    from srcreview.errors import SourceUnavailable
+    from srcreview.core.errors import SourceUnavailable
 
     with pytest.raises(SourceUnavailable):
         excerpt(tree, at(101, 101))

@@ -7,11 +7,11 @@ import argparse
 import pytest
 from gate_support import DATA, NESTED_SPEC, copy_recipes, make_review
 
-from srcreview.cli import _Parser
-from srcreview.commands._gate_args import add_gate_args, run_gate
-from srcreview.dates import review_date, today
-from srcreview.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, UsageError
-from srcreview.gate import evaluate, parse_fail_on
+from srcreview.cli.main import _Parser
+from srcreview.cli.commands._gate_args import add_gate_args, run_gate
+from srcreview.core.dates import review_date, today
+from srcreview.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, UsageError
+from srcreview.gate.policy import evaluate, parse_fail_on
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def test_informational_rule_findings_are_facts_or_open_questions(nested):
 
 
 def test_kind_always_follows_classification_and_problem():
-    from srcreview.findings import Finding
+    from srcreview.model.findings import Finding
 
     data = {"id": "r", "rule": "r", "classification": "refuted", "severity": "high", "claim": "c", "message": "m",
             "fingerprint": "0123456789abcdef", "problem": "refuted", "kind": "fact"}
@@ -206,7 +206,7 @@ def test_namespace_without_gate_options_uses_defaults(nested):
 def test_a_crash_is_an_incomplete_review_not_a_gate_failure(cli, tmp_path, monkeypatch, cache_dir):
     """An unexpected exception inside a command exits 2, never 1 (which would read as 'gate failed').
     (An empty cache: no stored review answers instead of the analysis.)"""
-    import srcreview.commands.check as check
+    import srcreview.cli.commands.check as check
 
     def explode(*args, **kwargs):
         raise RuntimeError("analysis bug")

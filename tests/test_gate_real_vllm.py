@@ -23,7 +23,7 @@ import yaml
 from gate_support import sarif_errors, sarif_validator
 from test_gate_workflow import gate_command, gate_step, workflow
 
-from srcreview.recipe import load_recipe
+from srcreview.model.recipe import load_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 NESTED = "examples/thinkingcap-awq-vllm029-5090-16k-mtp3-nested-triton.toml"

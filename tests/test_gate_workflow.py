@@ -54,7 +54,7 @@ def test_workflow_caches_runs_uploads_and_summarises():
 
 
 def test_workflow_command_parses_with_the_check_command():
-    from srcreview.cli import build_parser
+    from srcreview.cli.main import build_parser
 
     parser = build_parser()
     check = parser._subparsers._group_actions[0].choices["check"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.cli import main
+from srcreview.cli.main import main
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
 
@@ -92,7 +92,7 @@ def test_graph_of_any_python_tree_lists_resolved_edges_and_unresolved_calls(tmp_
     could not, with the tree's own paths, so precision and soundness can be measured."""
     import json
 
-    from srcreview.cli import main
+    from srcreview.cli.main import main
 
     pkg = tmp_path / "pkg"
     pkg.mkdir()

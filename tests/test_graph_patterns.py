@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.errors import DataError
-from srcreview.interp import drafting, field_reads, model_runner, render_trace, trace
+from srcreview.core.errors import DataError
+from srcreview.interp import field_reads, model_runner, render_trace, trace
+from srcreview.vllm import drafting
 from srcreview.interp.interpreter import Analyzer
 from srcreview.index import Index
-from srcreview.revision import Revision
+from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"

@@ -110,7 +110,7 @@ def test_reading_a_local_config_never_imports_huggingface_hub(tmp_path):
 
 
 def test_the_cli_help_never_imports_huggingface_hub():
-    code = ("import sys\nfrom srcreview.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+    code = ("import sys\nfrom srcreview.cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
             "print('huggingface_hub' in sys.modules, file=sys.stderr)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stderr.strip() == "False"

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from hub_support import GEMMA4_ASSISTANT, QWEN35_MTP, write_model
-from srcreview.errors import EXIT_DATA, DataError
+from srcreview.core.errors import EXIT_DATA, DataError
 from srcreview.hfconfig import (MODEL_CONFIG_UNKNOWN, ModelOverrides, apply_overrides, obtain_model_config,
                                 parse_model_overrides, parse_model_ref, unknown_facts)
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from srcreview.errors import EXIT_DATA, DataError
+from srcreview.core.errors import EXIT_DATA, DataError
 from srcreview.hfconfig import parse_model_ref
 
 

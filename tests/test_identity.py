@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from conftest import FAKE_SHA, make_tar, sdist_files
 
-from srcreview.errors import EXIT_INCOMPLETE
+from srcreview.core.errors import EXIT_INCOMPLETE
 from srcreview.source.sdist import version_info
 
 V029 = "98dff2a81d747d1dba01a47f939f48c3526d4206"

@@ -11,7 +11,7 @@ import pytest
 
 from srcreview.index import SCHEMA_VERSION, Index
 from srcreview.index.cache import FactsCache, seal
-from srcreview.revision import Revision
+from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
@@ -78,7 +78,7 @@ import pytest
 from pathlib import Path
 from srcreview.index import Index
 from srcreview.interp import trace, field_reads
-from srcreview.revision import Revision
+from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
 tree = DirectoryTree(Path({str(FIXTURES / "aliasing")!r}), Revision(requested="fixture", sha={SHA!r}))
 index = Index(tree, cache_dir=Path({str(tmp_path)!r}))
@@ -135,7 +135,7 @@ def test_function_bodies_load_when_read_and_a_damaged_or_crafted_body_is_never_r
     import dataclasses
     import zlib
 
-    from srcreview.errors import SourceUnavailable
+    from srcreview.core.errors import SourceUnavailable
 
     facts = index_of("aliasing", None).module("vllm.spec.loader")
     qualname = next(q for q, fn in facts.functions.items() if fn.body)  # (converted: stored as IR)
@@ -167,7 +167,7 @@ def test_a_body_no_review_read_is_stored_unconverted_and_converts_to_the_same_ir
     would have built, lines and columns included; the libcst extractor gives the same."""
     import dataclasses
 
-    from srcreview.errors import SourceUnavailable
+    from srcreview.core.errors import SourceUnavailable
     from srcreview.index.ast_facts import extract
     from srcreview.index.extract import extract as extract_cst
     from srcreview.index.facts import PendingBody

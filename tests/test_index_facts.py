@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.errors import DataError, SourceUnavailable
+from srcreview.core.errors import DataError, SourceUnavailable
 from srcreview.index import UNKNOWN, Index
 from srcreview.index import ir
-from srcreview.revision import Revision
+from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"

@@ -1,65 +1,121 @@
-"""The layering holds: recipe -> revision -> source -> index -> interpreter -> checks -> rules ->
-engine -> gate and history -> reports -> CLI. A module imports only from its own layer or the
-layers below (function-level imports included), and nothing below the CLI prints or exits."""
+"""The layering holds: each package of src/srcreview is one stage of the data flow, and a module
+imports only from its own package or the packages below it (function-level imports included).
+Inside and between packages the imports form no cycle, and nothing below the CLI prints or exits.
+
+    core -> hfconfig -> model -> source -> index -> interp -> vllm -> checks -> rules -> engine
+         -> gate, history, audit, store -> report -> api -> cli
+"""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import networkx as nx
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "srcreview"
 
 LAYERS = [
-    ("base", ("__init__", "errors", "textsafe", "userfile", "dates", "resources", "templates", "sealed",
-              "records")),
-    ("data", ("findings", "revision", "recipe", "hfconfig", "model_configs")),
-    ("source", ("source", "overlays")),
+    ("base", ("__init__", "core")),
+    ("model configs", ("hfconfig",)),
+    ("data", ("model",)),
+    ("source", ("source",)),
     ("index", ("index",)),
     ("interpreter", ("interp",)),
+    ("vLLM knowledge", ("vllm",)),
     ("checks", ("checks",)),
-    ("rules", ("rules", "rules_doc")),
-    ("engine", ("engine", "patched_review")),
-    ("gate and history", ("gate", "baseline", "waivers", "audit", "registry_audit", "compare", "bisect",
-                          "explain", "pins_update", "cache_admin", "recipe_files", "review_cache")),
+    ("rules", ("rules",)),
+    ("engine", ("engine",)),
+    ("gate", ("gate",)),
+    ("history", ("history",)),
+    ("audit", ("audit",)),
+    ("store", ("store",)),
     ("reports", ("report",)),
-    ("cli", ("cli", "commands", "__main__", "progress")),
+    ("api", ("api",)),
+    ("cli", ("cli", "__main__")),
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 CLI = RANK["cli"]
 
 
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
 def modules():
-    for path in sorted(PACKAGE.rglob("*.py")):
-        yield path, path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+    for name, path in MODULES.items():
+        yield path, name.split(".")[1] if "." in name else "__init__"
 
 
-def imported(tree: ast.AST):
-    """srcreview modules a file imports (at any depth), as their top-level part."""
+def imported(name: str, tree: ast.AST):
+    """(srcreview module, line) for every import of a srcreview module in a file, at any depth;
+    `from package import submodule` names the submodule."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("srcreview"):
-            parts = node.module.split(".")
-            if len(parts) > 1:
-                yield parts[1], node.lineno
-            else:
-                for alias in node.names:
-                    yield alias.name, node.lineno
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "srcreview":
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                yield (sub if sub in MODULES else node.module), node.lineno
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.startswith("srcreview."):
-                    yield alias.name.split(".")[1], node.lineno
+                if alias.name.split(".")[0] == "srcreview":
+                    yield alias.name, node.lineno
+
+
+def _top(module: str) -> str:
+    return module.split(".")[1] if "." in module else "__init__"
+
+
+def import_graph() -> nx.DiGraph:
+    graph = nx.DiGraph()
+    for name, path in MODULES.items():
+        graph.add_node(name)
+        for target, line in imported(name, ast.parse(path.read_text(encoding="utf-8"))):
+            if target != name and target in MODULES:
+                graph.add_edge(name, target, line=line)
+    return graph
 
 
 def test_every_module_has_a_layer():
     assert {top for _, top in modules()} <= set(RANK)
 
 
-@pytest.mark.parametrize("path, top", list(modules()), ids=lambda v: str(v) if isinstance(v, str) else v.name)
-def test_no_import_runs_back_up(path, top):
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    upward = [(name, line) for name, line in imported(tree) if name in RANK and RANK[name] > RANK[top]]
-    assert upward == [], f"{path.relative_to(PACKAGE)} ({LAYERS[RANK[top]][0]}) imports from above: {upward}"
+def test_no_loose_module_beside_the_packages():
+    loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.name not in ("__init__.py", "__main__.py", "api.py"))
+    assert loose == []
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_no_import_runs_back_up(name):
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    top = _top(name)
+    upward = [(target, line) for target, line in imported(name, tree)
+              if _top(target) in RANK and RANK[_top(target)] > RANK[top]]
+    assert upward == [], f"{name} ({LAYERS[RANK[top]][0]}) imports from above: {upward}"
+
+
+def test_no_import_cycle_between_modules():
+    """Function-level imports count: a cycle hidden inside a function is still a cycle."""
+    graph = import_graph()
+    cycles = [cycle for cycle in nx.simple_cycles(graph) if len(cycle) > 1]
+    shown = [" -> ".join(c + [c[0]]) + "  (" + ", ".join(
+        f"{a}:{graph.edges[a, b]['line']}" for a, b in zip(c, c[1:] + [c[0]])) + ")" for c in sorted(cycles)[:10]]
+    assert shown == [], f"{len(cycles)} import cycles, e.g.:\n" + "\n".join(shown)
+
+
+def test_a_package_init_imports_only_its_own_modules():
+    """A package's `__init__` re-exports its own modules; one importing a sibling package's
+    modules would run that package whenever any submodule is imported."""
+    graph = import_graph()
+    for name, path in MODULES.items():
+        if path.name == "__init__.py" and name != "srcreview":
+            outside = [t for t in graph.successors(name) if not t.startswith(name + ".")
+                       and _top(t) != _top(name) and RANK[_top(t)] >= RANK[_top(name)]]
+            assert outside == [], f"{name} imports {outside}"
 
 
 @pytest.mark.parametrize("path, top", [m for m in modules() if RANK[m[1]] < CLI],

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from gate_support import DATA, NESTED_SPEC, copy_recipes, make_review
 
-from srcreview.gate import evaluate
-from srcreview.recipe import load_recipe
+from srcreview.gate.policy import evaluate
+from srcreview.model.recipe import load_recipe
 from srcreview.report import markdown
 
 
@@ -92,7 +92,7 @@ def test_deterministic_and_relative(nested, tmp_path):
 
 
 def test_stale_rules_and_missing_tests_are_listed(nested):
-    from srcreview.findings import StaleRule
+    from srcreview.model.findings import StaleRule
 
     review = nested.model_copy(update={"missing_tests": ("MTP with fp8 KV cache", "sm120 start-up"),
                                        "stale_rules": (StaleRule(rule="old-rule", missing=("Foo.bar",)),)})

@@ -4,7 +4,7 @@ The tree is `fixtures/vllm_snippets/model_configs` (written here, vLLM-shaped): 
 builds a Gemma4, multi-module MTP or MTP speculator depending on the draft's Hugging Face config,
 which `SpeculativeConfig.hf_config_override` rewrites first. The configs are those of
 tests/hub_support.py (shaped like the real ones), bound as a review binds them
-(srcreview.model_configs, a local directory written in the test, or the recipe's [model] table).
+(srcreview.hfconfig.binding, a local directory written in the test, or the recipe's [model] table).
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from hub_support import GEMMA4_ASSISTANT, GEMMA4_TARGET, MULTI_LAYER_MTP, QWEN35_MTP, dumps, write_model
-from srcreview.engine import FIXTURE_SHA, review
-from srcreview.errors import DataError
-from srcreview.interp import drafting
+from srcreview.engine.run import FIXTURE_SHA, review
+from srcreview.core.errors import DataError
+from srcreview.vllm import drafting
 from srcreview.interp.interpreter import analyzer
-from srcreview.model_configs import with_model_configs
-from srcreview.overlays import materialize
-from srcreview.recipe import parse_recipe
-from srcreview.revision import Revision
+from srcreview.hfconfig.binding import with_model_configs
+from srcreview.source.overlays import materialize
+from srcreview.model.recipe import parse_recipe
+from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
@@ -67,7 +67,7 @@ def _verdicts(result) -> dict:
 
 
 def _speculators(tree, recipe) -> list[str]:
-    from srcreview.engine import _bindings
+    from srcreview.engine.run import _bindings
     from srcreview.index import Index
 
     index = Index(tree)

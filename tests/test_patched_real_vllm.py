@@ -46,7 +46,7 @@ def reviews(vllm_029, tmp_path_factory):
     import contextlib
     import io
 
-    from srcreview.cli import main
+    from srcreview.cli.main import main
 
     work = tmp_path_factory.mktemp("patched-029")
     patch = work / "nested-backend.diff"

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from fixture_repos import fixture_repo
 
-from srcreview.engine import FIXTURE_SHA, review
-from srcreview.errors import DataError
-from srcreview.patched_review import mark_patched
-from srcreview.recipe import parse_recipe
-from srcreview.revision import Revision
+from srcreview.engine.run import FIXTURE_SHA, review
+from srcreview.core.errors import DataError
+from srcreview.engine.patched import mark_patched
+from srcreview.model.recipe import parse_recipe
+from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
 from srcreview.source.cache import Cache
 from srcreview.source.patched import PatchedTree, apply_layers, load_overlay, load_patch

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.engine import anchor_names, review
+from srcreview.engine.run import anchor_names, review
 from srcreview.index import Index
 from srcreview.index.cache import FactsCache
 from srcreview.index.prefetch import start
-from srcreview.recipe import load_recipe
+from srcreview.model.recipe import load_recipe
 from srcreview.report import json as report_json
-from srcreview.revision import Revision
-from srcreview.rules import load_rules
+from srcreview.model.revision import Revision
+from srcreview.rules.loader import load_rules
 from srcreview.source.base import DirectoryTree
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from srcreview.progress import _BarReporter, _PlainReporter, live_bar
+from srcreview.cli.progress import _BarReporter, _PlainReporter, live_bar
 
 
 def test_the_download_bar_gives_way_to_the_extraction():

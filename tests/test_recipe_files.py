@@ -9,8 +9,8 @@ import shutil
 import pytest
 from gate_support import DATA
 
-from srcreview.errors import UsageError
-from srcreview.recipe_files import is_recipe_file, recipe_files
+from srcreview.core.errors import UsageError
+from srcreview.model.recipe.files import is_recipe_file, recipe_files
 
 COMPOSE = ("services:\n  llm:\n    image: vllm/vllm-openai:v0.29.0\n"
            "    command: [\"some/model\", \"--max-model-len\", \"1024\"]\n")

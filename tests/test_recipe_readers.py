@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from srcreview.errors import EXIT_DATA, DataError
-from srcreview.recipe import load_recipes, looks_like_recipe, read_recipes
+from srcreview.core.errors import EXIT_DATA, DataError
+from srcreview.model.recipe import load_recipes, looks_like_recipe, read_recipes
 
 SPEC = '{"method": "mtp", "num_speculative_tokens": 3}'
 

@@ -1,4 +1,4 @@
-"""srcreview.records: the frozen, validated records a warm check uses instead of pydantic models.
+"""srcreview.core.records: the frozen, validated records a warm check uses instead of pydantic models.
 
 They must validate as strictly as the contract says (no coercion across types, unknown keys
 refused, required keys named), read back what they dump, describe it in a JSON Schema that a
@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 from pydantic import BaseModel
 
-from srcreview.records import Field, Record, RecordError, field_validator
+from srcreview.core.records import Field, Record, RecordError, field_validator
 
 
 class Leaf(Record):
@@ -150,8 +150,8 @@ def test_a_record_inside_a_pydantic_model():
 
 
 @pytest.mark.parametrize("code", [
-    "from srcreview.findings import Review\nimport srcreview.recipe, srcreview.gate, srcreview.review_cache",
-    "import srcreview.engine\nfrom srcreview.rules import load_rules\nfrom srcreview.checks import KINDS, check_kind\n"
+    "from srcreview.model.findings import Review\nimport srcreview.model.recipe, srcreview.gate.policy, srcreview.store.reviews",
+    "import srcreview.engine.run\nfrom srcreview.rules.loader import load_rules\nfrom srcreview.checks import KINDS, check_kind\n"
     "load_rules()\n[check_kind(k) for k in KINDS]",
 ], ids=["warm: stored review, recipe, gate", "cold: rules, every check kind, the engine"])
 def test_check_never_imports_pydantic(code):
@@ -162,7 +162,7 @@ def test_check_never_imports_pydantic(code):
 
 
 def test_a_finding_cannot_promise_what_rests_on_open_questions():
-    from srcreview.findings import Finding
+    from srcreview.model.findings import Finding
 
     base = {"id": "x", "rule": "r", "severity": "high", "claim": "c", "message": "m", "fingerprint": "f" * 16}
     finding = Finding.model_validate({**base, "classification": "plausible", "assumptions": ["the model's config"],

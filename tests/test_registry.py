@@ -15,10 +15,10 @@ import jsonschema
 import pytest
 from fixture_repos import FIXTURES, fixture_repo
 
-from srcreview.engine import FIXTURE_SHA
-from srcreview.registry_audit import audit_registry, review_claims
+from srcreview.engine.run import FIXTURE_SHA
+from srcreview.audit.registries import audit_registry, review_claims
 from srcreview.report.registry import SCHEMA, SCHEMA_ID
-from srcreview.revision import Revision
+from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -176,7 +176,7 @@ def test_audit_refuses_review_options_for_a_review(cli, tmp_path):
 
 @pytest.mark.network
 def test_audit_of_the_seed_registry_reports_its_unpinned_and_drifted_entries(vllm_029, cli):
-    from srcreview.audit import audit_review, load_review
+    from srcreview.audit.reviews import audit_review, load_review
     from srcreview.index import Index
     from srcreview.index.cache import default_cache_dir
 

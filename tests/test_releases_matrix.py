@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-from srcreview.engine import review
-from srcreview.recipe import EnvVar, Hardware, Recipe, RecipeInfo, Setting
-from srcreview.revision import parse_version
+from srcreview.engine.run import review
+from srcreview.model.recipe import EnvVar, Hardware, Recipe, RecipeInfo, Setting
+from srcreview.model.revision import parse_version
 
 pytestmark = [pytest.mark.network, pytest.mark.releases]
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.audit import audit_review, load_review
-from srcreview.errors import SourceUnavailable
+from srcreview.audit.reviews import audit_review, load_review
+from srcreview.core.errors import SourceUnavailable
 from srcreview.index import Index
 from srcreview.index.cache import default_cache_dir
 

@@ -1,4 +1,4 @@
-"""Stored reviews (srcreview.review_cache): a `check` already computed is answered from the cache,
+"""Stored reviews (srcreview.store.reviews): a `check` already computed is answered from the cache,
 byte for byte as the analysis answers it, without importing the analysis; any change to what
 the review depends on computes it again; a damaged entry is never trusted; the store is bounded.
 
@@ -19,16 +19,16 @@ from pathlib import Path
 import pytest
 from conftest import DEMO_RECIPE, FIXTURE_REV, fixture_source, make_tar
 
-from srcreview.sealed import seal, unseal
+from srcreview.core.sealed import seal, unseal
 
 ROOT = Path(__file__).resolve().parent.parent
 FORMATS = (("text",), ("text", "-v"), ("concise",), ("json",), ("review",), ("sarif",), ("markdown",), ("registry",))
 # what a review served from the cache must not import (the analysis and what only it needs)
-ANALYSIS = ("libcst", "networkx", "pydantic", "srcreview.index", "srcreview.interp", "srcreview.checks", "srcreview.rules",
-            "srcreview.engine")
+ANALYSIS = ("libcst", "networkx", "pydantic", "srcreview.index", "srcreview.interp", "srcreview.checks", "srcreview.rules.loader",
+            "srcreview.engine.run")
 _CHILD = """\
 import json, sys
-from srcreview.cli import main
+from srcreview.cli.main import main
 code = main(sys.argv[1:])
 sys.stdout.flush()
 analysis = %r
@@ -247,14 +247,14 @@ def test_a_damaged_or_edited_entry_is_computed_again(demo, cli, cache_dir, damag
 
 
 def _review(path: str, **fields):
-    from srcreview.findings import RecipeRef, Review, RevisionInfo, ToolInfo
+    from srcreview.model.findings import RecipeRef, Review, RevisionInfo, ToolInfo
 
     return Review(tool=ToolInfo(version="0"), recipe=RecipeRef(path=path, name=path),
                   revision=RevisionInfo(sha="1234567"), **fields)
 
 
 def test_the_store_keeps_the_reviews_used_last_within_its_bound(tmp_path):
-    from srcreview.review_cache import ReviewCache
+    from srcreview.store.reviews import ReviewCache
 
     size = len(_review("r0.toml").model_dump_json()) + 200  # an entry, sealed, with its key
     store = ReviewCache(tmp_path, max_bytes=4 * size)
@@ -269,8 +269,8 @@ def test_the_store_keeps_the_reviews_used_last_within_its_bound(tmp_path):
 
 
 def test_only_reviews_that_read_back_as_themselves_are_stored(tmp_path):
-    from srcreview.findings import Knob
-    from srcreview.review_cache import ReviewCache
+    from srcreview.model.findings import Knob
+    from srcreview.store.reviews import ReviewCache
 
     store = ReviewCache(tmp_path)
     assert not store.store("a" * 64, _review("r.toml", incomplete=("the source was unavailable",)))

@@ -1,6 +1,6 @@
 """Bounded in time, memory and depth: hostile inputs the user names and faults in the analysed tree.
 
-Every case goes through the CLI (`srcreview.cli.main` in this process) and must end with one
+Every case goes through the CLI (`srcreview.cli.main.main` in this process) and must end with one
 `srcreview: error:` line (or a normal review) and its documented exit code, never a hang,
 never a traceback, never `internal error`. Cases that used to hang run under an alarm, so a
 regression fails instead of holding the suite.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.errors import EXIT_USAGE
+from srcreview.core.errors import EXIT_USAGE
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
 RECIPE = (Path(__file__).resolve().parent / "data" / "demo-mtp3-nested-triton.toml").read_text()

@@ -1,6 +1,6 @@
 """The gate must never pass by accident: a review that could not look is never a pass.
 
-Each case runs the real CLI (`srcreview.cli.main` in this process) on a copy of the
+Each case runs the real CLI (`srcreview.cli.main.main` in this process) on a copy of the
 `rules_spec_decode` fixture given as `--source` (an unpacked sdist, or a git checkout made in
 the test), damaged one way:
 

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from srcreview.errors import EXIT_DATA, EXIT_USAGE, DataError, UsageError
-from srcreview.recipe import MAX_KEY_DEPTH, MAX_RECIPE_BYTES, Recipe, load_recipe, parse_recipe
+from srcreview.core.errors import EXIT_DATA, EXIT_USAGE, DataError, UsageError
+from srcreview.model.recipe import MAX_KEY_DEPTH, MAX_RECIPE_BYTES, Recipe, load_recipe, parse_recipe
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                          HealthCheck.function_scoped_fixture])
@@ -347,7 +347,7 @@ def test_hostile_pin_in_a_launch_file_comment_is_invalid_data(tmp_path, cli, mon
 def test_sixty_thousand_settings_are_refused_before_any_review(tmp_path, cli, monkeypatch, form):
     """Fixed: 60,000 settings did not finish in 300 s (Recipe.setting and the knob table scanned every
     setting per setting). Now the count is bounded (MAX_SETTINGS) and refused with the first line over it."""
-    from srcreview.recipe import MAX_SETTINGS
+    from srcreview.model.recipe import MAX_SETTINGS
 
     monkeypatch.chdir(tmp_path)
     if form == "toml":
@@ -367,9 +367,9 @@ def test_a_review_of_the_most_settings_allowed_keeps_every_knob():
     measures the ratio); each keeps its row and its line."""
     from pathlib import Path
 
-    from srcreview.engine import review
-    from srcreview.recipe import MAX_SETTINGS
-    from srcreview.revision import Revision
+    from srcreview.engine.run import review
+    from srcreview.model.recipe import MAX_SETTINGS
+    from srcreview.model.revision import Revision
     from srcreview.source.base import DirectoryTree
 
     text = HEAD + "[engine]\n" + "".join(f"unknown_knob_{i} = {i}\n" for i in range(MAX_SETTINGS))

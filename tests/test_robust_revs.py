@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from srcreview.errors import EXIT_OK, EXIT_USAGE, UsageError
-from srcreview.revision import HEX, MAX_REV_LENGTH, VERSION, resolve_rev, validate_rev
+from srcreview.core.errors import EXIT_OK, EXIT_USAGE, UsageError
+from srcreview.model.revision import HEX, MAX_REV_LENGTH, VERSION, resolve_rev, validate_rev
 
 HOSTILE = [
     "-x",
@@ -143,8 +143,8 @@ def test_audit_review_with_hostile_url_revs_marks_them_unverifiable(offline_worl
     b"[[release]]\nversion = '1.0'\nrevision = 'abcdef0'\nextra = 1\n",
 ])
 def test_damaged_pins_file_is_one_line_data_error(tmp_path, content):
-    from srcreview.errors import DataError
-    from srcreview.revision import load_pins
+    from srcreview.core.errors import DataError
+    from srcreview.model.revision import load_pins
 
     path = tmp_path / "vllm.toml"
     path.write_bytes(content)

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from srcreview.errors import EXIT_DATA, DataError
-from srcreview.rules import MAX_RULE_BYTES, Rule, load_rule_file, parse_rule
+from srcreview.core.errors import EXIT_DATA, DataError
+from srcreview.rules.loader import MAX_RULE_BYTES, Rule, load_rule_file, parse_rule
 
 RULES = sorted((Path(__file__).parents[1] / "rules").glob("*.toml"))
 TEXTS = {path.name: path.read_text(encoding="utf-8") for path in RULES}

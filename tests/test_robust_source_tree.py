@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.cli import main
+from srcreview.cli.main import main
 from srcreview.index import MAX_PARSE_BYTES
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
@@ -181,7 +181,7 @@ def test_an_unparsable_module_no_question_reads_changes_nothing(tmp_path, capsys
 @pytest.mark.parametrize("breakage", sorted(BREAKAGES))
 def test_a_module_read_only_for_context_keeps_every_verdict_and_says_it_does_not_parse(
         tmp_path, capsys, breakage):
-    from srcreview.resources import data_dir
+    from srcreview.core.resources import data_dir
 
     rules = tmp_path / "rules"
     shutil.copytree(data_dir("rules"), rules)
@@ -238,8 +238,8 @@ def test_a_symlink_leaving_the_tree_that_no_question_reads_changes_nothing(tmp_p
 
 
 def test_reads_through_a_symlinked_directory_leaving_the_tree_are_refused(tmp_path):
-    from srcreview.errors import SourceUnavailable
-    from srcreview.revision import Revision
+    from srcreview.core.errors import SourceUnavailable
+    from srcreview.model.revision import Revision
     from srcreview.source.base import DirectoryTree
 
     root = _tree(tmp_path)

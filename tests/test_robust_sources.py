@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from conftest import (FAKE_SHA, Route, make_tar, make_zip, permission_bound, sdist_files, srcreview_process)
-from srcreview.errors import EXIT_INCOMPLETE, SourceUnavailable
-from srcreview.revision import Pin
+from srcreview.core.errors import EXIT_INCOMPLETE, SourceUnavailable
+from srcreview.model.revision import Pin
 from srcreview.source import archive as archive_mod
 from srcreview.source import http as nethttp
 from srcreview.source.archive import extract
@@ -238,7 +238,7 @@ def release(sdist, cache_dir, monkeypatch, refused_url):
     hung and trickling servers below fail in a second.
     """
     pin = Pin(version=VERSION, revision=FAKE_SHA, sdist_sha256=hashlib.sha256(sdist).hexdigest())
-    monkeypatch.setattr("srcreview.revision.load_pins", lambda path=None: (pin,))
+    monkeypatch.setattr("srcreview.model.revision.load_pins", lambda path=None: (pin,))
     monkeypatch.setattr(nethttp, "BACKOFF_SECONDS", 0.01)
     monkeypatch.setenv("SRCREVIEW_HTTP_TIMEOUT", "0.4")
     monkeypatch.setenv("SRCREVIEW_HTTP_DEADLINE", "0.8")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.errors import DataError
-from srcreview.rules import load_rule_file, load_rules, parse_rule
-from srcreview.templates import fill
+from srcreview.core.errors import DataError
+from srcreview.rules.loader import load_rule_file, load_rules, parse_rule
+from srcreview.core.templates import fill
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,14 +97,14 @@ def test_fill_templates():
 
 
 def test_docs_rules_md_is_generated_from_the_rule_files():
-    from srcreview.rules_doc import render
+    from srcreview.rules.docs import render
 
     assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == render(load_rules()), \
         "docs/rules.md is stale: run `srcreview rules --doc > docs/rules.md`"
 
 
 def test_every_rule_doc_has_the_same_sections():
-    from srcreview.rules_doc import render_rule
+    from srcreview.rules.docs import render_rule
 
     for rule in load_rules():
         text = render_rule(rule)

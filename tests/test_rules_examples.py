@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.engine import run_example
-from srcreview.rules import load_rules
+from srcreview.engine.run import run_example
+from srcreview.rules.loader import load_rules
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
 CASES = [(rule, example) for rule in load_rules() for example in rule.examples]

@@ -7,9 +7,9 @@ import json
 import pytest
 from gate_support import DATA, NESTED_SPEC, SHA, copy_recipes, make_review, sarif_errors, sarif_validator
 
-from srcreview.findings import StaleRule
-from srcreview.gate import evaluate
-from srcreview.recipe import load_recipe
+from srcreview.model.findings import StaleRule
+from srcreview.gate.policy import evaluate
+from srcreview.model.recipe import load_recipe
 from srcreview.report import sarif
 
 

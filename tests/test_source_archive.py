@@ -8,7 +8,7 @@ import tarfile
 import pytest
 
 from conftest import make_tar, make_zip, sdist_files
-from srcreview.errors import EXIT_INCOMPLETE, SourceUnavailable
+from srcreview.core.errors import EXIT_INCOMPLETE, SourceUnavailable
 from srcreview.source.archive import extract
 
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from srcreview.errors import EXIT_INCOMPLETE
+from srcreview.core.errors import EXIT_INCOMPLETE
 from srcreview.source.cache import MANIFEST, Cache, CacheNotWritable, default_root, verified_manifest
 
 

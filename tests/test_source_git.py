@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from srcreview.errors import SourceUnavailable
-from srcreview.revision import Revision
+from srcreview.core.errors import SourceUnavailable
+from srcreview.model.revision import Revision
 from srcreview.source.base import git_blob_id
 from srcreview.source.gitrepo import commits_with_prefix, resolve_commit
 from srcreview.source.obtain import open_source

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import FAKE_SHA, Route, make_tar, sdist_files
-from srcreview.errors import SourceUnavailable
-from srcreview.revision import Revision
+from srcreview.core.errors import SourceUnavailable
+from srcreview.model.revision import Revision
 from srcreview.source import http as nethttp
 from srcreview.source.base import VerificationFailed
 from srcreview.source.cache import Cache

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from srcreview.errors import SourceUnavailable
+from srcreview.core.errors import SourceUnavailable
 from srcreview.source.pipindex import index_url, redact_url
 
 

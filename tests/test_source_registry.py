@@ -11,8 +11,8 @@ import textwrap
 import pytest
 
 from conftest import FAKE_SHA, Route, make_tar, sdist_files
-from srcreview.errors import EXIT_INCOMPLETE, SourceUnavailable
-from srcreview.revision import Pin, Revision
+from srcreview.core.errors import EXIT_INCOMPLETE, SourceUnavailable
+from srcreview.model.revision import Pin, Revision
 from srcreview.source import http as nethttp
 from srcreview.source.base import VerificationFailed
 from srcreview.source.cache import Cache
@@ -145,7 +145,7 @@ def test_unreachable_index_is_one_line_without_credentials(cache_dir, monkeypatc
 
 
 def test_commit_is_not_a_release_for_the_registry(cache_dir):
-    from srcreview.errors import UsageError
+    from srcreview.core.errors import UsageError
 
     with pytest.raises(UsageError, match="not a pinned release"):
         open_source(Revision(requested=FAKE_SHA, sha=FAKE_SHA), provider="registry")
@@ -154,7 +154,7 @@ def test_commit_is_not_a_release_for_the_registry(cache_dir):
 CONCURRENT = textwrap.dedent("""
     import hashlib, json, sys
     from pathlib import Path
-    from srcreview.revision import Pin, Revision
+    from srcreview.model.revision import Pin, Revision
     from srcreview.source.obtain import open_source
     data = Path(sys.argv[1]).read_bytes()
     pin = Pin(version="0.0.1", revision=sys.argv[2], sdist_sha256=hashlib.sha256(data).hexdigest())

@@ -9,10 +9,10 @@ import re
 import pytest
 from gate_support import DATA, NESTED_SPEC, copy_recipes, make_review
 
-from srcreview.baseline import parse_baseline
-from srcreview.gate import evaluate
+from srcreview.gate.baseline import parse_baseline
+from srcreview.gate.policy import evaluate
 from srcreview.report import terminal
-from srcreview.waivers import load_waivers
+from srcreview.gate.waivers import load_waivers
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.engine import FIXTURE_SHA, review
-from srcreview.recipe import Hardware, Recipe, RecipeInfo, Setting
-from srcreview.revision import Revision
+from srcreview.engine.run import FIXTURE_SHA, review
+from srcreview.model.recipe import Hardware, Recipe, RecipeInfo, Setting
+from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
@@ -133,7 +133,7 @@ def test_a_literal_of_more_than_two_thousand_characters_is_read_whole():
 # -- the declaration model itself -----------------------------------------------------------------
 
 def test_admission_mirrors_pydantic_lax_mode():
-    from srcreview.interp.declarations import Declared, Option, check
+    from srcreview.vllm.declarations import Declared, Option, check
 
     def verdict(kind, value, constraints=()):
         return check(Declared((Option(kind),), tuple(constraints), kind), value).outcome
@@ -223,9 +223,9 @@ def test_real_release_refuses_a_nested_value_where_the_draft_takes_it(vllm_relea
     from real_reviews import index_for
 
     from hub_support import QWEN35_MTP, write_model
-    from srcreview.engine import review
-    from srcreview.model_configs import with_model_configs
-    from srcreview.recipe import parse_recipe
+    from srcreview.engine.run import review
+    from srcreview.hfconfig.binding import with_model_configs
+    from srcreview.model.recipe import parse_recipe
 
     write_model(tmp_path / "qwen", {"config.json": QWEN35_MTP})
     text = ('[recipe]\nname = "nested"\nmodel = "./qwen"\n[hardware]\ngpu = "NVIDIA GeForce RTX 5090"\n'

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from srcreview.revision import resolve_rev
+from srcreview.model.revision import resolve_rev
 from srcreview.source.base import DirectoryTree
 from srcreview.source.cache import Cache
 
@@ -62,17 +62,17 @@ def test_a_damaged_tree_yields_no_manifest_listing(tmp_path, damage):
 
 
 def test_building_the_parser_imports_neither_the_gate_nor_pydantic():
-    code = ("import sys\nfrom srcreview.cli import build_parser\nbuild_parser()\n"
-            "print(sorted(m for m in ('srcreview.gate', 'srcreview.findings', 'pydantic', 'networkx') "
+    code = ("import sys\nfrom srcreview.cli.main import build_parser\nbuild_parser()\n"
+            "print(sorted(m for m in ('srcreview.gate.policy', 'srcreview.model.findings', 'pydantic', 'networkx') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 def test_the_parsers_default_fail_on_is_the_gates():
-    from srcreview.cli import build_parser
-    from srcreview.commands._gate_args import DEFAULT_FAIL_ON_TEXT
-    from srcreview.gate import DEFAULT_FAIL_ON, parse_fail_on
+    from srcreview.cli.main import build_parser
+    from srcreview.cli.commands._gate_args import DEFAULT_FAIL_ON_TEXT
+    from srcreview.gate.policy import DEFAULT_FAIL_ON, parse_fail_on
 
     assert DEFAULT_FAIL_ON_TEXT == DEFAULT_FAIL_ON
     args = build_parser().parse_args(["check", "recipe.toml"])

@@ -1,3 +1,3 @@
-from srcreview.cli import main
+from srcreview.cli.main import main
 
 raise SystemExit(main())

@@ -2,10 +2,10 @@
 
 A check module defines `OUTCOMES` (what it can conclude), `UNDECIDED_OUTCOMES` (those that
 may never become confirmed/refuted), `Params` (a record of its rule parameters,
-srcreview.records) and `run(ctx, params, subject) -> CheckResult`. Checks ask the analysis core (srcreview.index,
+srcreview.core.records) and `run(ctx, params, subject) -> CheckResult`. Checks ask the analysis core (srcreview.index,
 srcreview.interp) and never print; when the analysis cannot answer, they return an undecided
 outcome with the reason tagged, never a guess. A kind that starts from symbols no parameter
-names may define `anchors(params) -> list[str]` (a parse-ahead hint, srcreview.engine.anchor_names).
+names may define `anchors(params) -> list[str]` (a parse-ahead hint, srcreview.engine.run.anchor_names).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from srcreview.findings import Anchor, Hop, RunnerInfo
-from srcreview.records import Record, RecordError
+from srcreview.model.findings import Anchor, Hop, RunnerInfo
+from srcreview.core.records import Record, RecordError
 
 KINDS = {
     "knob-exists": "knob_exists",
@@ -67,7 +67,7 @@ class CheckResult:
     trace: tuple[Hop, ...] = ()
     tags: tuple[str, ...] = ()
     # what the outcome rests on that the source did not decide under the recipe: a result that
-    # carries any is never confirmed or refuted (srcreview.engine maps it to plausible)
+    # carries any is never confirmed or refuted (srcreview.engine.run maps it to plausible)
     open: tuple[str, ...] = ()
     # for an undecided outcome: the decided outcomes it may be; when the rule maps them all
     # alike (a verdict and a knob status), the open question does not change the answer

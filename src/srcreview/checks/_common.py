@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
-from srcreview.findings import Anchor, Hop
+from srcreview.model.findings import Anchor, Hop
 
 _OPTIONAL = re.compile(r"^(?:Optional\[(.+)\]|(.+?)\s*\|\s*None|None\s*\|\s*(.+))$")
 
@@ -107,7 +107,7 @@ def split_field(spec: str) -> tuple[str, str]:
 def class_info(ctx: CheckContext, name: str, container: str = "VllmConfig"):
     """The class a rule names; when the name is ambiguous in the tree, the one the container
     config class (VllmConfig) refers to by that name, else None."""
-    from srcreview.errors import DataError
+    from srcreview.core.errors import DataError
 
     index = ctx.index
     try:

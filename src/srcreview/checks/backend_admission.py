@@ -1,6 +1,6 @@
 """backend-admission: whether the attention selector admits the backend a recipe names.
 
-Asks srcreview.interp.backends for the backend class the registry Enum names: its
+Asks srcreview.vllm.backends for the backend class the registry Enum names: its
 `validate_configuration` (as overridden along the class's MRO) walked with what the selector
 and the platform pass under the recipe (the device capability from `[hardware]`). With `part`
 (a predicate such as `supports_kv_cache_dtype`), only the tests that ask it count. A refusal
@@ -13,8 +13,8 @@ from __future__ import annotations
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._backend import backend_class
 from srcreview.checks._common import dedupe
-from srcreview.findings import Hop
-from srcreview.templates import fill
+from srcreview.model.findings import Hop
+from srcreview.core.templates import fill
 
 OUTCOMES = ("admits", "refuses", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
@@ -27,13 +27,13 @@ class Params(Params):  # noqa: F811
 
 
 def anchors(params: Params) -> list[str]:
-    from srcreview.interp.runtime import ATTN_SELECTOR
+    from srcreview.vllm.runtime import ATTN_SELECTOR
 
     return [ATTN_SELECTOR]
 
 
 def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
-    from srcreview.interp.backends import admission
+    from srcreview.vllm.backends import admission
 
     member = str(fill(params.member, ctx.template_values))
     info, enum_anchor, missing, reason = backend_class(ctx, params.enum, member)

@@ -1,6 +1,6 @@
 """backend-selection: which attention backend the platform selects when the recipe names none.
 
-Asks srcreview.interp.selection: the platform's priority list for the recipe (capability, KV
+Asks srcreview.vllm.selection: the platform's priority list for the recipe (capability, KV
 dtype, what the model's config decides) and each candidate's admission, in order. With
 `expected` (a backend name), the outcome says whether that backend is the one selected: when
 the choice stays open but the expected backend is not among the possible ones, the answer
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, Params, stale
 from srcreview.checks._common import dedupe
-from srcreview.findings import Hop
-from srcreview.templates import fill
+from srcreview.model.findings import Hop
+from srcreview.core.templates import fill
 
 OUTCOMES = ("selects", "selects-other", "none-admitted", "undecided", "not-applicable")
 UNDECIDED_OUTCOMES = ("undecided",)
@@ -25,13 +25,13 @@ class Params(Params):  # noqa: F811
 
 
 def anchors(params: Params) -> list[str]:
-    from srcreview.interp.runtime import ATTN_SELECTOR
+    from srcreview.vllm.runtime import ATTN_SELECTOR
 
     return [ATTN_SELECTOR]
 
 
 def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
-    from srcreview.interp.selection import UNREADABLE, selection
+    from srcreview.vllm.selection import UNREADABLE, selection
 
     if ctx.index.enum_members(params.enum) is None:
         return stale((params.enum,))
@@ -90,7 +90,7 @@ def _summary(found) -> str:
 
 
 def _candidates(found) -> str:
-    from srcreview.interp.selection import NONE_ADMITTED
+    from srcreview.vllm.selection import NONE_ADMITTED
 
     shown = [p if p != NONE_ADMITTED else "none (start-up fails)" for p in found.possible]
     return ", ".join(shown) or "none"

@@ -3,7 +3,7 @@
 One fact answers every draft-side question about a setting: the value at its config path
 (`attention_backend` -> `attention_config.backend`) of the config the draft model is built
 with. The check takes each class the runner may build as its speculative component
-(srcreview.interp.drafting: derived from the runner's own code), asks whether it loads a draft
+(srcreview.vllm.drafting: derived from the runner's own code), asks whether it loads a draft
 model, and if it does, follows the config its loader passes to the model loader, with the
 arguments each call passes. Outcomes:
 
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._common import dedupe, declared_field
-from srcreview.findings import Anchor, Hop
-from srcreview.interp.models import MODEL_CONFIG_UNKNOWN
-from srcreview.interp.runtime import MODEL_LOADER
+from srcreview.model.findings import Anchor, Hop
+from srcreview.vllm.models import MODEL_CONFIG_UNKNOWN
+from srcreview.vllm.runtime import MODEL_LOADER
 
 OUTCOMES = ("nested", "target", "fixed", "no-draft-model", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
@@ -44,16 +44,16 @@ class Params(Params):  # noqa: F811
 def anchors(params: Params) -> list[str]:
     """What the check starts from, in the order it meets them (a parse-ahead hint): the runner
     classes (their __init__ builds the speculative component), then the model loader."""
-    from srcreview.interp.runtime import RUNNERS
+    from srcreview.vllm.runtime import RUNNERS
 
     return [f"{module}.{cls}" for module, cls, _, _ in RUNNERS.values()] + [params.sink]
 
 
 def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
-    from srcreview.interp import drafting
-    from srcreview.interp.runtime import key_paths
+    from srcreview.vllm import drafting
+    from srcreview.vllm.runtime import key_paths
 
-    from srcreview.interp.runtime import RUNNERS
+    from srcreview.vllm.runtime import RUNNERS
 
     runner = ctx.runner.value
     absent = [f"{cls}.__init__ ({module})" for module, cls, _, _ in RUNNERS.values()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, short
 from srcreview.checks._common import EntryParams, dedupe, field_anchor, path_hops, site_anchor, trace_start, traced
-from srcreview.findings import Hop
+from srcreview.model.findings import Hop
 
 OUTCOMES = ("applied", "not-applied", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)

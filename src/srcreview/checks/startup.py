@@ -10,7 +10,7 @@ No such raise is not proof that the recipe starts (`none-found`).
 from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, Params, short
-from srcreview.findings import Hop
+from srcreview.model.findings import Hop
 
 OUTCOMES = ("rejected", "none-found")
 UNDECIDED_OUTCOMES = ("none-found",)

@@ -2,11 +2,11 @@
 
 Two places decide, both read from the source:
 - the key's own declaration (the EngineArgs field, or the nested config field): its annotation
-  and `Field` constraints as pydantic applies them (srcreview.interp.declarations); Enum-typed
+  and `Field` constraints as pydantic applies them (srcreview.vllm.declarations); Enum-typed
   keys are matched by member name, as vLLM's parsers do;
 - the config field the value lands on while the engine builds its config
   (`kv_cache_dtype` -> `CacheConfig.cache_dtype`), checked with that class's field validators
-  walked with the value bound (srcreview.interp.construction.field_checks).
+  walked with the value bound (srcreview.vllm.construction.field_checks).
 A refusal by either is `not-admitted`, anchored on the declaration or the validator's raise,
 with the closest admitted member as a suggestion. What neither lets us read (an annotation not
 modelled, a validator that may raise) is `undecided` with the reason: never admitted silently.
@@ -30,7 +30,7 @@ class Params(Params):  # noqa: F811
 
 
 def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
-    from srcreview.interp import declarations
+    from srcreview.vllm import declarations
 
     decl = resolve_key(ctx, setting.key, params.engine_class, params.container_class)
     if decl.status == "stale":
@@ -108,8 +108,8 @@ def _draft_landing(ctx: CheckContext, setting):
     field's check of the value in the draft's copy of the config, where the draft takes the
     nested value (the draft-config fact), and whether it surely does; None otherwise."""
     from srcreview.checks import draft_config
-    from srcreview.interp.construction import check_field
-    from srcreview.interp.runtime import key_paths
+    from srcreview.vllm.construction import check_field
+    from srcreview.vllm.runtime import key_paths
 
     name = setting.key.removeprefix("speculative_config.")
     if name == setting.key or "." in name or ctx.analyzer is None or ctx.runner.value is None:

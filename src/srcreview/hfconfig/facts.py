@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from srcreview.hfconfig.files import CONFIG_FILE
-from srcreview.records import Field, Record
+from srcreview.core.records import Field, Record
 
 MODEL_CONFIG_UNKNOWN = "model-config-unknown"
 _ABSENT = object()

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from srcreview.errors import DataError
-from srcreview.records import Field, Record
+from srcreview.core.errors import DataError
+from srcreview.core.records import Field, Record
 
 # The Hub's own rules (huggingface_hub.utils.validate_repo_id), ASCII only: one or two segments
 # of letters, digits, '-', '_' and '.', not starting or ending with '-' or '.', no '--' or '..'.

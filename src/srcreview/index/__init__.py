@@ -32,7 +32,7 @@ Usage (all names below are the public API; everything else in the package is int
     index.enum_members("AttentionBackendEnum")    -> tuple[(name, value), ...] | None
     index.constant("vllm.envs.environment_variables") -> ConstantFact | None  (suffix accepted)
     index.resolve_name(module, name, scope="")    -> str | None  absolute qualname a name refers to
-    index.anchor(path, start, end, symbol="", role="") -> srcreview.findings.Anchor
+    index.anchor(path, start, end, symbol="", role="") -> srcreview.model.findings.Anchor
     index.symbol_anchor(symbol, role="")          -> Anchor of a Symbol's whole definition
     index.parsed                                  -> paths parsed by this Index (cache misses)
     index.unreadable                              -> {path: reason} of modules asked for that could not be read or parsed

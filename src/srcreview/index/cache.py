@@ -19,7 +19,7 @@ from pathlib import Path
 from srcreview.index import facts as facts_module
 from srcreview.index import ir
 from srcreview.index.facts import SCHEMA_VERSION, ModuleFacts
-from srcreview.sealed import seal, unseal, write_atomic
+from srcreview.core.sealed import seal, unseal, write_atomic
 
 _ALLOWED = {
     ("srcreview.index.facts", name)

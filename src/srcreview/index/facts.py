@@ -13,7 +13,7 @@ import zlib
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from srcreview.errors import SourceUnavailable
+from srcreview.core.errors import SourceUnavailable
 from srcreview.index.ir import Expr, Stmt
 
 # Bump whenever the shape or meaning of any fact changes: cached facts of another version are

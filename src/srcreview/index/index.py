@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from srcreview.errors import DataError, SourceUnavailable
+from srcreview.core.errors import DataError, SourceUnavailable
 from srcreview.index.facts import SCHEMA_VERSION, UNKNOWN, ClassFacts, ConstantFact, FieldFact, FunctionFacts, ModuleFacts
 
 MAX_RESOLVE_DEPTH = 12
@@ -681,7 +681,7 @@ class Index:
 
     # -- anchors ---------------------------------------------------------------------------------
     def anchor(self, path: str, start: int, end: int | None = None, symbol: str = "", role: str = ""):
-        from srcreview.findings import Anchor
+        from srcreview.model.findings import Anchor
 
         end = start if end is None else end
         return Anchor(url=self.tree.url(path, start, end), path=path, start_line=start, end_line=end,

@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from srcreview.errors import DataError, SourceUnavailable
+from srcreview.core.errors import DataError, SourceUnavailable
 from srcreview.index.index import MAX_PARSE_BYTES
 
 

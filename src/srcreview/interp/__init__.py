@@ -50,7 +50,7 @@ Public API (everything else in the package is internal):
                        lazily, so modules off the way are not parsed.
         Hop: symbol (absolute qualname), path, start_line, end_line (the function), call_line
         (line of the call in the previous hop, None for the entry), anchor and call_anchor
-        (srcreview.findings.Anchor), via ("entry" | "call" | "init" | "property" | "super").
+        (srcreview.model.findings.Anchor), via ("entry" | "call" | "init" | "property" | "super").
         Assumption: text, function, anchor, reason, taken (the side assumed, None if both).
         An env var the recipe does not set is read as unset, and says so: an Assumption
         "env NAME unset" with reason "env-unset" at the line that reads it.
@@ -134,7 +134,7 @@ from srcreview.interp.results import (
 from srcreview.interp.callgraph import trace
 from srcreview.interp.queries import evaluate_function, field_reads, model_runner
 from srcreview.interp.render import render_trace
-from srcreview.interp.runtime import config_bindings, key_paths
+from srcreview.vllm.runtime import config_bindings, key_paths
 
 __all__ = [
     "Assumption", "FieldReads", "Hop", "Outcome", "Read", "RunnerDecision",

@@ -28,9 +28,9 @@ from srcreview.interp.events import (
     ReturnEvent,
     StoreEvent,
 )
-from srcreview.interp.models import MODEL_CONFIG_UNKNOWN
+from srcreview.vllm.models import MODEL_CONFIG_UNKNOWN
 from srcreview.interp.resolver import Resolver
-from srcreview.interp.runtime import CAPABILITY_CALLS, PLATFORM_PREDICATES, ROOT_CONFIG, Runtime, builder_locals
+from srcreview.vllm.runtime import CAPABILITY_CALLS, PLATFORM_PREDICATES, ROOT_CONFIG, Runtime, builder_locals
 from srcreview.interp.values import (
     NONE,
     BoundBuiltin,
@@ -930,14 +930,14 @@ class Analyzer:
         # raises matter); `constructing` also records config stores on the runtime's heap
         self.effects = False
         self.constructing = False
-        self.construction = None  # srcreview.interp.construction.Construction, once prepared
+        self.construction = None  # srcreview.vllm.construction.Construction, once prepared
         self.runtime.walk_hooks = self.walk_hooks
 
     def prepare(self):
-        """Walk the engine's config construction once (srcreview.interp.construction): every
+        """Walk the engine's config construction once (srcreview.vllm.construction): every
         later question reads the config as the engine built it."""
         if self.construction is None:
-            from srcreview.interp.construction import Construction, build
+            from srcreview.vllm.construction import Construction, build
 
             self.construction = Construction(False)  # a question asked while building sees no build
             self.construction = build(self)
@@ -946,7 +946,7 @@ class Analyzer:
     def walk_hooks(self, cls: str) -> None:
         """Walk a config class's post-init hooks (its object at its config path), as the engine
         runs them when it builds the config: their stores land on the heap."""
-        from srcreview.interp.construction import hooks
+        from srcreview.vllm.construction import hooks
 
         self.runtime.walked.add(cls)  # first: a read inside the walk sees the declared defaults
         path = self.runtime.config_path_for(cls)

@@ -6,7 +6,7 @@ what a function returns under the recipe (`evaluate_function`).
 
 from __future__ import annotations
 
-from srcreview.errors import DataError
+from srcreview.core.errors import DataError
 from srcreview.interp.interpreter import Frame, analyzer
 from srcreview.interp.resolver import entry_function, self_class
 from srcreview.interp.results import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from srcreview.errors import UsageError
-from srcreview.textsafe import printable
+from srcreview.core.errors import UsageError
+from srcreview.core.textsafe import printable
 
 FORMATS = ("text", "dot", "json")
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from srcreview.errors import DataError
+from srcreview.core.errors import DataError
 from srcreview.index import ir
 from srcreview.index.facts import UNKNOWN
-from srcreview.interp import models
+from srcreview.vllm import models
 from srcreview.interp.builtins import BUILTIN_NAMES, const_attr
-from srcreview.interp.models import HF_CONFIG
-from srcreview.interp.runtime import UNDECIDED, factory_class, self_written, static_default
+from srcreview.vllm.models import HF_CONFIG
+from srcreview.vllm.runtime import UNDECIDED, factory_class, self_written, static_default
 from srcreview.interp.values import (
     NONE,
     BoundBuiltin,
@@ -237,7 +237,7 @@ class Resolver:
 
     def at_path(self, path: tuple[str, ...]):
         """The config object or value at a path under the root VllmConfig."""
-        from srcreview.interp.runtime import ROOT_CONFIG
+        from srcreview.vllm.runtime import ROOT_CONFIG
 
         try:
             root = self.index.class_info(ROOT_CONFIG)
@@ -660,7 +660,7 @@ _NOT_PASSED = object()
 
 def _names_root(target) -> bool:
     """A call target naming the root config class (`VllmConfig(...)`)."""
-    from srcreview.interp.runtime import ROOT_CONFIG
+    from srcreview.vllm.runtime import ROOT_CONFIG
 
     name = target.qualname if isinstance(target, (ClassRef, FuncRef)) else target.dotted if isinstance(target, Ref) else ""
     return name.rsplit(".", 1)[-1] == ROOT_CONFIG

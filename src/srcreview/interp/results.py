@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from srcreview.findings import Anchor
+from srcreview.model.findings import Anchor
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import io
 
-from srcreview.explain import Explanation, Step
-from srcreview.textsafe import dumps, oneline, printable
+from srcreview.audit.explain import Explanation, Step
+from srcreview.core.textsafe import dumps, oneline, printable
 
 _CLASS_STYLE = {"confirmed": "bold red", "plausible": "yellow", "refuted": "green"}
 

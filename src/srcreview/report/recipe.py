@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from srcreview.textsafe import dumps, printable
+from srcreview.core.textsafe import dumps, printable
 
 
 def render_text(recipe, revision_label: str | None = None) -> str:

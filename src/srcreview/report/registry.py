@@ -20,9 +20,9 @@ import json
 import re
 from collections.abc import Sequence
 
-from srcreview.errors import DataError
-from srcreview.findings import Anchor, Review
-from srcreview.textsafe import dumps
+from srcreview.core.errors import DataError
+from srcreview.model.findings import Anchor, Review
+from srcreview.core.textsafe import dumps
 
 SCHEMA_ID = "anvil-serving.benchmark-source-registry/v1"
 ID_PREFIX = "srcreview-"
@@ -175,7 +175,7 @@ def _entry(review: Review, url: str, anchor: Anchor, date: str) -> dict:
 def _claim(anchor: Anchor) -> str:
     """What the lines show, naming something `srcreview audit` can look for in them: the review
     format's purpose, led by the anchor's symbol when the purpose names no identifier."""
-    from srcreview.audit import parse_purpose
+    from srcreview.audit.reviews import parse_purpose
     from srcreview.report.review import anchor_purpose
 
     purpose = anchor_purpose(anchor)
@@ -201,7 +201,7 @@ def _impact(review: Review, url: str) -> str:
 
 def age_class(review: Review) -> str:
     """The reviewed revision relative to the recipe's pin."""
-    from srcreview.revision import parse_version
+    from srcreview.model.revision import parse_version
 
     info = review.revision
     if info.recipe_pin is None:
@@ -216,8 +216,8 @@ def age_class(review: Review) -> str:
 
 
 def _pinned_version(pin: str) -> str | None:
-    from srcreview.errors import UsageError
-    from srcreview.revision import resolve_rev
+    from srcreview.core.errors import UsageError
+    from srcreview.model.revision import resolve_rev
 
     try:
         return resolve_rev(pin).version

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from srcreview.registry_audit import RegistryAuditReport
-from srcreview.textsafe import dumps, printable
+from srcreview.audit.registries import RegistryAuditReport
+from srcreview.core.textsafe import dumps, printable
 
 _STYLE = {"ok": "green", "drifted": "bold red", "unpinned": "bold red", "other-revision": "bold red",
           "whole-file": "yellow", "unverifiable": "yellow"}

@@ -13,8 +13,8 @@ import json
 import re
 from collections.abc import Sequence
 
-from srcreview.findings import SEVERITY_ORDER, Review
-from srcreview.textsafe import dumps
+from srcreview.model.findings import SEVERITY_ORDER, Review
+from srcreview.core.textsafe import dumps
 
 SCHEMA_VERSION = "operator-workflow/v1"
 MAX_SOURCE_URLS = 60
@@ -255,7 +255,7 @@ def anchor_purpose(anchor) -> str:
 def _probe(finding, rule, review) -> dict | None:
     if rule is None or rule.probe is None:
         return None
-    from srcreview.templates import fill
+    from srcreview.core.templates import fill
 
     values = {s.key: s.value for s in _settings(review)}
     values.update({"key": finding.knobs[0] if finding.knobs else "", "value": _value(review, finding)})

@@ -16,8 +16,8 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-from srcreview.findings import Anchor, Finding, Review
-from srcreview.textsafe import oneline
+from srcreview.model.findings import Anchor, Finding, Review
+from srcreview.core.textsafe import oneline
 
 _STATUS_STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
                  "unknown-knob": "bold red", "invalid-value": "bold red"}

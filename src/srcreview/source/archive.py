@@ -24,7 +24,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from srcreview.errors import SourceUnavailable
+from srcreview.core.errors import SourceUnavailable
 from srcreview.source.base import VerificationFailed
 
 # The real vLLM 0.29.0 sdist expands to about 110 MB in about 7,700 members: the defaults
@@ -36,7 +36,7 @@ _CHUNK = 1 << 20
 
 def default_limits() -> tuple[int, int]:
     """(max bytes, max members): `SRCREVIEW_ARCHIVE_MAX_BYTES` / `_MAX_MEMBERS`, else the defaults."""
-    from srcreview.errors import UsageError
+    from srcreview.core.errors import UsageError
 
     found = []
     for name, default in (("SRCREVIEW_ARCHIVE_MAX_BYTES", MAX_TOTAL_BYTES),

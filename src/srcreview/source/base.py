@@ -16,13 +16,13 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from srcreview.errors import SourceUnavailable
-from srcreview.revision import Revision
+from srcreview.core.errors import SourceUnavailable
+from srcreview.model.revision import Revision
 
 DEFAULT_REPO_URL = "https://github.com/vllm-project/vllm"
 
 # Progress callbacks: (label, done, total or None). Library code reports through these; only
-# the CLI draws (srcreview.progress).
+# the CLI draws (srcreview.cli.progress).
 Progress = Callable[[str, int, "int | None"], None]
 
 
@@ -104,7 +104,7 @@ class Gap(NamedTuple):
 def read_regular(target: Path, path: str) -> bytes:
     """The bytes of `target` if it is a regular file; SourceUnavailable naming `path` for a
     directory, FIFO, socket or device (opened non-blocking: a FIFO cannot hold the run)."""
-    from srcreview.userfile import file_kind
+    from srcreview.core.userfile import file_kind
 
     fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     try:
@@ -324,7 +324,7 @@ class DirectoryTree(SourceTree):
         return None
 
     def _walk_gaps(self) -> dict[str, Gap]:
-        from srcreview.userfile import file_kind
+        from srcreview.core.userfile import file_kind
 
         found: dict[str, Gap] = {}
         root = str(self.root)

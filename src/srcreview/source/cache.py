@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from srcreview.errors import SourceUnavailable
+from srcreview.core.errors import SourceUnavailable
 
 MANIFEST = "manifest.json"
 TREE = "tree"

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import re
 
-from srcreview.errors import SourceUnavailable
-from srcreview.revision import Revision
+from srcreview.core.errors import SourceUnavailable
+from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree, Progress, VerificationFailed, repo_url
 from srcreview.source.cache import Cache
 

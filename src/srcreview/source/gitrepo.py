@@ -22,8 +22,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from srcreview.errors import SourceUnavailable
-from srcreview.revision import Revision
+from srcreview.core.errors import SourceUnavailable
+from srcreview.model.revision import Revision
 from srcreview.source.base import HIDDEN, Gap, SourceTree, in_package, clean_relpath, is_utf8, repo_url
 from srcreview.source.cache import Cache
 from srcreview.source.pipindex import redact_url

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from srcreview.errors import SourceUnavailable, UsageError
+from srcreview.core.errors import SourceUnavailable, UsageError
 from srcreview.source.base import Progress, VerificationFailed
 
 ATTEMPTS = 3

@@ -3,7 +3,7 @@
 A tree served from the cache (a registry sdist, a GitHub tarball, a `--source` archive) is
 exactly the content its entry's manifest records: every file with its sha256, and a file read
 later that differs is refused. So the sha256 of the manifest's bytes names that content, and a
-result computed from the tree is a result for that digest (srcreview.review_cache keys stored
+result computed from the tree is a result for that digest (srcreview.store.reviews keys stored
 reviews by it).
 
 `expected(...)` says, before anything is opened, which entry `open_source` would serve and its
@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from srcreview.revision import Revision
+from srcreview.model.revision import Revision
 from srcreview.source.cache import MANIFEST, TREE, Cache
 
 
@@ -79,7 +79,7 @@ def _github_entry(revision: Revision, cache: Cache) -> Path | None:
 def _local_archive_entry(path: Path, cache: Cache) -> Path | None:
     """The entry a `--source` archive is extracted to (keyed by its sha256), if it is an archive."""
     from srcreview.source.archive import archive_kind
-    from srcreview.userfile import open_regular
+    from srcreview.core.userfile import open_regular
 
     if not path.is_file() or archive_kind(path) is None:
         return None  # a directory or checkout: no manifest names its content

@@ -18,8 +18,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from srcreview.errors import SourceUnavailable, UsageError
-from srcreview.revision import Revision
+from srcreview.core.errors import SourceUnavailable, UsageError
+from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree, Progress, SourceTree, VerificationFailed
 
 PROVIDERS = ("auto", "local", "registry", "github", "git")
@@ -138,7 +138,7 @@ def _open_local_archive(path: Path, revision: Revision, cache, progress) -> Sour
     from srcreview.source.cache import Cache
     from srcreview.source.sdist import verify_commit, vouched
 
-    from srcreview.userfile import open_regular
+    from srcreview.core.userfile import open_regular
 
     cache = cache or Cache()
     what = f"--source {path.name}"
@@ -166,7 +166,7 @@ def _open_local_archive(path: Path, revision: Revision, cache, progress) -> Sour
 def _check_release_archive(tree: SourceTree, sha256: str, what: str) -> None:
     """An archive that says it is a release pins/ knows must be that release's sdist, byte for
     byte: an edited `_version.py` (or any other edit) changes its sha256."""
-    from srcreview.revision import load_pins
+    from srcreview.model.revision import load_pins
     from srcreview.source.sdist import VERSION_FILE, version_info
 
     version, _ = version_info(tree.read_text(VERSION_FILE))

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from srcreview.errors import DataError, SourceUnavailable, UsageError
+from srcreview.core.errors import DataError, SourceUnavailable, UsageError
 from srcreview.source.base import SourceTree
 from srcreview.source.unidiff import FilePatch, Hunk, parse_patch
 
@@ -57,7 +57,7 @@ class Layer:
 
 def load_patch(path: Path, shown: str) -> Layer:
     """A patch file, parsed; UsageError when it cannot be read, DataError when it is not a diff."""
-    from srcreview.userfile import read_user_file
+    from srcreview.core.userfile import read_user_file
 
     raw = read_user_file(path, shown, "patch", MAX_PATCH_BYTES)
     try:

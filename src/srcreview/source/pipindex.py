@@ -15,7 +15,7 @@ import sys
 from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
-from srcreview.errors import SourceUnavailable
+from srcreview.core.errors import SourceUnavailable
 
 _CONFIG_LINE = re.compile(r"^(?P<key>[^=\s]+)=(?P<value>.*)$")
 _INDEX_KEYS = (":env:.index-url", "download.index-url", "install.index-url", "global.index-url")

@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
-from srcreview.errors import SourceUnavailable, UsageError
-from srcreview.revision import VERSION, Pin, Revision
+from srcreview.core.errors import SourceUnavailable, UsageError
+from srcreview.model.revision import VERSION, Pin, Revision
 from srcreview.source.base import DirectoryTree, Progress, VerificationFailed
 from srcreview.source.cache import Cache
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import ast
 import re
 
-from srcreview.errors import SourceUnavailable
-from srcreview.revision import Pin, Revision, load_pins
+from srcreview.core.errors import SourceUnavailable
+from srcreview.model.revision import Pin, Revision, load_pins
 from srcreview.source.base import SourceTree, VerificationFailed
 
 VERSION_FILE = "vllm/_version.py"

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from srcreview.errors import DataError, SourceUnavailable
+from srcreview.core.errors import DataError, SourceUnavailable
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _DIFF_GIT = "diff --git "

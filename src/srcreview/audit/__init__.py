@@ -1,0 +1,1 @@
+"""Reading reviews back against the source: hand-written reviews, source registries, explain."""

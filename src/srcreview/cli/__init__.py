@@ -1,0 +1,1 @@
+"""The command line: parse arguments, call the library, render, return an exit code."""

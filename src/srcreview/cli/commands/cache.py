@@ -1,0 +1,114 @@
+"""`srcreview cache info|clean`: what the cache holds, and emptying it (all of it, or a part).
+
+The cache holds the verified vLLM source of each revision obtained (about 100 MB a release),
+the parsed facts of modules (shared by every revision that has the same file), the reviews
+`check` computed (returned again for the same recipe, source, rules and srcreview; at most
+64 MB, the least recently used go first) and what runs leave behind. `info` lists each part with its size; `clean` removes everything, or only what
+the options name. Its location: $SRCREVIEW_CACHE, else $XDG_CACHE_HOME/srcreview, else
+~/.cache/srcreview.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+EPILOG = """\
+examples:
+  srcreview cache info
+  srcreview cache clean --rev 0.25.0        # the source of one release
+  srcreview cache clean --reviews           # the stored reviews (check computes them again)
+  srcreview cache clean --unused            # facts of older srcreview versions, leftovers of killed runs
+  srcreview cache clean                     # everything
+"""
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("cache", help="what the cache holds (info), and emptying it (clean)", description=__doc__,
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("action", choices=("info", "clean"))
+    p.add_argument("--sources", action="store_true", help="clean: the source trees of every revision")
+    p.add_argument("--rev", metavar="REV", help="clean: the source tree of this revision only (and the record of a "
+                                                  "release found on the package index)")
+    p.add_argument("--facts", action="store_true", help="clean: the parsed facts (rebuilt when next needed)")
+    p.add_argument("--reviews", action="store_true",
+                   help="clean: the stored reviews (check computes them again when next asked)")
+    p.add_argument("--unused", action="store_true",
+                   help="clean: facts of older srcreview versions and what interrupted runs left")
+    p.add_argument("--dry-run", action="store_true", help="clean: say what would be removed, remove nothing")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output on stdout (default: text)")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from srcreview.store.admin import clean, human, select, usage
+    from srcreview.core.errors import UsageError
+    from srcreview.source.cache import default_root
+
+    root, origin = default_root()
+    found = usage(root)
+    if args.action == "info":
+        if args.sources or args.facts or args.reviews or args.unused or args.rev or args.dry_run:
+            raise UsageError("cache info takes no --sources, --facts, --reviews, --unused, --rev or --dry-run "
+                             "(they are for clean)")
+        sys.stdout.write(_info_json(origin, found) if args.format == "json" else _info_text(origin, found))
+        return 0
+    revision = None
+    if args.rev:
+        revision = _cached_revision(args.rev, root, origin)
+    parts = select(found, sources=args.sources, facts=args.facts, unused=args.unused, revision=revision,
+                   reviews=args.reviews)
+    freed = sum(p.size for p in parts) if args.dry_run else clean(root, parts)
+    verb = "would remove" if args.dry_run else "removed"
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"cache": origin, "dry_run": args.dry_run, "bytes": freed,
+                                     "removed": [p.name for p in parts]}, indent=2) + "\n")
+    else:
+        for part in parts:
+            sys.stdout.write(f"{verb} {part.name} ({human(part.size)})\n")
+        sys.stdout.write(f"cache {origin}: {verb} {_count(len(parts), 'part')}, {human(freed)}\n")
+    return 0
+
+
+def _cached_revision(rev: str, root, origin: str):
+    """The Revision `--rev` names: from pins/, or for a release pins/ does not list, from the
+    record its discovery left in the cache (never from the network: cleaning downloads nothing)."""
+    from srcreview.core.errors import UsageError
+    from srcreview.model.revision import resolve_rev
+    from srcreview.source.cache import Cache
+    from srcreview.source.registry import recorded_release
+
+    def recorded(version: str):
+        pin = recorded_release(Cache(root, origin), version)
+        if pin is None:
+            raise UsageError(f"--rev: release {version} is neither in pins/ nor recorded in the cache")
+        return pin
+
+    return resolve_rev(rev, discover=recorded)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _info_text(origin: str, found) -> str:
+    from srcreview.store.admin import human
+
+    lines = [f"cache {origin}: {human(found.total())}"]
+    for kind, title in (("source", "sources"), ("facts", "facts"), ("reviews", "reviews"), ("unused", "unused"),
+                        ("other", "other (another srcreview version's)")):
+        parts = [p for p in found.parts if p.kind == kind]
+        if kind == "other" and not parts:
+            continue
+        lines.append(f"  {title}: {_count(len(parts), 'part')}, {human(found.total(kind))}")
+        width = max((len(p.name) for p in parts), default=0)
+        lines += [f"    {p.name:<{width}}  {human(p.size):>9}  {_count(p.files, 'file')}" for p in parts]
+    lines.append("srcreview cache clean empties it; --sources, --rev REV, --facts, --reviews or --unused clean a part")
+    return "\n".join(lines) + "\n"
+
+
+def _info_json(origin: str, found) -> str:
+    return json.dumps({"cache": origin, "bytes": found.total(),
+                       "parts": [{"kind": p.kind, "name": p.name, "bytes": p.size, "files": p.files}
+                                 for p in found.parts]}, indent=2) + "\n"

@@ -1,0 +1,291 @@
+"""`srcreview check RECIPE... --rev REV`: review recipes against the pinned vLLM source.
+
+Prints the knob table, findings and gate decision (text), one line per finding (concise),
+the JSON contract (json), the independent-review document (review), SARIF, Markdown, or the
+vLLM sources the review relied on as source-registry entries (registry; --registry FILE merges
+them into a registry the campaign keeps, touching no entry srcreview did not write); RECIPE
+may be a directory (its recipes are found by content); the exit code is the gate's:
+0 passed, 1 failed (--fail-on, default confirmed:high; or a rule stale at the revision,
+unless --allow-stale), 2 review incomplete, 64 usage, 65 invalid recipe or rules.
+
+The configs of the models the recipe names (`[recipe] model`, `speculative_config.model`: a
+local directory or a Hugging Face Hub id) decide model-dependent branches, such as which MTP
+speculator runs; `[model]` / `[draft_model]` tables state or override their config.json values,
+and `--model-config` says where they are read from. A config that cannot be read is said once,
+and what depends on it stays plausible.
+
+A review computed before from the same recipe, model configs, source entry, rules and srcreview
+is printed again from the cache without the analysis (`srcreview cache clean --reviews` forgets them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+FORMATS = ("text", "concise", "json", "review", "sarif", "markdown", "registry")
+
+
+def add_parser(sub) -> None:
+    from srcreview.cli.commands._common import add_model_config_arg, add_patch_args, add_source_args
+    from srcreview.cli.commands._gate_args import add_gate_args
+
+    p = sub.add_parser("check", help="review recipe(s) against the pinned vLLM source",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("recipes", nargs="+", metavar="RECIPE",
+                   help="recipe file(s): srcreview TOML, a script or Dockerfile running `vllm serve`, a vLLM "
+                        "YAML config or a compose file (one recipe per vLLM service); or directories searched "
+                        "for recipes (srcreview.toml waiver files are skipped); several give one result")
+    add_source_args(p)
+    add_model_config_arg(p)
+    add_patch_args(p)
+    p.add_argument("--format", choices=FORMATS, default="text", help="output on stdout (default: text)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="text: every anchor with its URL and the full trace, hop by hop")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="text: colors (default: auto)")
+    p.add_argument("--rules", metavar="DIR", help="rule directory (default: the rules shipped with srcreview)")
+    p.add_argument("--registry", metavar="FILE",
+                   help="also merge the sources the reviews relied on into the source registry FILE (created if "
+                        "missing; entries srcreview did not write are left as they are)")
+    add_gate_args(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from srcreview.cli.commands._gate_args import run_gate
+    from srcreview.cli.commands._common import with_models
+    from srcreview.model.recipe import load_recipes
+    from srcreview.model.recipe.files import recipe_files
+
+    stored = _stored_reviews(args)
+    # the rules' summaries when these rule files were validated before, else the rules themselves
+    rules = stored.cache.load_rules(stored.rules) if stored is not None else None
+    if rules is None:
+        rules = _load_rules(args, stored)
+    loaded = [(with_models(r, path, args), path) for path, shown in recipe_files(args.recipes)
+              for r in load_recipes(path, display_path=shown)]
+    recipes = [r for r, _ in loaded]  # a compose file gives one recipe per vLLM service
+    files = [path for _, path in loaded]
+    reviews = recalled_reviews(args, recipes, files, stored)
+    missing = [n for n, found in enumerate(reviews) if found is None]
+    if missing:
+        from srcreview.rules.loader import Rule
+
+        if not all(isinstance(r, Rule) for r in rules):  # summaries: the engine needs the rules themselves
+            rules = _load_rules(args, stored)
+        computed = review_recipes(args, [recipes[n] for n in missing], rules, files=[files[n] for n in missing])
+        for n, (review, tree) in zip(missing, computed):
+            reviews[n] = review
+            if stored is not None:
+                stored.keep(args, recipes[n], files[n], review, tree)
+    gate = run_gate(args, reviews, rules=rules, recipe_files=[(path, r.path) for r, path in loaded])
+    if args.registry:
+        merge_registry(args.registry, gate)
+    if args.format == "json":  # a piece at a time: a campaign's whole text is megabytes
+        from srcreview.report import json as report
+
+        sys.stdout.writelines(report.chunks(list(gate.reviews), gate=gate.result))
+    else:
+        sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args),
+                                width=_width() if args.format == "text" else 100))  # (only text reads it: rich)
+    return gate.result.exit_code
+
+
+def _load_rules(args, stored):
+    from srcreview.cli.commands._multirev import load_rules_arg
+
+    rules = load_rules_arg(args)
+    if stored is not None:
+        stored.cache.store_rules(stored.rules, rules)
+    return rules
+
+
+class _StoredReviews:
+    """The stored reviews of the user cache (srcreview.store.reviews) for this run's rule files."""
+
+    def __init__(self, cache, rules: str):
+        self.cache, self.rules = cache, rules
+
+    def key(self, args, recipe, recipe_file, identity_of) -> str | None:
+        """The key of `recipe`'s review, with the source named by `identity_of(revision, layers)`
+        (None when the source has no identity: it is not stored)."""
+        from pathlib import Path
+
+        from srcreview.cli.commands._common import layers_from_args, resolve_release, rev_from_args
+
+        revision = resolve_release(rev_from_args(args, recipe), local=bool(getattr(args, "source", None)))
+        identity = identity_of(revision, layers_from_args(args, recipe, recipe_file))
+        if identity is None:
+            return None
+        try:
+            recipe_bytes = Path(recipe_file).read_bytes()
+        except OSError:
+            return None
+        return self.cache.key(rules_digest=self.rules, recipe=recipe, recipe_bytes=recipe_bytes, revision=revision,
+                              source=identity)
+
+    def recall(self, args, recipe, recipe_file):
+        """The stored review of `recipe` under these arguments, or None."""
+        from srcreview.source.identity import expected
+
+        def identity(revision, layers):
+            return expected(revision, source=getattr(args, "source", None), provider=getattr(args, "provider", "auto"),
+                            layers=layers)
+
+        key = self.key(args, recipe, recipe_file, identity)
+        return self.cache.load(key) if key is not None else None
+
+    def keep(self, args, recipe, recipe_file, review, tree) -> None:
+        """Store `review`, computed from `tree`, under the key of that tree's identity."""
+        from srcreview.source.identity import of_tree
+
+        key = self.key(args, recipe, recipe_file, lambda revision, layers: of_tree(tree))
+        if key is not None:
+            self.cache.store(key, review)
+
+
+def _stored_reviews(args) -> _StoredReviews | None:
+    """The stored reviews, or None when the rule files cannot be read (their loader says why)."""
+    from pathlib import Path
+
+    from srcreview.store.reviews import ReviewCache, rules_digest
+    from srcreview.source.cache import default_root
+
+    digest = rules_digest(Path(args.rules) if getattr(args, "rules", None) else None)
+    return _StoredReviews(ReviewCache(default_root()[0]), digest) if digest is not None else None
+
+
+def recalled_reviews(args, recipes, files, stored) -> list:
+    """The stored review of each recipe under these arguments, None where there is none."""
+    if stored is None:
+        return [None] * len(recipes)
+    return [stored.recall(args, recipe, path) for recipe, path in zip(recipes, files)]
+
+
+def merge_registry(target: str, gate) -> None:
+    """--registry FILE: read it (if it exists), merge this run's entries, write it back atomically."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from srcreview.cli.commands._gate_args import shown_path, write_error
+    from srcreview.report import registry
+    from srcreview.core.userfile import read_user_file
+
+    path, shown = Path(target), shown_path(target)
+    date = observed_on(gate)
+    if path.exists():
+        doc = registry.load_registry(read_user_file(path, shown, "registry", registry.MAX_REGISTRY_BYTES), shown)
+        text = registry.render_merged(registry.merge(doc, gate.reviews, date))
+    else:
+        text = registry.render(gate.reviews, date=date)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)  # a full disk leaves no half-written copy behind
+        raise write_error(f"--registry: cannot write {shown}", exc) from None
+
+
+def observed_on(gate) -> str:
+    """The date registry entries are observed on: --date / SOURCE_DATE_EPOCH, else today (UTC)."""
+    from srcreview.core.dates import today
+
+    return gate.date or today().isoformat()
+
+
+def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, object]]:
+    """(review, source tree) of each recipe; recipes pinned to the same revision (with the same
+    patches) share the tree and its index. `files`: the recipes' files, which their `[runtime]
+    patches` are relative to."""
+    from functools import partial
+
+    from srcreview.cli.commands._common import layers_from_args, rev_from_args, tree_from_args
+    from srcreview.engine.run import anchor_names, review
+    from srcreview.index import Index
+    from srcreview.index.cache import default_cache_dir
+    from srcreview.index.prefetch import start
+    from srcreview.engine.patched import mark_patched
+    from srcreview.vllm.flags import at_revision
+
+    planned = []  # (tree key, layers) of each recipe
+    for n, recipe in enumerate(recipes):
+        layers = layers_from_args(args, recipe, files[n] if files else None)
+        planned.append(((rev_from_args(args, recipe), tuple(layer.sha256 for layer in layers)), layers))
+    trees: dict[tuple, tuple[object, object]] = {}
+    reviews = []
+    for n, (recipe, (key, layers)) in enumerate(zip(recipes, planned)):
+        if key not in trees:
+            tree = tree_from_args(args, recipe, progress=sys.stderr.isatty(), layers=layers)
+            trees[key] = (tree, Index(tree, cache_dir=default_cache_dir()))
+        tree, index = trees[key]
+        recipe = at_revision(recipe, index)  # command-line flags, as this revision defines them
+        # the second core runs the same review with the rules in reverse order: it parses what
+        # the review meets last while the review parses what it meets first
+        ahead = start(index, anchor_names(recipe, rules),
+                      partial(review, recipe, tree, rules=tuple(reversed(rules)), index=index))
+        try:
+            reviews.append((mark_patched(review(recipe, tree, rules=rules, index=index), tree), tree))
+        finally:
+            if ahead is not None:
+                ahead.stop()
+        # memory: no recipe's walks and no raw text after its review (what was found in the text
+        # is kept, and on disk: a later recipe reads the files again only for a new question),
+        # and no index after its tree's last recipe
+        index.forget_analyses()
+        index.forget_text()
+        # its raw-text answers are known now: a next recipe here starts a worker only for anchors
+        # not cached yet, and reads no tree for it
+        index.reviewed_before = True
+        if key not in [k for k, _ in planned[n + 1:]]:
+            del trees[key]
+    return reviews
+
+
+def render(fmt: str, gate, *, rules=None, verbose: bool = False, color: bool = False, width: int = 100) -> str:
+    """The registry of output formats: each a pure render over the (gate-annotated) reviews."""
+    reviews = list(gate.reviews)
+    if fmt == "json":
+        from srcreview.report import json as report
+
+        return report.render(reviews, gate=gate.result)
+    if fmt == "review":
+        from srcreview.report import review as report
+
+        return report.render(reviews, rules=rules, date=gate.date)
+    if fmt == "registry":
+        from srcreview.report import registry
+
+        return registry.render(reviews, date=observed_on(gate))
+    if fmt == "concise":
+        from srcreview.report import concise
+
+        return concise.render(reviews, gate=gate.result)
+    if fmt in ("sarif", "markdown"):
+        from srcreview.cli.commands._gate_args import render_gate_format
+
+        return render_gate_format(fmt, gate)
+    from srcreview.report import terminal
+
+    return terminal.render(reviews, gate=gate.result, verbose=verbose, color=color, width=width)
+
+
+def _width() -> int:
+    """The terminal's width as rich sees it (COLUMNS, else the terminal, else 80)."""
+    from rich.console import Console
+
+    return Console(file=sys.stdout).width
+
+
+def _color(args) -> bool:
+    import os
+
+    if args.color == "always":
+        return True
+    if args.color == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()

@@ -1,0 +1,1 @@
+"""The review engine: run the rules over one recipe at one revision and build the Review."""

@@ -1,0 +1,671 @@
+"""The review engine: run the rules over one recipe at one revision and build the Review.
+
+For each rule whose `when` holds for the recipe, the rule's check runs once (or once per
+engine setting for `for_each = "setting"`); its outcome maps through the rule's verdict to a
+finding, and through its knob effects to the knob table. A rule whose anchor symbols are
+missing at the revision is listed in `stale_rules`, never refuted. When the analysis cannot
+answer, the outcome is undecided and the finding at most plausible, with the reason tagged.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from srcreview import __version__
+from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, check_kind
+from srcreview.core.errors import DataError, SourceUnavailable
+from srcreview.model.findings import (
+    Anchor,
+    Finding,
+    Hop,
+    Knob,
+    RecipeRef,
+    Review,
+    RevisionInfo,
+    RunnerInfo,
+    StaleRule,
+    ToolInfo,
+    fingerprint,
+)
+from srcreview.rules.loader import Condition, Rule, load_rules
+from srcreview.core.templates import fill
+
+KNOB_PRECEDENCE = {"accepted": 1, "applied": 2, "undecided": 3, "ignored": 4, "invalid-value": 5, "unknown-knob": 6}
+TARGET_KEYS = ("attention_backend", "kv_cache_dtype")
+DRAFT_KEYS = ("speculative_config.attention_backend", "speculative_config.kv_cache_dtype")
+MAX_EVIDENCE = 40
+
+
+def review(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None, cache_dir=None,
+           source_label: str = "") -> Review:
+    """The review of `recipe` at the revision of `tree` (a SourceTree)."""
+    return run_rules(recipe, tree, rules=rules, index=index, cache_dir=cache_dir, source_label=source_label)[0]
+
+
+def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None, cache_dir=None,
+              source_label: str = "") -> tuple[Review, frozenset[str]]:
+    """The review, and the ids of the rules whose `when` held (for the example harness)."""
+    from srcreview.index import Index
+
+    index = index if index is not None else Index(tree, cache_dir=cache_dir)
+    rules = load_rules() if rules is None else rules
+    bindings = _bindings(index, recipe)
+    analyzer, incomplete = _prepared(index, recipe, bindings)
+    runner, more = _runner(index, recipe, bindings)
+    incomplete += more
+    ctx = CheckContext(index=index, tree=tree, recipe=recipe, bindings=bindings, runner=runner, analyzer=analyzer)
+    ctx.template_values = _Values(ctx)
+    knobs = _base_knobs(recipe)
+    findings: list[Finding] = []
+    stale: dict[str, set[str]] = {}
+    applied: set[str] = set()
+    for rule in rules:
+        matched, downgrade = _applies(rule, ctx)
+        if not matched:
+            continue
+        applied.add(rule.id)
+        subjects = _subjects(rule, ctx)
+        for subject in subjects:
+            result, problem = _run_check(rule, ctx, subject)
+            if problem:
+                incomplete.append(problem)
+            if result.outcome == "stale" or result.missing:
+                stale.setdefault(rule.id, set()).update(result.missing)
+                continue
+            finding = _finding(rule, ctx, subject, result, downgrade)
+            if finding is not None:
+                findings.append(finding)
+            _apply_knobs(rule, ctx, subject, result, downgrade, knobs)
+    from srcreview.source.gaps import split_stale
+
+    stale, unevaluable = split_stale(tree, stale)  # what a gutted or unreadable tree hides is not stale
+    incomplete.extend(unevaluable)
+    findings.sort(key=lambda f: f.sort_key())
+    missing_tests = sorted({t for f in findings for t in f.missing_tests})
+    revision = tree.revision
+    pin = recipe.runtime.revision or recipe.runtime.version
+    if pin is None:
+        matches = None
+    elif recipe.runtime.revision:
+        matches = revision.matches_commit(pin)
+    else:
+        matches = revision.version == pin
+    return Review(
+        tool=ToolInfo(version=__version__),
+        recipe=RecipeRef(path=recipe.path, file=recipe.file or None, name=recipe.name,
+                         model=recipe.info.model, gpu=recipe.hardware.gpu,
+                         compute_capability=recipe.hardware.compute_capability),
+        revision=RevisionInfo(sha=revision.sha, version=revision.version, recipe_pin=pin,
+                              matches_recipe_pin=matches,
+                              source=source_label or getattr(tree, "provider", ""),
+                              release_from=revision.pin.origin if revision.pin is not None else None),
+        runner=runner,
+        knobs=tuple(sorted(knobs.values(), key=_knob_order)),
+        findings=tuple(findings),
+        stale_rules=tuple(StaleRule(rule=r, missing=tuple(sorted(m))) for r, m in sorted(stale.items())),
+        missing_tests=tuple(missing_tests),
+        incomplete=tuple(sorted(set(incomplete))),
+        models=_models(recipe, analyzer),
+    ), frozenset(applied)
+
+
+def _reason(text: str | None) -> str | None:
+    """A model's unknown reason without the "model config of X: " it starts with (shown beside X)."""
+    if text and text.startswith("model config of ") and ": " in text:
+        return text.split(": ", 1)[1]
+    return text
+
+
+def _models(recipe, analyzer) -> tuple:
+    """The models the recipe names, the configs bound for them, and the keys the analysis read."""
+    from srcreview.model.findings import ModelFile, ModelInfo, StatedValue
+    from srcreview.hfconfig.binding import model_refs
+
+    roles: dict[str, list[str]] = {}
+    for ref, _, role in model_refs(recipe):
+        roles.setdefault(ref, []).append(role)
+    reads = analyzer.runtime.model_reads
+    out = []
+    for facts in recipe.models:
+        out.append(ModelInfo(
+            ref=facts.ref or "", roles=tuple(roles.get(facts.ref or "", ())), source=facts.source,
+            revision=facts.revision, commit=facts.commit,
+            files=tuple(ModelFile(path=f.path, sha256=f.sha256, commit=f.commit) for f in facts.files),
+            stated=tuple(StatedValue(key=o.key, value=o.value, line=o.line, replaces=o.replaces)
+                         for o in facts.overrides),
+            unknown=_reason(facts.unknown_reason),
+            read=tuple(sorted(key for ref, key in reads if ref == facts.ref))))
+    return tuple(out)
+
+
+def anchor_names(recipe, rules: tuple[Rule, ...]) -> list[str]:
+    """The symbols the checks of the rules that may apply to `recipe` start from (entries,
+    dispatchers, sinks, classes of fields, what a kind names itself: `anchors(params)`), in the
+    order the review meets them (VllmConfig first, those of rules tied to a model runner last):
+    what is worth parsing ahead. A hint only: conditions on the runner and on declared defaults
+    are taken as holding, and nothing here decides a verdict."""
+    def may_apply(rule: Rule) -> bool:
+        for key, cond in rule.when.items():
+            if key == "runner" or cond.differs_from is not None:
+                continue
+            if not _holds(cond, _when_value(_RecipeOnly(recipe), key), None):
+                return False
+        return True
+
+    names: dict[str, int] = {"VllmConfig": 0}  # the bindings and the runner read it before any rule
+    for rule in rules:
+        if not may_apply(rule):
+            continue
+        params = rule.check.params
+        found = [params.get(k) for k in ("entry", "dispatch", "sink", "function", "enum", "parser")]
+        found += [params[k].rpartition(".")[0] for k in ("field",) if isinstance(params.get(k), str)]
+        found += [c for c in params.get("callers", ()) if isinstance(c, str)]
+        kind = check_kind(rule.check.kind)
+        if hasattr(kind, "anchors"):  # a kind that starts from fixed symbols (draft-config: the runners)
+            found += kind.anchors(kind.Params.model_validate(params))
+        for name in found:
+            # the engine starts with EngineArgs (bindings), then VllmConfig (bindings, runner)
+            if isinstance(name, str) and name and "{" not in name and name.split(".")[0] != "EngineArgs":
+                names.setdefault(name, 0 if name.startswith("VllmConfig.") else 2 if rule.requires_runner else 1)
+    return sorted(names, key=lambda n: names[n])
+
+
+class _RecipeOnly:
+    """What `_when_value` reads, without an analysis: the runner is unknown."""
+
+    def __init__(self, recipe):
+        self.recipe = recipe
+        self.runner = RunnerInfo()
+
+
+# ---------------------------------------------------------------------------------------------
+# runner, values, conditions
+
+
+def _bindings(index, recipe) -> dict:
+    """The recipe's bindings in VllmConfig terms (srcreview.interp.config_bindings); the recipe's
+    own keys alone when the revision's engine-args builder cannot be read."""
+    from srcreview.interp import config_bindings
+    from srcreview.vllm.models import model_bindings
+
+    bound = {**recipe.bindings, **model_bindings(recipe)}
+    try:
+        return config_bindings(index, bound, gpu=recipe.hardware.gpu)
+    except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):
+        return bound
+
+
+def _prepared(index, recipe, bindings):
+    """The recipe's analyzer with the engine's config construction walked (its post-init hooks:
+    what they store, whether they raise); a review never fails because that walk cannot run."""
+    from srcreview.interp.interpreter import analyzer
+
+    an = analyzer(index, bindings)
+    try:
+        an.prepare()
+    except (*ANALYSIS_ERRORS, DataError) as exc:
+        return an, [f"config construction: the analysis could not walk it ({type(exc).__name__})"]
+    except SourceUnavailable as exc:
+        return an, [f"config construction: {exc}"]
+    return an, []
+
+
+def _subjects(rule: Rule, ctx: CheckContext) -> list:
+    """What a rule runs on: once (None), or once per setting of the recipe (`for_each`):
+    every setting, or the speculative settings that may reach the draft model (every key
+    under speculative_config but the method and depth, and every top-level key that
+    speculative_config can also set)."""
+    recipe = ctx.recipe
+    if rule.for_each is None:
+        return [None]
+    if rule.for_each == "setting":
+        return list(recipe.settings)
+    if rule.for_each == "nested-setting":
+        return [s for s in recipe.settings if s.key.startswith("speculative_config.")
+                and s.key.split(".", 1)[1] not in SPECULATION_KEYS and "." not in s.key.split(".", 1)[1]]
+    # "draft-setting": top-level settings the draft may take (speculative_config has the same key)
+    twins = _nested_fields(ctx)
+    return [s for s in recipe.settings if "." not in s.key and s.key in twins]
+
+
+SPECULATION_KEYS = ("method", "num_speculative_tokens", "model")  # they choose speculation, not the draft's config
+
+
+def _nested_fields(ctx: CheckContext) -> frozenset[str]:
+    from srcreview.checks._common import class_info
+
+    def compute():
+        try:
+            info = class_info(ctx, "SpeculativeConfig")
+        except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):
+            return frozenset()
+        return frozenset(f.name for f in info.fields) if info is not None else frozenset()
+
+    return ctx.memoized("nested-fields", compute)
+
+
+def _runner(index, recipe, bindings) -> tuple[RunnerInfo, list[str]]:
+    """The model runner under the recipe; only speculative-decoding verdicts depend on it."""
+    from srcreview.interp import model_runner
+
+    if not recipe.uses_speculative_decoding:
+        return RunnerInfo(reason="not evaluated: the recipe does not use speculative decoding"), []
+
+    try:
+        decision = model_runner(index, bindings)
+    except ANALYSIS_ERRORS as exc:
+        return RunnerInfo(reason=f"analysis unavailable: {type(exc).__name__}"), [
+            "model runner: the analysis core could not evaluate VllmConfig.use_v2_model_runner"]
+    except SourceUnavailable as exc:
+        return RunnerInfo(reason=str(exc)), [f"model runner: {exc}"]
+    except DataError as exc:  # e.g. VllmConfig absent or ambiguous at this revision
+        return RunnerInfo(reason=f"undecided: {exc}"), []
+    reason = decision.reason
+    if decision.assumptions:
+        reason += " (assuming: " + "; ".join(sorted({a.text for a in decision.assumptions})) + ")"
+    roles = {"runner-selection": "decides the model runner", "decided": "branch decided under the recipe",
+             "returns": "return taken under the recipe"}
+    evidence = tuple(a.model_copy(update={"role": f"model runner selection: {roles.get(a.role, a.role)}"})
+                     for a in decision.evidence)
+    return RunnerInfo(value=decision.value, status="resolved" if decision.value else "undecided",
+                      evidence=evidence, reason=reason), []
+
+
+class _Values(dict):
+    """Template values: recipe settings by dotted key, env.X, hardware.*, recipe.name, runner;
+    an unset engine key reads as its declared default at the revision."""
+
+    def __init__(self, ctx: CheckContext):
+        recipe = ctx.recipe
+        super().__init__({s.key: s.value for s in recipe.settings})
+        self.update({f"env.{e.name}": e.value for e in recipe.env})
+        self["hardware.compute_capability"] = recipe.hardware.compute_capability
+        self["hardware.gpu"] = recipe.hardware.gpu
+        self["recipe.name"] = recipe.name
+        self["runner"] = ctx.runner.value or "undecided"
+        self._ctx = ctx
+
+    def get(self, key, default=None):
+        if key in self:
+            return self[key]
+        if re.fullmatch(r"[a-z_]+(\.[a-z_]+)?", key or ""):
+            value = default_of(self._ctx, key)
+            if value is not None:
+                return value
+        return default
+
+
+def default_of(ctx: CheckContext, key: str) -> Any:
+    """The declared default of an engine key at the revision (None when unknown or not literal,
+    or when a module it is declared in cannot be read)."""
+    try:
+        return _declared_default(ctx, key)
+    except SourceUnavailable:
+        return None
+
+
+def _declared_default(ctx: CheckContext, key: str) -> Any:
+    from srcreview.checks._knobs import resolve_key
+    from srcreview.index import UNKNOWN
+
+    try:
+        decl = resolve_key(ctx, key, "EngineArgs", "VllmConfig")
+    except ANALYSIS_ERRORS:
+        return None
+    if decl.status != "exists":
+        return None
+    field = decl.field
+    if field.value is UNKNOWN and field.default and re.fullmatch(r"[A-Za-z_]\w*\.[A-Za-z_]\w*", field.default):
+        # `kv_cache_dtype: CacheDType = CacheConfig.cache_dtype`: the default is another field's
+        from srcreview.checks._common import owner_of
+
+        cls_name, name = field.default.split(".")
+        owner = owner_of(ctx, decl.owner, field)
+        symbol = ctx.index.resolve_name(owner.symbol.module, cls_name) if owner is not None else None
+        other = ctx.index.class_info(symbol.qualname) if symbol is not None and symbol.kind == "class" else None
+        field = other.field(name) if other is not None else None
+        if field is None:
+            return None
+    return None if field.value is UNKNOWN else field.value
+
+
+def _when_value(ctx: CheckContext, key: str) -> Any:
+    recipe = ctx.recipe
+    if key == "runner":
+        return ctx.runner.value
+    if key == "speculative":
+        return recipe.uses_speculative_decoding
+    if key == "recipe.name":
+        return recipe.name
+    if key == "hardware.compute_capability":
+        return recipe.hardware.compute_capability
+    if key == "hardware.gpu":
+        return recipe.hardware.gpu
+    if key.startswith("env."):
+        return next((e.value for e in recipe.env if e.name == key[4:]), None)
+    return recipe.value(key)
+
+
+def _holds(cond: Condition, value: Any, ctx: CheckContext) -> bool:
+    def same(a, b):
+        return a.lower() == b.lower() if isinstance(a, str) and isinstance(b, str) else a == b
+
+    if cond.set is not None and (value is not None) != cond.set:
+        return False
+    if cond.equals is not None and not same(value, cond.equals):
+        return False
+    if cond.not_equals is not None and same(value, cond.not_equals):
+        return False
+    if cond.in_ is not None and not any(same(value, v) for v in cond.in_):
+        return False
+    if cond.not_in is not None and any(same(value, v) for v in cond.not_in):
+        return False
+    if cond.matches is not None and (value is None or not re.search(cond.matches, str(value))):
+        return False
+    if cond.not_matches is not None and value is not None and re.search(cond.not_matches, str(value)):
+        return False
+    if cond.startswith is not None and (not isinstance(value, str) or not value.startswith(cond.startswith)):
+        return False
+    if cond.differs_from is not None:
+        other = ctx.recipe.value(cond.differs_from)
+        if other is None:
+            other = default_of(ctx, cond.differs_from)
+        if value is None or other is None or same(value, other):
+            return False
+    return True
+
+
+def _applies(rule: Rule, ctx: CheckContext) -> tuple[bool, bool]:
+    """(whether the rule applies, whether it applies only if an undecided runner is assumed)."""
+    downgrade = False
+    wanted_runner = rule.requires_runner
+    for key, cond in rule.when.items():
+        if key == "runner" and ctx.runner.value is None:
+            downgrade = True
+            continue
+        if not _holds(cond, _when_value(ctx, key), ctx):
+            return False, False
+    if wanted_runner:
+        if ctx.runner.value is None:
+            downgrade = True
+        elif ctx.runner.value != wanted_runner:
+            return False, False
+    return True, downgrade
+
+
+# ---------------------------------------------------------------------------------------------
+# checks, findings, knobs
+
+
+def _run_check(rule: Rule, ctx: CheckContext, subject) -> tuple[CheckResult, str]:
+    kind = check_kind(rule.check.kind)
+    params = kind.Params.model_validate(rule.check.params)
+    try:
+        return kind.run(ctx, params, subject), ""
+    except ANALYSIS_ERRORS as exc:
+        reason = f"analysis unavailable ({type(exc).__name__})"
+        return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=("analysis-unavailable",), reason=reason), \
+            f"{rule.id}: {reason}"
+    except SourceUnavailable as exc:
+        tag = getattr(exc, "tag", "source-unavailable")  # unparsable-source: a module the check needs
+        return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=(tag,), reason=str(exc)), \
+            f"{rule.id}: {exc}"
+    except DataError as exc:  # the index refuses an ambiguous symbol: undecided, never a guess
+        return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=("ambiguous-symbol",), reason=str(exc)), ""
+    except Exception as exc:  # noqa: BLE001 - a defect in the analysis must not pass as a verdict
+        reason = f"analysis failed ({type(exc).__name__})"
+        return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=("analysis-error",), reason=reason), \
+            f"{rule.id}: {reason}"
+
+
+def _values(ctx: CheckContext, subject, result: CheckResult) -> dict:
+    values = _Merged(ctx.template_values)
+    if subject is not None:
+        values.update({"key": subject.key, "value": subject.value, "recipe_key": subject.written_as})
+    values.update(result.details)
+    values["reason"] = result.reason
+    values["outcome"] = result.outcome
+    values["missing_tests"] = "; ".join(result.missing_tests)
+    values["open"] = "; ".join(result.open)
+    return values
+
+
+class _Merged(dict):
+    def __init__(self, base: _Values):
+        super().__init__()
+        self._base = base
+
+    def get(self, key, default=None):
+        if key in self:
+            return self[key]
+        return self._base.get(key, default)
+
+
+def _finding(rule: Rule, ctx: CheckContext, subject, result: CheckResult, downgrade: bool) -> Finding | None:
+    settled = _settled(rule, result) if not downgrade else None
+    classification = rule.verdict[settled or result.outcome]
+    if classification == "none":
+        return None
+    tags = set(result.tags)
+    rests_on = list(_open(rule, result, downgrade)) if settled is None else []
+    if downgrade:
+        tags.add("runner-undecided")
+    if rests_on and classification in ("confirmed", "refuted"):
+        classification = "plausible"  # what the source did not decide: never a promise
+    if classification == "plausible" and not tags:
+        tags.add("undecided")
+    values = _values(ctx, subject, result)
+    keys = _finding_keys(rule, ctx, subject, values)
+    primary = keys[0] if keys else ""
+    setting = ctx.recipe.setting(primary) if primary else None
+    recipe_hops = []
+    for key in keys:
+        s = ctx.recipe.setting(key)
+        if s is not None:
+            recipe_hops.append(Hop(kind="recipe", text=f"{s.written_as} = {s.value!r}", recipe_line=s.line))
+        else:
+            recipe_hops.append(Hop(kind="recipe", text=f"{key} unset (default {values.get(key)!r})"))
+    template = rule.message[classification] if classification in rule.message else rule.claim
+    message = fill(template, values)
+    if classification == "plausible" and result.reason and "{reason}" not in template:
+        message += f" Open: {result.reason}."
+    suffix = f":{subject.key}" if subject is not None else ""
+    return Finding(
+        id=f"{rule.id}{suffix}",
+        rule=rule.id,
+        classification=classification,
+        severity=rule.severity,
+        problem=rule.problem,
+        knobs=tuple(keys),
+        claim=fill(rule.claim, values),
+        message=message,
+        evidence=tuple(result.evidence[:MAX_EVIDENCE]),
+        tags=tuple(sorted(tags)),
+        fingerprint=fingerprint(rule.id, primary, result.symbols),
+        recipe_line=setting.line if setting is not None else None,
+        trace=tuple(recipe_hops) + result.trace,
+        assumptions=tuple(sorted(set(rests_on))),
+        missing_tests=result.missing_tests,
+        outcome=result.outcome,
+    )
+
+
+def _knob_status(effect, result: CheckResult, rests_on, downgrade: bool) -> str:
+    """A knob row's status: the one every outcome an open question leaves possible gives, else
+    the outcome's own, undecided when it rests on something open."""
+    if result.possible and not downgrade:
+        statuses = {effect.status.get(o, "none") for o in result.possible}
+        if len(statuses) == 1:
+            return statuses.pop()
+    status = effect.status.get(result.outcome, "none")
+    return "undecided" if rests_on and status in ("applied", "ignored") else status
+
+
+def _settled(rule: Rule, result: CheckResult) -> str | None:
+    """For an undecided result whose possible outcomes the rule maps to one classification: one
+    of them (the open question does not change the answer); else None."""
+    if not result.possible or result.outcome not in check_kind(rule.check.kind).UNDECIDED_OUTCOMES:
+        return None
+    if len({rule.verdict[o] for o in result.possible}) == 1:
+        return result.possible[0]
+    return None
+
+
+def _open(rule: Rule, result: CheckResult, downgrade: bool) -> tuple[str, ...]:
+    """What a result rests on that the source did not decide under the recipe: the check's
+    own open questions (an undecided outcome always has one), and the runner when the rule
+    needs one and the recipe leaves it open."""
+    out = list(result.open)
+    if result.outcome in check_kind(rule.check.kind).UNDECIDED_OUTCOMES and not out:
+        out.append(result.reason or "undecided")
+    if downgrade:
+        out.append(f"the model runner is undecided; the rule applies on the {rule.requires_runner or 'selected'} runner")
+    return tuple(out)
+
+
+def _finding_keys(rule: Rule, ctx: CheckContext, subject, values) -> list[str]:
+    if subject is not None:
+        return [subject.key]
+    keys = [fill(e.key, values) for e in rule.knobs]
+    if not keys:
+        keys = [k for k in rule.when if ctx.recipe.setting(k) is not None]
+    return list(dict.fromkeys(keys))
+
+
+def _base_knobs(recipe) -> dict[tuple[str, str], Knob]:
+    rows = {}
+    for s in recipe.settings:
+        if s.key in DRAFT_KEYS:
+            scope = "draft"
+        elif s.key in TARGET_KEYS:
+            scope = "target"
+        else:
+            scope = "engine"
+        rows[(s.key, scope)] = Knob(key=s.key, value=s.value, scope=scope, recipe_line=s.line, status="accepted")
+    return rows
+
+
+def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, downgrade: bool,
+                 knobs: dict[tuple[str, str], Knob]) -> None:
+    values = _values(ctx, subject, result)
+    rests_on = _open(rule, result, downgrade)
+    for effect in rule.knobs:
+        status = _knob_status(effect, result, rests_on, downgrade)
+        if status == "none":
+            continue
+        key = fill(effect.key, values)
+        tags = tuple(sorted(set(result.tags) | ({"runner-undecided"} if downgrade else set())))
+        # three lookups, not a scan of the table: one scan per setting made a review quadratic
+        scopes = [sc for sc in _SCOPES if (key, sc) in knobs] if effect.scope == "any" else [effect.scope]
+        setting = ctx.recipe.setting(key)
+        for scope in scopes:
+            old = knobs.get((key, scope))
+            # an unset key whose effective value the rule derives shows unset, not its declared default
+            value = fill(effect.value, values) if effect.value else (
+                setting.value if setting else None if effect.effective else values.get(key))
+            new = Knob(key=key, value=value, scope=scope, recipe_line=setting.line if setting else None,
+                       status=status, evidence=_knob_evidence(result.evidence), tags=tags,
+                       note=fill(effect.note, values) if effect.note else "",
+                       effective=fill(effect.effective, values) if effect.effective else None)
+            if old is None or KNOB_PRECEDENCE[new.status] > KNOB_PRECEDENCE[old.status]:
+                knobs[(key, scope)] = new if old is None else new.model_copy(
+                    update={"value": old.value, "tags": tuple(sorted(set(old.tags) | set(tags)))})
+            elif KNOB_PRECEDENCE[new.status] == KNOB_PRECEDENCE[old.status]:
+                merged = tuple(sorted(set(old.evidence) | set(new.evidence), key=Anchor.sort_key))[:MAX_EVIDENCE]
+                knobs[(key, scope)] = old.model_copy(update={"evidence": merged, "note": old.note or new.note,
+                                                             "effective": old.effective or new.effective,
+                                                             "tags": tuple(sorted(set(old.tags) | set(tags)))})
+
+
+_SCOPES = ("engine", "target", "draft")
+_KNOB_ROLE_ORDER = ("reads", "inspected", "passes", "replaces", "branch", "gating", "declares")
+
+
+def _knob_evidence(evidence: tuple[Anchor, ...]) -> tuple[Anchor, ...]:
+    """The anchors that decide a knob's status first (reads, inspected functions, the config
+    handed on), then the path that led there; at most eight."""
+    def rank(anchor: Anchor) -> int:
+        return next((n for n, prefix in enumerate(_KNOB_ROLE_ORDER) if anchor.role.startswith(prefix)),
+                    len(_KNOB_ROLE_ORDER))
+
+    ordered = sorted(enumerate(evidence), key=lambda item: (rank(item[1]), item[0]))
+    return tuple(a for _, a in ordered[:8])
+
+
+def _knob_order(k: Knob) -> tuple:
+    scope = {"engine": 0, "target": 1, "draft": 2}[k.scope]
+    return (k.key.startswith("speculative_config."), k.key, scope)
+
+
+# ---------------------------------------------------------------------------------------------
+# rule examples (one generic harness: tests/test_rules_examples.py and `srcreview rules test`)
+
+FIXTURE_SHA = "0" * 40
+
+
+def example_recipe(rule: Rule, example):
+    """The recipe an example describes: its settings, env and hardware, one line each."""
+    from srcreview.model.recipe import EnvVar, Hardware, Recipe, RecipeInfo, Setting
+
+    settings = tuple(Setting(key=k, value=v, line=n, written_as=k)
+                     for n, (k, v) in enumerate(sorted(example.settings.items()), start=1))
+    env = tuple(EnvVar(name=k, value=v, line=100 + n) for n, (k, v) in enumerate(sorted(example.env.items())))
+    models = ()
+    if example.model is not None:  # the target model's config, as a recipe's [model] table states it
+        from srcreview.hfconfig.facts import ModelFacts
+
+        models = (ModelFacts(source="recipe", ref=EXAMPLE_MODEL, documents={"config.json": dict(example.model)}),)
+    return Recipe(path=f"examples/{rule.id}.toml", info=RecipeInfo(name=example.recipe_name,
+                                                                    model=EXAMPLE_MODEL if models else None),
+                  hardware=Hardware(**example.hardware), settings=settings, env=env, models=models)
+
+
+EXAMPLE_MODEL = "example/model"
+
+
+def run_example(rule: Rule, example, fixtures_root) -> list[str]:
+    """Problems with one example (empty when the rule concludes what the example expects)."""
+    from pathlib import Path
+
+    from srcreview.source.overlays import materialize
+    from srcreview.model.revision import Revision
+    from srcreview.source.base import DirectoryTree
+
+    root = Path(fixtures_root) / example.fixture
+    if not root.is_dir():
+        return [f"fixture {example.fixture!r} does not exist"]
+    try:
+        root = materialize(root)  # a variant written as an overlay of a base fixture
+    except DataError as exc:
+        return [exc.message]
+    tree = DirectoryTree(root, Revision(requested="fixture", sha=FIXTURE_SHA), provider="fixture")
+    result, applied = run_rules(example_recipe(rule, example), tree, rules=(rule,))
+    problems = []
+    observed = sorted({f.classification for f in result.findings if f.rule == rule.id})
+    is_stale = any(s.rule == rule.id for s in result.stale_rules)
+    if example.expect == "skipped":
+        if rule.id in applied:
+            problems.append(f"expected the rule not to apply, but it ran ({observed or 'no finding'})")
+    elif example.expect == "stale":
+        if not is_stale:
+            problems.append(f"expected stale, got {observed or 'no finding'}")
+    elif is_stale:
+        problems.append(f"expected {example.expect}, but the rule is stale: "
+                        + ", ".join(m for s in result.stale_rules for m in s.missing))
+    elif rule.id not in applied:
+        problems.append(f"expected {example.expect}, but the rule did not apply")
+    elif example.expect == "none":
+        if observed:
+            problems.append(f"expected no finding, got {observed}")
+    elif example.expect not in observed or (rule.for_each is None and len(observed) != 1):
+        reasons = "; ".join(f.message for f in result.findings if f.rule == rule.id)
+        problems.append(f"expected {example.expect}, got {observed or 'no finding'}"
+                        + (f" ({reasons})" if reasons else ""))
+    rows = {f"{k.key}@{k.scope}": k.status for k in result.knobs}
+    for where, status in sorted(example.knob.items()):
+        if rows.get(where) != status:
+            problems.append(f"knob {where}: expected {status}, got {rows.get(where, 'no row')}")
+    if result.incomplete:
+        problems.append("incomplete: " + "; ".join(result.incomplete))
+    return problems

@@ -1,0 +1,1 @@
+"""The CI gate: which findings fail a run, baselines and waivers."""

@@ -1,0 +1,1 @@
+"""Reviews across revisions: what changed between two, and where a verdict changes."""

@@ -1,0 +1,1 @@
+"""The data a review is about and produces: recipes, revisions, findings."""

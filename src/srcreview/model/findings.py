@@ -1,0 +1,316 @@
+"""The review's data: anchors, knob rows, findings and the review result (the JSON contract).
+
+Every output format renders a `Review`; `--format json` writes a `ReviewRun` (one shape for
+one recipe or many). The field names here are the contract that CI users script against:
+fields are added, never renamed or removed, so readers must ignore fields they do not know;
+`schema_version` changes only if that promise is ever broken.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal
+
+from srcreview.core.records import Field, Record
+
+Classification = Literal["confirmed", "refuted", "plausible"]
+Problem = Literal["confirmed", "refuted", "none"]
+Kind = Literal["problem", "open-question", "fact"]
+Severity = Literal["high", "medium", "low", "info"]
+KnobStatus = Literal["applied", "ignored", "undecided", "accepted", "unknown-knob", "invalid-value"]
+Scope = Literal["target", "draft", "engine"]
+
+SEVERITY_ORDER = {"info": 0, "low": 1, "medium": 2, "high": 3}
+CLASSIFICATION_ORDER = {"refuted": 0, "plausible": 1, "confirmed": 2}
+KIND_ORDER = {"fact": 0, "open-question": 1, "problem": 2}
+
+
+def kind_of(classification: str, problem: str) -> Kind:
+    """What a classification means for a rule: its problem, an open question, or a fact."""
+    if classification == "plausible":
+        return "open-question"
+    return "problem" if classification == problem else "fact"
+
+
+class AnchorOrigin(Record):
+    """Where a patched tree's anchor points: upstream lines, or the lines of a patch that made them."""
+
+    kind: Literal["upstream", "patched"] = Field(
+        description="upstream: unchanged lines, `url` is upstream's; patched: lines a patch or overlay added or changed")
+    file: str = Field(description="upstream tree path, or the patch (overlay file) as given")
+    start_line: int = Field(description="first line of `file` that `url` points at")
+    end_line: int
+    sha256: str = Field("", description="of the patch file or overlay (patched only)")
+
+
+class Anchor(Record):
+    """A line range in the pinned source and what it shows."""
+
+    url: str
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str = ""
+    role: str = ""
+    origin: AnchorOrigin | None = Field(
+        None, omit_none=True, description="set when the reviewed tree is patched and a layer touched this file; "
+                                          "path and lines stay those of the reviewed tree (absent otherwise: plain "
+                                          "reviews keep their exact JSON)")
+
+    @property
+    def patched(self) -> bool:
+        return self.origin is not None and self.origin.kind == "patched"
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.start_line, self.end_line, self.symbol, self.role)
+
+
+class Hop(Record):
+    """One step of a trace: recipe key -> config field -> call -> ... -> sink."""
+
+    kind: Literal["recipe", "field", "call", "read", "branch", "sink", "note"]
+    text: str
+    anchor: Anchor | None = None
+    recipe_line: int | None = None
+
+
+class Knob(Record):
+    key: str
+    value: object = None
+    scope: Scope = "engine"
+    recipe_line: int | None = None
+    status: KnobStatus
+    evidence: tuple[Anchor, ...] = ()
+    tags: tuple[str, ...] = ()
+    note: str = ""
+    effective: str | None = Field(None, omit_none=True, description="what takes effect when the recipe leaves the key unset or "
+                                  "automatic, as the source selects it (e.g. the attention backend the platform "
+                                  "picks); absent when the recipe's value is what runs")
+
+class WaiverNote(Record):
+    """The waiver that accepted a finding: shown with the finding, never hiding it."""
+
+    fingerprint: str
+    reason: str
+    expires: str = Field(description="ISO date; the waiver holds through that day")
+    source: str = Field(description="where the waiver is written, as path:line")
+
+
+BaselineStatus = Literal["new", "worse", "unchanged", "improved"]
+
+
+class Finding(Record):
+    id: str
+    rule: str
+    classification: Classification
+    severity: Severity
+    problem: Problem = Field("confirmed", description="the rule's classification that is a problem "
+                             "(refuted for a rule whose claim is a desired property; none: informational)")
+    kind: Kind = Field("problem", description="derived from classification and problem: problem (can fail the "
+                       "gate), open-question (plausible) or fact (verified behaviour; never fails the gate)")
+    knobs: tuple[str, ...] = ()
+    claim: str
+    message: str
+    evidence: tuple[Anchor, ...] = ()
+    tags: tuple[str, ...] = ()
+    fingerprint: str
+    recipe_line: int | None = None
+    trace: tuple[Hop, ...] = ()
+    assumptions: tuple[str, ...] = Field((), description="what a plausible finding rests on that the source did not "
+                                         "decide under the recipe; always empty for confirmed and refuted")
+    missing_tests: tuple[str, ...] = ()
+    outcome: str = Field("", description="the check outcome the rule's verdict mapped to this finding")
+    waiver: WaiverNote | None = Field(None, description="set by the gate when a waiver accepts this finding")
+    baseline: BaselineStatus | None = Field(None, description="set by the gate when run with --baseline")
+
+    def _validated(self) -> None:
+        """`kind` always follows from classification and problem, whatever a saved file says.
+        Fail closed by construction: confirmed and refuted are promises, so a finding that
+        rests on anything undecided cannot be built as one."""
+        object.__setattr__(self, "kind", kind_of(self.classification, self.problem))
+        if self.classification in ("confirmed", "refuted") and self.assumptions:
+            raise ValueError(f"{self.rule}: a {self.classification} finding cannot rest on open questions "
+                             f"({'; '.join(self.assumptions)})")
+
+    def sort_key(self) -> tuple:
+        return (-CLASSIFICATION_ORDER[self.classification], -SEVERITY_ORDER[self.severity], self.rule, self.knobs, self.id)
+
+
+def fingerprint(rule: str, recipe_key: str, symbol_path: tuple[str, ...] | list[str]) -> str:
+    """An id from meaning (rule, recipe key, symbols), not lines: it survives code motion."""
+    text = "\x1f".join([rule, recipe_key, *symbol_path])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class ToolInfo(Record):
+    name: str = "srcreview"
+    version: str
+
+
+class RecipeRef(Record):
+    path: str
+    file: str | None = Field(None, description="the file the recipe is read from when `path` names a part of it "
+                                               "(a compose service: path file.yml#service)")
+    name: str
+    model: str | None = None
+    gpu: str | None = None
+    compute_capability: str | None = None
+
+
+class RevisionInfo(Record):
+    sha: str
+    version: str | None = None
+    recipe_pin: str | None = None
+    matches_recipe_pin: bool | None = None
+    source: str = Field("", description="which provider supplied the source")
+    release_from: Literal["pins", "index"] | None = Field(
+        None, description="where the release's commit and sdist digest come from: pins/, or the package index "
+                          "(a release pins/ does not list yet); None for a commit")
+
+
+class RunnerInfo(Record):
+    value: Literal["v1", "v2"] | None = None
+    status: Literal["resolved", "undecided"] = "undecided"
+    evidence: tuple[Anchor, ...] = ()
+    reason: str = ""
+
+
+class ModelFile(Record):
+    path: str = Field(description="inside the model repository, e.g. config.json")
+    sha256: str
+    commit: str | None = Field(None, description="the Hub commit it resolved to (None for a local directory)")
+
+
+class StatedValue(Record):
+    """A config.json value the recipe's [model] / [draft_model] table states."""
+
+    key: str
+    value: Any
+    line: int
+    replaces: Any = Field(None, description="the value config.json had, when it had one")
+
+
+class ModelInfo(Record):
+    """A model the recipe names and the config the review bound for it (srcreview.hfconfig.binding)."""
+
+    ref: str = Field(description="as the recipe names it (a Hub id or a local directory)")
+    roles: tuple[Literal["target", "draft"], ...] = ()
+    source: str = Field(description="local, hub, recipe, local+recipe, hub+recipe or none")
+    revision: str | None = Field(None, description="the Hub revision asked for")
+    commit: str | None = Field(None, description="the Hub commit config.json resolved to")
+    files: tuple[ModelFile, ...] = ()
+    stated: tuple[StatedValue, ...] = ()
+    unknown: str | None = Field(None, description="why its config is not known: branches on it stay open")
+    read: tuple[str, ...] = Field((), description="config keys the analysis read while deciding branches")
+
+    def summary(self) -> str:
+        """One line for reports: where the config came from, or why it is not known."""
+        role = f" ({', '.join(self.roles)})" if self.roles else ""
+        if self.unknown is not None:
+            stated = f"; {len(self.stated)} value(s) the recipe states are bound" if self.stated else ""
+            return f"model {self.ref}{role}: config not known ({self.unknown}){stated}; branches on it stay open"
+        where = {"local": "a local directory", "hub": "the Hugging Face Hub"}.get(self.source.split("+")[0], "")
+        files = ", ".join(f.path for f in self.files) or "config.json"
+        at = f" at commit {self.commit[:12]}" if self.commit else ""
+        stated = f", {len(self.stated)} value(s) stated by the recipe" if self.stated else ""
+        return f"model {self.ref}{role}: {files} from {where}{at}{stated}"
+
+
+class PatchRecord(Record):
+    """A patch or overlay laid over the pinned source before the review: the engine that runs."""
+
+    file: str = Field(description="the patch file or overlay directory, as given (relative)")
+    kind: Literal["patch", "overlay"]
+    sha256: str = Field(description="of the patch file; of an overlay's sorted (path, sha256) listing")
+    touched: tuple[str, ...] = Field((), description="tree paths it changed, added or deleted")
+
+
+class StaleRule(Record):
+    rule: str
+    missing: tuple[str, ...]
+
+
+class BaselineEntry(Record):
+    """A finding of the baseline review, as far as the gate needs it (fixed ones are listed)."""
+
+    fingerprint: str
+    rule: str = ""
+    classification: Classification
+    severity: Severity = "info"
+    claim: str = ""
+
+
+class ReviewGate(Record):
+    """The gate's decision for one recipe (the run's exit code combines all recipes)."""
+
+    status: Literal["passed", "failed", "incomplete"]
+    fail_on: str
+    failing: tuple[str, ...] = Field((), description="fingerprints of the findings that failed the gate")
+    baseline: str | None = Field(None, description="the --baseline file, when one was given")
+    fixed: tuple[BaselineEntry, ...] = Field((), description="baseline findings no longer present")
+    stale: tuple[str, ...] = Field((), description="stale rules that failed the gate (accepted with --allow-stale)")
+
+
+class Review(Record):
+    tool: ToolInfo
+    recipe: RecipeRef
+    revision: RevisionInfo
+    runner: RunnerInfo = RunnerInfo()
+    knobs: tuple[Knob, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    stale_rules: tuple[StaleRule, ...] = ()
+    missing_tests: tuple[str, ...] = ()
+    incomplete: tuple[str, ...] = Field((), description="why the review could not complete, if it could not")
+    patches: tuple[PatchRecord, ...] = Field((), description="layers applied over the pinned source, in order")
+    models: tuple[ModelInfo, ...] = Field((), description="the models the recipe names and their bound configs")
+    gate: ReviewGate | None = Field(None, description="set by the gate (srcreview.gate.policy.evaluate)")
+
+    def _validated(self) -> None:
+        """A fingerprint names one finding of a recipe (waivers, baselines and `explain` rely on it)."""
+        seen: set[str] = set()
+        for finding in self.findings:
+            if finding.fingerprint in seen:
+                raise ValueError(f"fingerprint {finding.fingerprint} names two findings of {self.recipe.path}")
+            seen.add(finding.fingerprint)
+
+    def line_of(self, finding: Finding) -> int:
+        """The recipe line a finding is shown on: its own, else its knob's, else a trace hop's, else 1.
+
+        Every finding needs a line (code scanning refuses a result without a region, GitHub's
+        GH1003); a finding about the recipe as a whole (its name, the runner) is on line 1.
+        """
+        if finding.recipe_line:
+            return finding.recipe_line
+        for key in finding.knobs:
+            for knob in self.knobs:
+                if knob.key == key and knob.recipe_line:
+                    return knob.recipe_line
+        return next((hop.recipe_line for hop in finding.trace if hop.recipe_line), 1)
+
+
+SCHEMA_VERSION = 1
+
+
+class RunGate(Record):
+    """The gate's decision over every review of the run (the exit code is `exit_code`)."""
+
+    decision: Literal["passed", "failed", "incomplete"]
+    exit_code: int
+    fail_on: str
+    summary: str = Field(description="the counts in words, as the text output's gate line says them")
+    failing: int = Field(description="findings that fail the gate")
+    waived: int = Field(description="findings a waiver accepts (not failing)")
+    problems: int = Field(description="other problems: neither failing nor waived")
+    open_questions: int = Field(description="open questions neither failing nor waived")
+    facts: int = Field(description="facts neither failing nor waived (facts never fail)")
+    stale_rules: int = Field(0, description="rules stale at a reviewed revision that fail the gate "
+                                          "(0 with --allow-stale: reviews[].stale_rules lists them all)")
+    baseline: str | None = Field(None, description="the --baseline file, when one was given")
+
+
+class ReviewRun(Record):
+    """`srcreview check --format json`: the reviews of the recipes, in the order given, and the gate."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    reviews: tuple[Review, ...]
+    gate: RunGate | None = Field(None, description="set when the gate was evaluated (always by `check`)")

@@ -1,0 +1,182 @@
+"""Recipes where they live: srcreview TOML, `vllm serve` command lines (shell scripts, Dockerfiles),
+vLLM YAML configs and docker-compose services, all read into the one `Recipe` model.
+
+The format is chosen by content (a `[recipe]` table, a `services:` mapping, a mapping of vLLM
+flags, a Dockerfile, a `vllm serve` command), the file name only breaking ties for error
+messages. Command-line flags are mapped to engine keys once the revision is known
+(srcreview.vllm.flags.at_revision): flag names are the pinned vLLM's, not ours.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+from srcreview.core.errors import DataError, SrcreviewError
+from srcreview.model.recipe.model import (
+    MAX_SETTINGS,
+    EnvVar,
+    Hardware,
+    RawFlag,
+    Recipe,
+    RecipeInfo,
+    RuntimePin,
+    ServerOption,
+    Setting,
+    normalize_key,
+)
+from srcreview.model.recipe.toml_recipe import MAX_KEY_DEPTH, KeyLines, parse_recipe
+from srcreview.core.userfile import read_user_file
+
+MAX_RECIPE_BYTES = 1_000_000
+FORMATS = ("toml", "compose", "vllm-yaml", "dockerfile", "command-line")
+_YAML_KEY_LINE = re.compile(r"^\s*[A-Za-z0-9_.\"'-]+\s*:(\s|$)", re.M)
+_SCRIPT_SUFFIXES = ("", ".sh", ".bash", ".zsh")
+_SERVE = re.compile(r"\bvllm\s+serve\b|vllm\.entrypoints\.(openai\.api_server|cli\.main)")
+
+__all__ = ["MAX_KEY_DEPTH", "MAX_RECIPE_BYTES", "MAX_SETTINGS", "EnvVar", "Hardware", "KeyLines", "RawFlag",
+           "Recipe", "RecipeInfo", "RuntimePin", "ServerOption", "Setting", "is_toml_recipe", "load_recipe",
+           "load_recipes", "looks_like_recipe", "normalize_key", "parse_recipe", "read_recipes"]
+
+
+def load_recipes(path: str | Path, display_path: str | None = None) -> tuple[Recipe, ...]:
+    """Every recipe in a file (a compose file holds one per vLLM service); DataError if invalid,
+    UsageError if unreadable."""
+    shown = display_path or str(path)
+    return read_recipes(_text(Path(path), shown), shown, name=Path(path).name)
+
+
+def load_recipe(path: str | Path, display_path: str | None = None) -> Recipe:
+    """The one recipe of a file (DataError when it holds several: name the service)."""
+    recipes = load_recipes(path, display_path)
+    if len(recipes) > 1:
+        raise DataError(f"{recipes[0].source_file}: holds {len(recipes)} recipes ("
+                        + ", ".join(r.path for r in recipes[:5]) + "); this command reviews one")
+    return recipes[0]
+
+
+def _text(path: Path, shown: str) -> str:
+    raw = read_user_file(path, shown, "recipe", MAX_RECIPE_BYTES)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DataError(f"{shown}:{line}: recipe is not valid UTF-8") from None
+    return text.removeprefix("\ufeff")  # editors on Windows write a BOM
+
+
+def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
+    """The recipes of a file's text, its format chosen by content (see the module docstring)."""
+    fmt, doc = detect(text, shown, name or shown)
+    if fmt == "toml":
+        return (parse_recipe(text, shown),)
+    if fmt == "compose":
+        from srcreview.model.recipe.compose import read_compose
+
+        recipes = read_compose(doc, text, shown, shown)
+    elif fmt == "vllm-yaml":
+        from srcreview.model.recipe.vllm_yaml import read_config
+
+        recipes = [read_config(doc, text, shown, shown)]
+    else:
+        from srcreview.model.recipe import command_line
+
+        reader = command_line.read_dockerfile if fmt == "dockerfile" else command_line.read_script
+        recipes = reader(text, shown, shown)
+    for recipe in recipes:
+        _refuse_control_characters(recipe, shown)
+    return tuple(recipes)
+
+
+def _refuse_control_characters(recipe: Recipe, shown: str) -> None:
+    """As the TOML reader does: ESC sequences and bidi overrides are no recipe value (they
+    would drive the terminal, or hide text, wherever the value is shown)."""
+    from srcreview.model.recipe.toml_recipe import _HOSTILE_CHARS
+
+    def check(value, line: int, what: str) -> None:
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                check(item, line, what)
+            return
+        if isinstance(value, dict):
+            check([*map(str, value), *value.values()], line, what)
+            return
+        bad = _HOSTILE_CHARS.search(value) if isinstance(value, str) else None
+        if bad:
+            raise DataError(f"{shown}:{line}: {what} contains the control character U+{ord(bad.group(0)):04X}")
+
+    line = recipe.pin_line or 1
+    for what, value in (("name", recipe.info.name), ("model", recipe.info.model or ""),
+                        ("image", recipe.runtime.image or ""), ("gpu", recipe.hardware.gpu or "")):
+        check(value, line, what)
+    for flag in recipe.flags:
+        check(flag.flag, flag.line, "a flag")
+        check([flag.value, *flag.following], flag.line, flag.flag)
+    for env in recipe.env:
+        check(env.name + env.value, env.line, f"env {env.name}")
+
+
+def detect(text: str, shown: str, name: str) -> tuple[str, object]:
+    """(format, parsed document or None); DataError when the text is no recipe in any format."""
+    suffix = PurePosixPath(name).suffix.lower()
+    if is_toml_recipe(text) or suffix == ".toml" and not _YAML_KEY_LINE.search(text) and not _SERVE.search(text):
+        return "toml", None
+    yaml_error = None
+    if _YAML_KEY_LINE.search(text):
+        from srcreview.model.recipe import compose, vllm_yaml, yaml_doc
+
+        try:
+            doc = yaml_doc.parse(text, shown)
+        except DataError as exc:
+            doc, yaml_error = None, exc
+        if compose.looks_like_compose(doc):
+            return "compose", doc
+        if vllm_yaml.looks_like_config(doc):
+            return "vllm-yaml", doc
+    from srcreview.model.recipe.command_line import looks_like_dockerfile
+
+    if looks_like_dockerfile(text):
+        return "dockerfile", None
+    if _SERVE.search(text):
+        return "command-line", None
+    if suffix == ".toml":
+        return "toml", None  # the TOML reader says what is wrong with it
+    if yaml_error is not None and (suffix in (".yml", ".yaml") or re.search(r"^services\s*:", text, re.M)):
+        raise yaml_error
+    raise DataError(f"{shown}:1: not a recipe: no [recipe] table, compose service, vLLM config or "
+                    "`vllm serve` command")
+
+
+def is_toml_recipe(text: str) -> bool:
+    """Whether `text` is meant as srcreview's TOML (it has a `[recipe]` table header)."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    if not re.search(r"^\s*\[\s*recipe\s*\]", text, re.M):
+        return False
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return True  # it means to be our TOML: let the TOML reader say what is wrong
+    return isinstance(data, dict) and isinstance(data.get("recipe"), dict)
+
+
+def looks_like_recipe(path: str | Path) -> bool:
+    """Whether a file is a recipe srcreview can review (for directory discovery): a regular file
+    of at most MAX_RECIPE_BYTES that reads as a recipe in one of the formats. Never raises."""
+    path = Path(path)
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_RECIPE_BYTES:
+            return False
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_RECIPE_BYTES + 1)
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+        fmt, _ = detect(text, path.name, path.name)
+        if fmt == "command-line" and not (text.startswith("#!") or path.suffix.lower() in _SCRIPT_SUFFIXES):
+            return False  # a README or a program that mentions `vllm serve` is not a launch script
+        return bool(read_recipes(text, path.name, path.name))
+    except (OSError, UnicodeDecodeError, SrcreviewError, RecursionError, ValueError):
+        return False

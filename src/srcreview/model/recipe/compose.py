@@ -1,0 +1,194 @@
+"""docker-compose files: every service that runs `vllm serve` is one recipe, `file.yml#service`.
+
+A service runs vLLM when its entrypoint/command invokes `vllm serve` (or the OpenAI server
+module), or when it uses the `vllm/vllm-openai` image without overriding its entrypoint (which
+is `vllm serve`), so `command:` holds the server's arguments. Its `environment` is the
+recipe's env, its image tag the pin when the tag is a release (`v0.29.0`) or a nightly
+commit. Hardware, which compose does not state, comes from `x-srcreview:` (in the service or
+at the top level: `gpu`, `compute_capability`, `name`) or a `# srcreview:` comment. Other
+services are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from srcreview.core.errors import DataError
+from srcreview.model.recipe.command_line import is_vllm_image, pin_of_image, recipe_from_words, serve_args
+from srcreview.model.recipe.directives import KEYS, Directives, read_directives
+from srcreview.model.recipe.model import EnvVar, Recipe, RuntimePin
+from srcreview.model.recipe.shell import Word, commands
+from srcreview.model.recipe.yaml_doc import Located
+
+_DEFAULTED = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?-([^}]*)\}")
+_SERVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def looks_like_compose(doc: Located | None) -> bool:
+    return doc is not None and isinstance(doc.value, dict) and isinstance(doc.value.get("services"), Located) \
+        and isinstance(doc.value["services"].value, dict)
+
+
+def runs_vllm(service: Located, shown: str = "") -> bool:
+    """Whether a compose service runs the vLLM server (see the module docstring)."""
+    return _served(service, [], shown) is not None
+
+
+def read_compose(doc: Located, text: str, shown: str, file: str) -> list[Recipe]:
+    lines = text.splitlines()
+    file_directives = read_directives(text, shown)
+    top = _x_srcreview(doc.value.get("x-srcreview"), shown)
+    recipes = []
+    for name, service in doc.value["services"].value.items():
+        if not isinstance(service.value, dict):
+            raise DataError(f"{shown}:{service.line}: service {name!r} must be a mapping")
+        served = _served(service, lines, shown)
+        if served is None:
+            continue
+        if not _SERVICE.match(name):
+            raise DataError(f"{shown}:{service.key_line or service.line}: {name[:60]!r} is not a compose service name")
+        env_words, args = served
+        directives = _combine(file_directives, top, _x_srcreview(service.value.get("x-srcreview"), shown))
+        image = service.value.get("image")
+        image_text = _text(image, shown, "image") if image is not None else ""
+        runtime = pin_of_image(_defaults(image_text)) if image_text else RuntimePin()
+        env = _environment(service.value.get("environment"), shown)
+        env += [EnvVar(name=w.text.partition("=")[0], value=w.text.partition("=")[2], line=w.line) for w in env_words]
+        pinned = image is not None and (runtime.version or runtime.revision)
+        recipes.append(recipe_from_words(args, path=f"{file}#{name}", file=file, name=name, env=_dedup(env),
+                                         runtime=runtime, pin_line=image.line if pinned else None,
+                                         directives=directives, fmt="compose", shown=shown))
+    if not recipes:
+        raise DataError(f"{shown}:{doc.value['services'].line}: no service runs `vllm serve` "
+                        "(a vllm/vllm-openai image, or a command that runs it)")
+    return recipes
+
+
+def _served(service: Located, lines: list[str], shown: str) -> tuple[list[Word], list[Word]] | None:
+    value = service.value
+    entrypoint = _words(value.get("entrypoint"), lines, shown)
+    command = _words(value.get("command"), lines, shown)
+    argv = (entrypoint or []) + (command or [])
+    found = serve_args(argv) if argv else None
+    if found is None and len(argv) >= 3 and argv[0].text.rsplit("/", 1)[-1] in ("sh", "bash") \
+            and argv[1].text == "-c":  # `sh -c "... vllm serve ..."`: the command is in the string
+        for words in commands(argv[2].text, shown, argv[2].line, argv[2].column):
+            found = serve_args(words)
+            if found is not None:
+                break
+    if found is not None:
+        return found
+    image = value.get("image")
+    if entrypoint is None and image is not None and isinstance(image.value, str) \
+            and is_vllm_image(_defaults(image.value)):
+        return [], command or []  # the image's entrypoint is `vllm serve`: command holds its arguments
+    return None
+
+
+def _words(item: Located | None, lines: list[str], shown: str) -> list[Word] | None:
+    """A compose command: a list (one word per item, exactly placed) or a string (shell words,
+    placed by finding each in the file's text after the previous one)."""
+    if item is None or item.value is None:
+        return None
+    if isinstance(item.value, list):
+        words = []
+        for part in item.value:
+            if isinstance(part.value, (dict, list)) or part.value is None:
+                raise DataError(f"{shown}:{part.line}: a command item must be a string")
+            quoted = getattr(part.node, "style", None) in ("'", '"')
+            words.append(Word(_defaults(str(part.value)), part.line, part.column + (1 if quoted else 0), quoted=True))
+        return words
+    if not isinstance(item.value, str):
+        raise DataError(f"{shown}:{item.line}: a command must be a string or a list")
+    words = [w for cmd in commands(item.value, shown, item.line, item.column) for w in cmd]
+    return _placed(words, lines, item)
+
+
+def _placed(words: list[Word], lines: list[str], item: Located) -> list[Word]:
+    line, column = item.line - 1, item.column - 1
+    out = []
+    for word in words:
+        needle = word.text.split("\n", 1)[0][:40]
+        found = None
+        for number in range(line, min(item.end_line, len(lines))):
+            start = column if number == line else 0
+            at = lines[number].find(needle, start) if needle else -1
+            if at >= 0:
+                found = (number, at)
+                break
+        if found is None:
+            out.append(Word(_defaults(word.text), item.line, item.column, word.quoted))
+            continue
+        line, column = found[0], found[1] + len(needle)
+        out.append(Word(_defaults(word.text), found[0] + 1, found[1] + 1, word.quoted))
+    return out
+
+
+def _defaults(text: str) -> str:
+    """`${TAG:-v0.29.0}` -> `v0.29.0`: compose's default when the variable is unset (srcreview
+    reads the file as written, not the deploying shell's environment)."""
+    return _DEFAULTED.sub(lambda m: m.group(1), text)
+
+
+def _text(item: Located, shown: str, what: str) -> str:
+    if not isinstance(item.value, str):
+        raise DataError(f"{shown}:{item.line}: {what} must be a string")
+    return item.value
+
+
+def _environment(item: Located | None, shown: str) -> list[EnvVar]:
+    if item is None or item.value is None:
+        return []
+    out = []
+    if isinstance(item.value, dict):
+        for name, value in item.value.items():
+            if value.value is None:
+                continue  # `NAME:` passes the deploying shell's value through: unknown here
+            if isinstance(value.value, (dict, list)):
+                raise DataError(f"{shown}:{value.line}: environment {name} must be a string or number")
+            out.append(EnvVar(name=name, value=_env_text(value.value), line=value.key_line or value.line))
+        return out
+    if isinstance(item.value, list):
+        for entry in item.value:
+            if not isinstance(entry.value, str):
+                raise DataError(f"{shown}:{entry.line}: an environment entry must be NAME=value")
+            name, eq, value = entry.value.partition("=")
+            if eq:
+                out.append(EnvVar(name=name, value=value, line=entry.line))
+        return out
+    raise DataError(f"{shown}:{item.line}: environment must be a mapping or a list")
+
+
+def _env_text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _dedup(env: list[EnvVar]) -> list[EnvVar]:
+    return list({e.name: e for e in env}.values())
+
+
+def _x_srcreview(item: Located | None, shown: str) -> Directives:
+    found = Directives()
+    if item is None:
+        return found
+    if not isinstance(item.value, dict):
+        raise DataError(f"{shown}:{item.line}: x-srcreview must be a mapping ({', '.join(KEYS)})")
+    for key, value in item.value.items():
+        if key not in KEYS:
+            raise DataError(f"{shown}:{value.key_line or value.line}: x-srcreview: unknown key {key[:40]!r} "
+                            f"(expected: {', '.join(KEYS)})")
+        if isinstance(value.value, (dict, list)) or value.value is None:
+            raise DataError(f"{shown}:{value.line}: x-srcreview.{key} must be a string")
+        found.values[key] = repr(value.value) if isinstance(value.value, float) else str(value.value)
+        found.lines[key] = value.key_line or value.line
+    return found
+
+
+def _combine(*layers: Directives) -> Directives:
+    out = Directives()
+    for layer in layers:
+        out.values.update(layer.values)
+        out.lines.update(layer.lines)
+    return out

@@ -1,0 +1,91 @@
+"""Which files are recipes: `srcreview check recipes/` finds them by their content.
+
+The paths on the command line are taken as given when they are files; a directory is searched
+(recursively, in sorted order, hidden directories skipped) for the files `is_recipe_file`
+accepts: every file `srcreview.model.recipe.looks_like_recipe` reads as a recipe in one of its
+formats (srcreview TOML, a `vllm serve` script or Dockerfile, a vLLM YAML config, a compose
+file), never a waiver file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from srcreview.core.errors import UsageError
+from srcreview.model.recipe import MAX_RECIPE_BYTES, looks_like_recipe
+from srcreview.core.userfile import shown_path
+from srcreview.gate.waivers import WAIVER_FILE
+
+_SKIPPED_DIRS = {"__pycache__", "node_modules"}
+# a [recipe] or [engine...] table header: how a TOML recipe that does not read is still recognised
+_RECIPE_HEADER = re.compile(r"^[ \t]*\[[ \t]*[\"']?(recipe|engine)[\"']?[ \t]*[\].]", re.M)
+
+
+def is_recipe_file(path: Path) -> bool:
+    """A file that reads as a recipe in any format srcreview reviews; never a waiver file.
+
+    A TOML file with a `[recipe]` or `[engine]` table header that does not read as a recipe
+    (a syntax error, no `[recipe]` table, too large) is a recipe too, so that `check` reports
+    what is wrong with it (exit 65) instead of skipping it silently.
+    """
+    if path.name == WAIVER_FILE:
+        return False
+    if looks_like_recipe(path):
+        return True
+    return path.suffix == ".toml" and _has_recipe_header(path)
+
+
+def _has_recipe_header(path: Path) -> bool:
+    try:
+        if not path.is_file():  # a FIFO or a device is never opened
+            return False
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_RECIPE_BYTES + 1)
+    except OSError:
+        return False
+    return bool(_RECIPE_HEADER.search(raw.decode("utf-8", errors="replace")))
+
+
+def recipe_files(paths: list[str]) -> list[tuple[Path, str]]:
+    """(file on disk, path shown in reports) for each recipe the command-line paths name.
+
+    Files are taken as given (the loader says what is wrong with them); directories give the
+    recipes found in them. A directory without any recipe is a usage error (exit 64); a
+    recipe named twice is reviewed once.
+    """
+    found: list[tuple[Path, str]] = []
+    seen: set[Path] = set()
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            inside = _search(path)
+            if not inside:
+                raise UsageError(f"{shown_path(path)}: no recipe found in this directory (a recipe is srcreview TOML, "
+                                 f"a `vllm serve` script or Dockerfile, a vLLM YAML config or a compose file; "
+                                 f"{WAIVER_FILE} holds waivers)")
+            base = shown_path(path).rstrip("/")
+            pairs = [(p, p.relative_to(path).as_posix() if base == "." else f"{base}/{p.relative_to(path).as_posix()}")
+                     for p in inside]
+        else:
+            pairs = [(path, shown_path(path))]
+        for file, shown in pairs:
+            key = file.resolve() if file.exists() else file
+            if key not in seen:
+                seen.add(key)
+                found.append((file, shown))
+    return found
+
+
+def _search(directory: Path) -> list[Path]:
+    """Recipe files under `directory`, sorted; hidden and cache directories and symlinked
+    directories (which could loop) are not entered; only regular files are read."""
+    found = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
+        for name in sorted(files):
+            candidate = Path(root) / name
+            if candidate.is_file() and is_recipe_file(candidate):
+                found.append(candidate)
+    return sorted(found, key=lambda p: p.relative_to(directory).parts)

@@ -1,0 +1,196 @@
+"""The one Recipe model every reader produces: settings, env, hardware and pin, each with its line.
+
+Readers (TOML, `vllm serve` command lines, vLLM YAML configs, compose services) differ only
+in how they find these; the engine sees nothing else. A setting keeps the line (and column,
+where the format has one) it was written on in the user's own file, because findings and
+SARIF results are anchored there.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from srcreview.hfconfig.facts import ModelFacts
+from srcreview.hfconfig.overrides import ModelOverrides
+from srcreview.core.records import Field, Record, field_validator
+
+MAX_SETTINGS = 2_000  # vLLM 0.29 declares about 250 engine arguments; a recipe has tens
+_CAPABILITY = re.compile(r"^([0-9]{1,2})\.([0-9])$")  # ASCII digits only: "١٢.٠" is not 12.0
+_HEX = re.compile(r"[0-9a-fA-F]{7,40}")
+_VERSION = re.compile(r"[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?((rc|\.post)[0-9]+)?")
+
+Format = Literal["toml", "command-line", "vllm-yaml", "compose"]
+
+
+class RecipeInfo(Record):
+    name: str
+    model: str | None = None
+    description: str | None = None
+
+
+class RuntimePin(Record):
+    """The engine a recipe runs on. `version` and `revision` become `--rev` when none is given, so
+    they are checked here, as recipe data (exit 65 naming the recipe line), never passed on raw."""
+
+    engine: str = "vllm"
+    version: str | None = None
+    revision: str | None = None
+    image: str | None = None
+    patches: tuple[str, ...] = Field((), description="patch files or overlay directories laid over the pinned "
+                                                     "source, relative to the recipe, applied in order")
+
+    @field_validator("patches", mode="before")
+    @classmethod
+    def _patch_paths(cls, value: Any) -> Any:
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise ValueError('must be a list of paths, e.g. ["patches/fix.diff"]')
+        return value
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str | None) -> str | None:
+        if value is not None and not _VERSION.fullmatch(value):
+            raise ValueError(f"{value[:40]!r} is not a release version (e.g. 0.29.0)")
+        return value
+
+    @field_validator("revision")
+    @classmethod
+    def _revision(cls, value: str | None) -> str | None:
+        if value is not None and not _HEX.fullmatch(value):
+            raise ValueError(f"{value[:40]!r} is not a commit id (7 to 40 hex digits)")
+        return value.lower() if value is not None else None
+
+
+class Hardware(Record):
+    gpu: str | None = None
+    compute_capability: str | None = None
+
+    @field_validator("compute_capability", mode="before")
+    @classmethod
+    def _capability(cls, value: Any) -> Any:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            # repr, not rounding: 8.95 must be refused, never read as "8.9" or "9.0"
+            value = repr(value) if isinstance(value, float) else f"{value}.0"
+        if value is not None and (not isinstance(value, str) or not _CAPABILITY.match(value)):
+            raise ValueError('must look like "12.0" (major.minor)')
+        return value
+
+    @property
+    def capability(self) -> tuple[int, int] | None:
+        """(major, minor) of the GPU, as vLLM's capability checks compare it."""
+        if self.compute_capability is None:
+            return None
+        major, minor = _CAPABILITY.match(self.compute_capability).groups()
+        return int(major), int(minor)
+
+
+class Setting(Record):
+    """One engine setting: a dotted snake_case key (`speculative_config.method`), its value and line."""
+
+    key: str
+    value: Any
+    line: int
+    written_as: str = Field(description="the key as written in the recipe (kebab-case kept; a flag with its dashes)")
+    column: int | None = Field(None, description="1-based column of the setting in its line, where the format has one")
+
+
+class EnvVar(Record):
+    name: str
+    value: str
+    line: int
+
+
+class RawFlag(Record):
+    """A command-line flag (or vLLM YAML key) as written, before the revision says what it sets.
+
+    Which engine key `--max-model-len` or `-q` names, whether `--no-x` negates a boolean and
+    how a value is typed is decided by the pinned revision's argument definitions
+    (srcreview.vllm.flags); the reader only keeps what was written and where.
+    """
+
+    flag: str = Field(description="as written, with its dashes: --max-model-len, -q, --speculative-config.method")
+    value: Any = Field(None, description="the text after `=` (--flag=value), or a YAML value with its type")
+    following: tuple[str, ...] = Field((), description="the words after the flag up to the next flag; how many it "
+                                                       "takes depends on its definition")
+    line: int
+    column: int | None = None
+
+
+class ServerOption(Record):
+    """A flag of `vllm serve` that is not an engine argument (--host, --port, --api-key ...):
+    shown by `recipe show`, not reviewed."""
+
+    flag: str
+    value: Any = None
+    line: int
+
+
+class Recipe(Record):
+    path: str = Field(description="how the recipe is named in reports: the file, or file#service for compose")
+    info: RecipeInfo
+    runtime: RuntimePin = RuntimePin()
+    hardware: Hardware = Hardware()
+    settings: tuple[Setting, ...] = ()
+    env: tuple[EnvVar, ...] = ()
+    extra_tables: dict[str, Any] = Field(default_factory=dict, description="tables other tools own, e.g. [srcreview]")
+    format: Format = "toml"
+    file: str = Field("", description="the file the recipe is read from (path without #service); default: path")
+    flags: tuple[RawFlag, ...] = Field((), description="command-line flags not yet mapped to engine keys")
+    server_options: tuple[ServerOption, ...] = ()
+    pin_line: int | None = Field(None, description="the line that pins the engine (runtime table, image tag)")
+    model_overrides: ModelOverrides = Field(ModelOverrides(), description="[model]: config.json values of the "
+                                            "target model the recipe states")
+    draft_model_overrides: ModelOverrides = Field(ModelOverrides(), description="[draft_model]: the same for "
+                                                  "speculative_config.model")
+    models: tuple[ModelFacts, ...] = Field((), description="the model configs obtained for the review "
+                                           "(srcreview.hfconfig.binding), one per model reference")
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def source_file(self) -> str:
+        return self.file or self.path
+
+    def _by_key(self) -> dict[str, Setting]:
+        """Settings by key, built once per recipe (not a field: a copy builds its own): the
+        engine looks keys up once per rule and setting, so this keeps a review linear."""
+        found = self.__dict__.get("_index")
+        if found is None:
+            found = {}
+            for setting in self.settings:
+                found.setdefault(setting.key, setting)
+            object.__setattr__(self, "_index", found)
+        return found
+
+    def setting(self, key: str) -> Setting | None:
+        return self._by_key().get(key)
+
+    def value(self, key: str, default: Any = None) -> Any:
+        found = self.setting(key)
+        return default if found is None else found.value
+
+    @property
+    def bindings(self) -> dict[str, Any]:
+        """What the analysis may assume: engine settings by dotted key, env vars as `env.NAME`."""
+        bound: dict[str, Any] = {s.key: s.value for s in self.settings}
+        bound.update({f"env.{e.name}": e.value for e in self.env})
+        if self.hardware.capability is not None:
+            bound["hardware.compute_capability"] = self.hardware.capability
+        return bound
+
+    @property
+    def uses_speculative_decoding(self) -> bool:
+        return any(key.startswith("speculative_config.") for key in self._by_key())
+
+    @property
+    def needs_revision(self) -> bool:
+        """Whether flags still wait for the revision's argument definitions (srcreview.vllm.flags)."""
+        return bool(self.flags)
+
+
+def normalize_key(key: str) -> str:
+    """Engine keys are accepted in kebab-case (as on vLLM's command line) and snake_case."""
+    return key.replace("-", "_")

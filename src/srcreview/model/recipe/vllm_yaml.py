@@ -1,0 +1,53 @@
+"""vLLM's own YAML config (`vllm serve --config config.yaml`) as a recipe.
+
+vLLM reads each top-level key as the flag `--key` (a mapping value as that flag's JSON); so
+does srcreview, through the same revision-dependent flag mapping as a command line. `model`
+is the served model, as `vllm serve MODEL` would give it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from srcreview.core.errors import DataError
+from srcreview.model.recipe.directives import read_directives
+from srcreview.model.recipe.model import MAX_SETTINGS, RawFlag, Recipe, RecipeInfo, RuntimePin
+from srcreview.model.recipe.yaml_doc import Located
+
+_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+# keys every vLLM config file is likely to use; a YAML mapping with none of them is someone else's
+COMMON_KEYS = {"model", "max-model-len", "max_model_len", "tensor-parallel-size", "tensor_parallel_size",
+               "gpu-memory-utilization", "gpu_memory_utilization", "kv-cache-dtype", "kv_cache_dtype",
+               "speculative-config", "speculative_config", "served-model-name", "served_model_name",
+               "dtype", "quantization", "max-num-seqs", "max_num_seqs", "attention-backend", "attention_backend",
+               "enable-prefix-caching", "enable_prefix_caching", "trust-remote-code", "trust_remote_code",
+               "port", "host", "max-num-batched-tokens", "max_num_batched_tokens"}
+
+
+def looks_like_config(doc: Located | None) -> bool:
+    """A mapping of flag-like keys that names at least one common vLLM argument."""
+    if doc is None or not isinstance(doc.value, dict) or not doc.value:
+        return False
+    keys = set(doc.value)
+    return all(_KEY.match(k) for k in keys) and bool(keys & COMMON_KEYS) and "services" not in keys
+
+
+def read_config(doc: Located, text: str, shown: str, file: str) -> Recipe:
+    directives = read_directives(text, shown)
+    flags = []
+    model = None
+    for key, item in doc.value.items():
+        if not _KEY.match(key):
+            raise DataError(f"{shown}:{item.line}: {key[:60]!r} is not a flag name")
+        if key == "model" and isinstance(item.value, str):
+            model = item.value
+            continue
+        if len(flags) == MAX_SETTINGS:
+            raise DataError(f"{shown}:{item.line}: more than {MAX_SETTINGS} settings; a vLLM config has tens")
+        flags.append(RawFlag(flag=f"--{key}", value=item.plain(), line=item.key_line or item.line,
+                             column=item.key_column))
+    return Recipe(path=file, format="vllm-yaml", info=RecipeInfo(name=directives.name or PurePosixPath(file).stem,
+                                                                  model=model),
+                  runtime=directives.runtime(RuntimePin(), shown), hardware=directives.hardware(shown),
+                  flags=tuple(flags), pin_line=directives.pin_line)

@@ -1,0 +1,93 @@
+"""YAML with positions: PyYAML's node graph (safe tags only), read as values that remember their line.
+
+Compose files and vLLM config files are YAML; a setting must keep the line and column it was
+written on. Nodes carry their marks; `Located` pairs a value with them. Aliases are followed
+(compose files use `<<: *defaults`), but a document that expands to more than `MAX_NODES`
+nodes (an alias bomb) is refused, as is one nested too deep.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from srcreview.core.errors import DataError
+
+MAX_NODES = 200_000
+
+
+@dataclass(frozen=True)
+class Located:
+    value: Any  # str, int, float, bool, None, list[Located], dict[str, Located]
+    line: int  # 1-based
+    column: int  # 1-based
+    end_line: int
+    node: Any = None  # the YAML node (scalars: its style, for positions inside the text)
+    key_line: int | None = None  # for a mapping's value: where its key is written
+    key_column: int | None = None
+
+    def plain(self) -> Any:
+        """The value without positions."""
+        if isinstance(self.value, dict):
+            return {k: v.plain() for k, v in self.value.items()}
+        if isinstance(self.value, list):
+            return [v.plain() for v in self.value]
+        return self.value
+
+
+def parse(text: str, shown: str) -> Located | None:
+    """The single document of `text` (None if empty); DataError on invalid YAML."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        return _Reader(loader, shown).read(node, 0)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        raise DataError(f"{shown}:{line}: malformed YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise DataError(f"{shown}:1: malformed YAML: {str(exc).splitlines()[0][:200]}") from None
+    except RecursionError:
+        raise DataError(f"{shown}: malformed YAML: nesting too deep") from None
+    finally:
+        loader.dispose()
+
+
+class _Reader:
+    def __init__(self, loader, shown: str):
+        self.loader = loader
+        self.shown = shown
+        self.count = 0
+
+    def read(self, node, depth: int) -> Located:
+        import yaml
+
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise DataError(f"{self.shown}:{node.start_mark.line + 1}: YAML expands to more than {MAX_NODES} "
+                            "nodes (aliases)")
+        if depth > 64:
+            raise DataError(f"{self.shown}:{node.start_mark.line + 1}: YAML nested deeper than 64 levels")
+        where = dict(line=node.start_mark.line + 1, column=node.start_mark.column + 1,
+                     end_line=node.end_mark.line + 1, node=node)
+        if isinstance(node, yaml.MappingNode):
+            self.loader.flatten_mapping(node)  # `<<: *defaults` merges, as compose reads them
+            out: dict[str, Located] = {}
+            for key_node, value_node in node.value:
+                key = self.loader.construct_object(key_node, deep=True) \
+                    if isinstance(key_node, yaml.ScalarNode) else None
+                if not isinstance(key, (str, int, float, bool)) or key is None:
+                    raise DataError(f"{self.shown}:{key_node.start_mark.line + 1}: a mapping key must be a scalar")
+                out[str(key)] = replace(self.read(value_node, depth + 1), key_line=key_node.start_mark.line + 1,
+                                        key_column=key_node.start_mark.column + 1)
+            return Located(out, **where)
+        if isinstance(node, yaml.SequenceNode):
+            return Located([self.read(item, depth + 1) for item in node.value], **where)
+        value = self.loader.construct_object(node, deep=True)
+        if not isinstance(value, (str, int, float, bool)) and value is not None:
+            value = str(value)  # dates, binary: as text
+        return Located(value, **where)

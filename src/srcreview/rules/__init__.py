@@ -1,0 +1,1 @@
+"""Rules: declarative TOML files, validated on load, and their generated reference."""

@@ -1,0 +1,1 @@
+"""Stored reviews and the cache's administration."""

@@ -1,0 +1,187 @@
+"""What the cache holds and how to empty it (`srcreview cache info|clean`).
+
+The cache (see srcreview.source.cache) holds verified source trees by provider and revision
+(`<root>/<kind>/<key>/`, about 100 MB a release) with the records of releases found on the
+package index (`<root>/releases/vllm-<version>.json`: their commit and sdist sha256, counted
+with the sources), the parsed facts of modules by content (`<root>/facts/v<schema>/`; older
+schema directories are never read again), the stored reviews (`<root>/reviews/v<schema>/`,
+srcreview.store.reviews) and what runs leave behind (`.tmp/`, `.locks/`). What this version
+does not know (a newer facts or reviews schema, files another srcreview version keeps) is
+`other`: kept unless the whole cache is cleaned.
+`usage` measures each part; `clean` removes the parts asked for, each source entry under its
+lock so that no run is building it meanwhile.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from srcreview.core.errors import UsageError
+from srcreview.source.cache import MANIFEST
+
+LEFTOVERS = (".tmp", ".locks")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One thing in the cache: a source entry, a facts or reviews schema directory, or leftovers."""
+
+    kind: str  # "source", "facts", "reviews", "unused", "other"
+    name: str  # e.g. "registry/0.29.0-98dff2a81", "facts/v6", "reviews/v1", ".tmp"
+    size: int
+    files: int
+    path: Path = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Usage:
+    parts: tuple[Part, ...]
+
+    def total(self, kind: str | None = None) -> int:
+        return sum(p.size for p in self.parts if kind is None or p.kind == kind)
+
+
+def usage(root: Path) -> Usage:
+    """Every part of the cache at `root` with its size (nothing is read but directory entries)."""
+    from srcreview.index.cache import facts_dir
+    from srcreview.index.facts import SCHEMA_VERSION
+    from srcreview.store.reviews import SCHEMA as REVIEWS_SCHEMA
+    from srcreview.store.reviews import reviews_dir
+    from srcreview.source.registry import RELEASES
+
+    # each kind decides where its schema directories live: <root>/facts/v<schema>, <root>/reviews/v<schema>
+    schemas = {facts_dir(root).parent: ("facts", SCHEMA_VERSION), reviews_dir(root).parent: ("reviews", REVIEWS_SCHEMA)}
+    parts: list[Part] = []
+    for top in _children(root):
+        if top.name in LEFTOVERS:
+            parts.append(_part("unused", top.name, top))
+        elif top in schemas:
+            kind, current = schemas[top]
+            for schema in _children(top):
+                parts.append(_part(_schema_kind(schema.name, kind, current), f"{top.name}/{schema.name}", schema))
+        elif top.name == RELEASES and top.is_dir():
+            for record in _children(top):
+                parts.append(_part("source" if record.suffix == ".json" else "other", f"{top.name}/{record.name}",
+                                   record))
+        elif top.is_dir():
+            for entry in _children(top):
+                kind = "source" if (entry / MANIFEST).is_file() else "other"
+                parts.append(_part(kind, f"{top.name}/{entry.name}", entry))
+        else:
+            parts.append(_part("other", top.name, top))
+    return Usage(tuple(parts))
+
+
+def _schema_kind(name: str, kind: str, current: int) -> str:
+    """The current schema's `kind` (facts, reviews); an older schema's are unused; a newer one is
+    another version's."""
+    number = name[1:] if name.startswith("v") else ""
+    if not number.isdigit():
+        return "other"
+    return kind if int(number) == current else "unused" if int(number) < current else "other"
+
+
+def select(found: Usage, *, sources: bool, facts: bool, unused: bool, revision=None,
+           reviews: bool = False) -> list[Part]:
+    """The parts a `clean` with these options removes (all of them when none is given)."""
+    everything = not (sources or facts or unused or reviews or revision is not None)
+    chosen = []
+    for part in found.parts:
+        if part.kind == "source" and revision is not None:
+            if _entry_of(part, revision):
+                chosen.append(part)
+        elif everything or (part.kind == "source" and sources) or (part.kind == "facts" and facts) \
+                or (part.kind == "reviews" and reviews) or (part.kind == "unused" and unused):
+            chosen.append(part)
+    return chosen
+
+
+def clean(root: Path, parts: list[Part]) -> int:
+    """Remove `parts` (source entries under their lock); the bytes freed."""
+    from srcreview.source.cache import Cache
+
+    cache = Cache(root)
+    freed = 0
+    for part in parts:
+        if part.kind == "source" and part.path.is_dir():  # an entry, not an index release record
+            kind, key = part.name.split("/", 1)
+            try:
+                with cache.lock(kind, key):
+                    _remove(part.path)
+            except (ValueError, OSError):  # not a key srcreview writes, or no lock to take: remove it all the same
+                _remove(part.path)
+        else:
+            _remove(part.path)
+        freed += part.size
+    return freed
+
+
+def _entry_of(part: Part, revision) -> bool:
+    """Whether the source entry holds `revision`: its manifest (or an index release record)
+    names the release or the commit (a full id, or the 9-digit prefix an sdist records)."""
+    import json
+
+    from srcreview.source.cache import read_manifest
+
+    if part.path.is_file():  # releases/vllm-<version>.json
+        try:
+            record = json.loads(part.path.read_bytes()[: 1 << 16])
+        except (OSError, ValueError, RecursionError):
+            record = None
+        meta = {"version": record.get("version"), "sha": record.get("revision")} if isinstance(record, dict) else {}
+    else:
+        data = read_manifest(part.path) or {}
+        meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+    if revision.version is not None and meta.get("version") == revision.version:
+        return True
+    wanted = revision.sha.lower()
+    for known in (meta.get("sha"), meta.get("commit_id")):
+        if isinstance(known, str) and len(known) >= 7 and (known.lower().startswith(wanted)
+                                                          or wanted.startswith(known.lower())):
+            return True
+    return False
+
+
+def _children(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.iterdir())
+    except OSError:
+        return []
+
+
+def _part(kind: str, name: str, path: Path) -> Part:
+    size = files = 0
+    for dirpath, dirnames, filenames in os.walk(path):
+        for item in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            try:
+                size += os.lstat(os.path.join(dirpath, item)).st_size
+                files += 1
+            except OSError:
+                pass
+    if path.is_file():
+        size, files = path.lstat().st_size, 1
+    return Part(kind, name, size, files, path)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+    if path.exists():
+        raise UsageError(f"cannot remove {path.name} from the cache (check its permissions)")
+
+
+def human(size: int) -> str:
+    """`123.4 MB`: sizes in decimal units, as downloads are shown."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} GB"  # pragma: no cover

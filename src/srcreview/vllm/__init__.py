@@ -1,0 +1,1 @@
+"""vLLM knowledge over the generic interpreter: what the engine's code means, named once."""

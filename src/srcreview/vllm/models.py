@@ -1,0 +1,149 @@
+"""The model's own config inside the interpreter: what a `ModelConfig`'s `hf_config` holds.
+
+vLLM reads a model's Hugging Face config while it builds a `ModelConfig` (`get_config`, which
+hands config.json to transformers and then applies the `hf_overrides` the ModelConfig was
+built with), and chooses draft paths from it: `use_gemma4_mtp()` tests the draft config's
+`model_type`, `SpeculativeConfig.hf_config_override` rewrites `qwen3_5` to `qwen3_5_mtp`.
+transformers is outside the pinned tree, so that one step is the boundary: the config of the
+model a ModelConfig names is the keys its config.json states (obtained by srcreview.hfconfig,
+with the recipe's `[model]` values laid over them), and the `hf_overrides` function is then
+walked on it like any in-tree code. A key config.json does not state reads as unknown (the
+config class may default it); a model whose config was not obtained leaves every branch on
+it open (`model-config-unknown`).
+
+The configs reach the analysis as one binding (`MODELS_KEY`), a frozen value keyed by the
+model reference as the recipe writes it (what vLLM receives as `model`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
+from srcreview.interp.values import Const, Derived, FuncRef, HfConfig, Obj, Partial, Unknown
+
+MODELS_KEY = "@models"  # the binding holding ModelConfigs (no dot: never a config path)
+MODEL_CONFIG = "ModelConfig"  # the config class whose hf_config is the model's config
+HF_CONFIG = "hf_config"
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One model reference's config: config.json as canonical JSON text (with the recipe's
+    values laid over it), where its keys come from, and why it is not known (if it is not)."""
+
+    ref: str
+    config_json: str
+    source: str
+    unknown: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelConfigs:
+    entries: tuple[ModelEntry, ...] = ()
+
+    def __repr__(self) -> str:  # short in `graph` output, whole in the digest (analyses are cached by repr)
+        digest = hashlib.sha256(json.dumps([e.__dict__ for e in self.entries], sort_keys=True).encode()).hexdigest()
+        return f"<model configs of {', '.join(e.ref for e in self.entries)} ({digest[:16]})>"
+
+    def get(self, ref: str) -> ModelEntry | None:
+        return next((e for e in self.entries if e.ref == ref), None)
+
+
+def model_configs(facts_by_ref) -> ModelConfigs:
+    """The binding for a review from {model reference: srcreview.hfconfig.ModelFacts}."""
+    entries = []
+    for ref in sorted(facts_by_ref):
+        facts = facts_by_ref[ref]
+        source = _source(facts)
+        entries.append(ModelEntry(ref=ref, config_json=json.dumps(facts.config, sort_keys=True), source=source,
+                                  unknown=facts.unknown_reason))
+    return ModelConfigs(tuple(entries))
+
+
+def model_bindings(recipe) -> dict:
+    """What the analysis binds of a recipe's models: `model` (what vLLM receives as --model,
+    when the recipe names it only in [recipe]) and the configs obtained for them."""
+    out = {}
+    if recipe.value("model") is None and recipe.info.model:
+        out["model"] = recipe.info.model
+    if recipe.models:
+        out[MODELS_KEY] = model_configs({facts.ref: facts for facts in recipe.models if facts.ref})
+    return out
+
+
+def _source(facts) -> str:
+    where = f"the config.json of {facts.ref}" if facts.known else f"what the recipe states of {facts.ref}"
+    if facts.known and facts.commit:
+        where += f" (commit {facts.commit[:12]})"
+    if facts.known and facts.overrides:
+        where += " and the recipe's [model] values"
+    return where
+
+
+def hf_config(resolver, obj: Obj):
+    """The value of `obj.hf_config` for a ModelConfig `obj`: its model's config with its
+    `hf_overrides` applied, or Unknown saying why not."""
+    interp = resolver.interp
+    ref = interp.force(_field(resolver, obj, "model"))
+    if not (isinstance(ref, Const) and isinstance(ref.value, str)):
+        return Unknown(f"{MODEL_CONFIG_UNKNOWN}: which model the {MODEL_CONFIG} is built for is not known")
+    configs = resolver.runtime.bindings.get(MODELS_KEY)
+    entry = configs.get(ref.value) if isinstance(configs, ModelConfigs) else None
+    if entry is None:
+        return Unknown(f"{MODEL_CONFIG_UNKNOWN}: the model config of {ref.value} was not obtained")
+    base = as_value(json.loads(entry.config_json), entry.source, entry.ref)
+    if entry.unknown and not base.overrides:
+        return Unknown(f"{MODEL_CONFIG_UNKNOWN}: {entry.unknown}")
+    overrides = interp.force(_field(resolver, obj, "hf_overrides"))
+    if isinstance(overrides, Const) and overrides.value in (None, {}):
+        return base
+    if isinstance(overrides, Const) and isinstance(overrides.value, dict):
+        for key, value in sorted(overrides.value.items()):
+            base = base.with_field(key, _const(value, entry.source, entry.ref, key))
+        return base
+    if isinstance(overrides, FuncRef):
+        return interp.return_value(overrides, (base,), ())
+    if isinstance(overrides, Partial):  # functools.partial(f, *args, **kwargs)
+        return interp.return_value(overrides.func, overrides.args + (base,), overrides.kwargs)
+    return Unknown(f"the hf_overrides the {MODEL_CONFIG} of {ref.value} is built with are not followed")
+
+
+def _field(resolver, obj: Obj, name: str):
+    if isinstance(obj, Derived):
+        known = obj.override(name)
+        if known is not None:
+            return known
+        if obj.path is None:  # built here without it: the declared default
+            return _declared_default(resolver, obj, name)
+    return resolver.attribute(obj, name)
+
+
+def _declared_default(resolver, obj: Derived, name: str):
+    from srcreview.vllm.runtime import UNDECIDED, static_default
+
+    cls = resolver.canonical(obj.cls) if isinstance(obj.cls, str) else None
+    info = resolver.index._class_info_abs(cls) if cls else None
+    field = info.field(name) if info is not None else None
+    if obj.opaque or field is None:
+        return Unknown(f"{name} of a {MODEL_CONFIG} built with arguments the analysis does not see")
+    value = static_default(resolver.index, info, field)
+    return Unknown(f"the default of {MODEL_CONFIG}.{name}") if value is UNDECIDED else Const(value)
+
+
+def as_value(document: dict, source: str, ref: str = "", prefix: str = "") -> HfConfig:
+    """An HfConfig whose attributes are the keys of `document` (nested objects too)."""
+    fields = tuple((key, _const(value, source, ref, f"{prefix}{key}")) for key, value in sorted(document.items()))
+    return HfConfig(cls=None, nonnull=True, origin=source, overrides=fields, source=source, ref=ref, prefix=prefix)
+
+
+def _const(value, source: str, ref: str, key: str):
+    if isinstance(value, dict):
+        return as_value(value, source, ref, f"{key}.")
+    if isinstance(value, list):
+        if any(isinstance(v, (dict, list)) for v in value):
+            return Unknown(f"a nested list in {source}")
+        return Const(tuple(value))
+    return Const(value)

@@ -1,0 +1,629 @@
+"""The vLLM runtime model: what the running engine would see, answered from the recipe.
+
+What the source cannot tell statically is modelled here, once (pytype's overlays): the
+environment (`os.environ`, `os.getenv`, the `vllm.envs` module whose `__getattr__` reads a
+table of lambdas), the platform predicates (`current_platform.is_cuda()`), the device
+capability, where each config class sits under VllmConfig, and how the recipe's engine
+arguments become VllmConfig fields.
+
+Recipe bindings in VllmConfig terms: a recipe writes `kv_cache_dtype = "fp8"`; the code reads `vllm_config.cache_config.cache_dtype`.
+The mapping is derived from the revision's own `EngineArgs.create_engine_config`: a key is
+bound at `<config>.<field>` when that function builds the config passed to `VllmConfig(<config>=...)`
+with `<field>=self.<key>` (or assigns `<config>.<field> = ...self.<key>...`). A value passed
+through a normaliser on the way (`resolve_kv_cache_dtype_string(self.kv_cache_dtype, ...)`,
+`AttentionConfig.validate_backend_before(self.attention_backend)`) is bound only when the safe
+evaluator decides what that function returns for the recipe's value (an enum member is bound
+by its name, which is how vLLM parses it); otherwise the path stays unbound, never guessed.
+
+The platform facts a recipe implies are bindings too: `hardware.platform` ("cuda" for an
+NVIDIA GPU), so `current_platform.is_cuda()` is decided by the evaluator like any other call.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+from srcreview.index import ir
+from srcreview.index.ir import dotted, iter_calls, iter_statements
+from srcreview.interp.values import Const, Unknown
+
+ENGINE_CLASS = "EngineArgs"
+BUILDER = "create_engine_config"
+ROOT_CONFIG = "VllmConfig"
+PLATFORM_KEY = "hardware.platform"
+CAPABILITY_KEY = "hardware.compute_capability"
+CAPABILITY_CALLS = ("get_device_capability", "has_device_capability", "is_device_capability",
+                    "is_device_capability_family")
+# platform predicate -> the platforms for which it is true (vllm/platforms/interface.py)
+PLATFORM_PREDICATES = {
+    "is_cuda": ("cuda",), "is_cuda_alike": ("cuda", "rocm"), "is_rocm": ("rocm",), "is_xpu": ("xpu",),
+    "is_cpu": ("cpu",), "is_tpu": ("tpu",), "is_zen_cpu": (), "is_out_of_tree": (), "is_unspecified": (),
+}
+# functions that copy a config dataclass with some fields changed (modelled as `Derived`)
+REPLACE_FUNCTIONS = ("dataclasses.replace", "copy.replace", "vllm.config.utils.replace")
+# fields of the root config whose change in a copy runs its post-init hooks again (the draft's
+# model config: per-architecture hooks may rewrite the backend and KV dtype of the copy)
+REINIT_FIELDS = ("model_config",)
+# the hooks that run again then: each architecture's `verify_and_update_config(vllm_config)`
+REINIT_HOOK = "verify_and_update_config"
+# the model runners: runner -> (module, runner class, attribute holding its speculative
+# component, the method that loads the models). Which class the attribute holds, and whether
+# the load method loads a draft model through it, is derived from the source (interp.drafting).
+RUNNERS = {
+    "v1": ("vllm.v1.worker.gpu_model_runner", "GPUModelRunner", "drafter", "load_model"),
+    "v2": ("vllm.v1.worker.gpu.model_runner", "GPUModelRunner", "speculator", "load_model"),
+}
+# config objects the engine builds once and hands to two places: EngineArgs.create_engine_config
+# passes its model and parallel configs to the speculative config as the target's
+# (`create_speculative_config(target_model_config=model_config, target_parallel_config=...)`,
+# 0.25-0.33), so a read through the speculative config reads the root config's field
+ALIASES = {
+    ("speculative_config", "target_model_config"): ("model_config",),
+    ("speculative_config", "target_parallel_config"): ("parallel_config",),
+}
+FIELD_COPY = "get_field"  # vllm.config.utils.get_field(Cls, "name"): an EngineArgs field with Cls's default
+EMPTY_FACTORIES = {"dict": dict, "list": list}  # `field(default_factory=dict)`: a fresh empty one
+MODEL_LOADER = "model_loader.get_model"  # builds a model with the current config: the draft's sink
+# attention backend selection (interp.backends): the selector the target's attention layers
+# call, the accessor of the config it runs under, the registry Enum naming each backend's
+# class, the classmethod the platform asks of a backend (it returns the reasons it refuses),
+# the platform's selector method, per platform module
+ATTN_SELECTOR = "selector.get_attn_backend"
+CURRENT_CONFIG = "get_current_vllm_config"
+BACKEND_ENUM = "AttentionBackendEnum"
+BACKEND_VALIDATE = "validate_configuration"
+PLATFORM_SELECTOR = "get_attn_backend_cls"
+PLATFORM_MODULES = {"cuda": "vllm.platforms.cuda"}
+# what the model's attention layers pass the selector, as vLLM's ModelConfig derives it from the
+# model's config: the selector's parameter -> the ModelConfig member (a method when it ends in
+# "()"), walked on the bound config; any other parameter stays open
+LAYER_FACTS = {"head_size": "get_head_size()", "dtype": "dtype", "use_mla": "use_mla"}
+ENV_TABLE = "environment_variables"  # vllm.envs: name -> lambda read by the module's __getattr__
+_NVIDIA_WORDS = ("nvidia", "geforce", "rtx", "tesla", "quadro")
+
+
+class Runtime:
+    """The bindings of one recipe as the running engine sees them: config values by path, env
+    vars, platform and capability. Counts the platform questions it answered (each is an
+    assumption that the recipe's GPU is the platform)."""
+
+    def __init__(self, index, bindings: dict):
+        self.index = index
+        self.bindings = dict(bindings)
+        self.platform_calls = 0
+        # every proper prefix of a bound key: the config objects the recipe sets something under
+        self.prefix_keys = {k.rsplit(".", i)[0] for k in self.bindings for i in range(1, k.count(".") + 1)}
+        self._prefixes: dict[str, str] | None = None
+        # config fields stored while the engine constructs its config (VllmConfig.__post_init__
+        # and the validators it runs), path -> value: they overlay every later read
+        self.heap: dict[tuple[str, ...], object] = {}
+        self._engine = None
+        self.walked: set[str] = set()  # config classes whose hooks the construction walk models
+        self.havocked: list = []  # (path prefix | None, names | None, class | None, reason): see havoc()
+        self.model_reads: set[tuple[str, str]] = set()  # (model reference, config key) read from a model's config
+        self.walk_hooks = None  # set by the interpreter: walks a config class's post-init hooks
+
+    # -- config values -------------------------------------------------------------------------
+    def binding(self, path) -> Const | None:
+        """The recipe's value at a config path (("speculative_config", "method")), if it sets one."""
+        if path is None:
+            return None
+        key = ".".join(path)
+        if key in self.bindings:
+            return Const(self.bindings[key], origin=tuple(path))
+        return None
+
+    def havoc(self, prefix, names, reason: str, cls: str | None = None, only_none: bool = False) -> None:
+        """Fields a store the analysis cannot place may hit (see Analyzer.havoc): on the config
+        object at `prefix` (None: any), or on any object of class `cls`; `names` None: any
+        field. Earlier stores there are forgotten and later reads are unknown, unless the recipe
+        sets the field."""
+        self.havocked.append((tuple(prefix) if prefix is not None else None, tuple(names) if names else None,
+                              cls, reason, only_none))
+        for path, value in list(self.heap.items()):
+            surely_set = (isinstance(value, Const) and value.value is not None) or getattr(value, "nonnull", False)
+            if self.havocked_reason(path, None, surely_set):
+                del self.heap[path]
+
+    def havocked_reason(self, path, cls: str | None = None, surely_set: bool = False) -> str | None:
+        """Why field `path` (of an object of class `cls`, when known) may have been set by a store
+        the analysis cannot place; None when it cannot have been (`surely_set`: its value is not
+        None, which a store guarded by `getattr(obj, name) is None` leaves alone)."""
+        if not self.havocked or (path and ".".join(path) in self.bindings):
+            return None
+        for prefix, names, only, reason, only_none in self.havocked:
+            if only_none and surely_set:
+                continue
+            if only is not None and only != cls:
+                continue
+            if prefix is not None and (tuple(path[:len(prefix)]) != prefix or len(path) <= len(prefix)):
+                continue
+            if names is not None and (not path or path[-1] not in names):
+                continue
+            return f"{'.'.join(path)} {reason}"
+        return None
+
+    @staticmethod
+    def canonical_path(path: tuple[str, ...]) -> tuple[str, ...]:
+        """A config path with the aliases of ALIASES replaced by the object they name."""
+        for alias, target in ALIASES.items():
+            if path[:len(alias)] == alias:
+                return target + path[len(alias):]
+        return path
+
+    def engine_class(self):
+        """The EngineArgs ClassInfo of this revision (None when absent or ambiguous)."""
+        if self._engine is None:
+            from srcreview.core.errors import DataError
+
+            try:
+                self._engine = self.index.class_info(ENGINE_CLASS) or False
+            except DataError:
+                self._engine = False
+        return self._engine or None
+
+    def engine_default(self, path) -> tuple[bool, object]:
+        """(decided, value) for a config path an engine key lands on (create_engine_config):
+        the recipe leaves that key unset, so the engine passes the EngineArgs field's declared
+        default (through its normaliser when the evaluator decides it). (False, None) when no
+        engine key lands there; (True, UNDECIDED) when its default is not static."""
+        where = engine_paths(self.index).get(".".join(path))
+        engine = self.engine_class()
+        if where is None or engine is None:
+            return False, None
+        f = engine.field(where.key)
+        value = static_default(self.index, engine, f) if f is not None else _UNDECIDED
+        if value is not _UNDECIDED and where.via is not None:
+            from srcreview.interp.values import EnumMember
+
+            value = _through(self.index, where.via, value)
+            if isinstance(value, EnumMember):
+                value = value.name
+        return True, value
+
+    def constructed(self, cls: str, field: str) -> bool:
+        """Whether something other than the declared default may set `field` of a `cls` while
+        the engine builds its config: the engine passes it (a keyword of a `SomethingConfig(...)`
+        call, or a key of a dict it fills, in EngineArgs' methods), or the class sets it itself
+        (`self.field = ...` in one of its methods: its own hooks, which are not walked)."""
+        fields = constructed_fields(self.index)
+        return (cls.rsplit(".", 1)[-1], field) in fields or ("*", field) in fields or self.self_set(cls, field)
+
+    def self_set(self, cls: str, field: str) -> bool:
+        """Whether the class's own methods may assign the field in a way the analysis does not
+        model. A config class (one VllmConfig holds) has its post-init hooks walked the first
+        time this is asked (`walk_hooks`): their stores land on the heap, so nothing is left
+        unmodelled; any other class is judged by what its methods assign."""
+        if cls in self.walked:
+            return False
+        if self.walk_hooks is not None and self.config_path_for(cls) is not None:
+            self.walk_hooks(cls)
+            return False
+        return field in self_written(self.index, cls)
+
+    def config_path_for(self, cls: str | None) -> tuple[str, ...] | None:
+        """Where instances of a config class sit under VllmConfig, for binding lookups."""
+        if not cls:
+            return None
+        short = cls.rsplit(".", 1)[-1]
+        if short == ROOT_CONFIG:
+            return ()
+        if not short.endswith("Config"):
+            return None
+        prefixes = self.config_prefixes()
+        return (prefixes[short],) if short in prefixes else None
+
+    def config_nonnull(self, cls: str) -> bool:
+        """The recipe sets something under this config class: the object exists."""
+        path = self.config_path_for(cls)
+        return path is not None and (not path or ".".join(path) in self.prefix_keys)
+
+    def config_prefixes(self) -> dict[str, str]:
+        """Config class short name -> the VllmConfig field holding it (`SpeculativeConfig` ->
+        `speculative_config`), from the field annotations of VllmConfig at this revision."""
+        if self._prefixes is None:
+            self._prefixes = {}
+            root_symbol = self.index.resolve(f"vllm.config.{ROOT_CONFIG}")
+            if root_symbol is None or root_symbol.kind != "class":
+                found = self.index.find(ROOT_CONFIG, "class")
+                root_symbol = found[0] if len(found) == 1 else None
+            if root_symbol is not None:
+                root = self.index._class_info(root_symbol)
+                for f in root.facts.fields:
+                    if f.annotation:
+                        names = [n for n in _identifiers(f.annotation) if n.endswith("Config")]
+                        if len(names) == 1:
+                            self._prefixes.setdefault(names[0], f.name)
+        return self._prefixes
+
+    @staticmethod
+    def is_replace(callee, index) -> bool:
+        """Whether a callee copies a dataclass with fields changed (REPLACE_FUNCTIONS)."""
+        from srcreview.interp.values import External, FuncRef, Ref
+
+        if isinstance(callee, External):
+            return callee.name in REPLACE_FUNCTIONS
+        if isinstance(callee, Ref):
+            if callee.dotted.rsplit(".", 1)[-1] not in {f.rsplit(".", 1)[-1] for f in REPLACE_FUNCTIONS}:
+                return False  # named otherwise: never resolved (that would parse its module)
+            symbol = index.resolve(callee.dotted)
+            return symbol is not None and symbol.qualname in REPLACE_FUNCTIONS
+        return isinstance(callee, FuncRef) and callee.qualname in REPLACE_FUNCTIONS
+
+    @staticmethod
+    def reinit_reason(base, kwargs) -> str:
+        """Why a copy of `base` with `kwargs` set may differ beyond those fields (REINIT_FIELDS)."""
+        if base.path == () and any(name in REINIT_FIELDS for name, _ in kwargs):
+            names = ", ".join(name for name, _ in kwargs if name in REINIT_FIELDS)
+            return (f"the copy of VllmConfig with a new {names} runs its post-init again: the model's "
+                    "architecture hooks may rewrite what the copy does not set")
+        return ""
+
+    # -- environment -----------------------------------------------------------------------------
+    def env_binding(self, name) -> Const | None:
+        """The recipe's value of env var `name` (a string, as the process would see it), if set."""
+        key = f"env.{name}"
+        if key in self.bindings:
+            value = self.bindings[key]
+            return Const(value if isinstance(value, str) or value is None else str(value))
+        return None
+
+    def env_set(self, name) -> bool:
+        return f"env.{name}" in self.bindings
+
+    @staticmethod
+    def env_table_entry(module, name: str):
+        """The lambda body `vllm.envs` evaluates for `envs.NAME` (its `__getattr__` reads
+        `environment_variables[NAME]()`), or None when the module has no such entry."""
+        table = module.constants.get(ENV_TABLE)
+        if table is not None and isinstance(table.expr, ir.Dict):
+            for k, v in zip(table.expr.keys, table.expr.values):
+                if isinstance(k, ir.Constant) and k.value == name and isinstance(v, ir.Lambda):
+                    return v.body
+        return None
+
+    # -- platform and device -------------------------------------------------------------------
+    def platform_call(self, method: str):
+        """`current_platform.is_cuda()` and the like, from the recipe's GPU vendor."""
+        platform = self.bindings.get(PLATFORM_KEY)
+        if platform is None:
+            return Unknown(f"{method}(): the recipe names no GPU vendor")
+        self.platform_calls += 1
+        return Const(platform in PLATFORM_PREDICATES[method])
+
+    def capability_call(self, method: str, args, force):
+        """A device-capability question (`has_device_capability(90)`...) from the recipe's
+        compute capability; `force` gives the value of the asked capability."""
+        capability = self.bindings.get(CAPABILITY_KEY)
+        if capability is None:
+            return Unknown(f"{CAPABILITY_KEY} not set by the recipe")
+        capability = tuple(capability)
+        if method == "get_device_capability":
+            return Const(capability)
+        if not args:
+            return Unknown(method)
+        wanted = force(args[0])
+        if not isinstance(wanted, Const):
+            return Unknown(f"{method} of an unknown capability")
+        value = wanted.value
+        as_int = capability[0] * 10 + capability[1]
+        if method == "is_device_capability_family":
+            return Const(as_int // 10 == value // 10) if isinstance(value, int) else Unknown(method)
+        if isinstance(value, int):
+            return Const(as_int >= value if method == "has_device_capability" else as_int == value)
+        if isinstance(value, tuple):
+            return Const(capability >= value if method == "has_device_capability" else capability == value)
+        return Unknown(method)
+
+    @staticmethod
+    def device_capability(qualname: str, args, force):
+        """`DeviceCapability(major, minor)` with constant arguments, as the (major, minor) tuple."""
+        if qualname.rsplit(".", 1)[-1] != "DeviceCapability":
+            return None
+        values = [force(a) for a in args]
+        if len(values) >= 2 and all(isinstance(v, Const) and isinstance(v.value, int) for v in values[:2]):
+            return Const((values[0].value, values[1].value))
+        return None
+
+
+def _identifiers(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
+
+
+# ---------------------------------------------------------------------------------------------
+# EngineArgs -> VllmConfig
+
+
+@dataclass(frozen=True)
+class KeyPath:
+    """Where create_engine_config puts an engine key: `cache_config.cache_dtype`, maybe through a normaliser."""
+
+    key: str
+    path: str
+    line: int
+    via: str | None = None  # qualname of the function the value passes through
+
+
+def platform_of(gpu: str | None) -> str | None:
+    """`cuda` when the recipe names an NVIDIA GPU; None (unknown) otherwise."""
+    text = (gpu or "").lower()
+    return "cuda" if any(word in text for word in _NVIDIA_WORDS) else None
+
+
+def key_paths(index) -> dict[str, KeyPath]:
+    """Engine key -> its VllmConfig path at this revision (empty when the builder is absent)."""
+    from srcreview.core.errors import DataError
+
+    try:
+        found = [s for s in index.find(f"{ENGINE_CLASS}.{BUILDER}", kind="function")]
+    except DataError:
+        return {}
+    if len(found) != 1:
+        return {}
+    info = index.function(found[0].qualname)
+    if info is None:
+        return {}
+    body = info.facts.body
+    config_of = _root_locals(body)
+    derived: dict[str, tuple[str, object]] = {}  # local -> (engine key, the call that normalises it)
+    built: list[tuple[str, str, object, int]] = []  # (config local, field, value expr, line)
+    for stmt in iter_statements(body):
+        if not isinstance(stmt, ir.Assign) or len(stmt.targets) != 1 or stmt.value is None:
+            continue
+        target, value = stmt.targets[0], stmt.value
+        if isinstance(target, ir.Name) and isinstance(value, ir.Call):
+            if target.id in config_of:
+                built += [(target.id, kw.name, kw.value, line)
+                          for kw, line in _built_with(index, info, value, stmt.line) if kw.name]
+            elif value.args and _self_attr(value.args[0]):
+                derived[target.id] = (_self_attr(value.args[0]), value)
+        elif isinstance(target, ir.Attr) and isinstance(target.value, ir.Name) and target.value.id in config_of:
+            built.append((target.value.id, target.attr, value, stmt.line))
+    out: dict[str, KeyPath] = {}
+    for local, field, value, line in built:
+        path = f"{config_of[local]}.{field}"
+        key, via = _self_attr(value), None
+        if key is None and isinstance(value, ir.Name) and value.id in derived:
+            key, call = derived[value.id]
+            via = _callee(index, info, call)
+            if via is None:
+                continue
+        elif key is None and isinstance(value, ir.Call) and value.args and _self_attr(value.args[0]):
+            key = _self_attr(value.args[0])
+            via = _callee(index, info, value)
+            if via is None:
+                continue
+        if key is not None and key != path:
+            out.setdefault(key, KeyPath(key, path, line, via))
+    return out
+
+
+def _root_locals(body) -> dict[str, str]:
+    """Local name -> the VllmConfig field the builder passes it as (`VllmConfig(kernel_config=kernel_config)`)."""
+    config_of: dict[str, str] = {}
+    for call in iter_calls(body):
+        if (dotted(call.func) or "").split(".")[-1] == ROOT_CONFIG:
+            for kw in call.keywords:
+                if kw.name and isinstance(kw.value, ir.Name):
+                    config_of[kw.value.id] = kw.name
+    return config_of
+
+
+def builder_locals(index, qualname: str) -> dict[str, str]:
+    """For the engine's config builder (EngineArgs.create_engine_config), the locals it passes to
+    VllmConfig and the field each becomes; empty for any other function."""
+    if not qualname.endswith(f"{ENGINE_CLASS}.{BUILDER}"):
+        return {}
+    info = index.function(qualname)
+    return _memo(index, f"builder_locals:{qualname}", lambda: _root_locals(info.facts.body)) if info else {}
+
+
+def _built_with(index, info, call, line: int) -> list:
+    """The keywords a config is built with, each with its line: the call's own, or for
+    `self.create_x_config()` (an EngineArgs method taking no arguments) those of the
+    `Config(...)` it returns on every path."""
+    if call.keywords or call.args or not isinstance(call.func, ir.Attr) or _self_attr(call.func) is None:
+        return [(kw, line) for kw in call.keywords]
+    owner = info.qualname.rsplit(".", 1)[0]
+    method = index.function(f"{owner}.{call.func.attr}")
+    if method is None:
+        return []
+    returns = [s for s in iter_statements(method.facts.body) if isinstance(s, ir.Return)]
+    if len(returns) != 1 or not isinstance(returns[0].value, ir.Call):
+        return []
+    return [(kw, returns[0].line) for kw in returns[0].value.keywords]
+
+
+def config_bindings(index, bindings: dict, gpu: str | None = None) -> dict:
+    """`bindings` plus each top-level engine key at its VllmConfig path (see the module doc), and
+    `hardware.platform` from the recipe's GPU. Keys already bound are kept."""
+    from srcreview.interp.values import EnumMember
+
+    out = dict(bindings)
+    if PLATFORM_KEY not in out and platform_of(gpu):
+        out[PLATFORM_KEY] = platform_of(gpu)
+    paths = _memo(index, "key_paths", lambda: key_paths(index))
+    for key, value in bindings.items():
+        where = paths.get(key)
+        if where is None or where.path in out:
+            continue
+        if where.via is None:
+            out[where.path] = value
+            continue
+        decided = _through(index, where.via, value)
+        if decided is _UNDECIDED:
+            continue
+        out[where.path] = decided.name if isinstance(decided, EnumMember) else decided
+    return out
+
+
+_UNDECIDED = object()
+UNDECIDED = _UNDECIDED  # a default that is not static: the field stays unbound
+
+
+def engine_paths(index) -> dict[str, KeyPath]:
+    """Config path -> the engine key create_engine_config puts there (key_paths reversed)."""
+    return _memo(index, "engine_paths", lambda: {kp.path: kp for kp in key_paths(index).values()})
+
+
+def constructed_fields(index) -> frozenset:
+    """(config class short name, field) passed by keyword to `SomethingConfig(...)` in the
+    methods of EngineArgs, and ("*", key) for keys it merges into a dict of keyword arguments:
+    the fields the engine sets while it builds its config."""
+    def compute():
+        from srcreview.core.errors import DataError
+
+        try:
+            engine = index.class_info(ENGINE_CLASS)
+        except DataError:
+            return frozenset()
+        out = set()
+        for method in (engine.methods.values() if engine is not None else ()):
+            fn = index.function(method.qualname)
+            if fn is None:
+                continue
+            for call in iter_calls(fn.facts.body):
+                name = (dotted(call.func) or "").split(".")[-1]
+                if name.endswith("Config"):
+                    out.update((name, k.name) for k in call.keywords if k.name)
+            for call in iter_calls(fn.facts.body):
+                # keys merged into a dict of keyword arguments: `cfg.update({"target_model_config": x})`
+                if isinstance(call.func, ir.Attr) and call.func.attr == "update" and call.args \
+                        and isinstance(call.args[0], ir.Dict):
+                    out.update(("*", k.value) for k in call.args[0].keys
+                               if isinstance(k, ir.Constant) and isinstance(k.value, str))
+            for stmt in iter_statements(fn.facts.body):
+                # `cfg["key"] = x`
+                if isinstance(stmt, ir.Assign):
+                    for target in stmt.targets:
+                        if isinstance(target, ir.Subscript) and len(target.index) == 1 \
+                                and isinstance(target.index[0], ir.Constant) and isinstance(target.index[0].value, str):
+                            out.add(("*", target.index[0].value))
+        return frozenset(out)
+
+    return _memo(index, "constructed_fields", compute)
+
+
+def self_written(index, cls: str) -> frozenset:
+    """The attributes a class (or a base in the tree) assigns on `self` in its methods."""
+    def compute():
+        info = index._class_info_abs(cls)
+        out = set()
+        for qual in (info.linearization if info is not None else ()):
+            symbol = index._class_symbol(qual)
+            if symbol is None:
+                continue
+            facts = index.module(symbol.module).classes[symbol.local]
+            out.update(a.attr for a in facts.instance_attrs)
+        return frozenset(out)
+
+    return _memo(index, f"self_written:{cls}", compute)
+
+
+def static_default(index, info, f):
+    """A field's declared default when the source fixes it: a literal, `Field(default=x)` /
+    `field(default=x)`, or another class's field (`CacheConfig.cache_dtype`); else UNDECIDED.
+    A `default_factory` is not a static value (the caller types the field as its class)."""
+    from srcreview.index.facts import UNKNOWN
+
+    if f.value is not UNKNOWN:
+        return f.value
+    expr = f.default_expr
+    if expr is None:
+        return _UNDECIDED
+    callee = (dotted(expr.func) or "").split(".")[-1] if isinstance(expr, ir.Call) else None
+    if callee in ("Field", "field"):
+        given = expr.keyword("default")
+        if isinstance(given, ir.Constant):
+            return given.value
+        factory = dotted(expr.keyword("default_factory")) if expr.keyword("default_factory") is not None else None
+        if factory in EMPTY_FACTORIES:
+            return EMPTY_FACTORIES[factory]()
+        return _UNDECIDED
+    other_field = None
+    if callee == FIELD_COPY and len(expr.args) == 2 and isinstance(expr.args[0], ir.Name) \
+            and isinstance(expr.args[1], ir.Constant) and isinstance(expr.args[1].value, str):
+        other_field = (expr.args[0].id, expr.args[1].value)  # get_field(ModelConfig, "hf_overrides")
+    elif isinstance(expr, ir.Attr) and isinstance(expr.value, ir.Name):
+        other_field = (expr.value.id, expr.attr)  # CacheConfig.cache_dtype
+    if other_field is not None:
+        module = _owner_module_name(index, info, f.owner)
+        symbol = index.resolve_name(module, other_field[0]) if module else None
+        other = index.class_info(symbol.qualname) if symbol is not None and symbol.kind == "class" else None
+        field = other.field(other_field[1]) if other is not None else None
+        if field is not None and field is not f:
+            return static_default(index, other, field)
+    return _UNDECIDED
+
+
+def factory_class(f) -> str | None:
+    """`field(default_factory=CacheConfig)`: the dotted name of the class built by default."""
+    expr = f.default_expr
+    if isinstance(expr, ir.Call) and (dotted(expr.func) or "").split(".")[-1] in ("Field", "field"):
+        factory = expr.keyword("default_factory")
+        return dotted(factory) if factory is not None else None
+    return None
+
+
+def _owner_module_name(index, info, owner_local: str) -> str | None:
+    for qual in info.linearization:
+        symbol = index._class_symbol(qual)
+        if symbol is not None and symbol.local == owner_local:
+            return symbol.module
+    return info.symbol.module
+
+
+def _through(index, function: str, value):
+    """What `function(value, ...)` returns, when the safe evaluator decides it."""
+    from srcreview.interp.queries import evaluate_function
+
+    info = index.function(function)
+    params = [p for p in info.facts.params if p.kind == "positional"] if info is not None else []
+    if info is not None and info.facts.owner and not info.facts.is_staticmethod and params:
+        params = params[1:]
+    if not params:
+        return _UNDECIDED
+    try:
+        outcome = evaluate_function(index, function, {}, args={params[0].name: value})
+    except (NotImplementedError, RecursionError):
+        return _UNDECIDED
+    return outcome.value if outcome.decided else _UNDECIDED
+
+
+def _callee(index, info, call) -> str | None:
+    """The in-tree function a call in `info` names (`f(...)` or `Class.method(...)`)."""
+    name = dotted(call.func)
+    if not name:
+        return None
+    head, _, rest = name.partition(".")
+    symbol = index.resolve_name(info.module.module, head, scope=info.facts.qualname)
+    if symbol is None:
+        return None
+    if rest:
+        if symbol.kind != "class" or "." in rest:
+            return None
+        cls = index.class_info(symbol.qualname)
+        method = cls.methods.get(rest) if cls is not None else None
+        return method.qualname if method is not None else None
+    return symbol.qualname if symbol.kind == "function" else None
+
+
+_MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _memo(index, name: str, compute):
+    """Per-Index memo (the key table is the same for every recipe at one revision)."""
+    cache = _MEMO.setdefault(index, {})
+    if name not in cache:
+        cache[name] = compute()
+    return cache[name]
+
+
+def _self_attr(expr) -> str | None:
+    """`self.kv_cache_dtype` -> "kv_cache_dtype"."""
+    if isinstance(expr, ir.Attr) and isinstance(expr.value, ir.Name) and expr.value.id == "self":
+        return expr.attr
+    return None

@@ -47,7 +47,7 @@ DEFAULT_RECIPE = HERE.parent / "examples" / "thinkingcap-awq-vllm029-5090-16k-mt
 # the goals of issue 17, as ratios to its floor (4.2 s): 37 warm recipes in 1.0 s is 0.24x
 GOALS = {"cold wall": 0.5, "cold CPU": 1.0, "warm wall": 0.05, "warm wall, text": 0.05, "recipes warm": 1.0 / 4.2}
 PEAK_GOAL_MB = 200
-ANALYSIS = ("libcst", "networkx", "pydantic", "srcreview.interp", "srcreview.engine.run", "huggingface_hub")
+ANALYSIS = ("libcst", "networkx", "pydantic", "srcreview.interp", "srcreview.vllm", "srcreview.engine.run", "huggingface_hub")
 _CHILD = """\
 import json, resource, runpy, sys
 sys.argv = ['srcreview'] + sys.argv[1:]

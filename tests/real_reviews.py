@@ -41,9 +41,8 @@ def review_text(tree, text: str, shown: str):
 @lru_cache(maxsize=None)
 def _cached(tree_id: int, path: str):
     from srcreview.engine.run import review
-    from srcreview.model.recipe import load_recipe
-
     from srcreview.hfconfig.binding import with_model_configs
+    from srcreview.model.recipe import load_recipe
 
     tree = _TREES[tree_id]
     recipe = with_model_configs(load_recipe(ROOT / path, display_path=path), base_dir=(ROOT / path).parent)

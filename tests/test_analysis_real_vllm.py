@@ -13,8 +13,8 @@ import pytest
 
 from srcreview.index import Index
 from srcreview.interp import field_reads, model_runner, trace
-from srcreview.vllm import drafting
 from srcreview.interp.interpreter import Analyzer
+from srcreview.vllm import drafting
 from srcreview.vllm.runtime import config_bindings
 
 pytestmark = pytest.mark.network

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import GitRepo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,8 +28,6 @@ from srcreview.core.errors import DataError, SourceUnavailable
 from srcreview.index import Index
 from srcreview.model.revision import resolve_rev
 from srcreview.source.base import DirectoryTree
-
-from conftest import GitRepo
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 REPO = "https://github.com/vllm-project/vllm"

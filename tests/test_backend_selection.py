@@ -16,11 +16,11 @@ import pytest
 
 from srcreview.engine.run import FIXTURE_SHA, review
 from srcreview.hfconfig.facts import ModelFacts
-from srcreview.source.overlays import materialize
 from srcreview.model.recipe import Hardware, Recipe, RecipeInfo, Setting
-from srcreview.report import markdown
 from srcreview.model.revision import Revision
+from srcreview.report import markdown
 from srcreview.source.base import DirectoryTree
+from srcreview.source.overlays import materialize
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
 LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "head_dim": 128}

@@ -7,8 +7,15 @@ import json
 import pytest
 from gate_support import DATA, NESTED_SPEC, copy_recipes, make_review
 
+from srcreview.core.errors import (
+    EXIT_DATA,
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    DataError,
+    UsageError,
+)
 from srcreview.gate.baseline import load_baseline
-from srcreview.core.errors import EXIT_DATA, EXIT_GATE_FAILED, EXIT_OK, EXIT_USAGE, DataError, UsageError
 from srcreview.gate.policy import evaluate
 from srcreview.report import markdown, sarif
 

@@ -7,7 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from srcreview.history.bisect import Question, bisect
-from srcreview.model.findings import Finding, Knob, RecipeRef, Review, RevisionInfo, StaleRule, ToolInfo
+from srcreview.model.findings import (
+    Finding,
+    Knob,
+    RecipeRef,
+    Review,
+    RevisionInfo,
+    StaleRule,
+    ToolInfo,
+)
 
 
 def run(values: str, **kw):

@@ -7,7 +7,14 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import DEMO_RECIPE, FAKE_SHA, FIXTURE_REV, fixture_source, make_tar, sdist_files
+from conftest import (
+    DEMO_RECIPE,
+    FAKE_SHA,
+    FIXTURE_REV,
+    fixture_source,
+    make_tar,
+    sdist_files,
+)
 
 REV = FIXTURE_REV
 

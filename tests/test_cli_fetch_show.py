@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import FAKE_SHA, Route, make_tar, sdist_files
 
 PIN_029 = "98dff2a81d747d1dba01a47f939f48c3526d4206"

@@ -12,8 +12,8 @@ import json
 import pytest
 from history_support import BASE, HISTORY, KNOB, LOADER, RECIPE, RULE, build_history
 
-from srcreview.history.compare import compare_reviews
 from srcreview.engine.run import review
+from srcreview.history.compare import compare_reviews
 from srcreview.model.recipe import load_recipe
 from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from srcreview.engine.run import FIXTURE_SHA, review
-from srcreview.source.overlays import materialize
 from srcreview.model.recipe import EnvVar, Hardware, Recipe, RecipeInfo, Setting
 from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
+from srcreview.source.overlays import materialize
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
 

@@ -7,10 +7,16 @@ import argparse
 import pytest
 from gate_support import DATA, NESTED_SPEC, copy_recipes, make_review
 
-from srcreview.cli.main import _Parser
 from srcreview.cli.commands._gate_args import add_gate_args, run_gate
+from srcreview.cli.main import _Parser
 from srcreview.core.dates import review_date, today
-from srcreview.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, UsageError
+from srcreview.core.errors import (
+    EXIT_GATE_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+)
 from srcreview.gate.policy import evaluate, parse_fail_on
 
 

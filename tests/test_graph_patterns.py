@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from srcreview.core.errors import DataError
-from srcreview.interp import field_reads, model_runner, render_trace, trace
-from srcreview.vllm import drafting
-from srcreview.interp.interpreter import Analyzer
 from srcreview.index import Index
+from srcreview.interp import field_reads, model_runner, render_trace, trace
+from srcreview.interp.interpreter import Analyzer
 from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
+from srcreview.vllm import drafting
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
 SHA = "1234567890abcdef1234567890abcdef12345678"

@@ -11,9 +11,19 @@ import hashlib
 import json
 
 import pytest
+from hub_support import (
+    GEMMA4_ASSISTANT,
+    GEMMA4_TARGET,
+    MULTI_LAYER_MTP,
+    MULTI_LAYER_QUANT,
+    QWEN35_GENERATION,
+    QWEN35_MTP,
+    dumps,
+    hub_env,
+    obtain_in_subprocess,
+    serve_hub,
+)
 
-from hub_support import (GEMMA4_ASSISTANT, GEMMA4_TARGET, MULTI_LAYER_MTP, MULTI_LAYER_QUANT, QWEN35_GENERATION,
-                         QWEN35_MTP, dumps, hub_env, obtain_in_subprocess, serve_hub)
 from srcreview.hfconfig import MODEL_CONFIG_UNKNOWN, MODEL_FILES
 
 TOKEN = "hf_TESTsecretTOKENthatMustNeverBeShown"

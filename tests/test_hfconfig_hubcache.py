@@ -13,9 +13,17 @@ import subprocess
 import sys
 
 import pytest
+from hub_support import (
+    GEMMA4_TARGET,
+    MULTI_LAYER_MTP,
+    MULTI_LAYER_QUANT,
+    QWEN35_GENERATION,
+    QWEN35_MTP,
+    hub_env,
+    obtain_in_subprocess,
+    serve_hub,
+)
 
-from hub_support import GEMMA4_TARGET, MULTI_LAYER_MTP, MULTI_LAYER_QUANT, QWEN35_GENERATION, QWEN35_MTP, hub_env, \
-    obtain_in_subprocess, serve_hub
 from srcreview.hfconfig import MODEL_FILES
 
 QWEN = "Qwen/Qwen3.5-27B"

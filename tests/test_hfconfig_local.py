@@ -9,10 +9,22 @@ import subprocess
 import sys
 
 import pytest
+from hub_support import (
+    GEMMA4_ASSISTANT,
+    GEMMA4_TARGET,
+    MULTI_LAYER_MTP,
+    MULTI_LAYER_QUANT,
+    QWEN35_GENERATION,
+    QWEN35_MTP,
+    dumps,
+    write_model,
+)
 
-from hub_support import (GEMMA4_ASSISTANT, GEMMA4_TARGET, MULTI_LAYER_MTP, MULTI_LAYER_QUANT, QWEN35_GENERATION,
-                         QWEN35_MTP, dumps, write_model)
-from srcreview.hfconfig import MODEL_CONFIG_UNKNOWN, obtain_model_config, parse_model_ref
+from srcreview.hfconfig import (
+    MODEL_CONFIG_UNKNOWN,
+    obtain_model_config,
+    parse_model_ref,
+)
 from srcreview.hfconfig.files import MAX_FILE_BYTES
 
 

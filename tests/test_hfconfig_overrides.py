@@ -6,11 +6,18 @@ import json
 import sys
 
 import pytest
-
 from hub_support import GEMMA4_ASSISTANT, QWEN35_MTP, write_model
+
 from srcreview.core.errors import EXIT_DATA, DataError
-from srcreview.hfconfig import (MODEL_CONFIG_UNKNOWN, ModelOverrides, apply_overrides, obtain_model_config,
-                                parse_model_overrides, parse_model_ref, unknown_facts)
+from srcreview.hfconfig import (
+    MODEL_CONFIG_UNKNOWN,
+    ModelOverrides,
+    apply_overrides,
+    obtain_model_config,
+    parse_model_overrides,
+    parse_model_ref,
+    unknown_facts,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib

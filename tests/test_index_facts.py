@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from srcreview.core.errors import DataError, SourceUnavailable
-from srcreview.index import UNKNOWN, Index
-from srcreview.index import ir
+from srcreview.index import UNKNOWN, Index, ir
 from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
 

@@ -146,8 +146,8 @@ def test_a_fingerprint_shared_by_two_recipes_is_told_apart_by_recipe(workdir, cl
 
 
 def test_two_findings_of_one_recipe_never_share_a_fingerprint(workdir, cli):
-    from srcreview.model.findings import Review
     from srcreview.core.records import RecordError
+    from srcreview.model.findings import Review
 
     doc = json.loads(_check(cli, "recipes/demo.toml", "--format", "json"))
     review = doc["reviews"][0]
@@ -210,9 +210,9 @@ def test_compose_services_patches_and_stale_rules_validate(workdir, cli):
 def test_the_text_written_a_review_at_a_time_is_the_whole_document_dumped_at_once(workdir, cli):
     """`check --format json` writes each review as it renders it (report.json.chunks): the
     bytes are those of the whole run as one document, for no, one or many reviews."""
+    from srcreview.core.textsafe import dumps
     from srcreview.model.findings import ReviewRun
     from srcreview.report import json as report
-    from srcreview.core.textsafe import dumps
 
     text = _check(cli, "recipes/demo.toml", "recipes/toplevel.toml", "--format", "json")
     run = ReviewRun.model_validate_json(text)

@@ -13,17 +13,24 @@ import json
 from pathlib import Path
 
 import pytest
+from hub_support import (
+    GEMMA4_ASSISTANT,
+    GEMMA4_TARGET,
+    MULTI_LAYER_MTP,
+    QWEN35_MTP,
+    dumps,
+    write_model,
+)
 
-from hub_support import GEMMA4_ASSISTANT, GEMMA4_TARGET, MULTI_LAYER_MTP, QWEN35_MTP, dumps, write_model
-from srcreview.engine.run import FIXTURE_SHA, review
 from srcreview.core.errors import DataError
-from srcreview.vllm import drafting
-from srcreview.interp.interpreter import analyzer
+from srcreview.engine.run import FIXTURE_SHA, review
 from srcreview.hfconfig.binding import with_model_configs
-from srcreview.source.overlays import materialize
+from srcreview.interp.interpreter import analyzer
 from srcreview.model.recipe import parse_recipe
 from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
+from srcreview.source.overlays import materialize
+from srcreview.vllm import drafting
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
 SPEC = """

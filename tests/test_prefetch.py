@@ -16,8 +16,8 @@ from srcreview.index import Index
 from srcreview.index.cache import FactsCache
 from srcreview.index.prefetch import start
 from srcreview.model.recipe import load_recipe
-from srcreview.report import json as report_json
 from srcreview.model.revision import Revision
+from srcreview.report import json as report_json
 from srcreview.rules.loader import load_rules
 from srcreview.source.base import DirectoryTree
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from srcreview.index import Index
-from srcreview.vllm.flags import at_revision
 from srcreview.model.recipe import read_recipes
+from srcreview.vllm.flags import at_revision
 
 ROOT = Path(__file__).resolve().parent.parent
 NESTED = ROOT / "examples" / "thinkingcap-awq-vllm029-5090-16k-mtp3-nested-triton.toml"

@@ -15,10 +15,10 @@ import jsonschema
 import pytest
 from fixture_repos import FIXTURES, fixture_repo
 
-from srcreview.engine.run import FIXTURE_SHA
 from srcreview.audit.registries import audit_registry, review_claims
-from srcreview.report.registry import SCHEMA, SCHEMA_ID
+from srcreview.engine.run import FIXTURE_SHA
 from srcreview.model.revision import Revision
+from srcreview.report.registry import SCHEMA, SCHEMA_ID
 from srcreview.source.base import DirectoryTree
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import make_tar, sdist_files
 
-from srcreview.source.pins_update import render_pins
 from srcreview.model.revision import load_pins, parse_version
+from srcreview.source.pins_update import render_pins
 
 ROOT = Path(__file__).resolve().parent.parent
 NESTED = ROOT / "examples" / "thinkingcap-awq-vllm029-5090-16k-mtp3-nested-triton.toml"

@@ -7,7 +7,13 @@ import re
 import pytest
 
 from srcreview.core.errors import EXIT_USAGE, UsageError
-from srcreview.model.revision import load_pins, parse_version, releases_between, resolve_rev, validate_rev
+from srcreview.model.revision import (
+    load_pins,
+    parse_version,
+    releases_between,
+    resolve_rev,
+    validate_rev,
+)
 
 
 @pytest.mark.parametrize("rev, why", [

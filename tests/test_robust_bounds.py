@@ -8,7 +8,6 @@ regression fails instead of holding the suite.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil

@@ -17,10 +17,10 @@ import shutil
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASES = ("0.28.0", "0.29.0", "0.30.0")

@@ -15,7 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from srcreview.core.errors import EXIT_DATA, EXIT_USAGE, DataError, UsageError
-from srcreview.model.recipe import MAX_KEY_DEPTH, MAX_RECIPE_BYTES, Recipe, load_recipe, parse_recipe
+from srcreview.model.recipe import (
+    MAX_KEY_DEPTH,
+    MAX_RECIPE_BYTES,
+    Recipe,
+    load_recipe,
+    parse_recipe,
+)
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                          HealthCheck.function_scoped_fixture])

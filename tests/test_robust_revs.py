@@ -14,7 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from srcreview.core.errors import EXIT_OK, EXIT_USAGE, UsageError
-from srcreview.model.revision import HEX, MAX_REV_LENGTH, VERSION, resolve_rev, validate_rev
+from srcreview.model.revision import (
+    HEX,
+    MAX_REV_LENGTH,
+    VERSION,
+    resolve_rev,
+    validate_rev,
+)
 
 HOSTILE = [
     "-x",

@@ -22,8 +22,16 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import (
+    FAKE_SHA,
+    Route,
+    make_tar,
+    make_zip,
+    permission_bound,
+    sdist_files,
+    srcreview_process,
+)
 
-from conftest import (FAKE_SHA, Route, make_tar, make_zip, permission_bound, sdist_files, srcreview_process)
 from srcreview.core.errors import EXIT_INCOMPLETE, SourceUnavailable
 from srcreview.model.revision import Pin
 from srcreview.source import archive as archive_mod

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from srcreview.core.errors import DataError
-from srcreview.rules.loader import load_rule_file, load_rules, parse_rule
 from srcreview.core.templates import fill
+from srcreview.rules.loader import load_rule_file, load_rules, parse_rule
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -5,10 +5,18 @@ from __future__ import annotations
 import json
 
 import pytest
-from gate_support import DATA, NESTED_SPEC, SHA, copy_recipes, make_review, sarif_errors, sarif_validator
+from gate_support import (
+    DATA,
+    NESTED_SPEC,
+    SHA,
+    copy_recipes,
+    make_review,
+    sarif_errors,
+    sarif_validator,
+)
 
-from srcreview.model.findings import StaleRule
 from srcreview.gate.policy import evaluate
+from srcreview.model.findings import StaleRule
 from srcreview.model.recipe import load_recipe
 from srcreview.report import sarif
 

@@ -6,8 +6,8 @@ import io
 import tarfile
 
 import pytest
-
 from conftest import make_tar, make_zip, sdist_files
+
 from srcreview.core.errors import EXIT_INCOMPLETE, SourceUnavailable
 from srcreview.source.archive import extract
 

@@ -9,7 +9,13 @@ import time
 import pytest
 
 from srcreview.core.errors import EXIT_INCOMPLETE
-from srcreview.source.cache import MANIFEST, Cache, CacheNotWritable, default_root, verified_manifest
+from srcreview.source.cache import (
+    MANIFEST,
+    Cache,
+    CacheNotWritable,
+    default_root,
+    verified_manifest,
+)
 
 
 def build(cache: Cache, key: str = "k", content: bytes = b"hello", builds: list | None = None) -> tuple[dict, bool]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import FAKE_SHA, Route, make_tar, sdist_files
+
 from srcreview.core.errors import SourceUnavailable
 from srcreview.model.revision import Revision
 from srcreview.source import http as nethttp

@@ -9,8 +9,8 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import FAKE_SHA, Route, make_tar, sdist_files
+
 from srcreview.core.errors import EXIT_INCOMPLETE, SourceUnavailable
 from srcreview.model.revision import Pin, Revision
 from srcreview.source import http as nethttp

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import ast
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 # module -> the tests in it that need other releases (None: every test of the module)

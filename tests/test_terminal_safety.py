@@ -18,8 +18,8 @@ import re
 import pytest
 from history_support import BASE, RECIPE, build_history
 
-from srcreview.report import markdown
 from srcreview.core.textsafe import printable
+from srcreview.report import markdown
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J[red]x[/red]\u202e:smile: <img src=x onerror=alert(1)>|`x`"
 SHOWN = "\\x1b]0;pwned\\x07\\x1b[2J[red]x[/red]\\u202e:smile: <img src=x onerror=alert(1)>|`x`"  # what the reader must see instead

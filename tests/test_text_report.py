@@ -11,8 +11,8 @@ from gate_support import DATA, NESTED_SPEC, copy_recipes, make_review
 
 from srcreview.gate.baseline import parse_baseline
 from srcreview.gate.policy import evaluate
-from srcreview.report import terminal
 from srcreview.gate.waivers import load_waivers
+from srcreview.report import terminal
 
 
 @pytest.fixture

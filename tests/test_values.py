@@ -220,9 +220,9 @@ def test_real_release_refuses_a_nested_value_where_the_draft_takes_it(vllm_relea
     but the MTP draft's config copy (`replace` of the cache config) runs CacheConfig's validator
     on it: refused, once the model's config says which speculator takes the nested value;
     without it, the refusal is open."""
+    from hub_support import QWEN35_MTP, write_model
     from real_reviews import index_for
 
-    from hub_support import QWEN35_MTP, write_model
     from srcreview.engine.run import review
     from srcreview.hfconfig.binding import with_model_configs
     from srcreview.model.recipe import parse_recipe

@@ -11,8 +11,8 @@ from gate_support import NESTED_SPEC, copy_recipes, make_review
 from srcreview.cli.commands._gate_args import run_gate
 from srcreview.core.errors import EXIT_DATA, EXIT_GATE_FAILED, EXIT_OK, DataError
 from srcreview.gate.policy import evaluate
-from srcreview.report import markdown, sarif
 from srcreview.gate.waivers import check_waivers, load_waivers
+from srcreview.report import markdown, sarif
 
 RULE = "spec-draft-attention-backend-ignored"
 TODAY = dt.date(2026, 11, 29)

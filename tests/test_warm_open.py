@@ -70,8 +70,8 @@ def test_building_the_parser_imports_neither_the_gate_nor_pydantic():
 
 
 def test_the_parsers_default_fail_on_is_the_gates():
-    from srcreview.cli.main import build_parser
     from srcreview.cli.commands._gate_args import DEFAULT_FAIL_ON_TEXT
+    from srcreview.cli.main import build_parser
     from srcreview.gate.policy import DEFAULT_FAIL_ON, parse_fail_on
 
     assert DEFAULT_FAIL_ON_TEXT == DEFAULT_FAIL_ON

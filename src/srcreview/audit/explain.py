@@ -15,8 +15,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from srcreview.core.errors import DataError, SourceUnavailable, UsageError
-from srcreview.model.findings import Anchor, Finding, Hop, Review
 from srcreview.core.records import RecordError
+from srcreview.model.findings import Anchor, Finding, Hop, Review
 
 DEFAULT_CONTEXT = 2
 MAX_EXCERPT_LINES = 24
@@ -89,8 +89,8 @@ class Explanation(_Frozen):
 
 def load_saved_reviews(path: Path, shown: str) -> list[Review]:
     """The reviews in a `check --format json` output (one review, or {"reviews": [...]})."""
-    from srcreview.gate.baseline import MAX_BASELINE_BYTES
     from srcreview.core.userfile import read_user_file
+    from srcreview.gate.baseline import MAX_BASELINE_BYTES
 
     raw = read_user_file(path, f"--review {shown}", "review", MAX_BASELINE_BYTES)
     try:

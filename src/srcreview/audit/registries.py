@@ -24,7 +24,15 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
-from srcreview.audit.reviews import AnchorRef, Auditor, IndexFor, Range, TreeFor, collect_anchors, parse_purpose
+from srcreview.audit.reviews import (
+    AnchorRef,
+    Auditor,
+    IndexFor,
+    Range,
+    TreeFor,
+    collect_anchors,
+    parse_purpose,
+)
 from srcreview.core.errors import SourceUnavailable, SrcreviewError
 from srcreview.source.base import clean_relpath, repo_url
 

@@ -41,7 +41,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
-from srcreview.core.errors import DataError, SourceUnavailable, SrcreviewError, UsageError
+from srcreview.core.errors import (
+    DataError,
+    SourceUnavailable,
+    SrcreviewError,
+    UsageError,
+)
 from srcreview.core.records import Record
 from srcreview.source.base import anchor_url, clean_relpath, repo_url
 

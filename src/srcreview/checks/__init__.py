@@ -14,8 +14,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from srcreview.model.findings import Anchor, Hop, RunnerInfo
 from srcreview.core.records import Record, RecordError
+from srcreview.model.findings import Anchor, Hop, RunnerInfo
 
 KINDS = {
     "knob-exists": "knob_exists",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.model.findings import Anchor, Hop
 

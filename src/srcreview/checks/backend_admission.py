@@ -13,8 +13,8 @@ from __future__ import annotations
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._backend import backend_class
 from srcreview.checks._common import dedupe
-from srcreview.model.findings import Hop
 from srcreview.core.templates import fill
+from srcreview.model.findings import Hop
 
 OUTCOMES = ("admits", "refuses", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)

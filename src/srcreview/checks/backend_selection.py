@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, Params, stale
 from srcreview.checks._common import dedupe
-from srcreview.model.findings import Hop
 from srcreview.core.templates import fill
+from srcreview.model.findings import Hop
 
 OUTCOMES = ("selects", "selects-other", "none-admitted", "undecided", "not-applicable")
 UNDECIDED_OUTCOMES = ("undecided",)

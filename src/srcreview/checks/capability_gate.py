@@ -10,15 +10,22 @@ the evidence.
 
 from __future__ import annotations
 
-from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, Params, short, stale
+from srcreview.checks import (
+    ANALYSIS_ERRORS,
+    CheckContext,
+    CheckResult,
+    Params,
+    short,
+    stale,
+)
 from srcreview.checks._backend import backend_class
 from srcreview.checks._common import dedupe, find_one
-from srcreview.model.findings import Hop
-from srcreview.vllm.runtime import PLATFORM_KEY
-from srcreview.index import ir
-from srcreview.index.ir import dotted, iter_calls, iter_statements
 from srcreview.core.records import Field
 from srcreview.core.templates import fill
+from srcreview.index import ir
+from srcreview.index.ir import dotted, iter_calls, iter_statements
+from srcreview.model.findings import Hop
+from srcreview.vllm.runtime import PLATFORM_KEY
 
 OUTCOMES = ("admits", "rejects", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)

@@ -20,7 +20,7 @@ Decided only when every candidate the recipe leaves open gives the same outcome.
 from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
-from srcreview.checks._common import dedupe, declared_field
+from srcreview.checks._common import declared_field, dedupe
 from srcreview.model.findings import Anchor, Hop
 from srcreview.vllm.models import MODEL_CONFIG_UNKNOWN
 from srcreview.vllm.runtime import MODEL_LOADER
@@ -51,9 +51,7 @@ def anchors(params: Params) -> list[str]:
 
 def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     from srcreview.vllm import drafting
-    from srcreview.vllm.runtime import key_paths
-
-    from srcreview.vllm.runtime import RUNNERS
+    from srcreview.vllm.runtime import RUNNERS, key_paths
 
     runner = ctx.runner.value
     absent = [f"{cls}.__init__ ({module})" for module, cls, _, _ in RUNNERS.values()

@@ -10,7 +10,15 @@ the absence. Anything else is `undecided`, with the reason tagged.
 from __future__ import annotations
 
 from srcreview.checks import CheckContext, CheckResult, short
-from srcreview.checks._common import EntryParams, dedupe, field_anchor, path_hops, site_anchor, trace_start, traced
+from srcreview.checks._common import (
+    EntryParams,
+    dedupe,
+    field_anchor,
+    path_hops,
+    site_anchor,
+    trace_start,
+    traced,
+)
 from srcreview.model.findings import Hop
 
 OUTCOMES = ("applied", "not-applied", "undecided")

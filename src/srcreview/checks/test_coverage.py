@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 from srcreview.checks import CheckContext, CheckResult, Params
-from srcreview.model.findings import Hop
 from srcreview.core.templates import fill
+from srcreview.model.findings import Hop
 
 OUTCOMES = ("covered", "uncovered")
 UNDECIDED_OUTCOMES = ("uncovered",)

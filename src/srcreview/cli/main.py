@@ -12,7 +12,12 @@ import importlib
 import sys
 
 from srcreview import __version__
-from srcreview.core.errors import EXIT_INCOMPLETE, EXIT_USAGE, OutputError, SrcreviewError
+from srcreview.core.errors import (
+    EXIT_INCOMPLETE,
+    EXIT_USAGE,
+    OutputError,
+    SrcreviewError,
+)
 
 COMMANDS = ("check", "recipe", "fetch", "pins", "show", "graph", "rules", "schema", "audit", "explain", "diff",
             "bisect", "cache")

@@ -31,8 +31,14 @@ def progress_reporter(enabled: bool = True) -> Iterator[Progress | None]:
 def live_bar(console):
     """A rich Progress with a size, speed and time column for downloads, left blank for the
     extraction that follows (a count of files is no download size)."""
-    from rich.progress import (BarColumn, DownloadColumn, Progress as RichProgress, TextColumn,
-                               TimeRemainingColumn, TransferSpeedColumn)
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+    from rich.progress import Progress as RichProgress
     from rich.text import Text
 
     def blank_when_extracting(column):

@@ -15,6 +15,7 @@ from typing import Any
 from srcreview import __version__
 from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, check_kind
 from srcreview.core.errors import DataError, SourceUnavailable
+from srcreview.core.templates import fill
 from srcreview.model.findings import (
     Anchor,
     Finding,
@@ -29,7 +30,6 @@ from srcreview.model.findings import (
     fingerprint,
 )
 from srcreview.rules.loader import Condition, Rule, load_rules
-from srcreview.core.templates import fill
 
 KNOB_PRECEDENCE = {"accepted": 1, "applied": 2, "undecided": 3, "ignored": 4, "invalid-value": 5, "unknown-knob": 6}
 TARGET_KEYS = ("attention_backend", "kv_cache_dtype")
@@ -119,8 +119,8 @@ def _reason(text: str | None) -> str | None:
 
 def _models(recipe, analyzer) -> tuple:
     """The models the recipe names, the configs bound for them, and the keys the analysis read."""
-    from srcreview.model.findings import ModelFile, ModelInfo, StatedValue
     from srcreview.hfconfig.binding import model_refs
+    from srcreview.model.findings import ModelFile, ModelInfo, StatedValue
 
     roles: dict[str, list[str]] = {}
     for ref, _, role in model_refs(recipe):
@@ -628,9 +628,9 @@ def run_example(rule: Rule, example, fixtures_root) -> list[str]:
     """Problems with one example (empty when the rule concludes what the example expects)."""
     from pathlib import Path
 
-    from srcreview.source.overlays import materialize
     from srcreview.model.revision import Revision
     from srcreview.source.base import DirectoryTree
+    from srcreview.source.overlays import materialize
 
     root = Path(fixtures_root) / example.fixture
     if not root.is_dir():

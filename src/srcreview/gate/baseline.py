@@ -14,12 +14,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from srcreview.core.records import RecordError
-
 from srcreview.core.errors import DataError
-from srcreview.model.findings import (KIND_ORDER, SEVERITY_ORDER, BaselineEntry, BaselineStatus, Finding, Review,
-                                kind_of)
+from srcreview.core.records import RecordError
 from srcreview.core.userfile import read_user_file
+from srcreview.model.findings import (
+    KIND_ORDER,
+    SEVERITY_ORDER,
+    BaselineEntry,
+    BaselineStatus,
+    Finding,
+    Review,
+    kind_of,
+)
 
 MAX_BASELINE_BYTES = 50_000_000
 

@@ -36,10 +36,17 @@ import datetime as _dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from srcreview.gate import baseline as _baseline
 from srcreview.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, UsageError
-from srcreview.model.findings import KIND_ORDER, SEVERITY_ORDER, BaselineEntry, Finding, Review, ReviewGate
+from srcreview.gate import baseline as _baseline
 from srcreview.gate.waivers import Waiver, check_waivers
+from srcreview.model.findings import (
+    KIND_ORDER,
+    SEVERITY_ORDER,
+    BaselineEntry,
+    Finding,
+    Review,
+    ReviewGate,
+)
 
 DEFAULT_FAIL_ON = "confirmed:high"
 _LEAST_KIND = {"confirmed": "problem", "plausible": "open-question", "any": "open-question"}

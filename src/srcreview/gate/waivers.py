@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from srcreview.core.errors import DataError
-from srcreview.model.findings import Review, WaiverNote
 from srcreview.core.userfile import read_user_file
+from srcreview.model.findings import Review, WaiverNote
 from srcreview.model.recipe.files import WAIVER_FILE
 
 if sys.version_info >= (3, 11):

@@ -7,10 +7,21 @@ a recipe names, `obtain_model_config` reads config files only (never weights),
 huggingface_hub is imported only when a Hub config is actually fetched.
 """
 
-from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN, AppliedOverride, ConfigFile, ModelFacts, unknown_facts
+from srcreview.hfconfig.facts import (
+    MODEL_CONFIG_UNKNOWN,
+    AppliedOverride,
+    ConfigFile,
+    ModelFacts,
+    unknown_facts,
+)
 from srcreview.hfconfig.files import CONFIG_FILE, MODEL_FILES, OPTIONAL_FILES
 from srcreview.hfconfig.obtain import obtain_model_config
-from srcreview.hfconfig.overrides import ModelOverrides, Override, apply_overrides, parse_model_overrides
+from srcreview.hfconfig.overrides import (
+    ModelOverrides,
+    Override,
+    apply_overrides,
+    parse_model_overrides,
+)
 from srcreview.hfconfig.ref import ModelRef, parse_model_ref
 
 __all__ = [

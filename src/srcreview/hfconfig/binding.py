@@ -17,7 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from srcreview.core.errors import DataError
-from srcreview.hfconfig import apply_overrides, obtain_model_config, parse_model_ref, unknown_facts
+from srcreview.hfconfig import (
+    apply_overrides,
+    obtain_model_config,
+    parse_model_ref,
+    unknown_facts,
+)
 
 MODES = ("hub", "cache", "off")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from srcreview.hfconfig.files import CONFIG_FILE
 from srcreview.core.records import Field, Record
+from srcreview.hfconfig.files import CONFIG_FILE
 
 MODEL_CONFIG_UNKNOWN = "model-config-unknown"
 _ABSENT = object()

@@ -22,7 +22,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from srcreview.hfconfig.facts import ConfigFile, ModelFacts
-from srcreview.hfconfig.files import CONFIG_FILE, OPTIONAL_FILES, ConfigUnavailable, parse_document
+from srcreview.hfconfig.files import (
+    CONFIG_FILE,
+    OPTIONAL_FILES,
+    ConfigUnavailable,
+    parse_document,
+)
 from srcreview.hfconfig.hubcache import NO_EXIST, HubSettings, lookup, snapshot_file
 from srcreview.hfconfig.readfile import read_regular_file
 from srcreview.hfconfig.ref import ModelRef

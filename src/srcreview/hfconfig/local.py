@@ -5,7 +5,12 @@ from __future__ import annotations
 import hashlib
 
 from srcreview.hfconfig.facts import ConfigFile, ModelFacts
-from srcreview.hfconfig.files import CONFIG_FILE, MODEL_FILES, ConfigUnavailable, parse_document
+from srcreview.hfconfig.files import (
+    CONFIG_FILE,
+    MODEL_FILES,
+    ConfigUnavailable,
+    parse_document,
+)
 from srcreview.hfconfig.readfile import read_regular_file
 from srcreview.hfconfig.ref import ModelRef
 

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from srcreview.core.errors import DataError
+from srcreview.core.records import Record
 from srcreview.hfconfig.facts import AppliedOverride, ModelFacts
 from srcreview.hfconfig.files import CONFIG_FILE
-from srcreview.core.records import Record
 
 MAX_KEY_DEPTH = 16
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")  # config.json keys are kept as written: no kebab-to-snake

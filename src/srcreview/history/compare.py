@@ -14,7 +14,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from srcreview.model.findings import Anchor, Finding, Knob, PatchRecord, Review, RevisionInfo, RunnerInfo
+from srcreview.model.findings import (
+    Anchor,
+    Finding,
+    Knob,
+    PatchRecord,
+    Review,
+    RevisionInfo,
+    RunnerInfo,
+)
 
 ChangeKind = Literal["unchanged", "changed", "appeared", "disappeared"]
 

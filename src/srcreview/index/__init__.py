@@ -70,7 +70,14 @@ from srcreview.index.facts import (
     ModuleFacts,
     Param,
 )
-from srcreview.index.index import MAX_PARSE_BYTES, ClassInfo, FunctionInfo, Index, Symbol, UnreadableSource
+from srcreview.index.index import (
+    MAX_PARSE_BYTES,
+    ClassInfo,
+    FunctionInfo,
+    Index,
+    Symbol,
+    UnreadableSource,
+)
 
 __all__ = [
     "SCHEMA_VERSION", "UNKNOWN", "ClassFacts", "ClassInfo", "ConstantFact", "FieldFact",

@@ -16,10 +16,10 @@ import json
 import pickle
 from pathlib import Path
 
+from srcreview.core.sealed import seal, unseal, write_atomic
 from srcreview.index import facts as facts_module
 from srcreview.index import ir
 from srcreview.index.facts import SCHEMA_VERSION, ModuleFacts
-from srcreview.core.sealed import seal, unseal, write_atomic
 
 _ALLOWED = {
     ("srcreview.index.facts", name)

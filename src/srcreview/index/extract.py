@@ -20,6 +20,9 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
+from srcreview.index import ir
+from srcreview.index.ast_facts import absolute_module
+from srcreview.index.ast_facts import one_line as _one_line
 from srcreview.index.facts import (
     UNKNOWN,
     ClassFacts,
@@ -31,9 +34,6 @@ from srcreview.index.facts import (
     ModuleFacts,
     Param,
 )
-from srcreview.index import ir
-from srcreview.index.ast_facts import absolute_module
-from srcreview.index.ast_facts import one_line as _one_line
 from srcreview.index.literal import literal_value
 
 

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srcreview.core.errors import DataError, SourceUnavailable
-from srcreview.index.facts import SCHEMA_VERSION, UNKNOWN, ClassFacts, ConstantFact, FieldFact, FunctionFacts, ModuleFacts
+from srcreview.index.facts import (
+    SCHEMA_VERSION,
+    UNKNOWN,
+    ClassFacts,
+    ConstantFact,
+    FieldFact,
+    FunctionFacts,
+    ModuleFacts,
+)
 
 MAX_RESOLVE_DEPTH = 12
 # Larger modules are not parsed (libcst, the fallback extractor, needs about 1 s and 350 MB per

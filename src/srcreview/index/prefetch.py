@@ -21,7 +21,6 @@ from collections.abc import Callable
 from srcreview.core.errors import DataError, SourceUnavailable
 from srcreview.index.index import MAX_PARSE_BYTES
 
-
 MIN_UNCACHED = 4  # fewer anchor files to parse than this: a worker costs more than it saves
 # A worker costs a fork and a raw-text scan of its own: it pays on a real vLLM tree (over 2000
 # modules), not on a small one (the fixtures), where the review alone is quicker.

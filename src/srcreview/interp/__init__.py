@@ -121,6 +121,9 @@ code reads `<VllmConfig>.speculative_config.method` or `self.method` inside Spec
 has_device_capability(...).
 """
 
+from srcreview.interp.callgraph import trace
+from srcreview.interp.queries import evaluate_function, field_reads, model_runner
+from srcreview.interp.render import render_trace
 from srcreview.interp.results import (
     Assumption,
     FieldReads,
@@ -131,9 +134,6 @@ from srcreview.interp.results import (
     Site,
     Trace,
 )
-from srcreview.interp.callgraph import trace
-from srcreview.interp.queries import evaluate_function, field_reads, model_runner
-from srcreview.interp.render import render_trace
 from srcreview.vllm.runtime import config_bindings, key_paths
 
 __all__ = [

@@ -28,16 +28,14 @@ from srcreview.interp.events import (
     ReturnEvent,
     StoreEvent,
 )
-from srcreview.vllm.models import MODEL_CONFIG_UNKNOWN
 from srcreview.interp.resolver import Resolver
-from srcreview.vllm.runtime import CAPABILITY_CALLS, PLATFORM_PREDICATES, ROOT_CONFIG, Runtime, builder_locals
 from srcreview.interp.values import (
+    DICT_VIEWS,
     NONE,
     BoundBuiltin,
     Builtin,
     ClassRef,
     Const,
-    DICT_VIEWS,
     Derived,
     DictVal,
     EnumMember,
@@ -57,6 +55,14 @@ from srcreview.interp.values import (
     item_of,
     merge_envs,
     union,
+)
+from srcreview.vllm.models import MODEL_CONFIG_UNKNOWN
+from srcreview.vllm.runtime import (
+    CAPABILITY_CALLS,
+    PLATFORM_PREDICATES,
+    ROOT_CONFIG,
+    Runtime,
+    builder_locals,
 )
 
 MAX_EVAL_DEPTH = 6

@@ -15,17 +15,14 @@ from dataclasses import replace
 from srcreview.core.errors import DataError
 from srcreview.index import ir
 from srcreview.index.facts import UNKNOWN
-from srcreview.vllm import models
 from srcreview.interp.builtins import BUILTIN_NAMES, const_attr
-from srcreview.vllm.models import HF_CONFIG
-from srcreview.vllm.runtime import UNDECIDED, factory_class, self_written, static_default
 from srcreview.interp.values import (
+    DICT_VIEWS,
     NONE,
     BoundBuiltin,
     Builtin,
     ClassRef,
     Const,
-    DICT_VIEWS,
     Derived,
     DictVal,
     EnumMember,
@@ -39,6 +36,14 @@ from srcreview.interp.values import (
     Rewritable,
     Super,
     Unknown,
+)
+from srcreview.vllm import models
+from srcreview.vllm.models import HF_CONFIG
+from srcreview.vllm.runtime import (
+    UNDECIDED,
+    factory_class,
+    self_written,
+    static_default,
 )
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import io
 
-from srcreview.history.bisect import BisectReport, Change
 from srcreview.core.textsafe import dumps, oneline
+from srcreview.history.bisect import BisectReport, Change
 
 _STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
           "confirmed": "bold red", "plausible": "yellow", "refuted": "green", "stale": "magenta"}

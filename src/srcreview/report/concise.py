@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from srcreview.model.findings import KIND_ORDER, SEVERITY_ORDER, Finding, Review
 from srcreview.core.textsafe import oneline
+from srcreview.model.findings import KIND_ORDER, SEVERITY_ORDER, Finding, Review
 
 
 def render(reviews: Sequence[Review] | Review, *, gate=None, **_options) -> str:

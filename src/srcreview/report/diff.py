@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import io
 
-from srcreview.history.compare import ReviewDiff
 from srcreview.core.textsafe import dumps, oneline
+from srcreview.history.compare import ReviewDiff
 
 _STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
           "unknown-knob": "bold red", "invalid-value": "bold red",

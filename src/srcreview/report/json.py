@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from srcreview.model.findings import Review, ReviewRun, RunGate
 from srcreview.core.textsafe import dumps
+from srcreview.model.findings import Review, ReviewRun, RunGate
 
 
 def run_of(reviews: Sequence[Review] | Review, gate=None) -> ReviewRun:

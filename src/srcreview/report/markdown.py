@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from srcreview.core.textsafe import printable
 from srcreview.model.findings import Anchor, Finding, Review
 from srcreview.report.sarif import shown_path
-from srcreview.core.textsafe import printable
 
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|#&~]|(?<!\w)_|_(?!\w))")
 # what GitHub turns into links or notifications in a comment: URLs, www., e-mail addresses,

@@ -21,8 +21,8 @@ import re
 from collections.abc import Sequence
 
 from srcreview.core.errors import DataError
-from srcreview.model.findings import Anchor, Review
 from srcreview.core.textsafe import dumps
+from srcreview.model.findings import Anchor, Review
 
 SCHEMA_ID = "anvil-serving.benchmark-source-registry/v1"
 ID_PREFIX = "srcreview-"

@@ -13,8 +13,8 @@ import json
 import re
 from collections.abc import Sequence
 
-from srcreview.model.findings import SEVERITY_ORDER, Review
 from srcreview.core.textsafe import dumps
+from srcreview.model.findings import SEVERITY_ORDER, Review
 
 SCHEMA_VERSION = "operator-workflow/v1"
 MAX_SOURCE_URLS = 60

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 from urllib.parse import quote
 
-from srcreview.model.findings import Anchor, Finding, Hop, Review
 from srcreview.core.textsafe import dumps
+from srcreview.model.findings import Anchor, Finding, Hop, Review
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "srcreviewFingerprint/v1"

@@ -16,8 +16,8 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-from srcreview.model.findings import Anchor, Finding, Review
 from srcreview.core.textsafe import oneline
+from srcreview.model.findings import Anchor, Finding, Review
 
 _STATUS_STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
                  "unknown-knob": "bold red", "invalid-value": "bold red"}
@@ -169,7 +169,6 @@ def _knobs(console, review: Review, verbose: bool) -> None:
 
 
 def _finding(console, f: Finding, verbose: bool, is_failing: bool) -> None:
-    from rich.text import Text
 
     where = f" (recipe line {f.recipe_line})" if f.recipe_line else ""
     head = f"[{f.severity}] {f.classification}  {f.rule}{where}" + ("  fails the gate" if is_failing else "")

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from srcreview.core.errors import DataError
-from srcreview.model.findings import KnobStatus, Problem, Scope, Severity
 from srcreview.core.records import Field, Record, RecordError, field_validator
+from srcreview.model.findings import KnobStatus, Problem, Scope, Severity
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -24,7 +24,15 @@ from pathlib import Path
 
 from srcreview.core.errors import SourceUnavailable
 from srcreview.model.revision import Revision
-from srcreview.source.base import HIDDEN, Gap, SourceTree, in_package, clean_relpath, is_utf8, repo_url
+from srcreview.source.base import (
+    HIDDEN,
+    Gap,
+    SourceTree,
+    clean_relpath,
+    in_package,
+    is_utf8,
+    repo_url,
+)
 from srcreview.source.cache import Cache
 from srcreview.source.pipindex import redact_url
 

@@ -78,8 +78,8 @@ def _github_entry(revision: Revision, cache: Cache) -> Path | None:
 
 def _local_archive_entry(path: Path, cache: Cache) -> Path | None:
     """The entry a `--source` archive is extracted to (keyed by its sha256), if it is an archive."""
-    from srcreview.source.archive import archive_kind
     from srcreview.core.userfile import open_regular
+    from srcreview.source.archive import archive_kind
 
     if not path.is_file() or archive_kind(path) is None:
         return None  # a directory or checkout: no manifest names its content

@@ -20,7 +20,12 @@ from pathlib import Path
 
 from srcreview.core.errors import SourceUnavailable, UsageError
 from srcreview.model.revision import Revision
-from srcreview.source.base import DirectoryTree, Progress, SourceTree, VerificationFailed
+from srcreview.source.base import (
+    DirectoryTree,
+    Progress,
+    SourceTree,
+    VerificationFailed,
+)
 
 PROVIDERS = ("auto", "local", "registry", "github", "git")
 
@@ -74,7 +79,9 @@ def find_cached(revision: Revision, cache) -> SourceTree | None:
     found = registry.find_cached(revision, cache) or github.find_cached(revision, cache)
     if found is not None:
         return found
-    from srcreview.source.gitrepo import GitCache  # only now: a cached sdist or tarball never needs git
+    from srcreview.source.gitrepo import (
+        GitCache,  # only now: a cached sdist or tarball never needs git
+    )
 
     git_cache = GitCache(cache)
     full = git_cache.find(revision)
@@ -134,11 +141,10 @@ def open_local(path: Path, revision: Revision, cache=None, progress: Progress | 
 
 def _open_local_archive(path: Path, revision: Revision, cache, progress) -> SourceTree:
     """An sdist archive, extracted once into the cache under its content digest."""
+    from srcreview.core.userfile import open_regular
     from srcreview.source.archive import extract
     from srcreview.source.cache import Cache
     from srcreview.source.sdist import verify_commit, vouched
-
-    from srcreview.core.userfile import open_regular
 
     cache = cache or Cache()
     what = f"--source {path.name}"

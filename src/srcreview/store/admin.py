@@ -48,9 +48,9 @@ def usage(root: Path) -> Usage:
     """Every part of the cache at `root` with its size (nothing is read but directory entries)."""
     from srcreview.index.cache import facts_dir
     from srcreview.index.facts import SCHEMA_VERSION
+    from srcreview.source.registry import RELEASES
     from srcreview.store.reviews import SCHEMA as REVIEWS_SCHEMA
     from srcreview.store.reviews import reviews_dir
-    from srcreview.source.registry import RELEASES
 
     # each kind decides where its schema directories live: <root>/facts/v<schema>, <root>/reviews/v<schema>
     schemas = {facts_dir(root).parent: ("facts", SCHEMA_VERSION), reviews_dir(root).parent: ("reviews", REVIEWS_SCHEMA)}

@@ -30,6 +30,18 @@ from dataclasses import dataclass
 from srcreview.index import ir
 from srcreview.interp.interpreter import Frame, analyzer
 from srcreview.interp.results import frame_anchor
+from srcreview.interp.values import (
+    ClassRef,
+    Const,
+    Derived,
+    EnumMember,
+    External,
+    FuncRef,
+    LazyCall,
+    Obj,
+    Ref,
+    Unknown,
+)
 from srcreview.vllm.runtime import (
     ATTN_SELECTOR,
     BACKEND_ENUM,
@@ -40,7 +52,6 @@ from srcreview.vllm.runtime import (
     PLATFORM_SELECTOR,
     ROOT_CONFIG,
 )
-from srcreview.interp.values import ClassRef, Const, Derived, EnumMember, External, FuncRef, LazyCall, Obj, Ref, Unknown
 
 MODEL_REASON = "{name}: the model's attention layers pass it ({why})"
 NOT_BOUND = "the model's config is not bound"

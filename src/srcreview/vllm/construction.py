@@ -30,8 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from srcreview.interp.events import RaiseEvent
-from srcreview.vllm.runtime import ROOT_CONFIG
 from srcreview.interp.values import Obj, Unknown
+from srcreview.vllm.runtime import ROOT_CONFIG
 
 SPECULATIVE = "speculative_config"
 AFTER_VALIDATORS = ("model_validator",)

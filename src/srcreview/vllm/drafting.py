@@ -23,11 +23,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from srcreview.model.findings import Anchor
 from srcreview.index import ir
 from srcreview.interp.events import Condition
 from srcreview.interp.results import Assumption, Hop, Site, Trace, frame_anchor
-from srcreview.interp.values import ClassRef, Const, Derived, FuncRef, LazyCall, Obj, Ref, Rewritable, Union, Unknown
+from srcreview.interp.values import (
+    ClassRef,
+    Const,
+    Derived,
+    FuncRef,
+    LazyCall,
+    Obj,
+    Ref,
+    Rewritable,
+    Union,
+    Unknown,
+)
+from srcreview.model.findings import Anchor
 
 COMPONENT_ORIGIN = "the speculative component"
 SPECULATIVE = "speculative_config"

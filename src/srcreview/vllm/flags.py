@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from srcreview.core.errors import DataError
-from srcreview.model.recipe.model import MAX_SETTINGS, Recipe, ServerOption, Setting, normalize_key
+from srcreview.model.recipe.model import (
+    MAX_SETTINGS,
+    Recipe,
+    ServerOption,
+    Setting,
+    normalize_key,
+)
 
 PARSERS = ("EngineArgs.add_cli_args", "AsyncEngineArgs.add_cli_args")
 SERVE_PARSER = "make_arg_parser"

@@ -22,7 +22,15 @@ import json
 from dataclasses import dataclass
 
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
-from srcreview.interp.values import Const, Derived, FuncRef, HfConfig, Obj, Partial, Unknown
+from srcreview.interp.values import (
+    Const,
+    Derived,
+    FuncRef,
+    HfConfig,
+    Obj,
+    Partial,
+    Unknown,
+)
 
 MODELS_KEY = "@models"  # the binding holding ModelConfigs (no dot: never a config path)
 MODEL_CONFIG = "ModelConfig"  # the config class whose hf_config is the model's config

@@ -25,11 +25,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from srcreview.index import ir
-from srcreview.vllm.backends import Admission, admission, platform_selector, selector_call, selector_value
 from srcreview.interp.interpreter import Frame, analyzer
 from srcreview.interp.results import frame_anchor
-from srcreview.vllm.runtime import BACKEND_ENUM, BACKEND_VALIDATE
 from srcreview.interp.values import Const, EnumMember, FuncRef, Union
+from srcreview.vllm.backends import (
+    Admission,
+    admission,
+    platform_selector,
+    selector_call,
+    selector_value,
+)
+from srcreview.vllm.runtime import BACKEND_ENUM, BACKEND_VALIDATE
 
 NONE_ADMITTED = "none"  # no candidate admits the recipe: the platform raises, start-up fails
 UNREADABLE = "a backend the analysis cannot read"

@@ -85,8 +85,8 @@ def run_gate(args, reviews, *, rules=None, known_rules=None, recipe_files=None) 
     `recipe_files`: (file on disk, shown path) of each review, whose waivers apply (default:
     matched from the paths in `args.recipes`).
     """
-    from srcreview.gate.baseline import load_baseline
     from srcreview.core.dates import review_date, today
+    from srcreview.gate.baseline import load_baseline
     from srcreview.gate.policy import DEFAULT_FAIL_ON, evaluate, parse_fail_on
     from srcreview.gate.waivers import load_waivers
 

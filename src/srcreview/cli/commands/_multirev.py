@@ -40,8 +40,8 @@ def load_rules_arg(args):
     import re
 
     from srcreview.core.errors import DataError
-    from srcreview.rules.loader import load_rules
     from srcreview.core.userfile import shown_path
+    from srcreview.rules.loader import load_rules
 
     if not getattr(args, "rules", None):
         return load_rules()
@@ -69,14 +69,14 @@ class RevisionReviewer:
     def review(self, rev: str, layers=()):
         """The Review of the recipe at `rev` (a release version or commit), with `layers`
         (patches, overlays: `srcreview.source.patched`) applied over its source."""
+        from srcreview.cli.commands._common import resolve_release
+        from srcreview.engine.patched import mark_patched
         from srcreview.engine.run import review
         from srcreview.index import Index
-        from srcreview.vllm.flags import at_revision
-        from srcreview.cli.commands._common import resolve_release
         from srcreview.index.cache import default_cache_dir
-        from srcreview.engine.patched import mark_patched
         from srcreview.source.obtain import open_source
         from srcreview.source.patched import apply_layers
+        from srcreview.vllm.flags import at_revision
 
         key = (rev, tuple(layer.sha256 for layer in layers))
         if key not in self._reviews:

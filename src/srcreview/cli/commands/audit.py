@@ -47,7 +47,12 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from srcreview.audit.reviews import MAX_REVIEW_BYTES, audit_review, check_review_document, load_review
+    from srcreview.audit.reviews import (
+        MAX_REVIEW_BYTES,
+        audit_review,
+        check_review_document,
+        load_review,
+    )
     from srcreview.report.registry import is_registry
 
     path = Path(args.review)
@@ -73,8 +78,8 @@ def run(args) -> int:
 
 
 def _run_registry(args, doc, shown: str, sources) -> int:
-    from srcreview.audit.reviews import load_review
     from srcreview.audit.registries import audit_registry, review_claims
+    from srcreview.audit.reviews import load_review
     from srcreview.report import registry_audit as render
 
     pin = None
@@ -116,8 +121,8 @@ class _Sources:
         self.incomplete: dict[str, str] = {}
 
     def tree_for(self, rev: str):
-        from srcreview.core.errors import SourceUnavailable
         from srcreview.cli.progress import progress_reporter
+        from srcreview.core.errors import SourceUnavailable
         from srcreview.model.revision import resolve_rev
         from srcreview.source.obtain import open_source
 

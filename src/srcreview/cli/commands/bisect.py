@@ -97,10 +97,15 @@ def parse_knob(text: str | None) -> tuple[str | None, str | None]:
 
 
 def run(args) -> int:
-    from srcreview.history.bisect import Question, bisect, summarize
-    from srcreview.cli.commands._multirev import (RevisionReviewer, color_from_args, load_recipe_arg, load_rules_arg,
-                                              progress_display)
+    from srcreview.cli.commands._multirev import (
+        RevisionReviewer,
+        color_from_args,
+        load_recipe_arg,
+        load_rules_arg,
+        progress_display,
+    )
     from srcreview.core.errors import EXIT_INCOMPLETE, EXIT_OK, UsageError
+    from srcreview.history.bisect import Question, bisect, summarize
     from srcreview.report import bisection as report
 
     if not (args.rule or args.knob):

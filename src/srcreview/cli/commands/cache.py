@@ -42,9 +42,9 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from srcreview.store.admin import clean, human, select, usage
     from srcreview.core.errors import UsageError
     from srcreview.source.cache import default_root
+    from srcreview.store.admin import clean, human, select, usage
 
     root, origin = default_root()
     found = usage(root)

@@ -27,7 +27,11 @@ FORMATS = ("text", "concise", "json", "review", "sarif", "markdown", "registry")
 
 
 def add_parser(sub) -> None:
-    from srcreview.cli.commands._common import add_model_config_arg, add_patch_args, add_source_args
+    from srcreview.cli.commands._common import (
+        add_model_config_arg,
+        add_patch_args,
+        add_source_args,
+    )
     from srcreview.cli.commands._gate_args import add_gate_args
 
     p = sub.add_parser("check", help="review recipe(s) against the pinned vLLM source",
@@ -52,8 +56,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from srcreview.cli.commands._gate_args import run_gate
     from srcreview.cli.commands._common import with_models
+    from srcreview.cli.commands._gate_args import run_gate
     from srcreview.model.recipe import load_recipes
     from srcreview.model.recipe.files import recipe_files
 
@@ -111,7 +115,11 @@ class _StoredReviews:
         (None when the source has no identity: it is not stored)."""
         from pathlib import Path
 
-        from srcreview.cli.commands._common import layers_from_args, resolve_release, rev_from_args
+        from srcreview.cli.commands._common import (
+            layers_from_args,
+            resolve_release,
+            rev_from_args,
+        )
 
         revision = resolve_release(rev_from_args(args, recipe), local=bool(getattr(args, "source", None)))
         identity = identity_of(revision, layers_from_args(args, recipe, recipe_file))
@@ -148,8 +156,8 @@ def _stored_reviews(args) -> _StoredReviews | None:
     """The stored reviews, or None when the rule files cannot be read (their loader says why)."""
     from pathlib import Path
 
-    from srcreview.store.reviews import ReviewCache, rules_digest
     from srcreview.source.cache import default_root
+    from srcreview.store.reviews import ReviewCache, rules_digest
 
     digest = rules_digest(Path(args.rules) if getattr(args, "rules", None) else None)
     return _StoredReviews(ReviewCache(default_root()[0]), digest) if digest is not None else None
@@ -169,8 +177,8 @@ def merge_registry(target: str, gate) -> None:
     from pathlib import Path
 
     from srcreview.cli.commands._gate_args import shown_path, write_error
-    from srcreview.report import registry
     from srcreview.core.userfile import read_user_file
+    from srcreview.report import registry
 
     path, shown = Path(target), shown_path(target)
     date = observed_on(gate)
@@ -204,12 +212,16 @@ def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, objec
     patches` are relative to."""
     from functools import partial
 
-    from srcreview.cli.commands._common import layers_from_args, rev_from_args, tree_from_args
+    from srcreview.cli.commands._common import (
+        layers_from_args,
+        rev_from_args,
+        tree_from_args,
+    )
+    from srcreview.engine.patched import mark_patched
     from srcreview.engine.run import anchor_names, review
     from srcreview.index import Index
     from srcreview.index.cache import default_cache_dir
     from srcreview.index.prefetch import start
-    from srcreview.engine.patched import mark_patched
     from srcreview.vllm.flags import at_revision
 
     planned = []  # (tree key, layers) of each recipe

@@ -42,13 +42,22 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from srcreview.cli.commands._common import layers_from_args
-    from srcreview.cli.commands._multirev import (RevisionReviewer, color_from_args, load_recipe_arg, load_rules_arg,
-                                              progress_display)
+    from srcreview.cli.commands._common import check_revs, layers_from_args
+    from srcreview.cli.commands._multirev import (
+        RevisionReviewer,
+        color_from_args,
+        load_recipe_arg,
+        load_rules_arg,
+        progress_display,
+    )
+    from srcreview.core.errors import (
+        EXIT_GATE_FAILED,
+        EXIT_INCOMPLETE,
+        EXIT_OK,
+        UsageError,
+    )
     from srcreview.history.compare import compare_reviews
-    from srcreview.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, UsageError
     from srcreview.report import diff as report
-    from srcreview.cli.commands._common import check_revs
 
     if len(args.rev) != 2:
         raise UsageError(f"--rev: give exactly two revisions (the old one, then the new one), got {len(args.rev)}")

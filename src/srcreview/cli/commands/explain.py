@@ -31,7 +31,11 @@ examples:
 
 
 def add_parser(sub) -> None:
-    from srcreview.cli.commands._common import add_model_config_arg, add_patch_args, add_source_args
+    from srcreview.cli.commands._common import (
+        add_model_config_arg,
+        add_patch_args,
+        add_source_args,
+    )
 
     p = sub.add_parser("explain", help="a finding's trace hop by hop with source excerpts, and why it is classified so",
                        description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -54,10 +58,14 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from srcreview.cli.commands._gate_args import shown_path
-    from srcreview.cli.commands._multirev import color_from_args, load_recipe_arg, load_rules_arg
-    from srcreview.core.errors import EXIT_OK, UsageError
     from srcreview.audit.explain import explain, find_finding, load_saved_reviews
+    from srcreview.cli.commands._gate_args import shown_path
+    from srcreview.cli.commands._multirev import (
+        color_from_args,
+        load_recipe_arg,
+        load_rules_arg,
+    )
+    from srcreview.core.errors import EXIT_OK, UsageError
     from srcreview.report import explain as report
 
     if bool(args.review) == bool(args.recipe):
@@ -127,10 +135,10 @@ def _pin_matches(info) -> bool:
 
 def _fresh_review(args, recipe, rules):
     from srcreview.cli.commands._common import layers_from_args, tree_from_args
+    from srcreview.engine.patched import mark_patched
     from srcreview.engine.run import review
     from srcreview.index import Index
     from srcreview.index.cache import default_cache_dir
-    from srcreview.engine.patched import mark_patched
     from srcreview.vllm.flags import at_revision
 
     tree = tree_from_args(args, recipe, progress=sys.stderr.isatty(), layers=layers_from_args(args, recipe, args.recipe))

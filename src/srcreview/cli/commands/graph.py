@@ -19,7 +19,11 @@ import contextlib
 import json
 import sys
 
-from srcreview.cli.commands._common import add_model_config_arg, add_patch_args, add_source_args
+from srcreview.cli.commands._common import (
+    add_model_config_arg,
+    add_patch_args,
+    add_source_args,
+)
 from srcreview.core.errors import EXIT_OK, DataError, UsageError
 
 
@@ -56,18 +60,17 @@ def parse_setting(text: str) -> tuple[str, object]:
 
 def run(args) -> int:
     from srcreview.cli.commands._common import layers_from_args, tree_from_args
-    from srcreview.interp import field_reads, render_trace, trace
     from srcreview.index import Index
     from srcreview.index.cache import default_cache_dir
+    from srcreview.interp import field_reads, render_trace, trace
 
     if args.depth is not None and not 1 <= args.depth <= 20:
         raise UsageError("--depth: must be between 1 and 20")
     recipe = None
     if args.recipe:
+        from srcreview.cli.commands._common import with_models
         from srcreview.cli.commands._gate_args import shown_path
         from srcreview.model.recipe import load_recipe
-
-        from srcreview.cli.commands._common import with_models
 
         recipe = with_models(load_recipe(args.recipe, display_path=shown_path(args.recipe)), args.recipe, args)
     settings = [parse_setting(text) for text in args.settings]
@@ -83,7 +86,6 @@ def run(args) -> int:
     bindings: dict = {}
     if recipe is not None:
         from srcreview.vllm.flags import at_revision
-
         from srcreview.vllm.models import model_bindings
 
         bindings.update(at_revision(recipe, index).bindings)
@@ -129,8 +131,8 @@ def _option(name: str):
 
 
 def _with_reads(out: str, reads, fmt: str) -> str:
-    from srcreview.interp.render import trace_to_dict
     from srcreview.core.textsafe import printable
+    from srcreview.interp.render import trace_to_dict
 
     if fmt == "json":
         data = json.loads(out)

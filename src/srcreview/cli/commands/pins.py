@@ -38,10 +38,10 @@ def run(args) -> int:
         return EXIT_OK
     if args.since and not VERSION.fullmatch(args.since):
         raise UsageError(f"--since: {args.since[:40]!r} is not a release version (e.g. 0.31.0)")
-    from srcreview.source.pins_update import update_pins
     from srcreview.cli.progress import progress_reporter
     from srcreview.source.cache import Cache
     from srcreview.source.gitrepo import remote_url
+    from srcreview.source.pins_update import update_pins
 
     git_url = None if args.no_git else (args.git_url or remote_url())
     with progress_reporter(sys.stderr.isatty()) as report:

@@ -54,9 +54,9 @@ def run(args) -> int:
 def _test(rules, args) -> int:
     from pathlib import Path
 
-    from srcreview.engine.run import run_example
     from srcreview.core.errors import UsageError
     from srcreview.core.resources import data_dir
+    from srcreview.engine.run import run_example
 
     fixtures = Path(args.fixtures) if args.fixtures else data_dir("rules").parent / "fixtures" / "vllm_snippets"
     if not fixtures.is_dir():

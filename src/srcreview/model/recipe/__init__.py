@@ -13,6 +13,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from srcreview.core.errors import DataError, SrcreviewError
+from srcreview.core.userfile import read_user_file
 from srcreview.model.recipe.model import (
     MAX_SETTINGS,
     EnvVar,
@@ -26,7 +27,6 @@ from srcreview.model.recipe.model import (
     normalize_key,
 )
 from srcreview.model.recipe.toml_recipe import MAX_KEY_DEPTH, KeyLines, parse_recipe
-from srcreview.core.userfile import read_user_file
 
 MAX_RECIPE_BYTES = 1_000_000
 FORMATS = ("toml", "compose", "vllm-yaml", "dockerfile", "command-line")

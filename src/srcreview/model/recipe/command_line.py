@@ -15,7 +15,14 @@ from pathlib import PurePosixPath
 
 from srcreview.core.errors import DataError
 from srcreview.model.recipe.directives import Directives, read_directives
-from srcreview.model.recipe.model import MAX_SETTINGS, EnvVar, RawFlag, Recipe, RecipeInfo, RuntimePin
+from srcreview.model.recipe.model import (
+    MAX_SETTINGS,
+    EnvVar,
+    RawFlag,
+    Recipe,
+    RecipeInfo,
+    RuntimePin,
+)
 from srcreview.model.recipe.shell import Word, commands, is_assignment
 
 # `python -m <module>` entry points that run the OpenAI-compatible server (older launch scripts)

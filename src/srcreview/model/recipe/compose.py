@@ -14,7 +14,12 @@ from __future__ import annotations
 import re
 
 from srcreview.core.errors import DataError
-from srcreview.model.recipe.command_line import is_vllm_image, pin_of_image, recipe_from_words, serve_args
+from srcreview.model.recipe.command_line import (
+    is_vllm_image,
+    pin_of_image,
+    recipe_from_words,
+    serve_args,
+)
 from srcreview.model.recipe.directives import KEYS, Directives, read_directives
 from srcreview.model.recipe.model import EnvVar, Recipe, RuntimePin
 from srcreview.model.recipe.shell import Word, commands

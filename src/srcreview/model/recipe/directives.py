@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from srcreview.core.records import RecordError
-
 from srcreview.core.errors import DataError
+from srcreview.core.records import RecordError
 from srcreview.model.recipe.model import Hardware, RuntimePin
 
 KEYS = ("name", "gpu", "compute_capability", "version", "revision")

@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 
 from srcreview.core.errors import UsageError
-from srcreview.model.recipe import MAX_RECIPE_BYTES, looks_like_recipe
 from srcreview.core.userfile import shown_path
+from srcreview.model.recipe import MAX_RECIPE_BYTES, looks_like_recipe
 
 WAIVER_FILE = "srcreview.toml"  # the waivers beside recipes (srcreview.gate.waivers): never a recipe
 

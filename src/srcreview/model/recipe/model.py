@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+from srcreview.core.records import Field, Record, field_validator
 from srcreview.hfconfig.facts import ModelFacts
 from srcreview.hfconfig.overrides import ModelOverrides
-from srcreview.core.records import Field, Record, field_validator
 
 MAX_SETTINGS = 2_000  # vLLM 0.29 declares about 250 engine arguments; a recipe has tens
 _CAPABILITY = re.compile(r"^([0-9]{1,2})\.([0-9])$")  # ASCII digits only: "١٢.٠" is not 12.0

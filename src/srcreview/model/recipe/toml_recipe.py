@@ -10,9 +10,8 @@ import re
 import sys
 from typing import Any
 
-from srcreview.core.records import RecordError
-
 from srcreview.core.errors import DataError
+from srcreview.core.records import RecordError
 from srcreview.hfconfig.overrides import ModelOverrides, parse_model_overrides
 from srcreview.model.recipe.model import (
     MAX_SETTINGS,

@@ -12,7 +12,13 @@ from pathlib import PurePosixPath
 
 from srcreview.core.errors import DataError
 from srcreview.model.recipe.directives import read_directives
-from srcreview.model.recipe.model import MAX_SETTINGS, RawFlag, Recipe, RecipeInfo, RuntimePin
+from srcreview.model.recipe.model import (
+    MAX_SETTINGS,
+    RawFlag,
+    Recipe,
+    RecipeInfo,
+    RuntimePin,
+)
 from srcreview.model.recipe.yaml_doc import Located
 
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")

@@ -35,20 +35,12 @@ LAYERS = [
     ("api", ("api",)),
     ("cli", ("cli", "__main__")),
 ]
-# Debt being paid (issue 22): the generic interpreter still names vLLM's runtime model, and the
-# two fact builders call each other. Each entry must still exist (a paid one is removed here).
-KNOWN_UPWARD = {
-    ("srcreview.interp", "srcreview.vllm.runtime"),
-    ("srcreview.interp.interpreter", "srcreview.vllm.construction"),
-    ("srcreview.interp.interpreter", "srcreview.vllm.models"),
-    ("srcreview.interp.interpreter", "srcreview.vllm.runtime"),
-    ("srcreview.interp.resolver", "srcreview.vllm.models"),
-    ("srcreview.interp.resolver", "srcreview.vllm.runtime"),
-}
+# Debt being paid (issue 22): the two fact builders call each other. Each entry must still be
+# owed (a paid one is removed here).
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 KNOWN_CYCLIC = {  # modules on an import cycle
     "srcreview.index.ast_facts", "srcreview.index.cache", "srcreview.index.extract", "srcreview.index.facts",
-    "srcreview.index.literal", "srcreview.interp.interpreter", "srcreview.interp.queries", "srcreview.interp.resolver",
-    "srcreview.vllm.construction", "srcreview.vllm.models", "srcreview.vllm.runtime",
+    "srcreview.index.literal",
 }
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 CLI = RANK["cli"]

@@ -47,7 +47,10 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
               source_label: str = "") -> tuple[Review, frozenset[str]]:
     """The review, and the ids of the rules whose `when` held (for the example harness)."""
     from srcreview.index import Index
+    from srcreview.interp.domain import install
+    from srcreview.vllm.domain import VLLM
 
+    install(VLLM)  # the interpreter's framework model, before the first walk
     index = index if index is not None else Index(tree, cache_dir=cache_dir)
     rules = load_rules() if rules is None else rules
     bindings = _bindings(index, recipe)
@@ -184,10 +187,10 @@ class _RecipeOnly:
 
 
 def _bindings(index, recipe) -> dict:
-    """The recipe's bindings in VllmConfig terms (srcreview.interp.config_bindings); the recipe's
+    """The recipe's bindings in VllmConfig terms (srcreview.vllm.runtime.config_bindings); the recipe's
     own keys alone when the revision's engine-args builder cannot be read."""
-    from srcreview.interp import config_bindings
     from srcreview.vllm.models import model_bindings
+    from srcreview.vllm.runtime import config_bindings
 
     bound = {**recipe.bindings, **model_bindings(recipe)}
     try:

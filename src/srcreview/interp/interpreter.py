@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import fields as dataclass_fields
 from dataclasses import replace
 
+from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 from srcreview.index import ir
 from srcreview.interp import builtins
-from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 from srcreview.interp import domain as domains
 from srcreview.interp.builtins import binop
 from srcreview.interp.events import (

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from srcreview.core.errors import DataError
-from srcreview.index import ir
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
+from srcreview.index import ir
 from srcreview.index.facts import UNKNOWN
 from srcreview.interp.builtins import BUILTIN_NAMES, const_attr
 from srcreview.interp.values import (

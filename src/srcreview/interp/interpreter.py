@@ -56,14 +56,9 @@ from srcreview.interp.values import (
     merge_envs,
     union,
 )
+from srcreview.vllm.anchors import CAPABILITY_CALLS, PLATFORM_PREDICATES, ROOT_CONFIG
 from srcreview.vllm.models import MODEL_CONFIG_UNKNOWN
-from srcreview.vllm.runtime import (
-    CAPABILITY_CALLS,
-    PLATFORM_PREDICATES,
-    ROOT_CONFIG,
-    Runtime,
-    builder_locals,
-)
+from srcreview.vllm.runtime import Runtime, builder_locals
 
 MAX_EVAL_DEPTH = 6
 _OBJ_FIELDS = dataclass_fields(Obj)

@@ -38,7 +38,7 @@ from srcreview.interp.values import (
     Unknown,
 )
 from srcreview.vllm import models
-from srcreview.vllm.models import HF_CONFIG
+from srcreview.vllm.anchors import BUILDER, HF_CONFIG, MODEL_CONFIG, ROOT_CONFIG
 from srcreview.vllm.runtime import (
     UNDECIDED,
     factory_class,
@@ -242,8 +242,6 @@ class Resolver:
 
     def at_path(self, path: tuple[str, ...]):
         """The config object or value at a path under the root VllmConfig."""
-        from srcreview.vllm.runtime import ROOT_CONFIG
-
         try:
             root = self.index.class_info(ROOT_CONFIG)
         except DataError:
@@ -256,10 +254,10 @@ class Resolver:
         return value
 
     def _is_model_config(self, obj: Obj) -> bool:
-        if not isinstance(obj.cls, str) or obj.cls.rsplit(".", 1)[-1] != models.MODEL_CONFIG:
+        if not isinstance(obj.cls, str) or obj.cls.rsplit(".", 1)[-1] != MODEL_CONFIG:
             return False
         cls = self.canonical(obj.cls)
-        return cls is not None and cls.rsplit(".", 1)[-1] == models.MODEL_CONFIG
+        return cls is not None and cls.rsplit(".", 1)[-1] == MODEL_CONFIG
 
     def _config_value(self, obj, path, info, f, value_type):
         """The value of a field (None: not known here). On EngineArgs: the recipe's value of
@@ -320,7 +318,7 @@ class Resolver:
             return self._root_args[name]
         self._root_args[name] = Unknown(f"{name}: being computed")  # a cycle reads it as unknown
         engine = self.runtime.engine_class()
-        builder = engine.methods.get("create_engine_config") if engine is not None else None
+        builder = engine.methods.get(BUILDER) if engine is not None else None
         value = _NOT_PASSED
         if builder is not None:
             an = self.interp
@@ -665,8 +663,6 @@ _NOT_PASSED = object()
 
 def _names_root(target) -> bool:
     """A call target naming the root config class (`VllmConfig(...)`)."""
-    from srcreview.vllm.runtime import ROOT_CONFIG
-
     name = target.qualname if isinstance(target, (ClassRef, FuncRef)) else target.dotted if isinstance(target, Ref) else ""
     return name.rsplit(".", 1)[-1] == ROOT_CONFIG
 

@@ -35,7 +35,7 @@ from srcreview.vllm.backends import (
     selector_call,
     selector_value,
 )
-from srcreview.vllm.runtime import BACKEND_ENUM, BACKEND_VALIDATE
+from srcreview.vllm.anchors import BACKEND_ENUM, BACKEND_VALIDATE
 
 NONE_ADMITTED = "none"  # no candidate admits the recipe: the platform raises, start-up fails
 UNREADABLE = "a backend the analysis cannot read"

@@ -17,6 +17,7 @@ class Domain(Protocol):
     """The framework model the Analyzer consults (srcreview.vllm.domain.VLLM implements it)."""
 
     root_config: str  # the class whose instance is the whole config (`VllmConfig`)
+    builder: str  # the engine-arguments method that builds it (`create_engine_config`)
     capability_calls: Collection[str]  # platform methods that answer from the recipe's GPU
     platform_predicates: Mapping[str, Any]  # `current_platform.is_cuda()` and its kind
     model_config: str  # the config class that holds the model's own config

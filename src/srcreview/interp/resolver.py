@@ -313,7 +313,7 @@ class Resolver:
             return self._root_args[name]
         self._root_args[name] = Unknown(f"{name}: being computed")  # a cycle reads it as unknown
         engine = self.runtime.engine_class()
-        builder = engine.methods.get("create_engine_config") if engine is not None else None
+        builder = engine.methods.get(self.domain.builder) if engine is not None else None
         value = _NOT_PASSED
         if builder is not None:
             an = self.interp

@@ -17,6 +17,7 @@ class VllmDomain:
     """The vLLM runtime model behind srcreview.interp.domain.Domain."""
 
     root_config = vllm_runtime.ROOT_CONFIG
+    builder = vllm_runtime.BUILDER
     capability_calls = vllm_runtime.CAPABILITY_CALLS
     platform_predicates = vllm_runtime.PLATFORM_PREDICATES
     model_config = models.MODEL_CONFIG

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.engine.run import FIXTURE_SHA, review
+from srcreview.engine.examples import FIXTURE_SHA
+from srcreview.engine.run import review
 from srcreview.hfconfig.facts import ModelFacts
 from srcreview.model.recipe import Hardware, Recipe, RecipeInfo, Setting
 from srcreview.model.revision import Revision

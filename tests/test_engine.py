@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.engine.run import FIXTURE_SHA, review
+from srcreview.engine.examples import FIXTURE_SHA
+from srcreview.engine.run import review
 from srcreview.model.findings import RunnerInfo
 from srcreview.model.recipe import parse_recipe
 from srcreview.model.revision import Revision

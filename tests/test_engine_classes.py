@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.engine.run import FIXTURE_SHA, review
+from srcreview.engine.examples import FIXTURE_SHA
+from srcreview.engine.run import review
 from srcreview.model.recipe import EnvVar, Hardware, Recipe, RecipeInfo, Setting
 from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree

@@ -23,7 +23,8 @@ from hub_support import (
 )
 
 from srcreview.core.errors import DataError
-from srcreview.engine.run import FIXTURE_SHA, review
+from srcreview.engine.examples import FIXTURE_SHA
+from srcreview.engine.run import review
 from srcreview.hfconfig.binding import with_model_configs
 from srcreview.interp.interpreter import analyzer
 from srcreview.model.recipe import parse_recipe

@@ -14,8 +14,9 @@ import pytest
 from fixture_repos import fixture_repo
 
 from srcreview.core.errors import DataError
+from srcreview.engine.examples import FIXTURE_SHA
 from srcreview.engine.patched import mark_patched
-from srcreview.engine.run import FIXTURE_SHA, review
+from srcreview.engine.run import review
 from srcreview.model.recipe import parse_recipe
 from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree

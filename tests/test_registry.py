@@ -16,7 +16,7 @@ import pytest
 from fixture_repos import FIXTURES, fixture_repo
 
 from srcreview.audit.registries import audit_registry, review_claims
-from srcreview.engine.run import FIXTURE_SHA
+from srcreview.engine.examples import FIXTURE_SHA
 from srcreview.model.revision import Revision
 from srcreview.report.registry import SCHEMA, SCHEMA_ID
 from srcreview.source.base import DirectoryTree

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.engine.run import run_example
+from srcreview.engine.examples import run_example
 from srcreview.rules.loader import load_rules
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"

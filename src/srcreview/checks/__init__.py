@@ -118,4 +118,4 @@ def stale(missing: list[str] | tuple[str, ...], reason: str = "") -> CheckResult
     return CheckResult(outcome="stale", missing=tuple(sorted(set(missing))), reason=reason)
 
 
-ANALYSIS_ERRORS = (NotImplementedError, RecursionError)
+ANALYSIS_ERRORS = (RecursionError,)  # an analysis deeper than the interpreter's stack

@@ -25,8 +25,6 @@ from srcreview.hfconfig import (
 )
 from srcreview.vllm.anchors import DRAFT_MODEL_KEY, DRAFT_REVISION_KEY
 
-MODES = ("hub", "cache", "off")
-
 
 def model_refs(recipe) -> list[tuple[str, str | None, str]]:
     """(reference, revision, role) of each model the recipe names, target first."""

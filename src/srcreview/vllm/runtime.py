@@ -561,7 +561,7 @@ def _through(index, function: str, value):
         return _UNDECIDED
     try:
         outcome = evaluate_function(index, function, {}, args={params[0].name: value})
-    except (NotImplementedError, RecursionError):
+    except RecursionError:
         return _UNDECIDED
     return outcome.value if outcome.decided else _UNDECIDED
 

@@ -56,7 +56,7 @@ def _test(rules, args) -> int:
 
     from srcreview.core.errors import UsageError
     from srcreview.core.resources import data_dir
-    from srcreview.engine.run import run_example
+    from srcreview.engine.examples import run_example
 
     fixtures = Path(args.fixtures) if args.fixtures else data_dir("rules").parent / "fixtures" / "vllm_snippets"
     if not fixtures.is_dir():

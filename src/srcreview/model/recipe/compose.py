@@ -34,11 +34,6 @@ def looks_like_compose(doc: Located | None) -> bool:
         and isinstance(doc.value["services"].value, dict)
 
 
-def runs_vllm(service: Located, shown: str = "") -> bool:
-    """Whether a compose service runs the vLLM server (see the module docstring)."""
-    return _served(service, [], shown) is not None
-
-
 def read_compose(doc: Located, text: str, shown: str, file: str) -> list[Recipe]:
     lines = text.splitlines()
     file_directives = read_directives(text, shown)

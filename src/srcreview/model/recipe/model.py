@@ -186,11 +186,6 @@ class Recipe(Record):
     def uses_speculative_decoding(self) -> bool:
         return any(key.startswith(f"{SPECULATIVE}.") for key in self._by_key())
 
-    @property
-    def needs_revision(self) -> bool:
-        """Whether flags still wait for the revision's argument definitions (srcreview.vllm.flags)."""
-        return bool(self.flags)
-
 
 def normalize_key(key: str) -> str:
     """Engine keys are accepted in kebab-case (as on vLLM's command line) and snake_case."""

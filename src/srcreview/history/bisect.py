@@ -203,8 +203,9 @@ class Change(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     before: Side
     after: Side
-    only_before: tuple[Anchor, ...] = Field((), description="anchors at the old side only (path, symbol, role)")
-    only_after: tuple[Anchor, ...] = Field((), description="anchors at the new side only: what made the difference")
+    only_before: tuple[Anchor, ...] = Field(default=(), description="anchors at the old side only (path, symbol, role)")
+    only_after: tuple[Anchor, ...] = Field(default=(),
+                                           description="anchors at the new side only: what made the difference")
 
 
 class Tested(BaseModel):

@@ -16,9 +16,15 @@ are read by name; the walkers below are the one way to visit a body.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, fields
 from operator import attrgetter
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
+
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # pragma: no cover
+    from typing_extensions import dataclass_transform
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +41,12 @@ class Node:
         return type(self), self._state(self)
 
 
-def _node(cls):
+_N = TypeVar("_N", bound=Node)
+
+
+@dataclass_transform(frozen_default=True)
+def _node(cls: type[_N]) -> type[_N]:
+    """A node class: a frozen, slotted dataclass (`dataclass_transform` says so to type checkers)."""
     cls = dataclass(frozen=True, slots=True)(cls)
     cls._state = attrgetter(*(f.name for f in fields(cls)))
     return cls

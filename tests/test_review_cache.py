@@ -36,7 +36,7 @@ analysis = %r
 loaded = sorted(m for m in sys.modules if m in analysis or m.split(".")[0] in analysis)
 sys.stderr.write("\\nLOADED " + json.dumps(loaded) + "\\n")
 sys.exit(code)
-""" % (ANALYSIS,)
+""" % (ANALYSIS,)  # noqa: UP031 - the child's code has braces of its own
 
 
 def run_check(*args: str, cwd: Path, pythonpath: Path | None = None, env: dict | None = None):

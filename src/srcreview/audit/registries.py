@@ -114,7 +114,8 @@ def _relevance(entry: dict) -> str:
     return " ".join(text.split()) if isinstance(text, str) else ""
 
 
-def _judge(auditor: Auditor, pointer: str, entry: dict, pin, claims: dict[str, str], texts: Counter) -> RegistryEntryAudit:
+def _judge(auditor: Auditor, pointer: str, entry: dict, pin, claims: dict[str, str],
+           texts: Counter) -> RegistryEntryAudit:
     url = entry["url"]
     base = {"pointer": pointer, "id": str(entry.get("id", "")), "url": url}
     source = _vllm_source(url)
@@ -136,7 +137,8 @@ def _judge(auditor: Auditor, pointer: str, entry: dict, pin, claims: dict[str, s
     purpose = parse_purpose(claim)
     if origin == "entry" and texts[claim] > 1 and not any(t.strong for t in purpose.terms):
         return RegistryEntryAudit(**base, status="unverifiable", claim=claim, claim_from=origin,
-                                  reason=f"its text is shared by entries for {texts[claim]} URLs and names no identifier: it says "
+                                  reason=f"its text is shared by entries for {texts[claim]} URLs and names no "
+                                         "identifier: it says "
                                          "what they show together, not what this range shows (--review REVIEW.json "
                                          "takes each URL's own claim from a review)")
     checked = auditor.judge(AnchorRef(pointer + "/url", url, claim))

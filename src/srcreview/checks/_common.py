@@ -58,7 +58,8 @@ def resolve_entry(ctx: CheckContext, params: EntryParams) -> Entry | CheckResult
         return stale([params.entry])
     if symbol is None:
         names = ", ".join(s.qualname for s in found)
-        return CheckResult("undecided", tags=("ambiguous-symbol",), reason=f"{params.entry} names several functions: {names}",
+        return CheckResult("undecided", tags=("ambiguous-symbol",),
+                           reason=f"{params.entry} names several functions: {names}",
                            open=(f"{params.entry} names several functions",))
     anchor = ctx.symbol_anchor(symbol, f"entry: {short(symbol.qualname)}")
     return Entry(symbol, (Hop(kind="call", text=f"entry {short(symbol.qualname)}", anchor=anchor),), (anchor,))

@@ -119,7 +119,8 @@ def _how(found, capability) -> str:
         return (f"no backend is named, so the platform selects {found.selected} {where}, the first backend on its "
                 f"priority list whose validate_configuration admits the recipe{refused}")
     if found.verdict == "none-admitted":
-        return f"no backend is named and no backend on the platform's priority list admits the recipe {where}: start-up fails"
+        return (f"no backend is named and no backend on the platform's priority list admits the recipe {where}: "
+                "start-up fails")
     if found.possible:
         return (f"no backend is named, so the platform selects {where} the first backend its priority list "
                 f"admits, one of {_candidates(found)}{refused}")

@@ -100,7 +100,8 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         seen = branches.get(anchor.start_line)
         if seen:
             shown = "/".join(sorted("undecided" if v is None else str(bool(v)) for v in seen))
-            evidence[evidence.index(anchor)] = anchor.model_copy(update={"role": f"{anchor.role} -> {shown} under the recipe"})
+            evidence[evidence.index(anchor)] = anchor.model_copy(
+                update={"role": f"{anchor.role} -> {shown} under the recipe"})
     evidence += more
     details = {"gate": name, "args": ", ".join(f"{k}={v}" for k, v in sorted(args.items())),
                "capability": values.get("hardware.compute_capability")}

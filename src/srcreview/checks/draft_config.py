@@ -114,7 +114,8 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             reasons.append(f"speculative_config.{setting} has no top-level twin whose config path could be followed")
             tags.add("not-traced")
             continue
-        value = ctx.memoized(f"draft-value:{runner}:{candidate.cls}:{params.sink}:{params.argument}:{where.path}:{setting}",
+        value = ctx.memoized(f"draft-value:{runner}:{candidate.cls}:{params.sink}:{params.argument}:{where.path}:"
+                             f"{setting}",
                              lambda ld=loading: drafting.draft_value(an, ld, params.argument, path, setting))
         for hop in value.hops[1:]:
             anchor = (hop.call_anchor or hop.anchor).model_copy(update={
@@ -155,7 +156,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
                            symbols=(setting, *symbols))
     if len(set(outcomes)) > 1:
         parts = [f"{short(c.cls)} ({_when(c)}) -> {' or '.join(sorted(p)) if len(p) > 1 else o}"
-                 for c, o, p in zip(component.candidates, outcomes, possible)]
+                 for c, o, p in zip(component.candidates, outcomes, possible, strict=True)]
         reasons.append(f"the classes the {runner} runner may build disagree: " + "; ".join(parts))
         tags.add("runtime-branch")
         if any(any(w in a.text for w in MODEL_WORDS) or MODEL_CONFIG_UNKNOWN in (a.reason or "")

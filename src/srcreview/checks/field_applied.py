@@ -133,7 +133,8 @@ def mentions(ctx: CheckContext, attr: str) -> list[tuple[str, object]]:
             module = ctx.index.module(path, allow_unparsable=True)
             dotted = path[:-3].replace("/", ".").removesuffix(".__init__")
             if module.parse_error:  # context only, but never silently dropped
-                found += [(dotted, ctx.anchor(path, hits[0], hits[0], attr, f"{path} mentions .{attr} but does not parse"))]
+                found += [(dotted,
+                           ctx.anchor(path, hits[0], hits[0], attr, f"{path} mentions .{attr} but does not parse"))]
                 continue
             innermost: dict[str, int] = {}
             for n in hits:
@@ -142,8 +143,8 @@ def mentions(ctx: CheckContext, attr: str) -> list[tuple[str, object]]:
                     fn = min(holders, key=lambda f: f.end_line - f.start_line)
                     innermost.setdefault(fn.qualname, n)
             for qualname, n in sorted(innermost.items()):
-                found.append((f"{dotted}.{qualname}", ctx.anchor(path, n, n, attr,
-                                                                 f"{qualname} mentions .{attr}: not on the feasible path")))
+                role = f"{qualname} mentions .{attr}: not on the feasible path"
+                found.append((f"{dotted}.{qualname}", ctx.anchor(path, n, n, attr, role)))
         return sorted(found, key=lambda item: item[0])
 
     return ctx.memoized(f"mentions:{attr}", compute)

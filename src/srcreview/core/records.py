@@ -21,8 +21,9 @@ import json
 import sys
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 if sys.version_info >= (3, 11):
     from typing import dataclass_transform
@@ -380,7 +381,7 @@ def _build_converter(annotation: Any) -> Callable:
         def fixed(value):
             if not isinstance(value, (list, tuple)) or len(value) != len(items):
                 raise _fail(f"Input should be an array of {len(items)} items", "tuple_type")
-            return tuple(_at(c, v, n) for n, (c, v) in enumerate(zip(items, value)))
+            return tuple(_at(c, v, n) for n, (c, v) in enumerate(zip(items, value, strict=True)))
         return fixed
     if origin is list:
         item = _converter(args[0]) if args else _identity

@@ -520,7 +520,8 @@ def _open(rule: Rule, result: CheckResult, downgrade: bool) -> tuple[str, ...]:
     if result.outcome in check_kind(rule.check.kind).UNDECIDED_OUTCOMES and not out:
         out.append(result.reason or "undecided")
     if downgrade:
-        out.append(f"the model runner is undecided; the rule applies on the {rule.requires_runner or 'selected'} runner")
+        out.append(f"the model runner is undecided; the rule applies on the {rule.requires_runner or 'selected'} "
+                   "runner")
     return tuple(out)
 
 

@@ -173,7 +173,7 @@ def _sidecar_waivers(path: Path, shown: str) -> list[Waiver]:
     return _parse(data.get("waivers"), ("waivers",), lines, shown, allow_recipe=True)
 
 
-def _parse(raw, table: tuple[str, ...], lines: "_Lines", shown: str, allow_recipe: bool) -> list[Waiver]:
+def _parse(raw, table: tuple[str, ...], lines: _Lines, shown: str, allow_recipe: bool) -> list[Waiver]:
     dotted = ".".join(table)
     if raw is None:
         return []
@@ -256,7 +256,8 @@ class _Lines:
     """Lines of TOML headers and keys, so each waiver error names file:line (tomllib keeps none)."""
 
     _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\[\]]+?)\s*\]\]?\s*(#.*)?$")
-    _KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
+    _KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""  # a bare or quoted key,
+                      r"""(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")  # then dotted parts
 
     def __init__(self, text: str):
         self._headers: dict[tuple[str, ...], int] = {}

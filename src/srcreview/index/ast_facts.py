@@ -181,8 +181,8 @@ class _Builder:
         self._scope = ""
         self._instance_attrs: list | None = None
         self._method = ""
-        self._sole: set[int] = set()
-        self._indent = ""  # the indentation of the statement whose texts are taken  # ids of expressions whose adjacent parentheses are their parent's
+        self._sole: set[int] = set()  # ids of expressions whose adjacent parentheses are their parent's
+        self._indent = ""  # the indentation of the statement whose texts are taken
 
     # -- positions and texts, as libcst gives them ------------------------------------------
     def span(self, node) -> tuple[int, int]:
@@ -468,11 +468,11 @@ class _Builder:
         params = []
         positional = [*a.posonlyargs, *a.args]
         defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-        for arg, default in zip(positional, defaults):
+        for arg, default in zip(positional, defaults, strict=True):
             params.append(self.param(arg, default, "positional"))
         if a.vararg is not None:
             params.append(self.param(a.vararg, None, "vararg"))
-        for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+        for arg, default in zip(a.kwonlyargs, a.kw_defaults, strict=True):
             params.append(self.param(arg, default, "keyword"))
         if a.kwarg is not None:
             params.append(self.param(a.kwarg, None, "kwarg"))
@@ -582,7 +582,8 @@ class _Builder:
             for item in node.items:
                 start = self.outer(item.context_expr)[0]
                 end = self.outer(item.optional_vars if item.optional_vars is not None else item.context_expr)[1]
-                items.append(ir.WithItem(self.src.line_of(start), self.src.line_of(end - 1), self.expr(item.context_expr),
+                items.append(ir.WithItem(self.src.line_of(start), self.src.line_of(end - 1),
+                                         self.expr(item.context_expr),
                                          self.expr(item.optional_vars) if item.optional_vars is not None else None))
             return [ir.With(l, e, tuple(items), self.block(node.body))]
         if isinstance(node, (ast.Try, ast.TryStar)):
@@ -721,7 +722,7 @@ class _Builder:
             return ir.Seq(l, e, kind, elts)
         if isinstance(node, ast.Dict):
             keys, values = [], []
-            for k, v in zip(node.keys, node.values):  # in source order, as libcst builds them
+            for k, v in zip(node.keys, node.values, strict=True):  # in source order, as libcst builds them
                 keys.append(self.expr(k) if k is not None else None)
                 values.append(self.expr(v))
             return ir.Dict(l, e, tuple(keys), tuple(values))
@@ -731,7 +732,8 @@ class _Builder:
             a = node.args
             return ir.Lambda(l, e, tuple(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)), self.expr(node.body))
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            elts = (self.expr(node.key), self.expr(node.value)) if isinstance(node, ast.DictComp) else (self.expr(node.elt),)
+            elts = ((self.expr(node.key), self.expr(node.value)) if isinstance(node, ast.DictComp)
+                    else (self.expr(node.elt),))
             gens = []
             for comp in node.generators:
                 target = self.expr(comp.target)

@@ -126,7 +126,7 @@ class _Builder:
 
     # -- module level ----------------------------------------------------------------------
     def module_body(self, body, guard: str | None = None) -> None:
-        for index, stmt in enumerate(body):
+        for stmt in body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):
@@ -510,10 +510,12 @@ class _Builder:
         if isinstance(node, cst.IfExp):
             return ir.IfExp(l, e, self.expr(node.test), self.expr(node.body), self.expr(node.orelse))
         if isinstance(node, cst.Lambda):
-            names = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params))
+            names = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params,
+                                                 *node.params.kwonly_params))
             return ir.Lambda(l, e, names, self.expr(node.body))
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-            elts = (self.expr(node.key), self.expr(node.value)) if isinstance(node, cst.DictComp) else (self.expr(node.elt),)
+            elts = ((self.expr(node.key), self.expr(node.value)) if isinstance(node, cst.DictComp)
+                    else (self.expr(node.elt),))
             gens = []
             comp = node.for_in
             while comp is not None:

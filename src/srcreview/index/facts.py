@@ -180,7 +180,7 @@ class FunctionFacts:
         return [stored if name == "stored_body" else getattr(self, name) for name in _FUNCTION_FIELDS]
 
     def __setstate__(self, state):
-        for name, value in zip(_FUNCTION_FIELDS, state):
+        for name, value in zip(_FUNCTION_FIELDS, state, strict=True):
             object.__setattr__(self, name, value)
 
     def __eq__(self, other):

@@ -267,7 +267,8 @@ class Index:
         else:
             pool = self.python_files(prefix)
         return self._remembered(key, lambda: [p for p in pool
-                                              if needle in self._raw_text(p) and _line_match(self._raw_text(p), needle, pattern)])
+                                              if needle in self._raw_text(p)
+                                              and _line_match(self._raw_text(p), needle, pattern)])
 
     def _name_answers(self) -> dict[str, list[str]]:
         """The raw-text answers of this revision listing (definition files, greps), from disk once."""
@@ -290,7 +291,7 @@ class Index:
                 self._cache.store_names(self._names_key, names)
         return list(names[key])
 
-    def definition_names(self) -> "_DefinitionNames":
+    def definition_names(self) -> _DefinitionNames:
         """Name -> files anywhere in the tree that may define it, as a lazy mapping (`.get`, `[]`, `in`)."""
         return _DefinitionNames(self)
 
@@ -423,10 +424,12 @@ class Index:
                     continue
                 if nested in facts.functions and i == len(rest) - 1:
                     fn = facts.functions[nested]
-                    return Symbol(f"{module}.{nested}", "function", module, nested, facts.path, fn.start_line, fn.end_line)
+                    return Symbol(f"{module}.{nested}", "function", module, nested, facts.path, fn.start_line,
+                                  fn.end_line)
                 field = facts.classes[local].field(part)
                 if field is not None and i == len(rest) - 1:
-                    return Symbol(f"{module}.{nested}", "field", module, nested, facts.path, field.start_line, field.end_line)
+                    return Symbol(f"{module}.{nested}", "field", module, nested, facts.path, field.start_line,
+                                  field.end_line)
                 return None
             c = facts.classes[local]
             return Symbol(f"{module}.{local}", "class", module, local, facts.path, c.start_line, c.end_line)
@@ -677,7 +680,8 @@ class Index:
                 value_node = ast.parse(const.text, mode="eval").body
             except SyntaxError:
                 return None
-            if isinstance(value_node, ast.Call) and _ast_dotted(value_node.func) in ("TypeAliasType", "typing.TypeAliasType") \
+            if isinstance(value_node, ast.Call) \
+                    and _ast_dotted(value_node.func) in ("TypeAliasType", "typing.TypeAliasType") \
                     and len(value_node.args) >= 2:
                 value_node = value_node.args[1]
             return self._literal_members(value_node, symbol.module, depth + 1)
@@ -732,7 +736,7 @@ class _DefinitionNames:
         return isinstance(name, str) and bool(self.get(name))
 
 
-def definition_pattern(needle: bytes, scopes_only: bool = False) -> "re.Pattern[bytes]":
+def definition_pattern(needle: bytes, scopes_only: bool = False) -> re.Pattern[bytes]:
     """The line regex for a possible definition of `needle`: `def`/`class` NEEDLE, or (unless
     `scopes_only`) NEEDLE starting an assignment or annotation."""
     scope = rb"\b(?:def|class)[ \t]+" + re.escape(needle) + rb"\b"

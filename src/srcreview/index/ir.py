@@ -353,7 +353,8 @@ class OtherStmt(Stmt):
 NODE_CLASSES = (
     Name, Constant, Attr, Keyword, Call, Starred, Compare, BoolOp, Not, Unary, BinOp, Subscript, Slice, Seq, Dict,
     IfExp, Lambda, Generator, Comp, Walrus, OtherExpr,
-    ExprStmt, Assign, AugAssign, If, For, While, WithItem, With, Handler, Try, Return, Raise, Assert, Def, Jump, OtherStmt,
+    ExprStmt, Assign, AugAssign, If, For, While, WithItem, With, Handler, Try, Return, Raise, Assert, Def, Jump,
+    OtherStmt,
 )
 
 
@@ -445,7 +446,7 @@ def _text(e) -> str:
         return f"{_text(e.func)}({', '.join(parts)})"
     if isinstance(e, Compare):
         out = _text(e.left)
-        for op, right in zip(e.ops, e.comparators):
+        for op, right in zip(e.ops, e.comparators, strict=True):
             out += f" {op} {_text(right)}"
         return out
     if isinstance(e, BoolOp):
@@ -465,7 +466,7 @@ def _text(e) -> str:
         return f"[{inner}]" if e.kind == "list" else "{" + inner + "}"
     if isinstance(e, Dict):
         return "{" + ", ".join((f"{_text(k)}: {_text(v)}" if k is not None else f"**{_text(v)}")
-                               for k, v in zip(e.keys, e.values)) + "}"
+                               for k, v in zip(e.keys, e.values, strict=True)) + "}"
     if isinstance(e, IfExp):
         return f"{_text(e.body)} if {_text(e.test)} else {_text(e.orelse)}"
     if isinstance(e, Starred):

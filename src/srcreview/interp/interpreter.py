@@ -70,7 +70,7 @@ _OBJ_FIELDS = dataclass_fields(Obj)
 MAX_UNROLL = 16  # a loop over a constant table of at most this many items is walked item by item
 
 
-def analyzer(index, bindings: dict) -> "Analyzer":
+def analyzer(index, bindings: dict) -> Analyzer:
     """One Analyzer per (index, bindings): walks are shared by every question asked with them."""
     cache = index.analyzers
     key = tuple(sorted((k, repr(v)) for k, v in bindings.items()))
@@ -82,7 +82,7 @@ def analyzer(index, bindings: dict) -> "Analyzer":
 class Frame:
     """One walk of one function (or a module-level expression) under the analyzer's bindings."""
 
-    def __init__(self, analyzer: "Analyzer", module, fn=None, symbol=None, self_obj=None, args=None):
+    def __init__(self, analyzer: Analyzer, module, fn=None, symbol=None, self_obj=None, args=None):
         self.an = analyzer
         self.module = module
         self.fn = fn
@@ -139,7 +139,8 @@ class Frame:
             elif p.kind == "vararg":
                 self.env[p.name] = Unknown(f"*{p.name}")
             elif p.annotation_expr is not None:
-                self.env[p.name] = self.an.resolver.obj_for_annotation(p.annotation_expr, self.module, self.scope, p.name)
+                self.env[p.name] = self.an.resolver.obj_for_annotation(p.annotation_expr, self.module, self.scope,
+                                                                       p.name)
             else:
                 self.env[p.name] = Unknown(f"untyped parameter {p.name}")
 
@@ -217,7 +218,8 @@ class Frame:
         if kind is ir.Assert:
             truth, reason = self.truth(self.ev(s.test))
             if truth is False:
-                self.raises.append(RaiseEvent(s.line, s.end_line, f"assert {s.text}", tuple(self.conds), self.loops > 0))
+                self.raises.append(RaiseEvent(s.line, s.end_line, f"assert {s.text}", tuple(self.conds),
+                                              self.loops > 0))
                 return True
             return False
         if kind is ir.For:
@@ -318,7 +320,8 @@ class Frame:
         """Inside `if isinstance(x, C):` (or `... and isinstance(x, C)`), x is a C."""
         tests = test.values if isinstance(test, ir.BoolOp) and test.op == "and" else (test,)
         for t in tests:
-            if isinstance(t, ir.Call) and isinstance(t.func, ir.Name) and t.func.id == "isinstance" and len(t.args) == 2:
+            if (isinstance(t, ir.Call) and isinstance(t.func, ir.Name) and t.func.id == "isinstance"
+                    and len(t.args) == 2):
                 target, cls = t.args
                 value = self.force(self.ev(cls))
                 if not isinstance(value, ClassRef):
@@ -358,7 +361,8 @@ class Frame:
                 else:
                     element = element_of(it, ir.text(iterable))
                 self.bind(target, element)
-            certain = isinstance(it, Const) and isinstance(it.value, (tuple, list, frozenset, set, dict)) and len(it.value) > 0
+            certain = (isinstance(it, Const) and isinstance(it.value, (tuple, list, frozenset, set, dict))
+                       and len(it.value) > 0)
         self.loops += 0 if certain else 1
         unrolling, self.unrolling = self.unrolling, 0  # a `continue` here is this loop's
         try:
@@ -483,7 +487,8 @@ class Frame:
             if isinstance(current, HfConfig) and method == "update" and len(e.args) == 1 and not e.keywords:
                 self.set_local(name, current, self.updated_config(current, e.args[0], ir.text(e)))
                 return NONE
-            if isinstance(current, (ListVal, Const)) and (isinstance(current, ListVal) or isinstance(current.value, list)):
+            if (isinstance(current, (ListVal, Const))
+                    and (isinstance(current, ListVal) or isinstance(current.value, list))):
                 for a in e.args:
                     self.ev(a)
                 n = current.min_len if isinstance(current, ListVal) else len(current.value)
@@ -552,16 +557,16 @@ class Frame:
     def ev_dict(self, e):
         keys = [self.ev(k) if k is not None else None for k in e.keys]
         values = [self.ev(v) for v in e.values]
-        for k, v in zip(e.keys, e.values):
+        for k, v in zip(e.keys, e.values, strict=True):
             if k is None:
                 self.note_kwargs(v, e, "dict unpacking")
         if all(isinstance(k, Const) for k in keys) and all(isinstance(v, Const) for v in values):
             try:
-                return Const({k.value: v.value for k, v in zip(keys, values)})
+                return Const({k.value: v.value for k, v in zip(keys, values, strict=True)})
             except TypeError:
                 pass
         if keys and all(isinstance(k, Const) for k in keys):
-            return DictVal(tuple((k.value, v) for k, v in zip(keys, values)))
+            return DictVal(tuple((k.value, v) for k, v in zip(keys, values, strict=True)))
         return Unknown("dict")
 
     def ev_ifexp(self, e):
@@ -666,7 +671,8 @@ class Frame:
                 self.reads.append(ReadEvent(e.line, e.end_line, ir.text(e), receiver, name, read_kind))
         value = self.an.resolver.attribute(receiver, name)
         if isinstance(value, LazyCall) and isinstance(value.target, FuncRef) and value.target.via == "property":
-            self.calls.append(CallEvent(e.line, e.end_line, ir.text(e), value.target, "property", "static", args=(receiver,)))
+            self.calls.append(CallEvent(e.line, e.end_line, ir.text(e), value.target, "property", "static",
+                                        args=(receiver,)))
         return value
 
     def call(self, e):
@@ -715,7 +721,7 @@ class Frame:
         if not isinstance(expr, ir.Dict) or any(k is None for k in expr.keys):
             return None
         out = []
-        for k, v in zip(expr.keys, expr.values):
+        for k, v in zip(expr.keys, expr.values, strict=True):
             key = self.force(self.ev(k))
             if not (isinstance(key, Const) and isinstance(key.value, str)):
                 return None
@@ -843,7 +849,7 @@ class Frame:
         left = self.ev(e.left)
         result: bool | None = True
         reason = ""
-        for op, right_expr in zip(e.ops, e.comparators):
+        for op, right_expr in zip(e.ops, e.comparators, strict=True):
             right = self.ev(right_expr)
             value, why = self.an.compare(op, left, right)
             if value is False:
@@ -1065,7 +1071,7 @@ class Analyzer:
             if self_obj is not None:
                 bound[first.name] = self_obj
         positional = [p for p in params if p.kind == "positional"]
-        for p, a in zip(positional, args):
+        for p, a in zip(positional, args, strict=False):
             bound[p.name] = a
         names = {p.name for p in params}
         for k, v in kwargs:

@@ -112,7 +112,7 @@ def _call_args(index, symbol, args):
     params = [p for p in fn.params if p.kind == "positional"]
     if fn.owner and not fn.is_staticmethod and params:
         params = params[1:]
-    return {p.name: a for p, a in zip(params, args) if isinstance(a, (Obj, Const))}
+    return {p.name: a for p, a in zip(params, args, strict=False) if isinstance(a, (Obj, Const))}
 
 
 class _Matcher:

@@ -220,7 +220,8 @@ class Resolver:
         if value is None:
             if isinstance(value_type, Obj):
                 value = replace(value_type, path=path if path is not None else value_type.path,
-                                nonnull=value_type.nonnull or (path is not None and ".".join(path) in self.runtime.prefix_keys),
+                                nonnull=value_type.nonnull
+                                or (path is not None and ".".join(path) in self.runtime.prefix_keys),
                                 owner=cls, attr=name, receiver=obj, alias=False)
             elif value_type is not None and not isinstance(value_type, Unknown):
                 value = value_type
@@ -619,7 +620,8 @@ class Resolver:
             return Obj(cls=value.name, nonnull=not nullable, origin=name)
         else:
             return Unknown(f"parameter {name}: {dotted}")
-        return Obj(cls=cls, path=self.runtime.config_path_for(cls), nonnull=not nullable or self.runtime.config_nonnull(cls),
+        return Obj(cls=cls, path=self.runtime.config_path_for(cls),
+                   nonnull=not nullable or self.runtime.config_nonnull(cls),
                    origin=name)
 
 
@@ -667,7 +669,8 @@ def _names_root(target) -> bool:
     """A call target naming the root config class (`VllmConfig(...)`)."""
     from srcreview.vllm.runtime import ROOT_CONFIG
 
-    name = target.qualname if isinstance(target, (ClassRef, FuncRef)) else target.dotted if isinstance(target, Ref) else ""
+    name = (target.qualname if isinstance(target, (ClassRef, FuncRef))
+            else target.dotted if isinstance(target, Ref) else "")
     return name.rsplit(".", 1)[-1] == ROOT_CONFIG
 
 

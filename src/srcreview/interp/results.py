@@ -116,7 +116,8 @@ def assumptions_of(index, frame):
         yield Assumption(c.text, frame.symbol.qualname, frame_anchor(index, frame, c.line, c.end_line, "assumption"),
                          c.reason)
     for name, (line, end) in sorted(frame.env_reads.items()):
-        yield Assumption(f"env {name} unset", frame.symbol.qualname, frame_anchor(index, frame, line, end, "assumption"),
+        yield Assumption(f"env {name} unset", frame.symbol.qualname,
+                         frame_anchor(index, frame, line, end, "assumption"),
                          "env-unset: not set by the recipe, taken as unset")
 
 

@@ -36,7 +36,8 @@ class AnchorOrigin(Record):
     """Where a patched tree's anchor points: upstream lines, or the lines of a patch that made them."""
 
     kind: Literal["upstream", "patched"] = Field(
-        description="upstream: unchanged lines, `url` is upstream's; patched: lines a patch or overlay added or changed")
+        description="upstream: unchanged lines, `url` is upstream's; patched: lines a patch or overlay added or "
+                    "changed")
     file: str = Field(description="upstream tree path, or the patch (overlay file) as given")
     start_line: int = Field(description="first line of `file` that `url` points at")
     end_line: int
@@ -135,7 +136,8 @@ class Finding(Record):
                              f"({'; '.join(self.assumptions)})")
 
     def sort_key(self) -> tuple:
-        return (-CLASSIFICATION_ORDER[self.classification], -SEVERITY_ORDER[self.severity], self.rule, self.knobs, self.id)
+        return (-CLASSIFICATION_ORDER[self.classification], -SEVERITY_ORDER[self.severity], self.rule, self.knobs,
+                self.id)
 
 
 def fingerprint(rule: str, recipe_key: str, symbol_path: tuple[str, ...] | list[str]) -> str:

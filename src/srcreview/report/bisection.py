@@ -45,11 +45,13 @@ def render_text(report: BisectReport, *, verbose: bool = False, color: bool = Fa
     console.print(oneline(f"tested in this order: {', '.join(report.test_order)}"), soft_wrap=True)
     if report.first_change is None:
         verdicts = {r.verdict for r in report.revisions if r.tested}
-        console.print(Text(oneline(f"No change: {', '.join(sorted(verdicts))} at every tested revision."), style="bold"))
+        console.print(Text(oneline(f"No change: {', '.join(sorted(verdicts))} at every tested revision."),
+                           style="bold"))
     else:
         first = report.first_change
-        console.print(Text(oneline(f"First change at {first.after.label}: {first.before.verdict} at {first.before.label} -> "
-                                     f"{first.after.verdict} at {first.after.label}"), style="bold"))
+        console.print(Text(oneline(f"First change at {first.after.label}: {first.before.verdict} at "
+                                   f"{first.before.label} -> {first.after.verdict} at {first.after.label}"),
+                           style="bold"))
         for n, change in enumerate(report.changes):
             if n:
                 console.print(Text(oneline(f"Later change at {change.after.label}: {change.before.verdict} -> "

@@ -153,7 +153,8 @@ class Rule(Record):
             if isinstance(cond, bool):
                 cond = Condition(equals=cond)
             elif isinstance(cond, str):
-                cond = Condition(set=True) if cond == "set" else Condition(set=False) if cond == "unset" else Condition(equals=cond)
+                cond = (Condition(set=True) if cond == "set" else Condition(set=False) if cond == "unset"
+                        else Condition(equals=cond))
             out[key] = cond
         return out
 

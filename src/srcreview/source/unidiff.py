@@ -146,7 +146,8 @@ def _read_hunk(lines: list[str], i: int, change: FilePatch, shown: str) -> int:
             raise DataError(f"{shown}:{i + 1}: hunk #{hunk.number} of {change.path} ends early "
                             f"(expected {old_left} more old and {new_left} more new lines)")
         if (tag in " -" and old_left == 0) or (tag in " +" and new_left == 0):
-            raise DataError(f"{shown}:{i + 1}: hunk #{hunk.number} of {change.path} has more lines than its header says")
+            raise DataError(f"{shown}:{i + 1}: hunk #{hunk.number} of {change.path} has more lines than its "
+                            "header says")
         hunk.lines.append(HunkLine(tag, line[1:], i + 1))
         old_left -= tag in " -"
         new_left -= tag in " +"

@@ -283,9 +283,11 @@ def _layer_fact(an, root, name: str):
     else:
         value = an.force(an.resolver.attribute(model, attr))
     if not isinstance(value, Const):
-        why = f"{MODEL_CONFIG}.{member} is not decided on the model's config: {getattr(value, 'reason', '') or 'unknown'}"
+        why = (f"{MODEL_CONFIG}.{member} is not decided on the model's config: "
+               f"{getattr(value, 'reason', '') or 'unknown'}")
         return Unknown(MODEL_REASON.format(name=name, why=why)), None
-    anchor = an.index.symbol_anchor(method, f"{name} = {value.value!r}: {MODEL_CONFIG}.{member} on the model's config") \
+    anchor = an.index.symbol_anchor(method,
+                                    f"{name} = {value.value!r}: {MODEL_CONFIG}.{member} on the model's config") \
         if method is not None else None
     return value, anchor
 

@@ -88,7 +88,7 @@ def build(an) -> Construction:
     sections = _recipe_sections(an, root)
     checks = [check for section, (cls, obj) in sections.items() for check in field_checks(an, cls, section)]
     entries = []
-    for section, (cls, obj) in sections.items():  # the speculative config first, as the engine builds it
+    for cls, obj in sections.values():  # the speculative config first, as the engine builds it
         entries += [(q, obj) for q in hooks(index, cls)]
         runtime.walked.add(cls)
     entries += [(q, root) for q in hooks(index, root_cls)]
@@ -96,7 +96,7 @@ def build(an) -> Construction:
     frames = an.construct(entries)
     rejections = []
     if not any(c.outcome == "refused" for c in checks):  # pydantic stops at a refused field
-        for (qualname, _), walked in zip(entries, frames):
+        for (qualname, _), walked in zip(entries, frames, strict=True):
             for event in walked.raises:
                 if event.certain:
                     rejections.append(Rejection(qualname, event, walked.symbol.path))
@@ -202,7 +202,8 @@ def _walk_validators(an, cls: str, validators, value, path):
         args = {params[0].name: Const(current, origin=path)}
         for extra in params[1:]:
             args[extra.name] = Unknown(f"pydantic's {extra.name}")
-        receiver = ClassRef(cls) if fn.facts.is_classmethod else Obj(cls=cls, path=path[:-1], nonnull=True, origin="self")
+        receiver = ClassRef(cls) if fn.facts.is_classmethod else Obj(cls=cls, path=path[:-1], nonnull=True,
+                                                                     origin="self")
         walked = an.construct([(qualname, receiver, args)], keep=True)[0]
         certain = [e for e in walked.raises if e.certain]
         if certain:
@@ -239,7 +240,7 @@ def field_validators(index, info, name: str) -> list[tuple[str, str]]:
     import ast
 
     out = []
-    for method, symbol in info.methods.items():
+    for symbol in info.methods.values():
         fn = index.function(symbol.qualname)
         if fn is None:
             continue
@@ -280,7 +281,7 @@ def hooks(index, cls: str) -> list[str]:
     out = []
     if "__post_init__" in info.methods:
         out.append(info.methods["__post_init__"].qualname)
-    for name, symbol in info.methods.items():
+    for symbol in info.methods.values():
         fn = index.function(symbol.qualname)
         if fn is None:
             continue

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import math
+import operator
 from dataclasses import dataclass
 
 from srcreview.index.facts import UNKNOWN
@@ -38,7 +39,7 @@ class Option:
 
     kind: str
     members: tuple = ()
-    item: "Declared | None" = None
+    item: Declared | None = None
     values: tuple = ()  # an Enum's member values
     text: str = ""
 
@@ -152,7 +153,8 @@ class _Reader:
             if tail in _SEQUENCES or tail in _MAPPINGS:
                 item = None
                 arg = elements[-1] if tail in _MAPPINGS else elements[0]
-                if not (tail == "tuple" and len(elements) != 2) and not (isinstance(arg, ast.Constant) and arg.value is Ellipsis):
+                if (not (tail == "tuple" and len(elements) != 2)
+                        and not (isinstance(arg, ast.Constant) and arg.value is Ellipsis)):
                     opts, _ = self.options(arg, module, depth + 1)
                     item = Declared(tuple(opts), (), ast.unparse(arg))
                 return [Option("dict" if tail in _MAPPINGS else "list", item=item, text=text)], []
@@ -320,13 +322,17 @@ def _constraints(constraints, value, option: Option) -> Verdict:
             if bound is False and isinstance(number, float) and not math.isfinite(number):
                 return Verdict("refused", f"{number!r} violates Field(allow_inf_nan=False)")
             continue
-        ok = {"gt": lambda: number > bound, "ge": lambda: number >= bound, "lt": lambda: number < bound,
-              "le": lambda: number <= bound,
-              "multiple_of": lambda: bound != 0 and math.isfinite(number) and number % bound == 0}[name]()
+        if name == "multiple_of":
+            ok = bound != 0 and math.isfinite(number) and number % bound == 0
+        else:
+            ok = _BOUND_TESTS[name](number, bound)
         if not ok:
             shown = "NaN" if isinstance(number, float) and math.isnan(number) else repr(value)
             return Verdict("refused", f"{shown} violates Field({name}={bound})")
     return Verdict("admitted")
+
+
+_BOUND_TESTS = {"gt": operator.gt, "ge": operator.ge, "lt": operator.lt, "le": operator.le}
 
 
 def suggestion(value, members) -> str:

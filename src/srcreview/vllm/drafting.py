@@ -114,7 +114,8 @@ def component(an, runner: str) -> Component:
                 open_sites.append(found)
             elif all(found.cls != c.cls for c in candidates):
                 candidates.append(found)
-    return Component(runner, attribute, tuple(candidates), tuple(open_sites), anchor=index.symbol_anchor(init, "runner"))
+    return Component(runner, attribute, tuple(candidates), tuple(open_sites),
+                     anchor=index.symbol_anchor(init, "runner"))
 
 
 def returned_classes(an, function: str) -> tuple[list[Candidate], list[Site]]:
@@ -250,7 +251,8 @@ def draft_value(an, loading: Loading, argument: str, path: tuple[str, ...], top_
         base, text, _ = classify(value.base, path, top_key)
         hooks = rewriters(an, path)
         if not hooks:  # no architecture hook may store that field under the recipe
-            return DraftValue(base, value.base, text, hops, sink_call, "", reinit, (base,) if base != "undecided" else ())
+            return DraftValue(base, value.base, text, hops, sink_call, "", reinit,
+                              (base,) if base != "undecided" else ())
         possible = tuple(sorted({base, "fixed"})) if base != "undecided" else ()
         shown = ", ".join(q.rsplit(".", 2)[-2] for q in hooks[:3]) + (" ..." if len(hooks) > 3 else "")
         reinit = f"{reinit} ({shown} may store {'.'.join(path)})"
@@ -355,7 +357,8 @@ def _calls(an, call, qualname: str) -> bool:
     target = call.target
     if isinstance(target, Ref):
         target = an.force(target)
-    return isinstance(target, FuncRef) and (target.qualname == qualname or qualname.endswith("." + target.qualname.rsplit(".", 1)[-1]))
+    return isinstance(target, FuncRef) and (target.qualname == qualname
+                                            or qualname.endswith("." + target.qualname.rsplit(".", 1)[-1]))
 
 
 def _assumptions(index, frame, conditions) -> tuple[Assumption, ...]:

@@ -6,7 +6,8 @@ table of lambdas), the platform predicates (`current_platform.is_cuda()`), the d
 capability, where each config class sits under VllmConfig, and how the recipe's engine
 arguments become VllmConfig fields.
 
-Recipe bindings in VllmConfig terms: a recipe writes `kv_cache_dtype = "fp8"`; the code reads `vllm_config.cache_config.cache_dtype`.
+Recipe bindings in VllmConfig terms: a recipe writes `kv_cache_dtype = "fp8"`; the code reads
+`vllm_config.cache_config.cache_dtype`.
 The mapping is derived from the revision's own `EngineArgs.create_engine_config`: a key is
 bound at `<config>.<field>` when that function builds the config passed to `VllmConfig(<config>=...)`
 with `<field>=self.<key>` (or assigns `<config>.<field> = ...self.<key>...`). A value passed
@@ -278,7 +279,7 @@ class Runtime:
         `environment_variables[NAME]()`), or None when the module has no such entry."""
         table = module.constants.get(ENV_TABLE)
         if table is not None and isinstance(table.expr, ir.Dict):
-            for k, v in zip(table.expr.keys, table.expr.values):
+            for k, v in zip(table.expr.keys, table.expr.values, strict=True):
                 if isinstance(k, ir.Constant) and k.value == name and isinstance(v, ir.Lambda):
                     return v.body
         return None

@@ -254,8 +254,9 @@ def _lists(an, event):
             items = (Item(None, text="the returned value"),)
         conditions = tuple(" ".join(c.text.split()) + (" is true" if c.taken else " is false")
                            for c in r.conditions)
-        anchor = frame_anchor(an.index, frame, r.line, r.end_line, f"the priority list returned under the recipe: "
-                              f"`{BACKEND_ENUM}` members in order" + (", on a path it does not decide" if conditions else ""))
+        anchor = frame_anchor(an.index, frame, r.line, r.end_line,
+                              f"the priority list returned under the recipe: `{BACKEND_ENUM}` members in order"
+                              + (", on a path it does not decide" if conditions else ""))
         yield Priorities(items, conditions, anchor.model_copy(update={"symbol": "return"}))
 
 

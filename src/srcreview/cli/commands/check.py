@@ -78,7 +78,7 @@ def run(args) -> int:
         if not all(isinstance(r, Rule) for r in rules):  # summaries: the engine needs the rules themselves
             rules = _load_rules(args, stored)
         computed = review_recipes(args, [recipes[n] for n in missing], rules, files=[files[n] for n in missing])
-        for n, (review, tree) in zip(missing, computed):
+        for n, (review, tree) in zip(missing, computed, strict=True):
             reviews[n] = review
             if stored is not None:
                 stored.keep(args, recipes[n], files[n], review, tree)
@@ -167,7 +167,7 @@ def recalled_reviews(args, recipes, files, stored) -> list:
     """The stored review of each recipe under these arguments, None where there is none."""
     if stored is None:
         return [None] * len(recipes)
-    return [stored.recall(args, recipe, path) for recipe, path in zip(recipes, files)]
+    return [stored.recall(args, recipe, path) for recipe, path in zip(recipes, files, strict=True)]
 
 
 def merge_registry(target: str, gate) -> None:
@@ -230,7 +230,7 @@ def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, objec
         planned.append(((rev_from_args(args, recipe), tuple(layer.sha256 for layer in layers)), layers))
     trees: dict[tuple, tuple[object, object]] = {}
     reviews = []
-    for n, (recipe, (key, layers)) in enumerate(zip(recipes, planned)):
+    for n, (recipe, (key, layers)) in enumerate(zip(recipes, planned, strict=True)):
         if key not in trees:
             tree = tree_from_args(args, recipe, progress=sys.stderr.isatty(), layers=layers)
             trees[key] = (tree, Index(tree, cache_dir=default_cache_dir()))

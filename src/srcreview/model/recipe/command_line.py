@@ -103,7 +103,8 @@ def recipe_from_words(words: list[Word], *, path: str, file: str, name: str, env
     """The recipe of the words after `vllm serve` (MODEL first when given positionally)."""
     positionals, flags = parse_args(words)
     if len(flags) > MAX_SETTINGS:
-        raise DataError(f"{shown}:{flags[MAX_SETTINGS].line}: more than {MAX_SETTINGS} settings; a vLLM recipe has tens")
+        raise DataError(f"{shown}:{flags[MAX_SETTINGS].line}: more than {MAX_SETTINGS} settings; "
+                        "a vLLM recipe has tens")
     model = positionals[0].text if positionals else None
     if len(positionals) > 1:
         extra = positionals[1]
@@ -162,7 +163,8 @@ def read_script(text: str, shown: str, file: str) -> list[Recipe]:
     recipes = []
     for number, ((env_words, args), env) in enumerate(found, start=1):
         path = file if len(found) == 1 else f"{file}#{number}"
-        recipes.append(recipe_from_words(args, path=path, file=file, name=stem if len(found) == 1 else f"{stem}#{number}",
+        recipes.append(recipe_from_words(args, path=path, file=file,
+                                         name=stem if len(found) == 1 else f"{stem}#{number}",
                                          env=_merge_env(env, env_from_assignments(env_words)),
                                          runtime=RuntimePin(), pin_line=None, directives=directives,
                                          fmt="command-line", shown=shown))
@@ -269,7 +271,7 @@ _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 
 def _json_words(body: str, items: list[str], line: int, column: int) -> list[Word]:
     words = []
-    for match, item in zip(_JSON_STRING.finditer(body), items):
+    for match, item in zip(_JSON_STRING.finditer(body), items, strict=False):
         before = body[:match.start()]
         at_line = line + before.count("\n")
         at_col = (column + len(before)) if "\n" not in before else len(before) - before.rfind("\n")

@@ -30,7 +30,7 @@ SCHEMA_VERSION = 9
 class _Unknown:
     """The value of a constant the extractor could not evaluate statically."""
 
-    _instance = None
+    _instance: _Unknown | None = None
 
     def __new__(cls):
         if cls._instance is None:

@@ -99,7 +99,7 @@ class Index:
         self._files: set[str] | None = None
         self._python_files: list[str] | None = None
         self._raw: dict[str, bytes] = {}
-        self._class_infos: dict[str, ClassInfo] = {}
+        self._class_infos: dict[str, ClassInfo | None] = {}  # None: being built (the MRO's cycle guard)
         self._resolved: dict[str, Symbol | None] = {}
         self._names: dict[str, list[str]] | None = None
         self._names_key = ""
@@ -262,8 +262,8 @@ class Index:
             return None
         needle = name.encode()
         pattern = definition_pattern(needle, scopes_only)
-        if scopes_only and f"{prefix}\0{name}" in self._names:  # a subset of the wider answer
-            pool = self._names[f"{prefix}\0{name}"]
+        if scopes_only and f"{prefix}\0{name}" in names:  # a subset of the wider answer
+            pool = names[f"{prefix}\0{name}"]
         else:
             pool = self.python_files(prefix)
         return self._remembered(key, lambda: [p for p in pool
@@ -331,7 +331,7 @@ class Index:
         """Definitions whose absolute qualname ends with `suffix` (on a dot boundary), sorted."""
         prefix = self.package if prefix is None else prefix
         found = []
-        for path in self.candidate_files(suffix, kind, prefix):
+        for path in self.candidate_files(suffix, kind, prefix) or ():  # (None only when remembered_only)
             facts = self.module(path)
             for symbol in self.symbols(facts):
                 if kind not in ("any", symbol.kind):
@@ -484,7 +484,8 @@ class Index:
         self._class_infos[qualname] = info
         return info
 
-    def _class_info(self, symbol: Symbol) -> ClassInfo:
+    def _class_info(self, symbol: Symbol) -> ClassInfo | None:
+        """None while the class is being built (a base that is the class itself, through a cycle)."""
         if symbol.qualname in self._class_infos:
             return self._class_infos[symbol.qualname]
         self._class_infos[symbol.qualname] = None  # cycle guard while computing the MRO
@@ -687,7 +688,7 @@ class Index:
             return self._literal_members(value_node, symbol.module, depth + 1)
         if symbol.kind == "class":
             info = self._class_info(symbol)
-            if info.enum_members is not None:
+            if info is not None and info.enum_members is not None:
                 return [name for name, _ in info.enum_members]
         return None
 

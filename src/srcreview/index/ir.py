@@ -363,7 +363,7 @@ NODE_CLASSES = (
 
 def children(node: Node):
     """The nodes directly below `node`, in source order."""
-    out = []
+    out: list[Node] = []
     for name in node._kids:
         value = getattr(node, name)
         if value is None:

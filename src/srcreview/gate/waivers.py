@@ -69,10 +69,9 @@ def load_waivers(recipes: Iterable[tuple[Path | str, str]]) -> tuple[Waiver, ...
 
     Each `srcreview.toml` is read once, however many of its directory's recipes are reviewed.
     """
-    recipes = [(Path(p), shown) for p, shown in recipes]
     waivers: list[Waiver] = []
     by_dir: dict[Path, tuple[str, list[tuple[str, str]]]] = {}
-    for path, shown in recipes:
+    for path, shown in [(Path(p), shown) for p, shown in recipes]:
         waivers.extend(_recipe_waivers(path, shown))
         sidecar = path.parent / WAIVER_FILE
         if sidecar.exists() or sidecar.is_symlink():  # not a regular file: refused when read, never skipped
@@ -177,6 +176,7 @@ def _parse(raw, table: tuple[str, ...], lines: _Lines, shown: str, allow_recipe:
     dotted = ".".join(table)
     if raw is None:
         return []
+    entries: list[tuple[dict, tuple[str, ...] | None, int]]  # (body, its table or None in an array, line)
     if isinstance(raw, dict):
         entries = []
         for fingerprint, body in raw.items():

@@ -92,7 +92,7 @@ class ModelFacts(Record):
         return self.model_dump(mode="json")
 
 
-def unknown_facts(reason: str, *, ref: str | None = None, kind: str | None = None,
+def unknown_facts(reason: str, *, ref: str | None = None, kind: Literal["hub", "local"] | None = None,
                   revision: str | None = None) -> ModelFacts:
     """Facts that say once why the model config is not known."""
     return ModelFacts(source="none", ref=ref, kind=kind, revision=revision, unknown_reason=reason,

@@ -9,7 +9,7 @@ fields are added, never renamed or removed, so readers must ignore fields they d
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from srcreview.core.records import Field, Record
 
@@ -294,7 +294,7 @@ class Review(Record):
         return next((hop.recipe_line for hop in finding.trace if hop.recipe_line), 1)
 
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
 
 
 class RunGate(Record):

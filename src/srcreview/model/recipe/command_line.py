@@ -18,6 +18,7 @@ from srcreview.model.recipe.directives import Directives, read_directives
 from srcreview.model.recipe.model import (
     MAX_SETTINGS,
     EnvVar,
+    Format,
     RawFlag,
     Recipe,
     RecipeInfo,
@@ -98,7 +99,7 @@ def _is_number(text: str) -> bool:
 
 
 def recipe_from_words(words: list[Word], *, path: str, file: str, name: str, env: list[EnvVar],
-                      runtime: RuntimePin, pin_line: int | None, directives: Directives, fmt: str,
+                      runtime: RuntimePin, pin_line: int | None, directives: Directives, fmt: Format,
                       shown: str) -> Recipe:
     """The recipe of the words after `vllm serve` (MODEL first when given positionally)."""
     positionals, flags = parse_args(words)
@@ -196,8 +197,8 @@ def read_dockerfile(text: str, shown: str, file: str) -> list[Recipe]:
     cmd: list[Word] | None = None
     for keyword, body, line, column in _instructions(text):
         if keyword == "FROM":
-            words = [w for w in body.split() if not w.startswith("--")]
-            image, image_line = (words[0] if words else ""), line
+            parts = [w for w in body.split() if not w.startswith("--")]
+            image, image_line = (parts[0] if parts else ""), line
             env, entrypoint, cmd = [], None, None  # a new stage starts afresh
         elif keyword == "ENV":
             env = _merge_env(env, _docker_env(body, shown, line, column))

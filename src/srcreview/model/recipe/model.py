@@ -9,7 +9,7 @@ SARIF results are anchored there.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from srcreview.core.records import Field, Record, field_validator
 from srcreview.hfconfig.facts import ModelFacts
@@ -81,7 +81,7 @@ class Hardware(Record):
         """(major, minor) of the GPU, as vLLM's capability checks compare it."""
         if self.compute_capability is None:
             return None
-        major, minor = _CAPABILITY.match(self.compute_capability).groups()
+        major, minor = cast(re.Match, _CAPABILITY.match(self.compute_capability)).groups()  # validated
         return int(major), int(minor)
 
 

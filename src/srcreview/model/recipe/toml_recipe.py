@@ -89,7 +89,7 @@ def _parse_recipe(text: str, shown: str) -> Recipe:
     except RecordError as exc:
         raise DataError(_validation_line(exc, data, lines, shown)) from None
 
-    settings = []
+    settings: list[Setting] = []
     for setting in _flatten_engine(data.get("engine", {}), lines, shown):
         if len(settings) == MAX_SETTINGS:
             raise DataError(f"{shown}:{setting.line}: more than {MAX_SETTINGS} engine settings; "

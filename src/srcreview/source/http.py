@@ -146,7 +146,7 @@ def _deadline_adapter():
 
     class Watched:
         def _get_conn(self, timeout=None):
-            connection = super()._get_conn(timeout)
+            connection = super()._get_conn(timeout)  # type: ignore[misc]  # a mixin: the pool class follows it
             deadline = getattr(_current, "deadline", None)
             if deadline is not None:
                 deadline.watch(connection)
@@ -174,7 +174,7 @@ def describe_failure(exc: BaseException) -> str:
     if isinstance(exc, _Retryable):
         return exc.reason
     seen = set()
-    stack = [exc]
+    stack: list[BaseException | None] = [exc]
     texts = []
     while stack:
         current = stack.pop()

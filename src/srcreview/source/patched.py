@@ -25,7 +25,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from srcreview.core.errors import DataError, SourceUnavailable, UsageError
 from srcreview.source.base import SourceTree
@@ -363,7 +363,7 @@ class PatchedTree(SourceTree):
             found = self._patched.get(path)
             if found is None or not found.lines:
                 return self.base.url(path)
-            whole = self.provenance(path, 1, len(found.lines))
+            whole = cast(Provenance, self.provenance(path, 1, len(found.lines)))  # a patched file has lines
             return self.base.url(whole.file) if whole.kind == "upstream" else whole.file
         found = self.provenance(path, start, end)
         if found is None:

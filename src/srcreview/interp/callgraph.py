@@ -35,7 +35,9 @@ class _SinkMatcher:
         self.sink = sink
 
     def __contains__(self, qualname: str) -> bool:
-        return bool(self.sink) and (qualname == self.sink or qualname.endswith("." + self.sink))
+        if not self.sink:
+            return False
+        return qualname == self.sink or qualname.endswith("." + self.sink)
 
 
 class _Explorer:
@@ -46,7 +48,7 @@ class _Explorer:
 
         self.index = index
         self.an = an
-        self.graph = nx.DiGraph()
+        self.graph: nx.DiGraph = nx.DiGraph()
         self.sink = sink
         self.sink_last = sink.split(".")[-1] if sink else None
         self.sinks = _SinkMatcher(sink)

@@ -12,8 +12,10 @@ the builtins (Python's own behaviour over constants).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields as dataclass_fields
 from dataclasses import replace
+from typing import Any, ClassVar, cast
 
 from srcreview.index import ir
 from srcreview.interp import builtins
@@ -121,7 +123,8 @@ class Frame:
                 # `cls` is the class the method was reached through, not the one declaring it
                 receiver = self.self_obj
                 if isinstance(receiver, Obj) and receiver.cls:
-                    receiver = ClassRef(self.an.resolver.canonical(receiver.cls) or receiver.cls)
+                    cls = cast(str, receiver.cls)  # the class a class method was reached through
+                    receiver = ClassRef(self.an.resolver.canonical(cls) or cls)
                 if not isinstance(receiver, ClassRef):
                     receiver = ClassRef(f"{self.module.module}.{fn.owner}")
                 self.env[first.name] = args.get(first.name, receiver)
@@ -343,7 +346,7 @@ class Frame:
             unrollable = target is not None and _unrollable(body)
             if unrollable and pairs is not None and len(pairs) <= MAX_UNROLL:
                 # a dict whose keys are constants: walk the body once per item, in order
-                bindings = []
+                bindings: list[tuple] = []
                 for item in pairs:
                     if isinstance(item, tuple) and isinstance(target, ir.Seq) and len(target.elts) == 2:
                         bindings.append(((target.elts[0], item[0]), (target.elts[1], item[1])))
@@ -562,11 +565,11 @@ class Frame:
                 self.note_kwargs(v, e, "dict unpacking")
         if all(isinstance(k, Const) for k in keys) and all(isinstance(v, Const) for v in values):
             try:
-                return Const({k.value: v.value for k, v in zip(keys, values, strict=True)})
+                return Const({k.value: v.value for k, v in zip(cast("list[Const]", keys), values, strict=True)})
             except TypeError:
                 pass
         if keys and all(isinstance(k, Const) for k in keys):
-            return DictVal(tuple((k.value, v) for k, v in zip(keys, values, strict=True)))
+            return DictVal(tuple((k.value, v) for k, v in zip(cast("list[Const]", keys), values, strict=True)))
         return Unknown("dict")
 
     def ev_ifexp(self, e):
@@ -840,8 +843,9 @@ class Frame:
                 self.note_kwargs(v, keyword.value, text)
         if name == "super":
             if self.owner is not None:
-                return Super(f"{self.module.module}.{self.owner}", self.self_obj if self.self_obj is not None
-                             else self.env.get(self.fn.params[0].name) if self.fn and self.fn.params else None)
+                bound = self.self_obj if self.self_obj is not None \
+                    else self.env.get(self.fn.params[0].name) if self.fn and self.fn.params else None
+                return Super(f"{self.module.module}.{self.owner}", cast("Obj | None", bound))
             return Unknown("super() outside a method")
         return self.an.builtin_value(name, args, text)
 
@@ -911,7 +915,7 @@ class Frame:
         value = binop(op, self.force(left), self.force(right))
         return value if value is not None else Unknown(ir.text(e))
 
-    _EV = {
+    _EV: ClassVar[dict[type, Callable[[Any, Any], Any]]] = {
         ir.Constant: ev_constant, ir.Name: ev_name, ir.Attr: ev_attr, ir.Call: call, ir.Compare: compare,
         ir.BoolOp: boolop, ir.Not: ev_not, ir.Unary: ev_unary, ir.BinOp: ev_binop, ir.Subscript: subscript,
         ir.Seq: ev_seq, ir.Dict: ev_dict, ir.IfExp: ev_ifexp, ir.Lambda: ev_lambda, ir.Comp: ev_comp,
@@ -942,7 +946,7 @@ class Analyzer:
         # raises matter); `constructing` also records config stores on the runtime's heap
         self.effects = False
         self.constructing = False
-        self.construction = None  # srcreview.vllm.construction.Construction, once prepared
+        self.construction: Any = None  # srcreview.vllm.construction.Construction, once prepared
         self.runtime.walk_hooks = self.walk_hooks
 
     def prepare(self):
@@ -1324,7 +1328,7 @@ class Analyzer:
             return union([self.derive((o,), kwargs, text) for o in base.options])
         if not isinstance(base, Obj):
             return Unknown(f"{text}: a replace of a value of unknown type")
-        fields = {}
+        fields: dict[str, Any] = {}
         if isinstance(base, Derived):
             fields.update(base.overrides)
         fields.update(dict(kwargs))

@@ -11,6 +11,7 @@ runtime model for the recipe's values at config paths.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, cast
 
 from srcreview.core.errors import DataError
 from srcreview.index import ir
@@ -429,7 +430,7 @@ class Resolver:
                     if isinstance(target, ClassRef):
                         value = self.interp.instantiate(target.qualname, value.args, value.kwargs)
                     else:
-                        value = Obj(cls=("returns", value.target.dotted), origin=f"self.{name}")
+                        value = Obj(cls=("returns", cast(Any, value.target).dotted), origin=f"self.{name}")
                 elif isinstance(value, (LazyCall, Ref)):
                     value = self.interp.force(value)
                 values.append(replace(value, alias=False) if isinstance(value, Obj) else value)

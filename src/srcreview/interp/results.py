@@ -4,6 +4,7 @@ a walk's events (srcreview.interp.events) become them, anchored on the source.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from srcreview.model.findings import Anchor
 
@@ -138,7 +139,7 @@ def dynamic_of(index, frame):
 
 def unique(items) -> tuple:
     """Sites or assumptions without repeats, in anchor order."""
-    seen = {}
+    seen: dict[Any, Any] = {}
     for item in items:
         seen.setdefault(item, None)
     return tuple(sorted(seen, key=lambda s: (s.anchor.path, s.anchor.start_line, s.text)))

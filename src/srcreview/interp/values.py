@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_dc
+from typing import Any
 
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 
@@ -21,7 +22,7 @@ class Const:
     when it was: where a value comes from is what a draft-config question asks, so two equal
     values from different fields stay apart."""
 
-    value: object
+    value: Any  # the Python constant itself, of any type
     origin: tuple[str, ...] | None = None
 
 
@@ -51,7 +52,7 @@ class Obj:
     which class attribute it was read from, so a call on it resolves to that method.
     """
 
-    cls: str | None = None
+    cls: str | tuple | None = None  # or ("returns", dotted) / ("attr", cls, name): known only as what made it
     path: tuple[str, ...] | None = None
     nonnull: bool = False
     alias: bool = False

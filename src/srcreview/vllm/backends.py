@@ -118,7 +118,7 @@ def _admission(an, member: str) -> Admission:
     if info is None:
         why = f"{BACKEND_ENUM}.{member} names no class in the tree ({path!r})"
         return Admission(member, None, "undecided", reason=why, open=(why,))
-    evidence = []
+    evidence: list = []
     method = info.methods.get(BACKEND_VALIDATE)
     if method is None:
         why = f"{info.symbol.local}.{BACKEND_VALIDATE} does not exist"
@@ -159,7 +159,8 @@ def _admission(an, member: str) -> Admission:
 def _open(frame) -> tuple[str, ...]:
     """What the walk left undecided: the values the model's layers pass, named once; every
     other condition with its reason; the env vars read as unset."""
-    model, other = {}, []
+    model: dict[str, list] = {}
+    other: list = []
     for c in frame.assumptions:
         m = re.match(r"(\w+): the model's attention layers pass it \((.*)\)$", c.reason or "")
         if m:
@@ -188,7 +189,7 @@ class _SelectorFrame(Frame):
     """The selector's own walk: the config it asks for (`get_current_vllm_config()`) is the
     target's, the root config; `typing.cast(T, x)` is `x`."""
 
-    root = None
+    root: Obj | Unknown | None = None
 
     def call(self, e):
         if not e.args:

@@ -28,6 +28,7 @@ not reported as start-up rejections.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from srcreview.interp.events import RaiseEvent
 from srcreview.interp.values import Obj, Unknown
@@ -199,7 +200,7 @@ def _walk_validators(an, cls: str, validators, value, path):
             params = params[1:]
         if not params:
             return ("unknown", qualname, "", (0, 0), f"{short_name(qualname)}: no value parameter")
-        args = {params[0].name: Const(current, origin=path)}
+        args: dict[str, Any] = {params[0].name: Const(current, origin=path)}
         for extra in params[1:]:
             args[extra.name] = Unknown(f"pydantic's {extra.name}")
         receiver = ClassRef(cls) if fn.facts.is_classmethod else Obj(cls=cls, path=path[:-1], nonnull=True,
@@ -234,12 +235,12 @@ def short_name(qualname: str) -> str:
     return ".".join(parts[-2:]) if len(parts) > 1 else qualname
 
 
-def field_validators(index, info, name: str) -> list[tuple[str, str]]:
+def field_validators(index, info, name: str) -> list[tuple[str, object]]:  # (qualname, mode as written)
     """(qualname, mode) of the pydantic field validators of a class (and its bases in the tree)
     that validate field `name` (or every field, "*"), in declaration order."""
     import ast
 
-    out = []
+    out: list[tuple[str, object]] = []
     for symbol in info.methods.values():
         fn = index.function(symbol.qualname)
         if fn is None:

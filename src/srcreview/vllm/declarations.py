@@ -19,6 +19,7 @@ import ast
 import math
 import operator
 from dataclasses import dataclass
+from typing import Any
 
 from srcreview.index.facts import UNKNOWN
 from srcreview.index.index import _ast_dotted as _dotted
@@ -54,7 +55,7 @@ class Declared:
 
     def members(self) -> tuple:
         """Every Literal / Enum member the declaration names (for messages and suggestions)."""
-        out = []
+        out: list[Any] = []
         for o in self.options:
             out.extend(o.members)
         return tuple(dict.fromkeys(out))
@@ -194,7 +195,8 @@ class _Reader:
 
 def check(decl: Declared, value) -> Verdict:
     """Whether pydantic admits `value` for this declaration (lax mode), with the reason."""
-    reasons, unknown = [], []
+    reasons: list[str] = []
+    unknown: list[str] = []
     for option in decl.options:
         verdict = _option(option, value)
         if verdict.outcome == "admitted":

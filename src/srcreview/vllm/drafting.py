@@ -103,7 +103,8 @@ def component(an, runner: str) -> Component:
     if init is None:
         return Component(runner, attribute, missing=(f"{cls_name}.__init__ ({module})",))
     frame = an.frame_for(init.qualname, Obj(cls=cls.qualname, nonnull=True, origin="self"))
-    candidates, open_sites = [], []
+    candidates: list[Candidate] = []
+    open_sites: list[Site] = []
     for store in frame.stores:
         if store.attr != attribute or not (isinstance(store.receiver, Obj) and store.receiver.origin == "self"):
             continue

@@ -16,23 +16,11 @@ from pydantic import BaseModel, ConfigDict
 
 from srcreview.core.errors import DataError, SourceUnavailable, UsageError
 from srcreview.core.records import RecordError
+from srcreview.core.tags import TAG_MEANINGS
 from srcreview.model.findings import Anchor, Finding, Hop, Review
 
 DEFAULT_CONTEXT = 2
 MAX_EXCERPT_LINES = 24
-TAG_MEANINGS = {
-    "runner-undecided": "the model runner could not be decided under the recipe; a confirmed or refuted "
-                        "outcome was downgraded to plausible",
-    "dynamic-getattr": "a getattr with a name the analysis cannot compute may read the field",
-    "kwargs-forward": "the config travels through **kwargs, which the analysis cannot follow",
-    "unresolved-call": "a call on the path could not be resolved to its definition",
-    "runtime-branch": "a branch on the path depends on a value only known at run time",
-    "no-covering-test": "no test under tests/ exercises the combination",
-    "analysis-unavailable": "the analysis core could not evaluate this check",
-    "source-unavailable": "part of the source could not be read",
-    "ambiguous-symbol": "a symbol the rule names matches several definitions",
-    "undecided": "the check's outcome is undecided",
-}
 
 
 class _Frozen(BaseModel):

@@ -10,9 +10,11 @@ dtype, MLA-ness) stays open, so an admission rests on it.
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from srcreview.checks import CheckContext, CheckResult, short, stale
+from srcreview.checks import Params as BaseParams
 from srcreview.checks._backend import backend_class
 from srcreview.checks._common import dedupe
+from srcreview.core.tags import Tag
 from srcreview.core.templates import fill
 from srcreview.model.findings import Hop
 
@@ -20,7 +22,7 @@ OUTCOMES = ("admits", "refuses", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
 
 
-class Params(Params):  # noqa: F811
+class Params(BaseParams):
     enum: str  # the registry Enum whose member names the backend class
     member: str  # template of the member, e.g. "{attention_backend}"
     part: str | None = None  # only the tests asking this predicate (e.g. "supports_kv_cache_dtype")
@@ -92,7 +94,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     why = ("; ".join(open_) if open_ else
            f"no test of {short(found.cls)}.validate_configuration asks {params.part} on a path the recipe decides")
     details["open"] = why
-    tags = ("model-config-unknown",) if "model" in why else ("runtime-branch",)
+    tags: tuple[Tag, ...] = ("model-config-unknown",) if "model" in why else ("runtime-branch",)
     return CheckResult("undecided", evidence=dedupe(evidence, by_role=True), trace=tuple(hops), details=details,
                        tags=tags, reason=why, open=open_ or (why,), possible=("admits", "refuses"),
                        symbols=(f"{cls}.{params.part or 'validate_configuration'}",))

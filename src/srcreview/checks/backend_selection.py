@@ -9,8 +9,10 @@ holds (`possible`).
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, stale
+from srcreview.checks import CheckContext, CheckResult, Outcome, stale
+from srcreview.checks import Params as BaseParams
 from srcreview.checks._common import dedupe
+from srcreview.core.tags import Tag
 from srcreview.core.templates import fill
 from srcreview.model.findings import Hop
 
@@ -18,7 +20,7 @@ OUTCOMES = ("selects", "selects-other", "none-admitted", "undecided", "not-appli
 UNDECIDED_OUTCOMES = ("undecided",)
 
 
-class Params(Params):  # noqa: F811
+class Params(BaseParams):
     enum: str  # the registry Enum whose members the priority lists name
     expected: str | None = None  # template of a backend name: is it the one selected?
     field: str | None = None  # the config field naming the backend (e.g. AttentionConfig.backend): its declaration
@@ -64,14 +66,14 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     if found.verdict == "none-admitted":
         return CheckResult("none-admitted", evidence=tuple(evidence), trace=hops, details=details, symbols=symbols)
     if found.verdict == "selects":
-        outcome = "selects-other" if expected and found.selected != expected else "selects"
+        outcome: Outcome = "selects-other" if expected and found.selected != expected else "selects"
         return CheckResult(outcome, evidence=tuple(evidence), trace=hops, details=details, symbols=symbols)
     details["open"] = found.reason
     reason = _summary(found)
     possible = ()
     if expected and found.possible and expected not in found.possible and UNREADABLE not in found.possible:
         possible = ("selects-other",)  # whichever wins, it is not the expected backend
-    tags = ("model-config-unknown",) if "model" in found.reason else ("runtime-branch",)
+    tags: tuple[Tag, ...] = ("model-config-unknown",) if "model" in found.reason else ("runtime-branch",)
     return CheckResult("undecided", evidence=tuple(evidence), trace=hops, details=details, tags=tags,
                        reason=reason, open=found.open or (found.reason,), possible=possible, symbols=symbols)
 

@@ -14,13 +14,17 @@ from srcreview.checks import (
     ANALYSIS_ERRORS,
     CheckContext,
     CheckResult,
-    Params,
+    Outcome,
     short,
     stale,
+)
+from srcreview.checks import (
+    Params as BaseParams,
 )
 from srcreview.checks._backend import backend_class
 from srcreview.checks._common import dedupe, find_one
 from srcreview.core.records import Field
+from srcreview.core.tags import Tag
 from srcreview.core.templates import fill
 from srcreview.index import ir
 from srcreview.index.ir import dotted, iter_calls, iter_statements
@@ -31,7 +35,7 @@ OUTCOMES = ("admits", "rejects", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
 
 
-class Params(Params):  # noqa: F811
+class Params(BaseParams):
     function: str | None = None  # the gate, by qualified-name suffix; or a backend method:
     enum: str | None = None
     member: str | None = None
@@ -91,6 +95,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     fn = index.function(gate.qualname)
     gating = _gating_lines(ctx, fn, params.gate_words) if fn is not None else []
     evidence += gating
+    result: Outcome
     try:
         result, undecided, more, branches, platform = _verdict(index, gate, ctx, args, params)
     except ANALYSIS_ERRORS as exc:
@@ -105,7 +110,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     evidence += more
     details = {"gate": name, "args": ", ".join(f"{k}={v}" for k, v in sorted(args.items())),
                "capability": values.get("hardware.compute_capability")}
-    tags: set[str] = set()
+    tags: set[Tag] = set()
     if result == "undecided":
         tags.add("runtime-branch")
     elif platform and ctx.bindings.get(PLATFORM_KEY) == "cuda":

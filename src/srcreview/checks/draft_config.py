@@ -19,8 +19,10 @@ Decided only when every candidate the recipe leaves open gives the same outcome.
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from srcreview.checks import CheckContext, CheckResult, Outcome, short, stale
+from srcreview.checks import Params as BaseParams
 from srcreview.checks._common import declared_field, dedupe
+from srcreview.core.tags import Tag
 from srcreview.model.findings import Anchor, Hop
 from srcreview.vllm.models import MODEL_CONFIG_UNKNOWN
 from srcreview.vllm.runtime import MODEL_LOADER
@@ -30,7 +32,7 @@ UNDECIDED_OUTCOMES = ("undecided",)
 MODEL_WORDS = ("draft_model_config", "hf_config", "architectures", "model_type", "num_nextn_predict_layers")
 
 
-class Params(Params):  # noqa: F811
+class Params(BaseParams):
     # the top-level engine key ("attention_backend"; its nested twin is speculative_config.<setting>),
     # or "*": the key of the setting the rule runs on (`for_each`), either form
     setting: str
@@ -84,7 +86,12 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         return CheckResult("undecided", evidence=tuple(evidence), tags=("runtime-branch",), details=details,
                            reason=f"the {runner} runner stores no speculative component under the recipe",
                            open=(f"no {component.attribute} is built under the recipe",))
-    outcomes, hops, tags, reasons, symbols, texts = [], [], set(), [], [], []
+    outcomes: list[Outcome] = []
+    hops: list[Hop] = []
+    tags: set[Tag] = set()
+    reasons: list[str] = []
+    symbols: list[str] = []
+    texts: list[str] = []
     possible: list[set[str]] = []  # per candidate: the outcomes it may have
     for candidate in component.candidates:
         name = short(candidate.cls)
@@ -108,7 +115,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             reasons.append(loading.reason)
             tags.update(s.kind for s in loading.open)
             continue
-        if path is None:  # no engine-level twin: where the draft takes it from is not traced
+        if path is None or where is None:  # no engine-level twin: where the draft takes it from is not traced
             outcomes.append("undecided")
             possible.append(set())
             reasons.append(f"speculative_config.{setting} has no top-level twin whose config path could be followed")

@@ -19,7 +19,7 @@ from srcreview.checks._common import (
     trace_start,
     traced,
 )
-from srcreview.model.findings import Hop
+from srcreview.model.findings import Anchor, Hop
 
 OUTCOMES = ("applied", "not-applied", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
@@ -118,7 +118,7 @@ def _may_receive_config(call_text: str) -> bool:
     return bool(re.search(r"config|cfg", call, re.IGNORECASE))
 
 
-def mentions(ctx: CheckContext, attr: str) -> list[tuple[str, object]]:
+def mentions(ctx: CheckContext, attr: str) -> list[tuple[str, Anchor]]:
     """Every function in vllm/ whose text mentions `.attr` (or the string "attr"): a raw, cheap
     superset of the readers of the field, with an anchor on the first mention. Files are found
     by a byte-level search; functions by the line ranges of the index's facts."""

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from srcreview.checks import CheckContext, CheckResult, short, stale
+from srcreview.checks import Params as BaseParams
 from srcreview.index import ir
 from srcreview.index.ir import dotted, iter_calls
+from srcreview.model.findings import Anchor
 
 OUTCOMES = ("registered", "not-registered", "not-applicable", "undecided")
 UNDECIDED_OUTCOMES = ("not-applicable", "undecided")
 
 
-class Params(Params):  # noqa: F811
+class Params(BaseParams):
     parser: str = "EngineArgs.add_cli_args"
 
 
@@ -33,7 +35,7 @@ def _flags(ctx, parser):
     found = ctx.index.find(parser, kind="function")
     if not found:
         return None
-    out = {}
+    out: dict[str, Anchor] = {}
     for symbol in found:
         fn = ctx.index.function(symbol.qualname)
         for call in iter_calls(fn.facts.body if fn else ()):

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from typing import TYPE_CHECKING, cast
+
+from srcreview.checks import CheckContext, CheckResult, short, stale
+from srcreview.checks import Params as BaseParams
 from srcreview.checks._common import field_anchor
 from srcreview.checks._knobs import resolve_key
+
+if TYPE_CHECKING:
+    from srcreview.index.facts import FieldFact
+    from srcreview.index.index import ClassInfo
 
 OUTCOMES = ("exists", "missing", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
 
 
-class Params(Params):  # noqa: F811 - each kind names its model Params
+class Params(BaseParams):
     engine_class: str = "EngineArgs"
     container_class: str = "VllmConfig"
 
@@ -23,11 +30,12 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
                "did_you_mean": f" (did you mean {decl.suggestion}?)" if decl.suggestion else "",
                "reason": decl.reason}
     if decl.status == "exists":
-        evidence = [field_anchor(ctx, decl.field, f"declares {setting.key}", decl.owner)]
+        field = cast("FieldFact", decl.field)  # set for an existing key
+        evidence = [field_anchor(ctx, field, f"declares {setting.key}", decl.owner)]
         return CheckResult("exists", evidence=tuple(evidence), details=details,
-                           symbols=(f"{short(decl.field.owner)}.{decl.field.name}",))
+                           symbols=(f"{short(field.owner)}.{field.name}",))
     if decl.status == "missing":
-        owner = decl.owner
+        owner = cast("ClassInfo", decl.owner)  # set for a missing key: the class that lacks it
         evidence = (ctx.symbol_anchor(owner.symbol, f"declares the admitted keys; no {setting.key.split('.')[-1]}"),)
         return CheckResult("missing", evidence=evidence, details=details, symbols=(owner.symbol.local,),
                            reason=decl.reason)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from srcreview.checks import CheckContext, CheckResult, Params
+from srcreview.checks import CheckContext, CheckResult
+from srcreview.checks import Params as BaseParams
 from srcreview.core.templates import fill
 from srcreview.model.findings import Hop
 
@@ -18,7 +19,7 @@ UNDECIDED_OUTCOMES = ("uncovered",)
 MAX_SHOWN = 3
 
 
-class Params(Params):  # noqa: F811
+class Params(BaseParams):
     terms: dict[str, str]  # label -> template of the term, e.g. {method = "{speculative_config.method}"}
     under: str = "tests/"
     missing: tuple[str, ...]  # templates of the missing tests when no file covers all terms

@@ -14,16 +14,22 @@ modelled, a validator that may raise) is `undecided` with the reason: never admi
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from typing import TYPE_CHECKING, cast
+
+from srcreview.checks import CheckContext, CheckResult, short, stale
+from srcreview.checks import Params as BaseParams
 from srcreview.checks._common import admits_none, field_anchor, owner_of
 from srcreview.checks._knobs import resolve_key
 from srcreview.interp.values import Obj
+
+if TYPE_CHECKING:
+    from srcreview.index.facts import FieldFact
 
 OUTCOMES = ("admitted", "not-admitted", "not-applicable", "undecided")
 UNDECIDED_OUTCOMES = ("undecided", "not-applicable")
 
 
-class Params(Params):  # noqa: F811
+class Params(BaseParams):
     engine_class: str = "EngineArgs"
     container_class: str = "VllmConfig"
     auto_means_none: bool = True
@@ -37,7 +43,7 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
         return stale(decl.missing)
     if decl.status != "exists":
         return CheckResult("not-applicable", reason=decl.reason)
-    field = decl.field
+    field = cast("FieldFact", decl.field)  # set for an existing key
     value = setting.value
     module = owner_of(ctx, decl.owner, field).symbol.module
     declared = declarations.declared(ctx.index, module, field)

@@ -15,6 +15,7 @@ from typing import Any
 from srcreview import __version__
 from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, check_kind
 from srcreview.core.errors import DataError, SourceUnavailable
+from srcreview.core.tags import Tag
 from srcreview.core.templates import fill
 from srcreview.model.findings import (
     Anchor,
@@ -408,7 +409,7 @@ def _run_check(rule: Rule, ctx: CheckContext, subject) -> tuple[CheckResult, str
         return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=("analysis-unavailable",), reason=reason), \
             f"{rule.id}: {reason}"
     except SourceUnavailable as exc:
-        tag = getattr(exc, "tag", "source-unavailable")  # unparsable-source: a module the check needs
+        tag: Tag = getattr(exc, "tag", "source-unavailable")  # unparsable-source: a module the check needs
         return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=(tag,), reason=str(exc)), \
             f"{rule.id}: {exc}"
     except DataError as exc:  # the index refuses an ambiguous symbol: undecided, never a guess

@@ -8,12 +8,12 @@ repository, the model by the reference the recipe wrote.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from srcreview.core.records import Field, Record
 from srcreview.hfconfig.files import CONFIG_FILE
 
-MODEL_CONFIG_UNKNOWN = "model-config-unknown"
+MODEL_CONFIG_UNKNOWN: Final = "model-config-unknown"  # a tag (srcreview.core.tags)
 _ABSENT = object()
 
 

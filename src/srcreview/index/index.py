@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srcreview.core.errors import DataError, SourceUnavailable
+from srcreview.core.tags import Tag
 from srcreview.index.facts import (
     SCHEMA_VERSION,
     UNKNOWN,
@@ -30,7 +31,7 @@ class UnreadableSource(SourceUnavailable):
     """A module the analysis needs cannot be read or parsed: the question it serves stays
     open (plausible, tagged), never answered as if the module were absent or empty."""
 
-    def __init__(self, path: str, reason: str, tag: str = "unparsable-source"):
+    def __init__(self, path: str, reason: str, tag: Tag = "unparsable-source"):
         super().__init__(f"{path}: {reason}")
         self.path, self.reason, self.tag = path, reason, tag
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from srcreview.core.tags import SiteKind
 from srcreview.model.findings import Anchor
 
 
@@ -38,8 +39,7 @@ class Assumption:
 class Site:
     """A place in the source the analysis could not see through (or a call it could not resolve)."""
 
-    kind: str  # "dynamic-getattr" | "kwargs-forward" | "dunder-dict" | "unresolved-call" | "external-call"
-    #            | "untyped-read" | "raise"
+    kind: SiteKind  # also the tag a result that rests on it carries
     text: str
     function: str
     anchor: Anchor
@@ -126,7 +126,7 @@ def unresolved_of(index, frame):
     """The calls of a walk that could not be followed (in the tree or out of it)."""
     for c in frame.calls:
         if c.status in ("unresolved", "external"):
-            kind = "unresolved-call" if c.status == "unresolved" else "external-call"
+            kind: SiteKind = "unresolved-call" if c.status == "unresolved" else "external-call"
             yield Site(kind, f"{c.text}: {c.reason}" if c.reason else c.text, frame.symbol.qualname,
                        frame_anchor(index, frame, c.line, c.end_line, kind))
 

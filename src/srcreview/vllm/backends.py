@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from srcreview.index import ir
 from srcreview.interp.interpreter import Frame, analyzer
@@ -53,6 +54,9 @@ from srcreview.vllm.runtime import (
     ROOT_CONFIG,
 )
 
+if TYPE_CHECKING:
+    from srcreview.model.findings import Anchor
+
 MODEL_REASON = "{name}: the model's attention layers pass it ({why})"
 NOT_BOUND = "the model's config is not bound"
 
@@ -63,8 +67,8 @@ class Test:
 
     asks: tuple[str, ...]  # the predicates it calls (`supports_kv_cache_dtype`)
     outcome: str  # "refuses" (its decided side adds reasons) | "passes" | "open"
-    anchor: object  # the test's lines
-    because: tuple = ()  # Anchors: the returns of those predicates reached under the recipe
+    anchor: Anchor  # the test's lines
+    because: tuple[Anchor, ...] = ()  # the returns of those predicates reached under the recipe
     reasons: tuple[str, ...] = ()  # what it adds ("kv_cache_dtype not supported")
 
 
@@ -79,7 +83,7 @@ class Admission:
     open: tuple[str, ...] = ()  # what an undecided verdict depends on
     evidence: tuple = ()  # Anchors: the Enum member, the class, the validating method, its returns
     raises: bool | None = None  # an explicitly selected backend that is refused makes the platform raise
-    raise_anchor: object = None  # Anchor of that raise
+    raise_anchor: Anchor | None = None  # where that raise is
     arguments: tuple = ()  # (parameter, value text) the validating method was walked with
     reason: str = ""
 

@@ -22,6 +22,7 @@ and the model loader (`get_model`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from srcreview.index import ir
 from srcreview.interp.events import Condition
@@ -41,6 +42,7 @@ from srcreview.interp.values import (
 from srcreview.model.findings import Anchor
 
 COMPONENT_ORIGIN = "the speculative component"
+Source = Literal["nested", "target", "fixed", "undecided"]  # where the draft's value comes from
 SPECULATIVE = "speculative_config"
 
 
@@ -80,7 +82,7 @@ class Loading:
 class DraftValue:
     """The value at a config path of the config the draft model is built with."""
 
-    source: str  # "nested" | "target" | "fixed" | "undecided"
+    source: Source
     value: object  # the abstract value
     text: str  # what it is, for messages
     hops: tuple[Hop, ...] = ()  # the calls followed to the loader
@@ -320,7 +322,7 @@ def _reinit(value) -> str:
     return value.reinit if isinstance(value, Derived) else ""
 
 
-def classify(value, path: tuple[str, ...], top_key: str | None) -> tuple[str, str, str]:
+def classify(value, path: tuple[str, ...], top_key: str | None) -> tuple[Source, str, str]:
     """Where a value comes from: the nested speculative field, the target's own value (its
     config path, or the engine key that lands there), a constant, or undecided (with why)."""
     if isinstance(value, Union):

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 from pydantic import BaseModel, ConfigDict
 
 from srcreview.core.errors import DataError, SourceUnavailable, UsageError
 from srcreview.core.records import RecordError
-from srcreview.core.tags import TAG_MEANINGS
+from srcreview.core.tags import TAG_MEANINGS, Tag
 from srcreview.model.findings import Anchor, Finding, Hop, Review
 
 DEFAULT_CONTEXT = 2
@@ -166,7 +167,7 @@ def explain(review: Review, finding: Finding, rule=None, tree=None, *, context: 
     trace = tuple(step(h, h.anchor) for h in finding.trace)
     shown = {(h.anchor.path, h.anchor.start_line, h.anchor.end_line) for h in finding.trace if h.anchor}
     evidence = tuple(step(None, a) for a in finding.evidence if (a.path, a.start_line, a.end_line) not in shown)
-    tags = {t: TAG_MEANINGS.get(t, "") for t in finding.tags}
+    tags = {t: TAG_MEANINGS.get(cast(Tag, t), "") for t in finding.tags}
     label = f"{review.revision.version} ({review.revision.sha[:9]})" if review.revision.version \
         else review.revision.sha[:12]
     return Explanation(recipe=review.recipe.path, revision=label, finding=finding, trace=trace,

@@ -66,7 +66,7 @@ class RegistryAuditReport(_Frozen):
     entries: tuple[RegistryEntryAudit, ...]
 
     def summary(self) -> dict[str, int]:
-        counts = Counter(e.status for e in self.entries)
+        counts: Counter[str] = Counter(e.status for e in self.entries)
         return {s: counts.get(s, 0) for s in STATUSES}
 
     @property
@@ -117,7 +117,7 @@ def _relevance(entry: dict) -> str:
 def _judge(auditor: Auditor, pointer: str, entry: dict, pin, claims: dict[str, str],
            texts: Counter) -> RegistryEntryAudit:
     url = entry["url"]
-    base = {"pointer": pointer, "id": str(entry.get("id", "")), "url": url}
+    base: dict[str, Any] = {"pointer": pointer, "id": str(entry.get("id", "")), "url": url}
     source = _vllm_source(url)
     if source is None:
         return RegistryEntryAudit(**base, status="not-vllm", reason="not a vLLM source: not checked")
@@ -133,6 +133,7 @@ def _judge(auditor: Auditor, pointer: str, entry: dict, pin, claims: dict[str, s
                                   reason=f"commit {rev[:12]} is not the recipe pin {pin.label()}")
     if not ranged:
         return _whole_file(auditor, base, rev, path)
+    origin: Literal["entry", "review"]
     claim, origin = (claims[url], "review") if url in claims else (_relevance(entry), "entry")
     purpose = parse_purpose(claim)
     if origin == "entry" and texts[claim] > 1 and not any(t.strong for t in purpose.terms):

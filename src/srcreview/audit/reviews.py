@@ -38,7 +38,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import unquote, urlsplit
 
 from srcreview.core.errors import (
@@ -716,7 +716,7 @@ class Auditor:
     # -- one anchor
 
     def judge(self, ref: AnchorRef) -> AuditEntry:
-        base = {"pointer": ref.pointer, "url": ref.url, "purpose": ref.purpose}
+        base: dict[str, Any] = {"pointer": ref.pointer, "url": ref.url, "purpose": ref.purpose}
         try:
             url = parse_blob_url(ref.url)
         except DataError as exc:
@@ -816,7 +816,7 @@ class Auditor:
         top = text.path.split("/", 1)[0]
         ranked = []  # on raw text (cheap); only the winner is parsed for whole-unit ranges
         for path in candidates:
-            raw = self._file(tree, path, parse=False)
+            raw = cast(FileText, self._file(tree, path, parse=False))  # a listed file
             groups = [g for g in (tuple(t for t in g if raw.hits(t)) for g in purpose.required) if g]
             declares = sum(1 for t in names if path in declared[t])
             window = best_window(raw, groups, declared=False)
@@ -828,7 +828,7 @@ class Auditor:
             return AuditEntry(**base, status="drifted", notes=tuple(notes),
                               reason=f"{label} is not in {text.path}; it occurs equally in {len(ties)} files: {listed}")
         path = ranked[0][-1]
-        other = self._file(tree, path)
+        other = cast(FileText, self._file(tree, path))  # a listed file
         groups = [g for g in (tuple(t for t in g if other.hits(t)) for g in purpose.required) if g]
         window = best_window(other, groups, purpose.declared)
         corrected = Range(path=path, start_line=window[0], end_line=window[1],
@@ -863,7 +863,8 @@ class Auditor:
         found = (found or set()) - {exclude}
         if len(found) > MAX_RAW_FILES:
             raise _TooMany(len(found))
-        return [p for p in sorted(found) if all(self._file(tree, p, parse=False).hits(t) for t in terms)]
+        return [p for p in sorted(found)
+                if all(cast(FileText, self._file(tree, p, parse=False)).hits(t) for t in terms)]
 
 
 class _TooMany(Exception):

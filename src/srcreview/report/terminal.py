@@ -158,7 +158,7 @@ def _knobs(console, review: Review, verbose: bool) -> None:
     if with_evidence:
         table.add_column("evidence", no_wrap=True)
     for key, value, scope, status, line, evidence in rows:
-        cells = [key, value, scope, Text(status, style=_STATUS_STYLE.get(status, "")), line]
+        cells: list[str | Text] = [key, value, scope, Text(status, style=_STATUS_STYLE.get(status, "")), line]
         table.add_row(*cells, *([evidence] if with_evidence else []))
     if rows:
         console.print(table)

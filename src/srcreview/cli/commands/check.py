@@ -22,6 +22,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from srcreview.index import Index
+    from srcreview.model.findings import Review
+    from srcreview.source.base import SourceTree
 
 FORMATS = ("text", "concise", "json", "review", "sarif", "markdown", "registry")
 
@@ -206,7 +212,7 @@ def observed_on(gate) -> str:
     return gate.date or today().isoformat()
 
 
-def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, object]]:
+def review_recipes(args, recipes, rules, files=None) -> list[tuple[Review, SourceTree]]:
     """(review, source tree) of each recipe; recipes pinned to the same revision (with the same
     patches) share the tree and its index. `files`: the recipes' files, which their `[runtime]
     patches` are relative to."""
@@ -228,7 +234,7 @@ def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, objec
     for n, recipe in enumerate(recipes):
         layers = layers_from_args(args, recipe, files[n] if files else None)
         planned.append(((rev_from_args(args, recipe), tuple(layer.sha256 for layer in layers)), layers))
-    trees: dict[tuple, tuple[object, object]] = {}
+    trees: dict[tuple, tuple[SourceTree, Index]] = {}
     reviews = []
     for n, (recipe, (key, layers)) in enumerate(zip(recipes, planned, strict=True)):
         if key not in trees:
@@ -262,13 +268,13 @@ def render(fmt: str, gate, *, rules=None, verbose: bool = False, color: bool = F
     """The registry of output formats: each a pure render over the (gate-annotated) reviews."""
     reviews = list(gate.reviews)
     if fmt == "json":
-        from srcreview.report import json as report
+        from srcreview.report import json as json_report
 
-        return report.render(reviews, gate=gate.result)
+        return json_report.render(reviews, gate=gate.result)
     if fmt == "review":
-        from srcreview.report import review as report
+        from srcreview.report import review as review_report
 
-        return report.render(reviews, rules=rules, date=gate.date)
+        return review_report.render(reviews, rules=rules, date=gate.date)
     if fmt == "registry":
         from srcreview.report import registry
 

@@ -10,6 +10,8 @@ dtype, MLA-ness) stays open, so an admission rests on it.
 
 from __future__ import annotations
 
+from typing import Any, TypedDict
+
 from srcreview.checks import CheckContext, CheckResult, short, stale
 from srcreview.checks import Params as BaseParams
 from srcreview.checks._backend import backend_class
@@ -20,6 +22,11 @@ from srcreview.model.findings import Hop
 
 OUTCOMES = ("admits", "refuses", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
+
+
+# the values this kind's claims may name ({key} in a rule's text); `class` is a keyword
+Details = TypedDict("Details", {"class": str, "capability": Any, "part": str, "reasons": str, "because": str,
+                                   "arguments": str, "consequence": str, "open": str}, total=False)
 
 
 class Params(BaseParams):
@@ -47,7 +54,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     cls = info.symbol.local
     evidence = [enum_anchor] if enum_anchor is not None else []
     hops = [Hop(kind="field", text=enum_anchor.role, anchor=enum_anchor)] if enum_anchor is not None else []
-    details = {"class": cls, "capability": ctx.template_values.get("hardware.compute_capability"),
+    details: Details = {"class": cls, "capability": ctx.template_values.get("hardware.compute_capability"),
                "part": params.part or "validate_configuration"}
     if found.cls is None or found.cls != info.qualname:
         why = found.reason or f"the selector's verdict on {cls} could not be obtained"

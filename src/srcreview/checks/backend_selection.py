@@ -9,6 +9,8 @@ holds (`possible`).
 
 from __future__ import annotations
 
+from typing import Any, TypedDict
+
 from srcreview.checks import CheckContext, CheckResult, Outcome, stale
 from srcreview.checks import Params as BaseParams
 from srcreview.checks._common import dedupe
@@ -18,6 +20,18 @@ from srcreview.model.findings import Hop
 
 OUTCOMES = ("selects", "selects-other", "none-admitted", "undecided", "not-applicable")
 UNDECIDED_OUTCOMES = ("undecided",)
+
+
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    selected: str
+    capability: Any
+    candidates: str
+    refused: str
+    effective: str
+    how: str
+    open: str
 
 
 class Params(BaseParams):
@@ -50,7 +64,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     found = selection(ctx.index, ctx.bindings)
     expected = str(fill(params.expected, ctx.template_values)).upper() if params.expected else None
     capability = ctx.template_values.get("hardware.compute_capability")
-    details = {"selected": found.selected or "undecided", "capability": capability,
+    details: Details = {"selected": found.selected or "undecided", "capability": capability,
                "candidates": _candidates(found), "refused": _refused(found), "effective": _effective(found)}
     details["how"] = _how(found, capability)
     evidence = dedupe(list(found.evidence) + ([declaration] if declaration is not None else []), by_role=True)

@@ -10,6 +10,8 @@ the evidence.
 
 from __future__ import annotations
 
+from typing import Any, TypedDict
+
 from srcreview.checks import (
     ANALYSIS_ERRORS,
     CheckContext,
@@ -33,6 +35,14 @@ from srcreview.vllm.runtime import PLATFORM_KEY
 
 OUTCOMES = ("admits", "rejects", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
+
+
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    gate: str
+    args: str
+    capability: Any
 
 
 class Params(BaseParams):
@@ -108,7 +118,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             evidence[evidence.index(anchor)] = anchor.model_copy(
                 update={"role": f"{anchor.role} -> {shown} under the recipe"})
     evidence += more
-    details = {"gate": name, "args": ", ".join(f"{k}={v}" for k, v in sorted(args.items())),
+    details: Details = {"gate": name, "args": ", ".join(f"{k}={v}" for k, v in sorted(args.items())),
                "capability": values.get("hardware.compute_capability")}
     tags: set[Tag] = set()
     if result == "undecided":

@@ -19,6 +19,8 @@ Decided only when every candidate the recipe leaves open gives the same outcome.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from srcreview.checks import CheckContext, CheckResult, Outcome, short, stale
 from srcreview.checks import Params as BaseParams
 from srcreview.checks._common import declared_field, dedupe
@@ -30,6 +32,16 @@ from srcreview.vllm.runtime import MODEL_LOADER
 OUTCOMES = ("nested", "target", "fixed", "no-draft-model", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
 MODEL_WORDS = ("draft_model_config", "hf_config", "architectures", "model_type", "num_nextn_predict_layers")
+
+
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    runner: str
+    setting: str
+    path: str
+    entries: str
+    value: str
 
 
 class Params(BaseParams):
@@ -75,7 +87,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     component = ctx.memoized(f"component:{runner}", lambda: drafting.component(an, runner))
     if component.missing:
         return stale(list(component.missing))
-    details = {"runner": runner, "setting": setting, "path": where.path if where is not None else ""}
+    details: Details = {"runner": runner, "setting": setting, "path": where.path if where is not None else ""}
     evidence: list[Anchor] = [component.anchor] if component.anchor else []
     if component.open:
         sites = component.open

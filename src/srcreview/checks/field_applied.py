@@ -9,6 +9,8 @@ the absence. Anything else is `undecided`, with the reason tagged.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from srcreview.checks import CheckContext, CheckResult, short
 from srcreview.checks._common import (
     EntryParams,
@@ -26,6 +28,14 @@ UNDECIDED_OUTCOMES = ("undecided",)
 MAX_ELSEWHERE = 6
 
 
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    field: str
+    default: str | None
+    entries: str
+
+
 class Params(EntryParams):
     field: str
     sink: str | None = None
@@ -41,7 +51,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         return start
     cls, attr, declared, sink, entry = start.cls, start.attr, start.declared, start.sink, start.entry
     declaration = field_anchor(ctx, declared, f"declares {params.field} (default {declared.default})", cls)
-    details = {"field": params.field, "default": declared.default, "entries": short(entry.symbol.qualname)}
+    details: Details = {"field": params.field, "default": declared.default, "entries": short(entry.symbol.qualname)}
     evidence, hops = list(entry.evidence), list(entry.hops)
     if params.show_declaration:
         evidence.append(declaration)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from srcreview.checks import CheckContext, CheckResult, short, stale
 from srcreview.checks import Params as BaseParams
 from srcreview.index import ir
@@ -10,6 +12,13 @@ from srcreview.model.findings import Anchor
 
 OUTCOMES = ("registered", "not-registered", "not-applicable", "undecided")
 UNDECIDED_OUTCOMES = ("not-applicable", "undecided")
+
+
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    key: str
+    flag: str
 
 
 class Params(BaseParams):
@@ -23,7 +32,7 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
     if flags is None:
         return stale([params.parser])
     flag = "--" + setting.key.replace("_", "-")
-    details = {"key": setting.key, "flag": flag}
+    details: Details = {"key": setting.key, "flag": flag}
     if flag in flags:
         return CheckResult("registered", evidence=(flags[flag],), details=details, symbols=(params.parser, flag))
     return CheckResult("not-registered", details=details, symbols=(params.parser, flag),

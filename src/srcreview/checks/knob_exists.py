@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from srcreview.checks import CheckContext, CheckResult, short, stale
 from srcreview.checks import Params as BaseParams
@@ -17,6 +17,16 @@ OUTCOMES = ("exists", "missing", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
 
 
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    key: str
+    value: Any
+    suggestion: str
+    did_you_mean: str
+    reason: str
+
+
 class Params(BaseParams):
     engine_class: str = "EngineArgs"
     container_class: str = "VllmConfig"
@@ -26,7 +36,7 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
     decl = resolve_key(ctx, setting.key, params.engine_class, params.container_class)
     if decl.status == "stale":
         return stale(decl.missing)
-    details = {"key": setting.key, "value": setting.value, "suggestion": decl.suggestion,
+    details: Details = {"key": setting.key, "value": setting.value, "suggestion": decl.suggestion,
                "did_you_mean": f" (did you mean {decl.suggestion}?)" if decl.suggestion else "",
                "reason": decl.reason}
     if decl.status == "exists":

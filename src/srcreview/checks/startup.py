@@ -9,7 +9,7 @@ No such raise is not proof that the recipe starts (`none-found`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from srcreview.checks import CheckContext, CheckResult, short
 from srcreview.checks import Params as BaseParams
@@ -20,6 +20,13 @@ if TYPE_CHECKING:
 
 OUTCOMES = ("rejected", "none-found")
 UNDECIDED_OUTCOMES = ("none-found",)
+
+
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    raises: str
+    hooks: str
 
 
 class Params(BaseParams):
@@ -46,6 +53,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             symbols.append(short(qualname))
         texts.append(event.text.split("(")[0] if "<" in event.text else event.text)
         symbols.append(fn)
-    details = {"raises": "; ".join(dict.fromkeys(texts)), "hooks": ", ".join(short(h) for h in construction.hooks)}
+    details: Details = {"raises": "; ".join(dict.fromkeys(texts)),
+                        "hooks": ", ".join(short(h) for h in construction.hooks)}
     return CheckResult("rejected", evidence=tuple(evidence), trace=tuple(hops), details=details,
                        symbols=tuple(dict.fromkeys(symbols)))

@@ -8,6 +8,7 @@ tests are listed (templates from the rule) and the outcome is `uncovered`.
 from __future__ import annotations
 
 import re
+from typing import TypedDict
 
 from srcreview.checks import CheckContext, CheckResult
 from srcreview.checks import Params as BaseParams
@@ -17,6 +18,13 @@ from srcreview.model.findings import Hop
 OUTCOMES = ("covered", "uncovered")
 UNDECIDED_OUTCOMES = ("uncovered",)
 MAX_SHOWN = 3
+
+
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    terms: str
+    tests: str
 
 
 class Params(BaseParams):
@@ -37,7 +45,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             files[label] = [f for f in ctx.index.grep(term, prefix=params.under)
                             if pattern.search(ctx.tree.read_text(f))]
     both = sorted(set.intersection(*(set(v) for v in files.values()))) if files else []
-    details = {"terms": ", ".join(f"{k}={v}" for k, v in sorted(terms.items())),
+    details: Details = {"terms": ", ".join(f"{k}={v}" for k, v in sorted(terms.items())),
                "tests": ", ".join(both[:MAX_SHOWN])}
     evidence, hops = [], []
     if both:

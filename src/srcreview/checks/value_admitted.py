@@ -14,7 +14,7 @@ modelled, a validator that may raise) is `undecided` with the reason: never admi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from srcreview.checks import CheckContext, CheckResult, short, stale
 from srcreview.checks import Params as BaseParams
@@ -27,6 +27,19 @@ if TYPE_CHECKING:
 
 OUTCOMES = ("admitted", "not-admitted", "not-applicable", "undecided")
 UNDECIDED_OUTCOMES = ("undecided", "not-applicable")
+
+
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    key: str
+    value: Any
+    annotation: str
+    admitted: str
+    suggestion: str
+    refused_by: str
+    admitted_note: str
+    reason: str
 
 
 class Params(BaseParams):
@@ -53,7 +66,7 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
         own = declarations.Verdict("admitted")  # vLLM's parsers read "auto" as None for such a field
     anchor = field_anchor(ctx, field, f"declares {setting.key}: {field.annotation}", decl.owner)
     members = declared.members()
-    details = {"key": setting.key, "value": value, "annotation": field.annotation or "",
+    details: Details = {"key": setting.key, "value": value, "annotation": field.annotation or "",
                "admitted": _shown(members), "suggestion": "", "refused_by": f"{short(field.owner)}.{field.name}"}
     symbols = [f"{short(field.owner)}.{field.name}"]
     evidence = [anchor]

@@ -202,7 +202,7 @@ def _from_value(cls: type[Record], data: Any) -> Record:
     if not isinstance(data, (dict, typing.Mapping)):
         raise _fail(f"Input should be an object ({cls.__name__}), not {type(data).__name__}", "model_type")
     if cls._prepares:
-        data = cls._prepare(dict(data))  # type: ignore[attr-defined]  # present when _prepares
+        data = cls._prepare(dict(data))  # type: ignore[attr-defined]  # defined where _prepares is true
     if cls._aliases:
         data = {cls._aliases.get(key, key): value for key, value in data.items()}
     fields = cls.model_fields

@@ -5,7 +5,8 @@ the whole-tree ast.parse floor measured in the same run.
                                 [--releases 0.29.0,0.30.0,0.33.0] [--per-release 40]
 
 Each measurement is a whole `srcreview check ... --rev REV --format json` process (start-up,
-source lookup, rules, rendering; `--format text` for the text row). The source comes from the user cache (fetch it first:
+source lookup, rules, rendering; `--format text` for the text row). The source comes from the
+user cache (fetch it first:
 `srcreview fetch --rev REV`); everything else from a fresh cache root whose `registry` links
 to the user's, so that:
 
@@ -41,13 +42,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import bench_analysis  # the floor phase
+import bench_analysis  # noqa: E402 - the floor phase, found through the sys.path entry above
 
 DEFAULT_RECIPE = HERE.parent / "examples" / "thinkingcap-awq-vllm029-5090-16k-mtp3-triton-fp8.toml"
 # the goals of issue 17, as ratios to its floor (4.2 s): 37 warm recipes in 1.0 s is 0.24x
 GOALS = {"cold wall": 0.5, "cold CPU": 1.0, "warm wall": 0.05, "warm wall, text": 0.05, "recipes warm": 1.0 / 4.2}
 PEAK_GOAL_MB = 200
-ANALYSIS = ("libcst", "networkx", "pydantic", "srcreview.interp", "srcreview.vllm", "srcreview.engine.run", "huggingface_hub")
+ANALYSIS = ("libcst", "networkx", "pydantic", "srcreview.interp", "srcreview.vllm", "srcreview.engine.run",
+            "huggingface_hub")
 _CHILD = """\
 import json, resource, runpy, sys
 sys.argv = ['srcreview'] + sys.argv[1:]
@@ -57,8 +59,9 @@ except SystemExit:
     pass
 rss = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 analysis = %r
-sys.stderr.write('\\nBENCH ' + json.dumps({'analysis': [m for m in analysis if m in sys.modules], 'rss_kb': rss}) + '\\n')
-""" % (ANALYSIS,)
+loaded = [m for m in analysis if m in sys.modules]
+sys.stderr.write('\\nBENCH ' + json.dumps({'analysis': loaded, 'rss_kb': rss}) + '\\n')
+""" % (ANALYSIS,)  # noqa: UP031 - the child's code has braces of its own
 
 
 def run_check(args: list[str], cache_root: str, fmt: str = "json") -> dict:
@@ -178,7 +181,8 @@ def main(argv=None) -> int:
     ]
     if campaigns:
         rows.append((f"{args.per_release} recipes x {len(releases)} releases", best(campaigns), "seconds",
-                     f"one process, empty facts cache ({', '.join(releases)}); no time goal, peak < {PEAK_GOAL_MB} MiB"))
+                     f"one process, empty facts cache ({', '.join(releases)}); no time goal, "
+                     f"peak < {PEAK_GOAL_MB} MiB"))
     print(f"vLLM {args.rev}: ast.parse floor {base:.2f} s over {floor['files']} files (one core, peak "
           f"{floor['peak_rss_mb']:.0f} MiB); recipe {Path(args.recipe).name}")
     print(f"{'row':32} {'seconds':>8} {'x floor':>8} {'goal':>7}  met  {'peak':>8}  notes")
@@ -187,8 +191,10 @@ def main(argv=None) -> int:
         shown = f"{args.recipes} recipes warm" if name == "recipes warm" else name
         met = "" if goal is None else ("yes" if seconds / base <= goal else "no")
         goal_text = f"{goal:.2f}x" if goal is not None else ""
-        print(f"{shown:32} {seconds:8.2f} {seconds / base:8.2f} {goal_text:>7}  {met:3}  {run['peak_mb']:5.0f}MiB  {note}")
-    print(f"{'peak memory':32} {peak:5.0f}MiB {'':>8} {PEAK_GOAL_MB:4d}MiB  {'yes' if peak < PEAK_GOAL_MB else 'no':3}  "
+        print(f"{shown:32} {seconds:8.2f} {seconds / base:8.2f} {goal_text:>7}  {met:3}  "
+              f"{run['peak_mb']:5.0f}MiB  {note}")
+    print(f"{'peak memory':32} {peak:5.0f}MiB {'':>8} {PEAK_GOAL_MB:4d}MiB  "
+          f"{'yes' if peak < PEAK_GOAL_MB else 'no':3}  "
           f"{'':8}  the largest process above (each process and its worker on its own)")
     return 0
 

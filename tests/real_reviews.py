@@ -6,7 +6,7 @@ Shared by tests/test_check_real_vllm.py and tests/test_reports.py (the tree come
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +38,7 @@ def review_text(tree, text: str, shown: str):
     return review(parse_recipe(text, shown), tree, index=index_for(tree), source_label="registry")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cached(tree_id: int, path: str):
     from srcreview.engine.run import review
     from srcreview.hfconfig.binding import with_model_configs

@@ -161,7 +161,7 @@ def test_function_bodies_load_when_read_and_a_damaged_or_crafted_body_is_never_r
     with_body(zlib.crc32(crafted).to_bytes(4, "big") + crafted)
     loaded = cache.load(facts.blob_id, facts.module, facts.path)
     with pytest.raises(SourceUnavailable, match="do not load"):
-        loaded.functions[qualname].body
+        _ = loaded.functions[qualname].body
 
 
 def test_a_body_no_review_read_is_stored_unconverted_and_converts_to_the_same_ir(tmp_path):
@@ -199,4 +199,4 @@ def test_a_body_no_review_read_is_stored_unconverted_and_converts_to_the_same_ir
     assert dataclasses.replace(fresh, stored_body=broken).body == eager.functions["top"].body
     crafted = dataclasses.replace(fresh.stored_body, source=b"def top(:\n", qualname="top")
     with pytest.raises(SourceUnavailable, match="do not load"):
-        dataclasses.replace(fresh, stored_body=crafted).body
+        _ = dataclasses.replace(fresh, stored_body=crafted).body

@@ -126,7 +126,7 @@ def test_no_import_cycle_between_modules():
     assert KNOWN_CYCLIC <= cyclic, f"no longer on a cycle (remove from KNOWN_CYCLIC): {sorted(KNOWN_CYCLIC - cyclic)}"
     cycles = [cycle for cycle in nx.simple_cycles(graph) if len(cycle) > 1 and not set(cycle) <= KNOWN_CYCLIC]
     shown = [" -> ".join(c + [c[0]]) + "  (" + ", ".join(
-        f"{a}:{graph.edges[a, b]['line']}" for a, b in zip(c, c[1:] + [c[0]])) + ")" for c in sorted(cycles)[:10]]
+        f"{a}:{graph.edges[a, b]['line']}" for a, b in zip(c, c[1:] + [c[0]], strict=True)) + ")" for c in sorted(cycles)[:10]]
     assert shown == [], f"{len(cycles)} import cycles, e.g.:\n" + "\n".join(shown)
 
 

@@ -40,7 +40,7 @@ loaded = sorted(m for m in sys.modules if (m in analysis or m.split(".")[0] in a
                 or any(m.startswith(a + ".") for a in analysis)) and m not in names_only)
 sys.stderr.write("\\nLOADED " + json.dumps(loaded) + "\\n")
 sys.exit(code)
-""" % (ANALYSIS, NAMES_ONLY)
+""" % (ANALYSIS, NAMES_ONLY)  # noqa: UP031 - the child's code has braces of its own
 
 
 def run_check(*args: str, cwd: Path, pythonpath: Path | None = None, env: dict | None = None):

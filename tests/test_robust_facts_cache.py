@@ -130,7 +130,7 @@ def test_swapped_entries_are_not_taken_for_other_content(setup):
     clean = _run(setup)
     entries = _entries(setup[2])
     payloads = [p.read_bytes() for p in entries]
-    for path, data in zip(entries, payloads[1:] + payloads[:1]):
+    for path, data in zip(entries, payloads[1:] + payloads[:1], strict=True):
         path.write_bytes(data)
     assert _run(setup) == clean
 

@@ -74,7 +74,7 @@ def workspace(vllm_release, tmp_path_factory):
     cache = work / "cache"
     user_registry = default_root()[0] / "registry"
     pins = _pins()
-    for version, tree in zip(RELEASES, trees):
+    for tree in trees:
         entry = Path(tree.root).parent  # the cache entry the registry provider used for this release
         assert entry.parent == user_registry
         shutil.copytree(entry, cache / "registry" / entry.name, copy_function=os.link, symlinks=True)

@@ -623,14 +623,14 @@ def test_damaged_or_foreign_cache_entry_is_rebuilt_never_trusted(cli, cached_rel
 
 
 def _make_read_only(root: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirnames, filenames in os.walk(root):
         for name in filenames:
             os.chmod(os.path.join(dirpath, name), 0o444)
         os.chmod(dirpath, 0o555)
 
 
 def _make_writable(root: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirnames, _filenames in os.walk(root):
         os.chmod(dirpath, 0o755)
 
 

@@ -52,7 +52,7 @@ def test_valid_and_anchored_on_the_recipe_line(validator, nested):
     recipe = load_recipe(DATA / "nested.toml", "recipes/nested.toml")
     reported = [f for f in nested.findings if f.kind != "fact"]
     assert len(run["results"]) == len(reported)
-    for res, finding in zip(run["results"], sorted(reported, key=lambda f: f.sort_key())):
+    for res, finding in zip(run["results"], sorted(reported, key=lambda f: f.sort_key()), strict=True):
         assert res["ruleId"] == finding.rule
         assert run["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == finding.rule
         primary = res["locations"][0]["physicalLocation"]

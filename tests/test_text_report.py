@@ -127,7 +127,7 @@ def test_concise_is_one_line_per_finding_then_the_gate(nested):
                          r"(problem|open-question|fact) ([a-z0-9-]+) - (.+?)( \[.*\])?$")
     kinds = []
     for line, finding in zip(lines, sorted(nested.findings, key=lambda f: -("fact", "open-question",
-                                                                            "problem").index(f.kind))):
+                                                                            "problem").index(f.kind)), strict=False):
         match = pattern.match(line)
         assert match, line
         assert (int(match[1]), match[5], match[6]) == (nested.line_of(finding), finding.rule, finding.claim)

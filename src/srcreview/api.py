@@ -43,7 +43,7 @@ def review_recipes(workspace: Workspace, recipes: Sequence, rules, files: Sequen
     trees: dict[tuple, tuple[Any, Any]] = {}
     cache_dir = workspace.cache_dir  # handed through: the facts cache root
     reviews = []
-    for n, (recipe, (key, layers)) in enumerate(zip(recipes, planned)):
+    for n, (recipe, (key, layers)) in enumerate(zip(recipes, planned, strict=True)):
         if key not in trees:
             tree = workspace.open_tree(recipe, layers)
             trees[key] = (tree, Index(tree, cache_dir=cache_dir))

@@ -11,28 +11,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 from pydantic import BaseModel, ConfigDict
 
 from srcreview.core.errors import DataError, SourceUnavailable, UsageError
 from srcreview.core.records import RecordError
+from srcreview.core.tags import TAG_MEANINGS, Tag
 from srcreview.model.findings import Anchor, Finding, Hop, Review
 
 DEFAULT_CONTEXT = 2
 MAX_EXCERPT_LINES = 24
-TAG_MEANINGS = {
-    "runner-undecided": "the model runner could not be decided under the recipe; a confirmed or refuted "
-                        "outcome was downgraded to plausible",
-    "dynamic-getattr": "a getattr with a name the analysis cannot compute may read the field",
-    "kwargs-forward": "the config travels through **kwargs, which the analysis cannot follow",
-    "unresolved-call": "a call on the path could not be resolved to its definition",
-    "runtime-branch": "a branch on the path depends on a value only known at run time",
-    "no-covering-test": "no test under tests/ exercises the combination",
-    "analysis-unavailable": "the analysis core could not evaluate this check",
-    "source-unavailable": "part of the source could not be read",
-    "ambiguous-symbol": "a symbol the rule names matches several definitions",
-    "undecided": "the check's outcome is undecided",
-}
 
 
 class _Frozen(BaseModel):
@@ -178,7 +167,7 @@ def explain(review: Review, finding: Finding, rule=None, tree=None, *, context: 
     trace = tuple(step(h, h.anchor) for h in finding.trace)
     shown = {(h.anchor.path, h.anchor.start_line, h.anchor.end_line) for h in finding.trace if h.anchor}
     evidence = tuple(step(None, a) for a in finding.evidence if (a.path, a.start_line, a.end_line) not in shown)
-    tags = {t: TAG_MEANINGS.get(t, "") for t in finding.tags}
+    tags = {t: TAG_MEANINGS.get(cast(Tag, t), "") for t in finding.tags}
     label = f"{review.revision.version} ({review.revision.sha[:9]})" if review.revision.version \
         else review.revision.sha[:12]
     return Explanation(recipe=review.recipe.path, revision=label, finding=finding, trace=trace,

@@ -66,7 +66,7 @@ class RegistryAuditReport(_Frozen):
     entries: tuple[RegistryEntryAudit, ...]
 
     def summary(self) -> dict[str, int]:
-        counts = Counter(e.status for e in self.entries)
+        counts: Counter[str] = Counter(e.status for e in self.entries)
         return {s: counts.get(s, 0) for s in STATUSES}
 
     @property
@@ -114,9 +114,10 @@ def _relevance(entry: dict) -> str:
     return " ".join(text.split()) if isinstance(text, str) else ""
 
 
-def _judge(auditor: Auditor, pointer: str, entry: dict, pin, claims: dict[str, str], texts: Counter) -> RegistryEntryAudit:
+def _judge(auditor: Auditor, pointer: str, entry: dict, pin, claims: dict[str, str],
+           texts: Counter) -> RegistryEntryAudit:
     url = entry["url"]
-    base = {"pointer": pointer, "id": str(entry.get("id", "")), "url": url}
+    base: dict[str, Any] = {"pointer": pointer, "id": str(entry.get("id", "")), "url": url}
     source = _vllm_source(url)
     if source is None:
         return RegistryEntryAudit(**base, status="not-vllm", reason="not a vLLM source: not checked")
@@ -132,11 +133,13 @@ def _judge(auditor: Auditor, pointer: str, entry: dict, pin, claims: dict[str, s
                                   reason=f"commit {rev[:12]} is not the recipe pin {pin.label()}")
     if not ranged:
         return _whole_file(auditor, base, rev, path)
+    origin: Literal["entry", "review"]
     claim, origin = (claims[url], "review") if url in claims else (_relevance(entry), "entry")
     purpose = parse_purpose(claim)
     if origin == "entry" and texts[claim] > 1 and not any(t.strong for t in purpose.terms):
         return RegistryEntryAudit(**base, status="unverifiable", claim=claim, claim_from=origin,
-                                  reason=f"its text is shared by entries for {texts[claim]} URLs and names no identifier: it says "
+                                  reason=f"its text is shared by entries for {texts[claim]} URLs and names no "
+                                         "identifier: it says "
                                          "what they show together, not what this range shows (--review REVIEW.json "
                                          "takes each URL's own claim from a review)")
     checked = auditor.judge(AnchorRef(pointer + "/url", url, claim))

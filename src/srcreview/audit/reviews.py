@@ -38,7 +38,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import unquote, urlsplit
 
 from srcreview.core.errors import (
@@ -177,7 +177,8 @@ def collect_anchors(doc: Any) -> list[AnchorRef]:
             for i, (start, end) in enumerate(spans):
                 before = spans[i - 1][1] if i else 0
                 after = spans[i + 1][0] if i + 1 < len(spans) else len(value)
-                found.append(AnchorRef(pointer, value[start:end], _purpose_for(value, (before, start, end, after), parent)))
+                found.append(AnchorRef(pointer, value[start:end],
+                                       _purpose_for(value, (before, start, end, after), parent)))
     # a URL cited without a purpose (a list of evidence URLs) takes the purpose the document
     # gives the same URL elsewhere (its source_urls entry)
     purposes: dict[str, str] = {}
@@ -496,11 +497,11 @@ class FileText:
     path: str
     lines: list[str]
     words: list[tuple[str, int]]
-    units: "Units"
+    units: Units
     _hits: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def build(cls, path: str, text: str, units: "Units") -> "FileText":
+    def build(cls, path: str, text: str, units: Units) -> FileText:
         lines = text.splitlines()
         words = [(w, number) for number, line in enumerate(lines, start=1) for w in words_of(line)]
         return cls(path, lines, words, units)
@@ -619,7 +620,7 @@ class Units:
         return best or (first, last)
 
     @classmethod
-    def from_facts(cls, facts) -> "Units":
+    def from_facts(cls, facts) -> Units:
         """Build from a `srcreview.index.ModuleFacts`."""
         decls: list[Declaration] = []
         statements: list[tuple[int, int]] = []
@@ -715,7 +716,7 @@ class Auditor:
     # -- one anchor
 
     def judge(self, ref: AnchorRef) -> AuditEntry:
-        base = {"pointer": ref.pointer, "url": ref.url, "purpose": ref.purpose}
+        base: dict[str, Any] = {"pointer": ref.pointer, "url": ref.url, "purpose": ref.purpose}
         try:
             url = parse_blob_url(ref.url)
         except DataError as exc:
@@ -730,13 +731,15 @@ class Auditor:
                     claimed_absent=tuple(t.label for t in purpose.absent),
                     context=tuple(t.label for t in purpose.context))
         if not purpose.required:
-            what = "no purpose given" if not ref.purpose else "purpose names no identifier, flag or known concept to look for"
+            what = ("no purpose given" if not ref.purpose
+                    else "purpose names no identifier, flag or known concept to look for")
             return AuditEntry(**base, status="unverifiable", reason=what)
         try:
             path = clean_relpath(url.path)
             tree = self._tree(url.rev)
         except UsageError as exc:
-            return AuditEntry(**base, status="unverifiable", reason=f"revision {url.rev!r}: {exc.message.removeprefix('--rev: ')}")
+            return AuditEntry(**base, status="unverifiable",
+                              reason=f"revision {url.rev!r}: {exc.message.removeprefix('--rev: ')}")
         except SourceUnavailable as exc:
             return AuditEntry(**base, status="unverifiable", reason=exc.message)
         text = self._file(tree, path)
@@ -783,10 +786,12 @@ class Auditor:
             return AuditEntry(**base, status="ok", notes=tuple(notes), reason=f"the range shows {shown}")
         window = best_window(text, groups, purpose.declared)
         corrected = Range(path=text.path, start_line=window[0], end_line=window[1],
-                          url=anchor_url(_permalink_rev(tree, url), text.path, window[0], window[1], base=_base_url(url)))
+                          url=anchor_url(_permalink_rev(tree, url), text.path, window[0], window[1],
+                                         base=_base_url(url)))
         absent_here = ", ".join(_label_group(g) for g in groups if not any(in_range[t] for t in g))
         wrong = (f"the range ends past the last line ({len(text.lines)})" if past_end else "") \
-            + (" and" if past_end and absent_here else "") + (f" the range does not show {absent_here}" if absent_here else "")
+            + (" and" if past_end and absent_here else "") \
+            + (f" the range does not show {absent_here}" if absent_here else "")
         return AuditEntry(**base, status="drifted", corrected=corrected, notes=tuple(notes),
                           reason=f"{wrong.strip()}; found at lines {window[0]}-{window[1]}")
 
@@ -811,7 +816,7 @@ class Auditor:
         top = text.path.split("/", 1)[0]
         ranked = []  # on raw text (cheap); only the winner is parsed for whole-unit ranges
         for path in candidates:
-            raw = self._file(tree, path, parse=False)
+            raw = cast(FileText, self._file(tree, path, parse=False))  # a listed file
             groups = [g for g in (tuple(t for t in g if raw.hits(t)) for g in purpose.required) if g]
             declares = sum(1 for t in names if path in declared[t])
             window = best_window(raw, groups, declared=False)
@@ -823,7 +828,7 @@ class Auditor:
             return AuditEntry(**base, status="drifted", notes=tuple(notes),
                               reason=f"{label} is not in {text.path}; it occurs equally in {len(ties)} files: {listed}")
         path = ranked[0][-1]
-        other = self._file(tree, path)
+        other = cast(FileText, self._file(tree, path))  # a listed file
         groups = [g for g in (tuple(t for t in g if other.hits(t)) for g in purpose.required) if g]
         window = best_window(other, groups, purpose.declared)
         corrected = Range(path=path, start_line=window[0], end_line=window[1],
@@ -858,7 +863,8 @@ class Auditor:
         found = (found or set()) - {exclude}
         if len(found) > MAX_RAW_FILES:
             raise _TooMany(len(found))
-        return [p for p in sorted(found) if all(self._file(tree, p, parse=False).hits(t) for t in terms)]
+        return [p for p in sorted(found)
+                if all(cast(FileText, self._file(tree, p, parse=False)).hits(t) for t in terms)]
 
 
 class _TooMany(Exception):

@@ -11,11 +11,19 @@ names may define `anchors(params) -> list[str]` (a parse-ahead hint, srcreview.e
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from srcreview.core.records import Record, RecordError
+from srcreview.core.tags import Tag
 from srcreview.model.findings import Anchor, Hop, RunnerInfo
+
+if TYPE_CHECKING:  # for the annotations only: a check reaches them through its context
+    from srcreview.index import Index
+    from srcreview.interp.interpreter import Analyzer
+    from srcreview.model.recipe.model import Recipe
+    from srcreview.source.base import SourceTree
 
 KINDS = {
     "knob-exists": "knob_exists",
@@ -31,6 +39,16 @@ KINDS = {
 }
 
 
+# every outcome a check kind can conclude (each module's OUTCOMES), and `stale` (an anchor symbol
+# is absent at the revision: the rule is out of date); a test holds this set to the modules'
+Outcome = Literal[
+    "exists", "missing", "admitted", "not-admitted", "applied", "not-applied", "nested", "target", "fixed",
+    "no-draft-model", "rejected", "none-found", "admits", "rejects", "refuses", "selects", "selects-other",
+    "none-admitted", "covered", "uncovered", "registered", "not-registered", "not-applicable", "undecided",
+    "stale",
+]
+
+
 class Params(Record):
     """Base of each kind's parameter record: strict, so a typo in a rule file is an error."""
 
@@ -41,7 +59,7 @@ def check_kind(kind: str):
         raise ValueError(f"check.kind: unknown check kind {kind!r} (known: {', '.join(sorted(KINDS))})")
     module = importlib.import_module(f"srcreview.checks.{KINDS[kind]}")
     if not hasattr(module, "validate_params"):
-        module.validate_params = lambda params, _m=module: _validate(_m, params)
+        vars(module)["validate_params"] = lambda params, _m=module: _validate(_m, params)
     return module
 
 
@@ -62,17 +80,18 @@ def _validate(module, params: dict) -> Any:
 class CheckResult:
     """What a check concluded, and everything a finding needs to prove it."""
 
-    outcome: str
+    outcome: Outcome
     evidence: tuple[Anchor, ...] = ()
     trace: tuple[Hop, ...] = ()
-    tags: tuple[str, ...] = ()
+    tags: tuple[Tag, ...] = ()
     # what the outcome rests on that the source did not decide under the recipe: a result that
     # carries any is never confirmed or refuted (srcreview.engine.run maps it to plausible)
     open: tuple[str, ...] = ()
     # for an undecided outcome: the decided outcomes it may be; when the rule maps them all
     # alike (a verdict and a knob status), the open question does not change the answer
     possible: tuple[str, ...] = ()
-    details: dict[str, Any] = field(default_factory=dict)
+    # the values the rule's claim may name ({class}, {reason}, ...): each kind's TypedDict
+    details: Mapping[str, object] = field(default_factory=dict)
     symbols: tuple[str, ...] = ()  # what the claim is about, for the fingerprint
     missing: tuple[str, ...] = ()  # anchor symbols absent at this revision: the rule is stale
     missing_tests: tuple[str, ...] = ()
@@ -83,12 +102,12 @@ class CheckResult:
 class CheckContext:
     """What a check may look at: the revision's index, the recipe's bindings, the runner."""
 
-    index: Any
-    tree: Any
-    recipe: Any
+    index: Index
+    tree: SourceTree
+    recipe: Recipe
     bindings: dict[str, Any]
     runner: RunnerInfo
-    analyzer: Any = None  # the recipe's srcreview.interp Analyzer, its config construction walked
+    analyzer: Analyzer | None = None  # the recipe's, its config construction walked
     template_values: dict[str, Any] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)
 

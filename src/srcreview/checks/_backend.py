@@ -25,7 +25,8 @@ def backend_class(ctx: CheckContext, enum: str, member: str):
     if enum_info is not None:
         line = _member_line(ctx, enum_info, wanted)
         if line:
-            anchor = ctx.anchor(enum_info.symbol.path, line[0], line[1], wanted, f"{enum}.{wanted} names {value.rsplit('.', 1)[-1]}")
+            anchor = ctx.anchor(enum_info.symbol.path, line[0], line[1], wanted,
+                                f"{enum}.{wanted} names {value.rsplit('.', 1)[-1]}")
     if info is None:
         return None, anchor, (value,), ""
     return info, anchor, (), ""

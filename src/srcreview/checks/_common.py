@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.model.findings import Anchor, Hop
 from srcreview.vllm.anchors import ROOT_CONFIG
+
+if TYPE_CHECKING:
+    from srcreview.index.facts import FieldFact
+    from srcreview.index.index import ClassInfo, Symbol
 
 _OPTIONAL = re.compile(r"^(?:Optional\[(.+)\]|(.+?)\s*\|\s*None|None\s*\|\s*(.+))$")
 
@@ -21,7 +26,7 @@ class EntryParams(Params):
 
 @dataclass(frozen=True)
 class Entry:
-    symbol: object  # srcreview.index.Symbol
+    symbol: Symbol
     hops: tuple[Hop, ...]  # the entry, for the trace
     evidence: tuple[Anchor, ...]
 
@@ -59,7 +64,8 @@ def resolve_entry(ctx: CheckContext, params: EntryParams) -> Entry | CheckResult
         return stale([params.entry])
     if symbol is None:
         names = ", ".join(s.qualname for s in found)
-        return CheckResult("undecided", tags=("ambiguous-symbol",), reason=f"{params.entry} names several functions: {names}",
+        return CheckResult("undecided", tags=("ambiguous-symbol",),
+                           reason=f"{params.entry} names several functions: {names}",
                            open=(f"{params.entry} names several functions",))
     anchor = ctx.symbol_anchor(symbol, f"entry: {short(symbol.qualname)}")
     return Entry(symbol, (Hop(kind="call", text=f"entry {short(symbol.qualname)}", anchor=anchor),), (anchor,))
@@ -77,7 +83,9 @@ def strip_optional(annotation: str | None) -> str | None:
 
 
 def admits_none(annotation: str | None) -> bool:
-    return bool(annotation) and ("None" in annotation.replace("NoneType", "None") or "Optional[" in annotation)
+    if not annotation:
+        return False
+    return "None" in annotation.replace("NoneType", "None") or "Optional[" in annotation
 
 
 def owner_of(ctx: CheckContext, info, field):
@@ -165,10 +173,10 @@ def path_hops(path, sink_kind: bool = True) -> tuple[list[Anchor], list[Hop]]:
 class TraceStart:
     """What a tracing check starts from: the declared field, the sink and the entry."""
 
-    cls: object
+    cls: ClassInfo
     attr: str
-    declared: object
-    sink: object | None
+    declared: FieldFact
+    sink: Symbol | None
     entry: Entry
 
 
@@ -192,7 +200,7 @@ def trace_start(ctx: CheckContext, params: EntryParams, field: str, sink: str | 
     if sink and sink_symbol is None:
         return CheckResult("undecided", tags=("ambiguous-symbol",), reason=f"{sink} names several functions",
                            open=(f"{sink} names several functions",))
-    return TraceStart(cls, attr, declared, sink_symbol, entry)
+    return TraceStart(cast("ClassInfo", cls), attr, cast("FieldFact", declared), sink_symbol, entry)  # (not missing)
 
 
 def traced(ctx: CheckContext, entry: Entry, sink_name: str | None, max_depth: int):

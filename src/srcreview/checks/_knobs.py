@@ -8,17 +8,22 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from srcreview.checks import CheckContext
 from srcreview.checks._common import strip_optional
+
+if TYPE_CHECKING:
+    from srcreview.index.facts import FieldFact
+    from srcreview.index.index import ClassInfo
 
 
 @dataclass(frozen=True)
 class KeyDecl:
     status: str  # "exists" | "missing" | "undecided" | "stale"
-    field: object = None  # FieldFact of the key's last part
-    owner: object = None  # ClassInfo that declares/inherits it
-    parent: object = None  # FieldFact of the container key for nested keys
+    field: FieldFact | None = None  # the key's last part (set when it exists)
+    owner: ClassInfo | None = None  # the class that declares/inherits it
+    parent: FieldFact | None = None  # the container key's, for nested keys
     reason: str = ""
     suggestion: str = ""
     missing: tuple[str, ...] = ()

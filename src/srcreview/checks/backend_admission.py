@@ -10,9 +10,13 @@ dtype, MLA-ness) stays open, so an admission rests on it.
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from typing import Any, TypedDict
+
+from srcreview.checks import CheckContext, CheckResult, short, stale
+from srcreview.checks import Params as BaseParams
 from srcreview.checks._backend import backend_class
 from srcreview.checks._common import dedupe
+from srcreview.core.tags import Tag
 from srcreview.core.templates import fill
 from srcreview.model.findings import Hop
 from srcreview.vllm.anchors import ATTN_SELECTOR, BACKEND_VALIDATE
@@ -21,7 +25,12 @@ OUTCOMES = ("admits", "refuses", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
 
 
-class Params(Params):  # noqa: F811
+# the values this kind's claims may name ({key} in a rule's text); `class` is a keyword
+Details = TypedDict("Details", {"class": str, "capability": Any, "part": str, "reasons": str, "because": str,
+                                   "arguments": str, "consequence": str, "open": str}, total=False)
+
+
+class Params(BaseParams):
     enum: str  # the registry Enum whose member names the backend class
     member: str  # template of the member, e.g. "{attention_backend}"
     part: str | None = None  # only the tests asking this predicate (e.g. "supports_kv_cache_dtype")
@@ -44,7 +53,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     cls = info.symbol.local
     evidence = [enum_anchor] if enum_anchor is not None else []
     hops = [Hop(kind="field", text=enum_anchor.role, anchor=enum_anchor)] if enum_anchor is not None else []
-    details = {"class": cls, "capability": ctx.template_values.get("hardware.compute_capability"),
+    details: Details = {"class": cls, "capability": ctx.template_values.get("hardware.compute_capability"),
                "part": params.part or BACKEND_VALIDATE}
     if found.cls is None or found.cls != info.qualname:
         why = found.reason or f"the selector's verdict on {cls} could not be obtained"
@@ -91,7 +100,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     why = ("; ".join(open_) if open_ else
            f"no test of {short(found.cls)}.{BACKEND_VALIDATE} asks {params.part} on a path the recipe decides")
     details["open"] = why
-    tags = ("model-config-unknown",) if "model" in why else ("runtime-branch",)
+    tags: tuple[Tag, ...] = ("model-config-unknown",) if "model" in why else ("runtime-branch",)
     return CheckResult("undecided", evidence=dedupe(evidence, by_role=True), trace=tuple(hops), details=details,
                        tags=tags, reason=why, open=open_ or (why,), possible=("admits", "refuses"),
                        symbols=(f"{cls}.{params.part or BACKEND_VALIDATE}",))

@@ -9,8 +9,12 @@ holds (`possible`).
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, stale
+from typing import Any, TypedDict
+
+from srcreview.checks import CheckContext, CheckResult, Outcome, stale
+from srcreview.checks import Params as BaseParams
 from srcreview.checks._common import dedupe
+from srcreview.core.tags import Tag
 from srcreview.core.templates import fill
 from srcreview.model.findings import Hop
 from srcreview.vllm.anchors import ATTN_SELECTOR, PLATFORM_SELECTOR
@@ -19,7 +23,19 @@ OUTCOMES = ("selects", "selects-other", "none-admitted", "undecided", "not-appli
 UNDECIDED_OUTCOMES = ("undecided",)
 
 
-class Params(Params):  # noqa: F811
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    selected: str
+    capability: Any
+    candidates: str
+    refused: str
+    effective: str
+    how: str
+    open: str
+
+
+class Params(BaseParams):
     enum: str  # the registry Enum whose members the priority lists name
     expected: str | None = None  # template of a backend name: is it the one selected?
     field: str | None = None  # the config field naming the backend (e.g. AttentionConfig.backend): its declaration
@@ -47,7 +63,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     found = selection(ctx.index, ctx.bindings)
     expected = str(fill(params.expected, ctx.template_values)).upper() if params.expected else None
     capability = ctx.template_values.get("hardware.compute_capability")
-    details = {"selected": found.selected or "undecided", "capability": capability,
+    details: Details = {"selected": found.selected or "undecided", "capability": capability,
                "candidates": _candidates(found), "refused": _refused(found), "effective": _effective(found)}
     details["how"] = _how(found, capability)
     evidence = dedupe(list(found.evidence) + ([declaration] if declaration is not None else []), by_role=True)
@@ -63,14 +79,14 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     if found.verdict == "none-admitted":
         return CheckResult("none-admitted", evidence=tuple(evidence), trace=hops, details=details, symbols=symbols)
     if found.verdict == "selects":
-        outcome = "selects-other" if expected and found.selected != expected else "selects"
+        outcome: Outcome = "selects-other" if expected and found.selected != expected else "selects"
         return CheckResult(outcome, evidence=tuple(evidence), trace=hops, details=details, symbols=symbols)
     details["open"] = found.reason
     reason = _summary(found)
     possible = ()
     if expected and found.possible and expected not in found.possible and UNREADABLE not in found.possible:
         possible = ("selects-other",)  # whichever wins, it is not the expected backend
-    tags = ("model-config-unknown",) if "model" in found.reason else ("runtime-branch",)
+    tags: tuple[Tag, ...] = ("model-config-unknown",) if "model" in found.reason else ("runtime-branch",)
     return CheckResult("undecided", evidence=tuple(evidence), trace=hops, details=details, tags=tags,
                        reason=reason, open=found.open or (found.reason,), possible=possible, symbols=symbols)
 
@@ -118,7 +134,8 @@ def _how(found, capability) -> str:
         return (f"no backend is named, so the platform selects {found.selected} {where}, the first backend on its "
                 f"priority list whose validate_configuration admits the recipe{refused}")
     if found.verdict == "none-admitted":
-        return f"no backend is named and no backend on the platform's priority list admits the recipe {where}: start-up fails"
+        return (f"no backend is named and no backend on the platform's priority list admits the recipe {where}: "
+                "start-up fails")
     if found.possible:
         return (f"no backend is named, so the platform selects {where} the first backend its priority list "
                 f"admits, one of {_candidates(found)}{refused}")

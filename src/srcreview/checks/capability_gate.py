@@ -10,17 +10,23 @@ the evidence.
 
 from __future__ import annotations
 
+from typing import Any, TypedDict
+
 from srcreview.checks import (
     ANALYSIS_ERRORS,
     CheckContext,
     CheckResult,
-    Params,
+    Outcome,
     short,
     stale,
+)
+from srcreview.checks import (
+    Params as BaseParams,
 )
 from srcreview.checks._backend import backend_class
 from srcreview.checks._common import dedupe, find_one
 from srcreview.core.records import Field
+from srcreview.core.tags import Tag
 from srcreview.core.templates import fill
 from srcreview.index import ir
 from srcreview.index.ir import dotted, iter_calls, iter_statements
@@ -32,7 +38,15 @@ OUTCOMES = ("admits", "rejects", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
 
 
-class Params(Params):  # noqa: F811
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    gate: str
+    args: str
+    capability: Any
+
+
+class Params(BaseParams):
     function: str | None = None  # the gate, by qualified-name suffix; or a backend method:
     enum: str | None = None
     member: str | None = None
@@ -92,6 +106,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     fn = index.function(gate.qualname)
     gating = _gating_lines(ctx, fn, params.gate_words) if fn is not None else []
     evidence += gating
+    result: Outcome
     try:
         result, undecided, more, branches, platform = _verdict(index, gate, ctx, args, params)
     except ANALYSIS_ERRORS as exc:
@@ -101,11 +116,12 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         seen = branches.get(anchor.start_line)
         if seen:
             shown = "/".join(sorted("undecided" if v is None else str(bool(v)) for v in seen))
-            evidence[evidence.index(anchor)] = anchor.model_copy(update={"role": f"{anchor.role} -> {shown} under the recipe"})
+            evidence[evidence.index(anchor)] = anchor.model_copy(
+                update={"role": f"{anchor.role} -> {shown} under the recipe"})
     evidence += more
-    details = {"gate": name, "args": ", ".join(f"{k}={v}" for k, v in sorted(args.items())),
+    details: Details = {"gate": name, "args": ", ".join(f"{k}={v}" for k, v in sorted(args.items())),
                "capability": values.get("hardware.compute_capability")}
-    tags: set[str] = set()
+    tags: set[Tag] = set()
     if result == "undecided":
         tags.add("runtime-branch")
     elif platform and ctx.bindings.get(PLATFORM_KEY) == CUDA:

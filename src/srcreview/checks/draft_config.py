@@ -19,8 +19,12 @@ Decided only when every candidate the recipe leaves open gives the same outcome.
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from typing import TypedDict
+
+from srcreview.checks import CheckContext, CheckResult, Outcome, short, stale
+from srcreview.checks import Params as BaseParams
 from srcreview.checks._common import declared_field, dedupe
+from srcreview.core.tags import Tag
 from srcreview.model.findings import Anchor, Hop
 from srcreview.vllm.anchors import (
     BUILDER,
@@ -41,7 +45,17 @@ UNDECIDED_OUTCOMES = ("undecided",)
 MODEL_WORDS = (DRAFT_MODEL_CONFIG, HF_CONFIG, "architectures", "model_type", "num_nextn_predict_layers")
 
 
-class Params(Params):  # noqa: F811
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    runner: str
+    setting: str
+    path: str
+    entries: str
+    value: str
+
+
+class Params(BaseParams):
     # the top-level engine key ("attention_backend"; its nested twin is speculative_config.<setting>),
     # or "*": the key of the setting the rule runs on (`for_each`), either form
     setting: str
@@ -82,7 +96,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     component = ctx.memoized(f"component:{runner}", lambda: drafting.component(an, runner))
     if component.missing:
         return stale(list(component.missing))
-    details = {"runner": runner, "setting": setting, "path": where.path if where is not None else ""}
+    details: Details = {"runner": runner, "setting": setting, "path": where.path if where is not None else ""}
     evidence: list[Anchor] = [component.anchor] if component.anchor else []
     if component.open:
         sites = component.open
@@ -93,7 +107,12 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         return CheckResult("undecided", evidence=tuple(evidence), tags=("runtime-branch",), details=details,
                            reason=f"the {runner} runner stores no speculative component under the recipe",
                            open=(f"no {component.attribute} is built under the recipe",))
-    outcomes, hops, tags, reasons, symbols, texts = [], [], set(), [], [], []
+    outcomes: list[Outcome] = []
+    hops: list[Hop] = []
+    tags: set[Tag] = set()
+    reasons: list[str] = []
+    symbols: list[str] = []
+    texts: list[str] = []
     possible: list[set[str]] = []  # per candidate: the outcomes it may have
     for candidate in component.candidates:
         name = short(candidate.cls)
@@ -117,13 +136,14 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             reasons.append(loading.reason)
             tags.update(s.kind for s in loading.open)
             continue
-        if path is None:  # no engine-level twin: where the draft takes it from is not traced
+        if path is None or where is None:  # no engine-level twin: where the draft takes it from is not traced
             outcomes.append("undecided")
             possible.append(set())
             reasons.append(f"{SPECULATIVE}.{setting} has no top-level twin whose config path could be followed")
             tags.add("not-traced")
             continue
-        value = ctx.memoized(f"draft-value:{runner}:{candidate.cls}:{params.sink}:{params.argument}:{where.path}:{setting}",
+        value = ctx.memoized(f"draft-value:{runner}:{candidate.cls}:{params.sink}:{params.argument}:{where.path}:"
+                             f"{setting}",
                              lambda ld=loading: drafting.draft_value(an, ld, params.argument, path, setting))
         for hop in value.hops[1:]:
             anchor = (hop.call_anchor or hop.anchor).model_copy(update={
@@ -164,7 +184,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
                            symbols=(setting, *symbols))
     if len(set(outcomes)) > 1:
         parts = [f"{short(c.cls)} ({_when(c)}) -> {' or '.join(sorted(p)) if len(p) > 1 else o}"
-                 for c, o, p in zip(component.candidates, outcomes, possible)]
+                 for c, o, p in zip(component.candidates, outcomes, possible, strict=True)]
         reasons.append(f"the classes the {runner} runner may build disagree: " + "; ".join(parts))
         tags.add("runtime-branch")
         if any(any(w in a.text for w in MODEL_WORDS) or MODEL_CONFIG_UNKNOWN in (a.reason or "")

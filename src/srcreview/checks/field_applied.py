@@ -9,6 +9,8 @@ the absence. Anything else is `undecided`, with the reason tagged.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from srcreview.checks import CheckContext, CheckResult, short
 from srcreview.checks._common import (
     EntryParams,
@@ -19,12 +21,20 @@ from srcreview.checks._common import (
     trace_start,
     traced,
 )
-from srcreview.model.findings import Hop
+from srcreview.model.findings import Anchor, Hop
 from srcreview.vllm.anchors import PACKAGE_DIR
 
 OUTCOMES = ("applied", "not-applied", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
 MAX_ELSEWHERE = 6
+
+
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    field: str
+    default: str | None
+    entries: str
 
 
 class Params(EntryParams):
@@ -42,7 +52,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         return start
     cls, attr, declared, sink, entry = start.cls, start.attr, start.declared, start.sink, start.entry
     declaration = field_anchor(ctx, declared, f"declares {params.field} (default {declared.default})", cls)
-    details = {"field": params.field, "default": declared.default, "entries": short(entry.symbol.qualname)}
+    details: Details = {"field": params.field, "default": declared.default, "entries": short(entry.symbol.qualname)}
     evidence, hops = list(entry.evidence), list(entry.hops)
     if params.show_declaration:
         evidence.append(declaration)
@@ -119,7 +129,7 @@ def _may_receive_config(call_text: str) -> bool:
     return bool(re.search(r"config|cfg", call, re.IGNORECASE))
 
 
-def mentions(ctx: CheckContext, attr: str) -> list[tuple[str, object]]:
+def mentions(ctx: CheckContext, attr: str) -> list[tuple[str, Anchor]]:
     """Every function in vllm/ whose text mentions `.attr` (or the string "attr"): a raw, cheap
     superset of the readers of the field, with an anchor on the first mention. Files are found
     by a byte-level search; functions by the line ranges of the index's facts."""
@@ -134,7 +144,8 @@ def mentions(ctx: CheckContext, attr: str) -> list[tuple[str, object]]:
             module = ctx.index.module(path, allow_unparsable=True)
             dotted = path[:-3].replace("/", ".").removesuffix(".__init__")
             if module.parse_error:  # context only, but never silently dropped
-                found += [(dotted, ctx.anchor(path, hits[0], hits[0], attr, f"{path} mentions .{attr} but does not parse"))]
+                found += [(dotted,
+                           ctx.anchor(path, hits[0], hits[0], attr, f"{path} mentions .{attr} but does not parse"))]
                 continue
             innermost: dict[str, int] = {}
             for n in hits:
@@ -143,8 +154,8 @@ def mentions(ctx: CheckContext, attr: str) -> list[tuple[str, object]]:
                     fn = min(holders, key=lambda f: f.end_line - f.start_line)
                     innermost.setdefault(fn.qualname, n)
             for qualname, n in sorted(innermost.items()):
-                found.append((f"{dotted}.{qualname}", ctx.anchor(path, n, n, attr,
-                                                                 f"{qualname} mentions .{attr}: not on the feasible path")))
+                role = f"{qualname} mentions .{attr}: not on the feasible path"
+                found.append((f"{dotted}.{qualname}", ctx.anchor(path, n, n, attr, role)))
         return sorted(found, key=lambda item: item[0])
 
     return ctx.memoized(f"mentions:{attr}", compute)

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from typing import TypedDict
+
+from srcreview.checks import CheckContext, CheckResult, short, stale
+from srcreview.checks import Params as BaseParams
 from srcreview.index import ir
 from srcreview.index.ir import dotted, iter_calls
+from srcreview.model.findings import Anchor
 from srcreview.vllm.anchors import ENGINE_PARSER
 
 OUTCOMES = ("registered", "not-registered", "not-applicable", "undecided")
 UNDECIDED_OUTCOMES = ("not-applicable", "undecided")
 
 
-class Params(Params):  # noqa: F811
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    key: str
+    flag: str
+
+
+class Params(BaseParams):
     parser: str = ENGINE_PARSER
 
 
@@ -22,7 +33,7 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
     if flags is None:
         return stale([params.parser])
     flag = "--" + setting.key.replace("_", "-")
-    details = {"key": setting.key, "flag": flag}
+    details: Details = {"key": setting.key, "flag": flag}
     if flag in flags:
         return CheckResult("registered", evidence=(flags[flag],), details=details, symbols=(params.parser, flag))
     return CheckResult("not-registered", details=details, symbols=(params.parser, flag),
@@ -34,7 +45,7 @@ def _flags(ctx, parser):
     found = ctx.index.find(parser, kind="function")
     if not found:
         return None
-    out = {}
+    out: dict[str, Anchor] = {}
     for symbol in found:
         fn = ctx.index.function(symbol.qualname)
         for call in iter_calls(fn.facts.body if fn else ()):

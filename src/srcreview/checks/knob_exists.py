@@ -2,16 +2,33 @@
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from typing import TYPE_CHECKING, Any, TypedDict, cast
+
+from srcreview.checks import CheckContext, CheckResult, short, stale
+from srcreview.checks import Params as BaseParams
 from srcreview.checks._common import field_anchor
 from srcreview.checks._knobs import resolve_key
 from srcreview.vllm.anchors import ENGINE_CLASS, ROOT_CONFIG
+
+if TYPE_CHECKING:
+    from srcreview.index.facts import FieldFact
+    from srcreview.index.index import ClassInfo
 
 OUTCOMES = ("exists", "missing", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
 
 
-class Params(Params):  # noqa: F811 - each kind names its model Params
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    key: str
+    value: Any
+    suggestion: str
+    did_you_mean: str
+    reason: str
+
+
+class Params(BaseParams):
     engine_class: str = ENGINE_CLASS
     container_class: str = ROOT_CONFIG
 
@@ -20,15 +37,16 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
     decl = resolve_key(ctx, setting.key, params.engine_class, params.container_class)
     if decl.status == "stale":
         return stale(decl.missing)
-    details = {"key": setting.key, "value": setting.value, "suggestion": decl.suggestion,
+    details: Details = {"key": setting.key, "value": setting.value, "suggestion": decl.suggestion,
                "did_you_mean": f" (did you mean {decl.suggestion}?)" if decl.suggestion else "",
                "reason": decl.reason}
     if decl.status == "exists":
-        evidence = [field_anchor(ctx, decl.field, f"declares {setting.key}", decl.owner)]
+        field = cast("FieldFact", decl.field)  # set for an existing key
+        evidence = [field_anchor(ctx, field, f"declares {setting.key}", decl.owner)]
         return CheckResult("exists", evidence=tuple(evidence), details=details,
-                           symbols=(f"{short(decl.field.owner)}.{decl.field.name}",))
+                           symbols=(f"{short(field.owner)}.{field.name}",))
     if decl.status == "missing":
-        owner = decl.owner
+        owner = cast("ClassInfo", decl.owner)  # set for a missing key: the class that lacks it
         evidence = (ctx.symbol_anchor(owner.symbol, f"declares the admitted keys; no {setting.key.split('.')[-1]}"),)
         return CheckResult("missing", evidence=evidence, details=details, symbols=(owner.symbol.local,),
                            reason=decl.reason)

@@ -9,19 +9,32 @@ No such raise is not proof that the recipe starts (`none-found`).
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, short
+from typing import TYPE_CHECKING, TypedDict, cast
+
+from srcreview.checks import CheckContext, CheckResult, short
+from srcreview.checks import Params as BaseParams
 from srcreview.model.findings import Hop
+
+if TYPE_CHECKING:
+    from srcreview.interp.interpreter import Analyzer
 
 OUTCOMES = ("rejected", "none-found")
 UNDECIDED_OUTCOMES = ("none-found",)
 
 
-class Params(Params):  # noqa: F811
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    raises: str
+    hooks: str
+
+
+class Params(BaseParams):
     pass
 
 
 def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
-    construction = ctx.analyzer.prepare()
+    construction = cast("Analyzer", ctx.analyzer).prepare()  # the engine gives every check its analyzer
     if not construction.rejections:
         return CheckResult("none-found", reason="no raise is certain under the recipe while the config is built")
     evidence, hops, texts, symbols = [], [], [], []
@@ -40,6 +53,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             symbols.append(short(qualname))
         texts.append(event.text.split("(")[0] if "<" in event.text else event.text)
         symbols.append(fn)
-    details = {"raises": "; ".join(dict.fromkeys(texts)), "hooks": ", ".join(short(h) for h in construction.hooks)}
+    details: Details = {"raises": "; ".join(dict.fromkeys(texts)),
+                        "hooks": ", ".join(short(h) for h in construction.hooks)}
     return CheckResult("rejected", evidence=tuple(evidence), trace=tuple(hops), details=details,
                        symbols=tuple(dict.fromkeys(symbols)))

@@ -8,8 +8,10 @@ tests are listed (templates from the rule) and the outcome is `uncovered`.
 from __future__ import annotations
 
 import re
+from typing import TypedDict
 
-from srcreview.checks import CheckContext, CheckResult, Params
+from srcreview.checks import CheckContext, CheckResult
+from srcreview.checks import Params as BaseParams
 from srcreview.core.templates import fill
 from srcreview.model.findings import Hop
 
@@ -18,7 +20,14 @@ UNDECIDED_OUTCOMES = ("uncovered",)
 MAX_SHOWN = 3
 
 
-class Params(Params):  # noqa: F811
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    terms: str
+    tests: str
+
+
+class Params(BaseParams):
     terms: dict[str, str]  # label -> template of the term, e.g. {method = "{speculative_config.method}"}
     under: str = "tests/"
     missing: tuple[str, ...]  # templates of the missing tests when no file covers all terms
@@ -36,7 +45,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             files[label] = [f for f in ctx.index.grep(term, prefix=params.under)
                             if pattern.search(ctx.tree.read_text(f))]
     both = sorted(set.intersection(*(set(v) for v in files.values()))) if files else []
-    details = {"terms": ", ".join(f"{k}={v}" for k, v in sorted(terms.items())),
+    details: Details = {"terms": ", ".join(f"{k}={v}" for k, v in sorted(terms.items())),
                "tests": ", ".join(both[:MAX_SHOWN])}
     evidence, hops = [], []
     if both:

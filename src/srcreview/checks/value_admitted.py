@@ -14,17 +14,36 @@ modelled, a validator that may raise) is `undecided` with the reason: never admi
 
 from __future__ import annotations
 
-from srcreview.checks import CheckContext, CheckResult, Params, short, stale
+from typing import TYPE_CHECKING, Any, TypedDict, cast
+
+from srcreview.checks import CheckContext, CheckResult, short, stale
+from srcreview.checks import Params as BaseParams
 from srcreview.checks._common import admits_none, field_anchor, owner_of
 from srcreview.checks._knobs import resolve_key
 from srcreview.interp.values import Obj
 from srcreview.vllm.anchors import ENGINE_CLASS, ROOT_CONFIG, SPECULATIVE
 
+if TYPE_CHECKING:
+    from srcreview.index.facts import FieldFact
+
 OUTCOMES = ("admitted", "not-admitted", "not-applicable", "undecided")
 UNDECIDED_OUTCOMES = ("undecided", "not-applicable")
 
 
-class Params(Params):  # noqa: F811
+class Details(TypedDict, total=False):
+    """The values this kind's claims may name ({key} in a rule's text)."""
+
+    key: str
+    value: Any
+    annotation: str
+    admitted: str
+    suggestion: str
+    refused_by: str
+    admitted_note: str
+    reason: str
+
+
+class Params(BaseParams):
     engine_class: str = ENGINE_CLASS
     container_class: str = ROOT_CONFIG
     auto_means_none: bool = True
@@ -38,7 +57,7 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
         return stale(decl.missing)
     if decl.status != "exists":
         return CheckResult("not-applicable", reason=decl.reason)
-    field = decl.field
+    field = cast("FieldFact", decl.field)  # set for an existing key
     value = setting.value
     module = owner_of(ctx, decl.owner, field).symbol.module
     declared = declarations.declared(ctx.index, module, field)
@@ -48,7 +67,7 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
         own = declarations.Verdict("admitted")  # vLLM's parsers read "auto" as None for such a field
     anchor = field_anchor(ctx, field, f"declares {setting.key}: {field.annotation}", decl.owner)
     members = declared.members()
-    details = {"key": setting.key, "value": value, "annotation": field.annotation or "",
+    details: Details = {"key": setting.key, "value": value, "annotation": field.annotation or "",
                "admitted": _shown(members), "suggestion": "", "refused_by": f"{short(field.owner)}.{field.name}"}
     symbols = [f"{short(field.owner)}.{field.name}"]
     evidence = [anchor]

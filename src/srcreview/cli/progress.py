@@ -42,7 +42,7 @@ def live_bar(console):
     from rich.text import Text
 
     def blank_when_extracting(column):
-        class Column(column):
+        class Column(column):  # type: ignore[valid-type,misc]  # a subclass of the column class given
             def render(self, task):
                 return Text("") if task.fields.get("extracting") else super().render(task)
         return Column()

@@ -18,12 +18,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, ClassVar, Literal, TypeVar
+
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # pragma: no cover
+    from typing_extensions import dataclass_transform
 
 _MISSING = dataclasses.MISSING
+_R = TypeVar("_R", bound="Record")
 
 
 class RecordError(ValueError):
@@ -68,27 +76,38 @@ def Field(default: Any = _MISSING, *, default_factory: Callable[[], Any] | None 
     return dataclasses.field(default=default, repr=repr, metadata=metadata)
 
 
-def field_validator(*names: str, mode: Literal["before", "after"] = "after"):
+def field_validator(*names: str, mode: Literal["before", "after"] = "after") -> Callable[[Any], Any]:
     """A classmethod that checks (and may convert) the named fields: `before` sees the raw
     value, `after` the validated one. Raising ValueError refuses the value with its message."""
 
-    def mark(method):
-        function = method.__func__ if isinstance(method, classmethod) else method
+    def mark(method: Any) -> Any:
+        function: Any = method.__func__ if isinstance(method, classmethod) else method
         function._record_fields = (names, mode)
         return classmethod(function)
 
     return mark
 
 
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(Field,))
 class Record:
     """Base of the records: subclasses become frozen, keyword-only dataclasses.
 
     `_validated(self)` (optional) runs after every field is valid: raise ValueError to refuse the
     record as a whole, or set derived fields with `object.__setattr__`. `_prepare(cls, data)`
     (optional) reshapes the input mapping of `model_validate` before its keys are checked.
+    (`dataclass_transform` tells type checkers what `__init_subclass__` makes of a subclass.)
     """
 
-    _record_extra = "forbid"  # or "ignore": unknown keys of model_validate's input are dropped
+    _record_extra: ClassVar[str] = "forbid"  # or "ignore": unknown keys of model_validate's input are dropped
+    # set on each subclass by __init_subclass__ (the first by dataclasses)
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+    model_fields: ClassVar[dict[str, dataclasses.Field]]
+    _record_doc: ClassVar[str | None]
+    _required: ClassVar[frozenset[str]]
+    _dumped: ClassVar[tuple[tuple[str, bool], ...]]
+    _aliases: ClassVar[dict[str, str]]
+    _prepares: ClassVar[bool]
+    _record_plan: ClassVar[list | None]
 
     def __init_subclass__(cls, extra: str | None = None, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -113,15 +132,15 @@ class Record:
 
     # -- reading
     @classmethod
-    def model_validate(cls, data: Any):
+    def model_validate(cls: type[_R], data: Any) -> _R:
         """The record `data` (a mapping of field names, or already one of these) describes."""
         try:
-            return _from_value(cls, data)
+            return typing.cast(_R, _from_value(cls, data))
         except _Invalid as invalid:
             raise RecordError(cls.__name__, invalid.errors) from None
 
     @classmethod
-    def model_validate_json(cls, text: str | bytes):
+    def model_validate_json(cls: type[_R], text: str | bytes) -> _R:
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
@@ -145,7 +164,7 @@ class Record:
     def model_dump_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
 
-    def model_copy(self, *, update: dict | None = None):
+    def model_copy(self: _R, *, update: dict | None = None) -> _R:
         """A copy with `update`'s fields replaced (and validated: a copy is a record like any other)."""
         return dataclasses.replace(self, **(update or {}))
 
@@ -183,7 +202,7 @@ def _from_value(cls: type[Record], data: Any) -> Record:
     if not isinstance(data, (dict, typing.Mapping)):
         raise _fail(f"Input should be an object ({cls.__name__}), not {type(data).__name__}", "model_type")
     if cls._prepares:
-        data = cls._prepare(dict(data))
+        data = cls._prepare(dict(data))  # type: ignore[attr-defined]  # defined where _prepares is true
     if cls._aliases:
         data = {cls._aliases.get(key, key): value for key, value in data.items()}
     fields = cls.model_fields
@@ -235,7 +254,7 @@ def _compile(cls: type[Record]) -> list:
     validators: dict[tuple[str, str], list] = {}
     for klass in reversed(cls.__mro__):
         for attr in vars(klass).values():
-            function = getattr(attr, "__func__", None)
+            function: Any = getattr(attr, "__func__", None)
             spec = getattr(function, "_record_fields", None)
             if spec is not None:
                 for name in spec[0]:
@@ -362,7 +381,7 @@ def _build_converter(annotation: Any) -> Callable:
         def fixed(value):
             if not isinstance(value, (list, tuple)) or len(value) != len(items):
                 raise _fail(f"Input should be an array of {len(items)} items", "tuple_type")
-            return tuple(_at(c, v, n) for n, (c, v) in enumerate(zip(items, value)))
+            return tuple(_at(c, v, n) for n, (c, v) in enumerate(zip(items, value, strict=True)))
         return fixed
     if origin is list:
         item = _converter(args[0]) if args else _identity
@@ -452,7 +471,7 @@ def _record_schema(cls: type[Record], defs: dict) -> dict:
         else:
             required.append(f.name)
         properties[f.name] = node
-    schema = {"additionalProperties": False} if cls._record_extra == "forbid" else {}
+    schema: dict[str, Any] = {"additionalProperties": False} if cls._record_extra == "forbid" else {}
     if cls._record_doc:
         schema["description"] = " ".join(cls._record_doc.split())
     schema.update({"properties": properties, **({"required": required} if required else {}),

@@ -9,6 +9,8 @@ paths it touched). The analysis never sees any of it.
 
 from __future__ import annotations
 
+from typing import cast
+
 from srcreview.model.findings import Anchor, AnchorOrigin, PatchRecord, Review
 
 
@@ -31,7 +33,7 @@ def mark_patched(review: Review, tree) -> Review:
                                          "origin": origin})
 
     def marked(anchors) -> tuple[Anchor, ...]:
-        return tuple(mark(a) for a in anchors)
+        return tuple(cast(Anchor, mark(a)) for a in anchors)  # (no None among them)
 
     findings = tuple(
         f.model_copy(update={"evidence": marked(f.evidence),

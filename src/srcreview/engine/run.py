@@ -10,21 +10,24 @@ answer, the outcome is undecided and the finding at most plausible, with the rea
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal, cast
 
 from srcreview import __version__
 from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, check_kind
 from srcreview.core.errors import DataError, SourceUnavailable
+from srcreview.core.tags import Tag
 from srcreview.core.templates import fill
 from srcreview.model.findings import (
     Anchor,
     Finding,
     Hop,
     Knob,
+    KnobStatus,
     RecipeRef,
     Review,
     RevisionInfo,
     RunnerInfo,
+    Scope,
     StaleRule,
     ToolInfo,
     fingerprint,
@@ -132,7 +135,7 @@ def _models(recipe, analyzer) -> tuple:
     from srcreview.hfconfig.binding import model_refs
     from srcreview.model.findings import ModelFile, ModelInfo, StatedValue
 
-    roles: dict[str, list[str]] = {}
+    roles: dict[str, list[Any]] = {}  # "target" / "draft"
     for ref, _, role in model_refs(recipe):
         roles.setdefault(ref, []).append(role)
     reads = analyzer.runtime.model_reads
@@ -157,6 +160,7 @@ def anchor_names(recipe, rules: tuple[Rule, ...]) -> list[str]:
     are taken as holding, and nothing here decides a verdict."""
     def may_apply(rule: Rule) -> bool:
         for key, cond in rule.when.items():
+            cond = cast(Condition, cond)  # the loader makes every `when` value a Condition
             if key == "runner" or cond.differs_from is not None:
                 continue
             if not _holds(cond, _when_value(_RecipeOnly(recipe), key), None):
@@ -275,7 +279,8 @@ def _runner(index, recipe, bindings) -> tuple[RunnerInfo, list[str]]:
              "returns": "return taken under the recipe"}
     evidence = tuple(a.model_copy(update={"role": f"model runner selection: {roles.get(a.role, a.role)}"})
                      for a in decision.evidence)
-    return RunnerInfo(value=decision.value, status="resolved" if decision.value else "undecided",
+    return RunnerInfo(value=cast(Literal["v1", "v2"] | None, decision.value),
+                      status="resolved" if decision.value else "undecided",
                       evidence=evidence, reason=reason), []
 
 
@@ -315,6 +320,7 @@ def default_of(ctx: CheckContext, key: str) -> Any:
 def _declared_default(ctx: CheckContext, key: str) -> Any:
     from srcreview.checks._knobs import resolve_key
     from srcreview.index import UNKNOWN
+    from srcreview.index.facts import FieldFact
 
     try:
         decl = resolve_key(ctx, key, ENGINE_CLASS, ROOT_CONFIG)
@@ -322,7 +328,7 @@ def _declared_default(ctx: CheckContext, key: str) -> Any:
         return None
     if decl.status != "exists":
         return None
-    field = decl.field
+    field = cast(FieldFact, decl.field)  # set for an existing key
     if field.value is UNKNOWN and field.default and re.fullmatch(r"[A-Za-z_]\w*\.[A-Za-z_]\w*", field.default):
         # `kv_cache_dtype: CacheDType = CacheConfig.cache_dtype`: the default is another field's
         from srcreview.checks._common import owner_of
@@ -337,7 +343,7 @@ def _declared_default(ctx: CheckContext, key: str) -> Any:
     return None if field.value is UNKNOWN else field.value
 
 
-def _when_value(ctx: CheckContext, key: str) -> Any:
+def _when_value(ctx: CheckContext | _RecipeOnly, key: str) -> Any:
     recipe = ctx.recipe
     if key == "runner":
         return ctx.runner.value
@@ -354,7 +360,8 @@ def _when_value(ctx: CheckContext, key: str) -> Any:
     return recipe.value(key)
 
 
-def _holds(cond: Condition, value: Any, ctx: CheckContext) -> bool:
+def _holds(cond: Condition, value: Any, ctx: CheckContext | None) -> bool:
+    """Whether `value` meets `cond` (`ctx`, the review's, only for a differs_from condition)."""
     def same(a, b):
         return a.lower() == b.lower() if isinstance(a, str) and isinstance(b, str) else a == b
 
@@ -375,9 +382,10 @@ def _holds(cond: Condition, value: Any, ctx: CheckContext) -> bool:
     if cond.startswith is not None and (not isinstance(value, str) or not value.startswith(cond.startswith)):
         return False
     if cond.differs_from is not None:
-        other = ctx.recipe.value(cond.differs_from)
+        review_ctx = cast(CheckContext, ctx)  # given wherever a differs_from condition is held
+        other = review_ctx.recipe.value(cond.differs_from)
         if other is None:
-            other = default_of(ctx, cond.differs_from)
+            other = default_of(review_ctx, cond.differs_from)
         if value is None or other is None or same(value, other):
             return False
     return True
@@ -391,7 +399,7 @@ def _applies(rule: Rule, ctx: CheckContext) -> tuple[bool, bool]:
         if key == "runner" and ctx.runner.value is None:
             downgrade = True
             continue
-        if not _holds(cond, _when_value(ctx, key), ctx):
+        if not _holds(cast(Condition, cond), _when_value(ctx, key), ctx):  # a Condition once loaded
             return False, False
     if wanted_runner:
         if ctx.runner.value is None:
@@ -415,7 +423,7 @@ def _run_check(rule: Rule, ctx: CheckContext, subject) -> tuple[CheckResult, str
         return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=("analysis-unavailable",), reason=reason), \
             f"{rule.id}: {reason}"
     except SourceUnavailable as exc:
-        tag = getattr(exc, "tag", "source-unavailable")  # unparsable-source: a module the check needs
+        tag: Tag = getattr(exc, "tag", "source-unavailable")  # unparsable-source: a module the check needs
         return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=(tag,), reason=str(exc)), \
             f"{rule.id}: {exc}"
     except DataError as exc:  # the index refuses an ambiguous symbol: undecided, never a guess
@@ -439,7 +447,7 @@ def _values(ctx: CheckContext, subject, result: CheckResult) -> dict:
 
 
 class _Merged(dict):
-    def __init__(self, base: _Values):
+    def __init__(self, base: dict[str, Any]):
         super().__init__()
         self._base = base
 
@@ -498,7 +506,7 @@ def _finding(rule: Rule, ctx: CheckContext, subject, result: CheckResult, downgr
     )
 
 
-def _knob_status(effect, result: CheckResult, rests_on, downgrade: bool) -> str:
+def _knob_status(effect, result: CheckResult, rests_on, downgrade: bool) -> KnobStatus | Literal["none"]:
     """A knob row's status: the one every outcome an open question leaves possible gives, else
     the outcome's own, undecided when it rests on something open."""
     if result.possible and not downgrade:
@@ -527,7 +535,8 @@ def _open(rule: Rule, result: CheckResult, downgrade: bool) -> tuple[str, ...]:
     if result.outcome in check_kind(rule.check.kind).UNDECIDED_OUTCOMES and not out:
         out.append(result.reason or "undecided")
     if downgrade:
-        out.append(f"the model runner is undecided; the rule applies on the {rule.requires_runner or 'selected'} runner")
+        out.append(f"the model runner is undecided; the rule applies on the {rule.requires_runner or 'selected'} "
+                   "runner")
     return tuple(out)
 
 
@@ -541,8 +550,9 @@ def _finding_keys(rule: Rule, ctx: CheckContext, subject, values) -> list[str]:
 
 
 def _base_knobs(recipe) -> dict[tuple[str, str], Knob]:
-    rows = {}
+    rows: dict[tuple[str, str], Knob] = {}
     for s in recipe.settings:
+        scope: Scope
         if s.key in DRAFT_KEYS:
             scope = "draft"
         elif s.key in TARGET_KEYS:
@@ -564,7 +574,8 @@ def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, do
         key = fill(effect.key, values)
         tags = tuple(sorted(set(result.tags) | ({"runner-undecided"} if downgrade else set())))
         # three lookups, not a scan of the table: one scan per setting made a review quadratic
-        scopes = [sc for sc in _SCOPES if (key, sc) in knobs] if effect.scope == "any" else [effect.scope]
+        scopes: list[Scope] = [sc for sc in _SCOPES if (key, sc) in knobs] if effect.scope == "any" \
+            else [effect.scope]
         setting = ctx.recipe.setting(key)
         for scope in scopes:
             old = knobs.get((key, scope))
@@ -585,7 +596,7 @@ def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, do
                                                              "tags": tuple(sorted(set(old.tags) | set(tags)))})
 
 
-_SCOPES = ("engine", "target", "draft")
+_SCOPES: tuple[Scope, ...] = ("engine", "target", "draft")
 _KNOB_ROLE_ORDER = ("reads", "inspected", "passes", "replaces", "branch", "gating", "declares")
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from srcreview.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, UsageError
 from srcreview.gate import baseline as _baseline
@@ -211,7 +212,8 @@ def evaluate(reviews: Sequence[Review], fail_on: FailOn | str = DEFAULT_FAIL_ON,
         buckets["incomplete"].extend((review.recipe.path, reason) for reason in review.incomplete)
         stale = () if allow_stale else tuple(sorted({s.rule for s in review.stale_rules}))
         buckets["stale"].extend((review.recipe.path, rule) for rule in stale)
-        state = "incomplete" if review.incomplete else "failed" if failing or stale else "passed"
+        state: Literal["passed", "failed", "incomplete"] = (
+            "incomplete" if review.incomplete else "failed" if failing or stale else "passed")
         gate = ReviewGate(status=state, fail_on=str(policy), failing=tuple(failing),
                           baseline=baseline.source if baseline is not None else None, fixed=tuple(fixed),
                           stale=stale)

@@ -69,10 +69,9 @@ def load_waivers(recipes: Iterable[tuple[Path | str, str]]) -> tuple[Waiver, ...
 
     Each `srcreview.toml` is read once, however many of its directory's recipes are reviewed.
     """
-    recipes = [(Path(p), shown) for p, shown in recipes]
     waivers: list[Waiver] = []
     by_dir: dict[Path, tuple[str, list[tuple[str, str]]]] = {}
-    for path, shown in recipes:
+    for path, shown in [(Path(p), shown) for p, shown in recipes]:
         waivers.extend(_recipe_waivers(path, shown))
         sidecar = path.parent / WAIVER_FILE
         if sidecar.exists() or sidecar.is_symlink():  # not a regular file: refused when read, never skipped
@@ -173,10 +172,11 @@ def _sidecar_waivers(path: Path, shown: str) -> list[Waiver]:
     return _parse(data.get("waivers"), ("waivers",), lines, shown, allow_recipe=True)
 
 
-def _parse(raw, table: tuple[str, ...], lines: "_Lines", shown: str, allow_recipe: bool) -> list[Waiver]:
+def _parse(raw, table: tuple[str, ...], lines: _Lines, shown: str, allow_recipe: bool) -> list[Waiver]:
     dotted = ".".join(table)
     if raw is None:
         return []
+    entries: list[tuple[dict, tuple[str, ...] | None, int]]  # (body, its table or None in an array, line)
     if isinstance(raw, dict):
         entries = []
         for fingerprint, body in raw.items():
@@ -256,7 +256,8 @@ class _Lines:
     """Lines of TOML headers and keys, so each waiver error names file:line (tomllib keeps none)."""
 
     _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\[\]]+?)\s*\]\]?\s*(#.*)?$")
-    _KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
+    _KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""  # a bare or quoted key,
+                      r"""(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")  # then dotted parts
 
     def __init__(self, text: str):
         self._headers: dict[tuple[str, ...], int] = {}

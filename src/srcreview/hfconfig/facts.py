@@ -8,12 +8,12 @@ repository, the model by the reference the recipe wrote.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from srcreview.core.records import Field, Record
 from srcreview.hfconfig.files import CONFIG_FILE
 
-MODEL_CONFIG_UNKNOWN = "model-config-unknown"
+MODEL_CONFIG_UNKNOWN: Final = "model-config-unknown"  # a tag (srcreview.core.tags)
 _ABSENT = object()
 
 
@@ -23,7 +23,8 @@ class ConfigFile(Record):
     path: str = Field(description="inside the model repository, e.g. config.json")
     sha256: str
     size: int
-    commit: str | None = Field(None, description="the Hub commit the file resolved to (None for a local directory)")
+    commit: str | None = Field(default=None,
+                               description="the Hub commit the file resolved to (None for a local directory)")
 
 
 class AppliedOverride(Record):
@@ -33,7 +34,7 @@ class AppliedOverride(Record):
     value: Any
     line: int
     replaced: bool = Field(description="whether config.json had a value for the key")
-    replaces: Any = Field(None, description="that value, when replaced")
+    replaces: Any = Field(default=None, description="that value, when replaced")
 
 
 class ModelFacts(Record):
@@ -44,15 +45,16 @@ class ModelFacts(Record):
     """
 
     source: Literal["local", "hub", "recipe", "local+recipe", "hub+recipe", "none"]
-    ref: str | None = Field(None, description="the model as the recipe names it")
+    ref: str | None = Field(default=None, description="the model as the recipe names it")
     kind: Literal["hub", "local"] | None = None
-    revision: str | None = Field(None, description="the Hub revision asked for; None: the default branch")
-    commit: str | None = Field(None, description="the Hub commit config.json resolved to")
+    revision: str | None = Field(default=None, description="the Hub revision asked for; None: the default branch")
+    commit: str | None = Field(default=None, description="the Hub commit config.json resolved to")
     files: tuple[ConfigFile, ...] = ()
     documents: dict[str, dict] = Field(default_factory=dict)
-    unresolved: tuple[str, ...] = Field((), description="optional files whose presence is unknown (offline, not cached)")
+    unresolved: tuple[str, ...] = Field(default=(),
+                                        description="optional files whose presence is unknown (offline, not cached)")
     overrides: tuple[AppliedOverride, ...] = ()
-    unknown_reason: str | None = Field(None, description="why the config could not be obtained")
+    unknown_reason: str | None = Field(default=None, description="why the config could not be obtained")
     tags: tuple[str, ...] = ()
 
     @property
@@ -90,7 +92,7 @@ class ModelFacts(Record):
         return self.model_dump(mode="json")
 
 
-def unknown_facts(reason: str, *, ref: str | None = None, kind: str | None = None,
+def unknown_facts(reason: str, *, ref: str | None = None, kind: Literal["hub", "local"] | None = None,
                   revision: str | None = None) -> ModelFacts:
     """Facts that say once why the model config is not known."""
     return ModelFacts(source="none", ref=ref, kind=kind, revision=revision, unknown_reason=reason,

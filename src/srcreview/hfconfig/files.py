@@ -41,7 +41,8 @@ def parse_document(name: str, raw: bytes) -> dict:
     try:
         data = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
-        raise ConfigUnavailable(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise ConfigUnavailable(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") \
+            from None
     except _NonStandardConstant as exc:
         raise ConfigUnavailable(f"{name} is not valid JSON: {exc.args[0]} is not a JSON value") from None
     except RecursionError:

@@ -20,6 +20,7 @@ import hashlib
 import re
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, cast
 
 from srcreview.hfconfig.facts import ConfigFile, ModelFacts
 from srcreview.hfconfig.files import (
@@ -95,7 +96,7 @@ class _Hub:
 
     def __init__(self, settings: HubSettings):
         self.settings = settings
-        self._library = None
+        self._library: tuple[Any, Any] | None = None  # (huggingface_hub, huggingface_hub.errors)
 
     def library(self):
         if self._library is None:
@@ -105,7 +106,7 @@ class _Hub:
             self._library = (huggingface_hub, errors)
         return self._library
 
-    def is_error(self, exc: Exception, name: str) -> bool:
+    def is_error(self, exc: BaseException, name: str) -> bool:
         """Whether `exc` is huggingface_hub's error `name` (never, when it was not imported: then
         nothing raised it)."""
         return self._library is not None and isinstance(exc, getattr(self._library[1], name))
@@ -122,7 +123,7 @@ class _Hub:
         """`name` at `revision` as hf_hub_download gives it: a file the cache holds at a pinned
         commit without a request (the library's own shortcut), anything else from the Hub."""
         if revision is not None and _COMMIT.fullmatch(revision):
-            found = snapshot_file(self.settings.cache_dir, ref.repo_id, name, revision)
+            found = snapshot_file(self.settings.cache_dir, cast(str, ref.repo_id), name, revision)  # a Hub ref
             if found is not None:
                 return found
         return self.download(ref, name, revision)
@@ -130,7 +131,7 @@ class _Hub:
     def cached(self, ref: ModelRef, name: str, revision: str | None) -> str:
         """The cached file, found the way huggingface_hub resolves its cache (refs/<branch> ->
         snapshot), without any request: offline means no network at all, not even the library's own."""
-        found = lookup(self.settings.cache_dir, ref.repo_id, name, revision)
+        found = lookup(self.settings.cache_dir, cast(str, ref.repo_id), name, revision)  # a Hub ref
         if found is NO_EXIST:
             raise _CachedAbsent(name)
         if not isinstance(found, str):

@@ -49,7 +49,7 @@ class HubSettings:
     endpoint: str
 
     @classmethod
-    def from_environment(cls, environ=None) -> "HubSettings":
+    def from_environment(cls, environ=None) -> HubSettings:
         env = os.environ if environ is None else environ
         home = _expanded(env.get("HF_HOME", os.path.join(env.get("XDG_CACHE_HOME", _default_home()), "huggingface")))
         cache = _expanded(env.get("HF_HUB_CACHE", env.get("HUGGINGFACE_HUB_CACHE", os.path.join(home, "hub"))))

@@ -32,9 +32,9 @@ class ModelRef(Record):
 
     kind: Literal["hub", "local"]
     text: str = Field(description="as written in the recipe")
-    repo_id: str | None = Field(None, description="the Hub repository (kind hub)")
-    revision: str | None = Field(None, description="the Hub revision asked for; None: the Hub's default branch")
-    path: Path | None = Field(None, exclude=True, repr=False)
+    repo_id: str | None = Field(default=None, description="the Hub repository (kind hub)")
+    revision: str | None = Field(default=None, description="the Hub revision asked for; None: the Hub's default branch")
+    path: Path | None = Field(default=None, exclude=True, repr=False)
 
     @property
     def shown(self) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -132,7 +133,7 @@ def bisect(revisions: Sequence[T], verdict: Callable[[T], Hashable], *, exhausti
 def _boundaries(verdicts: dict[int, Hashable]) -> tuple[Boundary, ...]:
     """Changes between consecutive tested revisions (bisection makes them adjacent in the list)."""
     tested = sorted(verdicts)
-    return tuple(Boundary(a, b, verdicts[a], verdicts[b]) for a, b in zip(tested, tested[1:])
+    return tuple(Boundary(a, b, verdicts[a], verdicts[b]) for a, b in pairwise(tested)
                  if verdicts[a] != verdicts[b])
 
 
@@ -203,8 +204,9 @@ class Change(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     before: Side
     after: Side
-    only_before: tuple[Anchor, ...] = Field((), description="anchors at the old side only (path, symbol, role)")
-    only_after: tuple[Anchor, ...] = Field((), description="anchors at the new side only: what made the difference")
+    only_before: tuple[Anchor, ...] = Field(default=(), description="anchors at the old side only (path, symbol, role)")
+    only_after: tuple[Anchor, ...] = Field(default=(),
+                                           description="anchors at the new side only: what made the difference")
 
 
 class Tested(BaseModel):

@@ -10,7 +10,7 @@ releases.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
@@ -105,14 +105,14 @@ class ReviewDiff(_Frozen):
     patches_before: tuple[PatchRecord, ...] = ()  # layers over each side's source (srcreview.source.patched)
     patches_after: tuple[PatchRecord, ...] = ()
 
-    @computed_field
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented form; mypy cannot type it
     @property
     def changed(self) -> bool:
         return (self.runner.changed or any(k.change != "unchanged" for k in self.knobs)
                 or any(f.change != "unchanged" for f in self.findings)
                 or self.stale_before != self.stale_after)
 
-    @computed_field
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented form; mypy cannot type it
     @property
     def incomplete(self) -> bool:
         return bool(self.incomplete_before or self.incomplete_after)
@@ -143,6 +143,7 @@ def _knob_changes(before: tuple[Knob, ...], after: tuple[Knob, ...]) -> tuple[Kn
     changes = []
     for key, scope in sorted(set(old) | set(new)):
         a, b = old.get((key, scope)), new.get((key, scope))
+        kind: ChangeKind
         if a is None or b is None:
             kind = "appeared" if a is None else "disappeared"
         elif a.status != b.status or a.value != b.value:
@@ -172,7 +173,7 @@ def _finding_changes(before: tuple[Finding, ...], after: tuple[Finding, ...]) ->
 
 
 def _finding_change(a: Finding | None, b: Finding | None) -> FindingChange:
-    some = b or a
+    some = cast(Finding, b or a)  # never both None
     if a is None or b is None:
         return FindingChange(rule=some.rule, id=some.id, fingerprint=some.fingerprint,
                              change="appeared" if a is None else "disappeared", before=a, after=b)

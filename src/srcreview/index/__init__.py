@@ -35,7 +35,8 @@ Usage (all names below are the public API; everything else in the package is int
     index.anchor(path, start, end, symbol="", role="") -> srcreview.model.findings.Anchor
     index.symbol_anchor(symbol, role="")          -> Anchor of a Symbol's whole definition
     index.parsed                                  -> paths parsed by this Index (cache misses)
-    index.unreadable                              -> {path: reason} of modules asked for that could not be read or parsed
+    index.unreadable                              -> {path: reason} of modules asked for that could not be read
+                                                     or parsed
 
 A module that cannot be read or parsed (a syntax libcst does not know, undecodable or NUL
 bytes, over MAX_PARSE_BYTES, a symlink leaving the tree) raises UnreadableSource (a
@@ -50,8 +51,9 @@ which is also how Enum members are read.
 Facts are built from Python's `ast` (index/ast_facts.py); libcst (index/extract.py) is the
 reference they are tested equal to, and extracts what `ast` does not take (syntax this Python
 does not parse, a source that is not UTF-8). They are cached on disk under `cache_dir` (when
-given), keyed by the git blob id of the file and SCHEMA_VERSION; a corrupt or foreign entry is rebuilt, never trusted. Nothing is
-parsed until a question needs it, and a run whose facts are all cached never imports libcst
+given), keyed by the git blob id of the file and SCHEMA_VERSION; a corrupt or foreign entry is
+rebuilt, never trusted. Nothing is parsed until a question needs it, and a run whose facts are
+all cached never imports libcst
 (nor does a cold one, unless a module needs the fallback).
 Raw-text answers (definition_files, grep, grep_re) are kept on disk per revision listing too.
 srcreview.index.prefetch.start(index, names, walk) parses ahead on a second core (a forked

@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import sys
+from typing import cast
 
 from srcreview.index import ir
 from srcreview.index.facts import (
@@ -32,6 +34,12 @@ from srcreview.index.facts import (
     PendingBody,
 )
 from srcreview.index.literal import literal_value
+
+# `try/except*` (Python 3.11+) is a try statement like any other
+if sys.version_info >= (3, 11):
+    _TRY = (ast.Try, ast.TryStar)
+else:  # pragma: no cover
+    _TRY = (ast.Try,)
 
 
 class NotTaken(Exception):
@@ -181,8 +189,8 @@ class _Builder:
         self._scope = ""
         self._instance_attrs: list | None = None
         self._method = ""
-        self._sole: set[int] = set()
-        self._indent = ""  # the indentation of the statement whose texts are taken  # ids of expressions whose adjacent parentheses are their parent's
+        self._sole: set[int] = set()  # ids of expressions whose adjacent parentheses are their parent's
+        self._indent = ""  # the indentation of the statement whose texts are taken
 
     # -- positions and texts, as libcst gives them ------------------------------------------
     def span(self, node) -> tuple[int, int]:
@@ -249,7 +257,7 @@ class _Builder:
     def groups(self, body):
         """The statements of a block as libcst sees them: a list of simple statements sharing a
         line (`a = 1; b = 2`), or one compound statement."""
-        out = []
+        out: list = []
         for stmt in body:
             if isinstance(stmt, _SIMPLE) and out and isinstance(out[-1], list):
                 prev = out[-1][-1]
@@ -296,7 +304,7 @@ class _Builder:
                     else:
                         self.module_block(self.end(node.body[-1]), orelse, f"not ({test})")
                         break
-            elif isinstance(stmt, (ast.Try, ast.TryStar)):
+            elif isinstance(stmt, _TRY):
                 self.module_block(self.start(stmt), stmt.body, "try")
                 for handler in stmt.handlers:
                     self.module_block(self.start(handler), handler.body, "except")
@@ -325,7 +333,7 @@ class _Builder:
 
     def add_import(self, node, scope: str) -> None:
         line = node.lineno
-        out = self._func_imports if scope else self.imports
+        out = cast("list[ImportFact]", self._func_imports) if scope else self.imports  # set inside a function
         if isinstance(node, ast.Import):
             for alias in node.names:
                 name = alias.name
@@ -418,7 +426,7 @@ class _Builder:
         self._instance_attrs = saved_attrs
         self.classes[qualname] = ClassFacts(
             qualname=qualname, name=node.name, bases=bases, decorators=decorators,
-            start_line=start, end_line=end, fields=tuple(fields), methods=tuple(dict.fromkeys(methods)),
+            start_line=start, end_line=cast(int, end), fields=tuple(fields), methods=tuple(dict.fromkeys(methods)),
             keywords=keywords, docstring=docstring, instance_attrs=attrs,
         )
 
@@ -468,11 +476,11 @@ class _Builder:
         params = []
         positional = [*a.posonlyargs, *a.args]
         defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-        for arg, default in zip(positional, defaults):
+        for arg, default in zip(positional, defaults, strict=True):
             params.append(self.param(arg, default, "positional"))
         if a.vararg is not None:
             params.append(self.param(a.vararg, None, "vararg"))
-        for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+        for arg, default in zip(a.kwonlyargs, a.kw_defaults, strict=True):
             params.append(self.param(arg, default, "keyword"))
         if a.kwarg is not None:
             params.append(self.param(a.kwarg, None, "kwarg"))
@@ -525,8 +533,8 @@ class _Builder:
                     annotation = self.text(node.annotation)
                 for target in targets:
                     if _is_self_attr(target):
-                        self._instance_attrs.append(InstanceAttr(target.attr, value, annotation, node.lineno,
-                                                                 self._method))
+                        attr = cast(ast.Attribute, target).attr
+                        self._instance_attrs.append(InstanceAttr(attr, value, annotation, node.lineno, self._method))
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.add_import(node, self._scope)
             elif isinstance(node, ast.If):  # as if_stmt converts it: the else branch first
@@ -538,7 +546,7 @@ class _Builder:
                 self.scan(node.orelse)
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 self.scan(node.body)
-            elif isinstance(node, (ast.Try, ast.TryStar)):
+            elif isinstance(node, _TRY):
                 for handler in node.handlers:
                     self.scan(handler.body)
                 self.scan(node.body)
@@ -582,12 +590,13 @@ class _Builder:
             for item in node.items:
                 start = self.outer(item.context_expr)[0]
                 end = self.outer(item.optional_vars if item.optional_vars is not None else item.context_expr)[1]
-                items.append(ir.WithItem(self.src.line_of(start), self.src.line_of(end - 1), self.expr(item.context_expr),
+                items.append(ir.WithItem(self.src.line_of(start), self.src.line_of(end - 1),
+                                         self.expr(item.context_expr),
                                          self.expr(item.optional_vars) if item.optional_vars is not None else None))
             return [ir.With(l, e, tuple(items), self.block(node.body))]
-        if isinstance(node, (ast.Try, ast.TryStar)):
-            handlers = tuple(ir.Handler(h.lineno, h.end_lineno, self.expr(h.type) if h.type is not None else None,
-                                        self.block(h.body))
+        if isinstance(node, _TRY):
+            handlers = tuple(ir.Handler(h.lineno, cast(int, h.end_lineno),
+                                        self.expr(h.type) if h.type is not None else None, self.block(h.body))
                              for h in node.handlers)
             return [ir.Try(l, e, self.block(node.body), handlers, self.block(node.orelse),
                            self.block(node.finalbody))]
@@ -601,7 +610,7 @@ class _Builder:
             self.add_class(node, f"{self._scope}.<locals>.")
             return [ir.Def(l, e, f"{self._scope}.<locals>.{node.name}")]
         if isinstance(node, ast.Match):
-            cases = tuple(ir.Handler(c.pattern.lineno, c.body[-1].end_lineno, None, self.block(c.body))
+            cases = tuple(ir.Handler(c.pattern.lineno, cast(int, c.body[-1].end_lineno), None, self.block(c.body))
                           for c in node.cases)
             return [ir.ExprStmt(l, l, self.expr(node.subject)), ir.Try(l, e, (), cases, (), ())]
         return [ir.OtherStmt(l, e, ())]
@@ -616,7 +625,7 @@ class _Builder:
             other = (self.if_stmt(node.orelse[0]),)
         else:
             other = self.block(node.orelse)
-        return ir.If(l, e, self.expr(node.test), self.block(node.body), other, test)
+        return ir.If(l, cast(int, e), self.expr(node.test), self.block(node.body), other, test)
 
     def small(self, node) -> list:
         l, e = node.lineno, node.end_lineno
@@ -681,7 +690,8 @@ class _Builder:
         if isinstance(node, ast.Call):
             if len(node.args) + len(node.keywords) == 1:
                 self.mark_sole(node.args)
-            args, keywords = [], []
+            args: list[ir.Expr] = []
+            keywords: list[ir.Keyword] = []
             for arg in node.args:
                 if isinstance(arg, ast.Starred):
                     value = self.expr(arg.value)
@@ -706,7 +716,7 @@ class _Builder:
         if isinstance(node, ast.Subscript):
             sl = node.slice
             elements = sl.elts if isinstance(sl, ast.Tuple) and sl.elts and not self.parenthesized(sl) else [sl]
-            index = []
+            index: list[ir.Expr] = []
             for element in elements:
                 if isinstance(element, ast.Slice):
                     index.append(ir.Slice(l, e, *(self.expr(x) if x is not None else None
@@ -721,7 +731,7 @@ class _Builder:
             return ir.Seq(l, e, kind, elts)
         if isinstance(node, ast.Dict):
             keys, values = [], []
-            for k, v in zip(node.keys, node.values):  # in source order, as libcst builds them
+            for k, v in zip(node.keys, node.values, strict=True):  # in source order, as libcst builds them
                 keys.append(self.expr(k) if k is not None else None)
                 values.append(self.expr(v))
             return ir.Dict(l, e, tuple(keys), tuple(values))
@@ -731,7 +741,8 @@ class _Builder:
             a = node.args
             return ir.Lambda(l, e, tuple(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)), self.expr(node.body))
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            elts = (self.expr(node.key), self.expr(node.value)) if isinstance(node, ast.DictComp) else (self.expr(node.elt),)
+            elts = ((self.expr(node.key), self.expr(node.value)) if isinstance(node, ast.DictComp)
+                    else (self.expr(node.elt),))
             gens = []
             for comp in node.generators:
                 target = self.expr(comp.target)
@@ -785,7 +796,7 @@ def convert_body(pending: PendingBody) -> ir.Body:
     segment = pending.source[pending.start:pending.stop]
     try:
         tree = ast.parse(b"if 1:\n" + segment if pending.col else segment)
-        node = tree.body[0].body[0] if pending.col else tree.body[0]
+        node = cast(ast.If, tree.body[0]).body[0] if pending.col else tree.body[0]
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.lineno != (2 if pending.col else 1):
             raise NotTaken("not the function")
         ast.increment_lineno(node, line - node.lineno)
@@ -827,8 +838,8 @@ def _dedent(text: str, indent: str) -> str:
     return "".join(out)
 
 
-def _fstring_exprs(node: ast.JoinedStr):
-    for value in node.values:
+def _fstring_exprs(node: ast.JoinedStr | ast.expr):  # a format spec is a JoinedStr
+    for value in cast(ast.JoinedStr, node).values:
         if isinstance(value, ast.FormattedValue):
             yield value.value
             if value.format_spec is not None:

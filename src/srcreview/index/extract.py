@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import inspect
 from contextlib import contextmanager
+from typing import cast
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -126,7 +127,7 @@ class _Builder:
 
     # -- module level ----------------------------------------------------------------------
     def module_body(self, body, guard: str | None = None) -> None:
-        for index, stmt in enumerate(body):
+        for stmt in body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):
@@ -161,14 +162,14 @@ class _Builder:
 
     def add_import(self, node, scope: str) -> None:
         line = self.lines(node)[0]
-        out = self._func_imports if scope else self.imports
+        out = cast("list[ImportFact]", self._func_imports) if scope else self.imports  # set inside a function
         if isinstance(node, cst.Import):
             for alias in node.names:
                 name = _dotted(alias.name)
                 if not name:
                     continue
                 if alias.asname is not None:
-                    local = _dotted(alias.asname.name)
+                    local = cast(str, _dotted(alias.asname.name))  # an alias is a name
                     out.append(ImportFact(local, name, line, True, scope))
                 else:
                     out.append(ImportFact(name.split(".")[0], name.split(".")[0], line, True, scope))
@@ -179,8 +180,8 @@ class _Builder:
             out.append(ImportFact("*", base, line, True, scope))
             return
         for alias in node.names:
-            name = _dotted(alias.name)
-            local = _dotted(alias.asname.name) if alias.asname is not None else name
+            name = cast(str, _dotted(alias.name))  # an imported name is a name
+            local = cast(str, _dotted(alias.asname.name)) if alias.asname is not None else name
             out.append(ImportFact(local, f"{base}.{name}" if base else name, line, False, scope))
 
     def add_constant(self, node, line_node, guard: str | None) -> None:
@@ -451,7 +452,8 @@ class _Builder:
         if isinstance(node, cst.Ellipsis):
             return ir.Constant(l, e, ...)
         if isinstance(node, cst.Call):
-            args, keywords = [], []
+            args: list[ir.Expr] = []
+            keywords: list[ir.Keyword] = []
             for arg in node.args:
                 value = self.expr(arg.value)
                 if arg.keyword is not None:
@@ -468,7 +470,7 @@ class _Builder:
             return ir.Compare(l, e, self.expr(node.left), ops, tuple(self.expr(c.comparator) for c in node.comparisons))
         if isinstance(node, cst.BooleanOperation):
             op = "and" if isinstance(node.operator, cst.And) else "or"
-            values = []
+            values: list[ir.Expr] = []
             for side in (node.left, node.right):
                 sub = self.expr(side)
                 if isinstance(sub, ir.BoolOp) and sub.op == op and not side.lpar:
@@ -488,7 +490,7 @@ class _Builder:
                 if isinstance(element.slice, cst.Index):
                     index.append(self.expr(element.slice.value))
                 else:
-                    sl = element.slice
+                    sl = cast(cst.Slice, element.slice)
                     index.append(ir.Slice(l, e, *(self.expr(x) if x is not None else None
                                                   for x in (sl.lower, sl.upper, sl.step))))
             return ir.Subscript(l, e, self.expr(node.value), tuple(index))
@@ -498,7 +500,8 @@ class _Builder:
                          else ir.Starred(l, e, self.expr(el.value)) for el in node.elements)
             return ir.Seq(l, e, kind, elts)
         if isinstance(node, cst.Dict):
-            keys, values = [], []
+            keys: list[ir.Expr | None] = []
+            values = []
             for el in node.elements:
                 if isinstance(el, cst.DictElement):
                     keys.append(self.expr(el.key))
@@ -510,10 +513,12 @@ class _Builder:
         if isinstance(node, cst.IfExp):
             return ir.IfExp(l, e, self.expr(node.test), self.expr(node.body), self.expr(node.orelse))
         if isinstance(node, cst.Lambda):
-            names = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params))
+            names = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params,
+                                                 *node.params.kwonly_params))
             return ir.Lambda(l, e, names, self.expr(node.body))
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-            elts = (self.expr(node.key), self.expr(node.value)) if isinstance(node, cst.DictComp) else (self.expr(node.elt),)
+            elts = ((self.expr(node.key), self.expr(node.value)) if isinstance(node, cst.DictComp)
+                    else (self.expr(node.elt),))
             gens = []
             comp = node.for_in
             while comp is not None:
@@ -551,7 +556,7 @@ def _docstring(stmt: cst.SimpleStatementLine) -> str | None:
                 text = value.evaluated_value
             except Exception:  # noqa: BLE001
                 return None
-            if isinstance(text, bytes):
+            if not isinstance(text, str):  # bytes, or None for a concatenation with an f-string
                 return None
             return inspect.cleandoc(text)
     return None

@@ -9,9 +9,15 @@ cache alone.
 from __future__ import annotations
 
 import pickle
+import sys
 import zlib
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, TypeVar
+
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # pragma: no cover
+    from typing_extensions import dataclass_transform
 
 from srcreview.core.errors import SourceUnavailable
 from srcreview.index.ir import Expr, Stmt
@@ -24,7 +30,7 @@ SCHEMA_VERSION = 9
 class _Unknown:
     """The value of a constant the extractor could not evaluate statically."""
 
-    _instance = None
+    _instance: _Unknown | None = None
 
     def __new__(cls):
         if cls._instance is None:
@@ -44,13 +50,18 @@ class _Unknown:
 UNKNOWN: Any = _Unknown()
 
 
-def _fact(cls):
+_F = TypeVar("_F")
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+def _fact(cls: type[_F]) -> type[_F]:
     """A frozen, slotted dataclass that pickles as (class, field values), like the IR's nodes: a
     cold review loads every fact the parse-ahead worker built, and the dataclass default
     (`__setstate__` reading `fields()` per object) cost a tenth of a second there."""
     cls = dataclass(frozen=True, slots=True)(cls)
-    names = tuple(f.name for f in fields(cls))
-    cls.__reduce__ = lambda self: (type(self), tuple(getattr(self, name) for name in names))
+    names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]  # a dataclass from the line above
+    cls.__reduce__ = (  # type: ignore[method-assign]  # object's __reduce__, replaced on purpose
+        lambda self: (type(self), tuple(getattr(self, name) for name in names)))
     return cls
 
 
@@ -169,7 +180,7 @@ class FunctionFacts:
         return [stored if name == "stored_body" else getattr(self, name) for name in _FUNCTION_FIELDS]
 
     def __setstate__(self, state):
-        for name, value in zip(_FUNCTION_FIELDS, state):
+        for name, value in zip(_FUNCTION_FIELDS, state, strict=True):
             object.__setattr__(self, name, value)
 
     def __eq__(self, other):

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srcreview.core.errors import DataError, SourceUnavailable
+from srcreview.core.tags import Tag
 from srcreview.index.facts import (
     SCHEMA_VERSION,
     UNKNOWN,
@@ -31,7 +32,7 @@ class UnreadableSource(SourceUnavailable):
     """A module the analysis needs cannot be read or parsed: the question it serves stays
     open (plausible, tagged), never answered as if the module were absent or empty."""
 
-    def __init__(self, path: str, reason: str, tag: str = "unparsable-source"):
+    def __init__(self, path: str, reason: str, tag: Tag = "unparsable-source"):
         super().__init__(f"{path}: {reason}")
         self.path, self.reason, self.tag = path, reason, tag
 
@@ -100,7 +101,7 @@ class Index:
         self._files: set[str] | None = None
         self._python_files: list[str] | None = None
         self._raw: dict[str, bytes] = {}
-        self._class_infos: dict[str, ClassInfo] = {}
+        self._class_infos: dict[str, ClassInfo | None] = {}  # None: being built (the MRO's cycle guard)
         self._resolved: dict[str, Symbol | None] = {}
         self._names: dict[str, list[str]] | None = None
         self._names_key = ""
@@ -263,12 +264,13 @@ class Index:
             return None
         needle = name.encode()
         pattern = definition_pattern(needle, scopes_only)
-        if scopes_only and f"{prefix}\0{name}" in self._names:  # a subset of the wider answer
-            pool = self._names[f"{prefix}\0{name}"]
+        if scopes_only and f"{prefix}\0{name}" in names:  # a subset of the wider answer
+            pool = names[f"{prefix}\0{name}"]
         else:
             pool = self.python_files(prefix)
         return self._remembered(key, lambda: [p for p in pool
-                                              if needle in self._raw_text(p) and _line_match(self._raw_text(p), needle, pattern)])
+                                              if needle in self._raw_text(p)
+                                              and _line_match(self._raw_text(p), needle, pattern)])
 
     def _name_answers(self) -> dict[str, list[str]]:
         """The raw-text answers of this revision listing (definition files, greps), from disk once."""
@@ -291,7 +293,7 @@ class Index:
                 self._cache.store_names(self._names_key, names)
         return list(names[key])
 
-    def definition_names(self) -> "_DefinitionNames":
+    def definition_names(self) -> _DefinitionNames:
         """Name -> files anywhere in the tree that may define it, as a lazy mapping (`.get`, `[]`, `in`)."""
         return _DefinitionNames(self)
 
@@ -331,7 +333,7 @@ class Index:
         """Definitions whose absolute qualname ends with `suffix` (on a dot boundary), sorted."""
         prefix = self.package if prefix is None else prefix
         found = []
-        for path in self.candidate_files(suffix, kind, prefix):
+        for path in self.candidate_files(suffix, kind, prefix) or ():  # (None only when remembered_only)
             facts = self.module(path)
             for symbol in self.symbols(facts):
                 if kind not in ("any", symbol.kind):
@@ -424,10 +426,12 @@ class Index:
                     continue
                 if nested in facts.functions and i == len(rest) - 1:
                     fn = facts.functions[nested]
-                    return Symbol(f"{module}.{nested}", "function", module, nested, facts.path, fn.start_line, fn.end_line)
+                    return Symbol(f"{module}.{nested}", "function", module, nested, facts.path, fn.start_line,
+                                  fn.end_line)
                 field = facts.classes[local].field(part)
                 if field is not None and i == len(rest) - 1:
-                    return Symbol(f"{module}.{nested}", "field", module, nested, facts.path, field.start_line, field.end_line)
+                    return Symbol(f"{module}.{nested}", "field", module, nested, facts.path, field.start_line,
+                                  field.end_line)
                 return None
             c = facts.classes[local]
             return Symbol(f"{module}.{local}", "class", module, local, facts.path, c.start_line, c.end_line)
@@ -482,7 +486,8 @@ class Index:
         self._class_infos[qualname] = info
         return info
 
-    def _class_info(self, symbol: Symbol) -> ClassInfo:
+    def _class_info(self, symbol: Symbol) -> ClassInfo | None:
+        """None while the class is being built (a base that is the class itself, through a cycle)."""
         if symbol.qualname in self._class_infos:
             return self._class_infos[symbol.qualname]
         self._class_infos[symbol.qualname] = None  # cycle guard while computing the MRO
@@ -678,13 +683,14 @@ class Index:
                 value_node = ast.parse(const.text, mode="eval").body
             except SyntaxError:
                 return None
-            if isinstance(value_node, ast.Call) and _ast_dotted(value_node.func) in ("TypeAliasType", "typing.TypeAliasType") \
+            if isinstance(value_node, ast.Call) \
+                    and _ast_dotted(value_node.func) in ("TypeAliasType", "typing.TypeAliasType") \
                     and len(value_node.args) >= 2:
                 value_node = value_node.args[1]
             return self._literal_members(value_node, symbol.module, depth + 1)
         if symbol.kind == "class":
             info = self._class_info(symbol)
-            if info.enum_members is not None:
+            if info is not None and info.enum_members is not None:
                 return [name for name, _ in info.enum_members]
         return None
 
@@ -733,7 +739,7 @@ class _DefinitionNames:
         return isinstance(name, str) and bool(self.get(name))
 
 
-def definition_pattern(needle: bytes, scopes_only: bool = False) -> "re.Pattern[bytes]":
+def definition_pattern(needle: bytes, scopes_only: bool = False) -> re.Pattern[bytes]:
     """The line regex for a possible definition of `needle`: `def`/`class` NEEDLE, or (unless
     `scopes_only`) NEEDLE starting an assignment or annotation."""
     scope = rb"\b(?:def|class)[ \t]+" + re.escape(needle) + rb"\b"

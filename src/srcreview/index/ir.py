@@ -16,9 +16,15 @@ are read by name; the walkers below are the one way to visit a body.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, fields
 from operator import attrgetter
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
+
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # pragma: no cover
+    from typing_extensions import dataclass_transform
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +41,12 @@ class Node:
         return type(self), self._state(self)
 
 
-def _node(cls):
+_N = TypeVar("_N", bound=Node)
+
+
+@dataclass_transform(frozen_default=True)
+def _node(cls: type[_N]) -> type[_N]:
+    """A node class: a frozen, slotted dataclass (`dataclass_transform` says so to type checkers)."""
     cls = dataclass(frozen=True, slots=True)(cls)
     cls._state = attrgetter(*(f.name for f in fields(cls)))
     return cls
@@ -342,7 +353,8 @@ class OtherStmt(Stmt):
 NODE_CLASSES = (
     Name, Constant, Attr, Keyword, Call, Starred, Compare, BoolOp, Not, Unary, BinOp, Subscript, Slice, Seq, Dict,
     IfExp, Lambda, Generator, Comp, Walrus, OtherExpr,
-    ExprStmt, Assign, AugAssign, If, For, While, WithItem, With, Handler, Try, Return, Raise, Assert, Def, Jump, OtherStmt,
+    ExprStmt, Assign, AugAssign, If, For, While, WithItem, With, Handler, Try, Return, Raise, Assert, Def, Jump,
+    OtherStmt,
 )
 
 
@@ -351,7 +363,7 @@ NODE_CLASSES = (
 
 def children(node: Node):
     """The nodes directly below `node`, in source order."""
-    out = []
+    out: list[Node] = []
     for name in node._kids:
         value = getattr(node, name)
         if value is None:
@@ -434,7 +446,7 @@ def _text(e) -> str:
         return f"{_text(e.func)}({', '.join(parts)})"
     if isinstance(e, Compare):
         out = _text(e.left)
-        for op, right in zip(e.ops, e.comparators):
+        for op, right in zip(e.ops, e.comparators, strict=True):
             out += f" {op} {_text(right)}"
         return out
     if isinstance(e, BoolOp):
@@ -454,7 +466,7 @@ def _text(e) -> str:
         return f"[{inner}]" if e.kind == "list" else "{" + inner + "}"
     if isinstance(e, Dict):
         return "{" + ", ".join((f"{_text(k)}: {_text(v)}" if k is not None else f"**{_text(v)}")
-                               for k, v in zip(e.keys, e.values)) + "}"
+                               for k, v in zip(e.keys, e.values, strict=True)) + "}"
     if isinstance(e, IfExp):
         return f"{_text(e.body)} if {_text(e.test)} else {_text(e.orelse)}"
     if isinstance(e, Starred):

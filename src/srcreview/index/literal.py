@@ -33,7 +33,7 @@ def literal_value(expr):
             return UNKNOWN
     if isinstance(expr, ir.Dict):
         out = {}
-        for key, value in zip(expr.keys, expr.values):
+        for key, value in zip(expr.keys, expr.values, strict=True):
             k = literal_value(key) if key is not None else UNKNOWN
             v = literal_value(value)
             if k is UNKNOWN:

@@ -143,7 +143,8 @@ def compare(op: str, left, right, truth_of):
             return bool(COMPARE[op](left.value, right.value)), ""
         except Exception:  # noqa: BLE001
             return None, "comparison"
-    if op in ("==", "!=") and isinstance(right, Const) and isinstance(left, Obj) and left.nonnull and right.value is None:
+    if (op in ("==", "!=") and isinstance(right, Const) and isinstance(left, Obj) and left.nonnull
+            and right.value is None):
         return (op == "!="), ""
     return None, _why(left, right, truth_of)
 

@@ -35,7 +35,9 @@ class _SinkMatcher:
         self.sink = sink
 
     def __contains__(self, qualname: str) -> bool:
-        return bool(self.sink) and (qualname == self.sink or qualname.endswith("." + self.sink))
+        if not self.sink:
+            return False
+        return qualname == self.sink or qualname.endswith("." + self.sink)
 
 
 class _Explorer:
@@ -46,7 +48,7 @@ class _Explorer:
 
         self.index = index
         self.an = an
-        self.graph = nx.DiGraph()
+        self.graph: nx.DiGraph = nx.DiGraph()
         self.sink = sink
         self.sink_last = sink.split(".")[-1] if sink else None
         self.sinks = _SinkMatcher(sink)
@@ -90,7 +92,7 @@ class _Explorer:
         seen = {start}
         found = set()
         depth = 0
-        for depth in range(1, max_depth + 1):
+        for depth in range(1, max_depth + 1):  # noqa: B007 - the depth reached is returned
             pending = []
             for node in level:
                 frame = self.an.summary(node[0], node[1])
@@ -176,7 +178,8 @@ def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth:
             caller = index.resolve(u[0])
             unresolved.append(Site("virtual-call", f"{d['text']}: {v[0].rsplit('.', 2)[-2]}.{v[0].rsplit('.', 1)[-1]} "
                                    "is abstract here; the override that runs depends on the run-time class",
-                                   u[0], index.anchor(caller.path, d["line"], d["end_line"], caller.qualname, "virtual-call")))
+                                   u[0], index.anchor(caller.path, d["line"], d["end_line"], caller.qualname,
+                                                      "virtual-call")))
     edges = tuple(sorted((u[0], v[0], d["line"], d["via"]) for u, v, d in graph.edges(data=True)))
     return Trace(
         entry=entry_symbol.qualname, sink=sink, bindings=tuple(sorted(bindings.items(), key=lambda kv: kv[0])),

@@ -9,29 +9,64 @@ plugins. The interpreter never imports it: the dependency points down, from the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Protocol
 
 
 class Domain(Protocol):
     """The framework model the Analyzer consults (srcreview.vllm.domain.VLLM implements it)."""
 
-    root_config: str  # the class whose instance is the whole config (`VllmConfig`)
-    builder: str  # the engine-arguments method that builds it (`create_engine_config`)
-    capability_calls: Collection[str]  # platform methods that answer from the recipe's GPU
-    platform_predicates: Mapping[str, Any]  # `current_platform.is_cuda()` and its kind
-    model_config: str  # the config class that holds the model's own config
-    hf_config: str  # its attribute that is the model's config
-    undecided: object  # a field default that is not static
+    @property
+    def root_config(self) -> str:
+        """The class whose instance is the whole config (`VllmConfig`)."""
 
-    runtime: Callable[..., Any]  # (index, bindings) -> the per-recipe runtime model
-    builder_locals: Callable[..., Mapping[str, str]]  # (index, qualname) -> local -> config path
-    self_written: Callable[..., Collection[str]]  # (index, class) -> fields its methods assign
-    static_default: Callable[..., Any]  # (index, class info, field) -> default or `undecided`
-    factory_class: Callable[..., str | None]  # (field) -> the class its default factory builds
-    model_hf_config: Callable[..., Any]  # (resolver, ModelConfig object) -> its hf_config value
-    construct: Callable[..., Any]  # (analyzer) -> the walked config construction
-    hooks: Callable[..., list]  # (index, class) -> its post-init hooks, in the order they run
+    @property
+    def builder(self) -> str:
+        """The engine-arguments method that builds it (`create_engine_config`)."""
+
+    @property
+    def capability_calls(self) -> Collection[str]:
+        """Platform methods answered from the recipe's GPU."""
+
+    @property
+    def platform_predicates(self) -> Mapping[str, Any]:
+        """`current_platform.is_cuda()` and the platform each names."""
+
+    @property
+    def model_config(self) -> str:
+        """The config class that holds the model's own config."""
+
+    @property
+    def hf_config(self) -> str:
+        """Its attribute that is the model's config."""
+
+    @property
+    def undecided(self) -> object:
+        """What `static_default` returns for a default that is not static."""
+
+    def runtime(self, index: Any, bindings: dict) -> Any:
+        """The per-recipe runtime model: bindings, env, platform, the config heap."""
+
+    def builder_locals(self, index: Any, qualname: str) -> Mapping[str, str]:
+        """Locals of a config builder that hold a config, by the config path they hold."""
+
+    def self_written(self, index: Any, cls: str) -> Collection[str]:
+        """The fields of `cls` its own methods assign."""
+
+    def static_default(self, index: Any, info: Any, field: Any) -> Any:
+        """A field's declared default, or `undecided`."""
+
+    def factory_class(self, field: Any) -> str | None:
+        """The class a field's default factory builds."""
+
+    def model_hf_config(self, resolver: Any, obj: Any) -> Any:
+        """The value of a model config object's `hf_config`."""
+
+    def construct(self, analyzer: Any) -> Any:
+        """The engine's config construction, walked once for `analyzer`."""
+
+    def hooks(self, index: Any, cls: str) -> list[str]:
+        """The post-init hooks of `cls`, in the order they run."""
 
 
 _installed: list[Domain] = []

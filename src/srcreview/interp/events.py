@@ -7,6 +7,7 @@ into anchored results (srcreview.interp.results). Lines are the source lines of 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class ReadEvent:
 
 @dataclass(frozen=True)
 class DynamicEvent:
-    kind: str  # "dynamic-getattr" | "kwargs-forward" | "dunder-dict"
+    kind: Literal["dynamic-getattr", "kwargs-forward", "dunder-dict"]
     line: int
     end_line: int
     text: str

@@ -12,8 +12,10 @@ the builtins (Python's own behaviour over constants).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields as dataclass_fields
 from dataclasses import replace
+from typing import Any, ClassVar, cast
 
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 from srcreview.index import ir
@@ -64,7 +66,7 @@ _OBJ_FIELDS = dataclass_fields(Obj)
 MAX_UNROLL = 16  # a loop over a constant table of at most this many items is walked item by item
 
 
-def analyzer(index, bindings: dict) -> "Analyzer":
+def analyzer(index, bindings: dict) -> Analyzer:
     """One Analyzer per (index, bindings): walks are shared by every question asked with them."""
     cache = index.analyzers
     key = tuple(sorted((k, repr(v)) for k, v in bindings.items()))
@@ -76,7 +78,7 @@ def analyzer(index, bindings: dict) -> "Analyzer":
 class Frame:
     """One walk of one function (or a module-level expression) under the analyzer's bindings."""
 
-    def __init__(self, analyzer: "Analyzer", module, fn=None, symbol=None, self_obj=None, args=None):
+    def __init__(self, analyzer: Analyzer, module, fn=None, symbol=None, self_obj=None, args=None):
         self.an = analyzer
         self.module = module
         self.fn = fn
@@ -115,7 +117,8 @@ class Frame:
                 # `cls` is the class the method was reached through, not the one declaring it
                 receiver = self.self_obj
                 if isinstance(receiver, Obj) and receiver.cls:
-                    receiver = ClassRef(self.an.resolver.canonical(receiver.cls) or receiver.cls)
+                    cls = cast(str, receiver.cls)  # the class a class method was reached through
+                    receiver = ClassRef(self.an.resolver.canonical(cls) or cls)
                 if not isinstance(receiver, ClassRef):
                     receiver = ClassRef(f"{self.module.module}.{fn.owner}")
                 self.env[first.name] = args.get(first.name, receiver)
@@ -133,7 +136,8 @@ class Frame:
             elif p.kind == "vararg":
                 self.env[p.name] = Unknown(f"*{p.name}")
             elif p.annotation_expr is not None:
-                self.env[p.name] = self.an.resolver.obj_for_annotation(p.annotation_expr, self.module, self.scope, p.name)
+                self.env[p.name] = self.an.resolver.obj_for_annotation(p.annotation_expr, self.module, self.scope,
+                                                                       p.name)
             else:
                 self.env[p.name] = Unknown(f"untyped parameter {p.name}")
 
@@ -211,7 +215,8 @@ class Frame:
         if kind is ir.Assert:
             truth, reason = self.truth(self.ev(s.test))
             if truth is False:
-                self.raises.append(RaiseEvent(s.line, s.end_line, f"assert {s.text}", tuple(self.conds), self.loops > 0))
+                self.raises.append(RaiseEvent(s.line, s.end_line, f"assert {s.text}", tuple(self.conds),
+                                              self.loops > 0))
                 return True
             return False
         if kind is ir.For:
@@ -312,7 +317,8 @@ class Frame:
         """Inside `if isinstance(x, C):` (or `... and isinstance(x, C)`), x is a C."""
         tests = test.values if isinstance(test, ir.BoolOp) and test.op == "and" else (test,)
         for t in tests:
-            if isinstance(t, ir.Call) and isinstance(t.func, ir.Name) and t.func.id == "isinstance" and len(t.args) == 2:
+            if (isinstance(t, ir.Call) and isinstance(t.func, ir.Name) and t.func.id == "isinstance"
+                    and len(t.args) == 2):
                 target, cls = t.args
                 value = self.force(self.ev(cls))
                 if not isinstance(value, ClassRef):
@@ -334,7 +340,7 @@ class Frame:
             unrollable = target is not None and _unrollable(body)
             if unrollable and pairs is not None and len(pairs) <= MAX_UNROLL:
                 # a dict whose keys are constants: walk the body once per item, in order
-                bindings = []
+                bindings: list[tuple] = []
                 for item in pairs:
                     if isinstance(item, tuple) and isinstance(target, ir.Seq) and len(target.elts) == 2:
                         bindings.append(((target.elts[0], item[0]), (target.elts[1], item[1])))
@@ -352,7 +358,8 @@ class Frame:
                 else:
                     element = element_of(it, ir.text(iterable))
                 self.bind(target, element)
-            certain = isinstance(it, Const) and isinstance(it.value, (tuple, list, frozenset, set, dict)) and len(it.value) > 0
+            certain = (isinstance(it, Const) and isinstance(it.value, (tuple, list, frozenset, set, dict))
+                       and len(it.value) > 0)
         self.loops += 0 if certain else 1
         unrolling, self.unrolling = self.unrolling, 0  # a `continue` here is this loop's
         try:
@@ -477,7 +484,8 @@ class Frame:
             if isinstance(current, HfConfig) and method == "update" and len(e.args) == 1 and not e.keywords:
                 self.set_local(name, current, self.updated_config(current, e.args[0], ir.text(e)))
                 return NONE
-            if isinstance(current, (ListVal, Const)) and (isinstance(current, ListVal) or isinstance(current.value, list)):
+            if (isinstance(current, (ListVal, Const))
+                    and (isinstance(current, ListVal) or isinstance(current.value, list))):
                 for a in e.args:
                     self.ev(a)
                 n = current.min_len if isinstance(current, ListVal) else len(current.value)
@@ -546,16 +554,16 @@ class Frame:
     def ev_dict(self, e):
         keys = [self.ev(k) if k is not None else None for k in e.keys]
         values = [self.ev(v) for v in e.values]
-        for k, v in zip(e.keys, e.values):
+        for k, v in zip(e.keys, e.values, strict=True):
             if k is None:
                 self.note_kwargs(v, e, "dict unpacking")
         if all(isinstance(k, Const) for k in keys) and all(isinstance(v, Const) for v in values):
             try:
-                return Const({k.value: v.value for k, v in zip(keys, values)})
+                return Const({k.value: v.value for k, v in zip(cast("list[Const]", keys), values, strict=True)})
             except TypeError:
                 pass
         if keys and all(isinstance(k, Const) for k in keys):
-            return DictVal(tuple((k.value, v) for k, v in zip(keys, values)))
+            return DictVal(tuple((k.value, v) for k, v in zip(cast("list[Const]", keys), values, strict=True)))
         return Unknown("dict")
 
     def ev_ifexp(self, e):
@@ -660,7 +668,8 @@ class Frame:
                 self.reads.append(ReadEvent(e.line, e.end_line, ir.text(e), receiver, name, read_kind))
         value = self.an.resolver.attribute(receiver, name)
         if isinstance(value, LazyCall) and isinstance(value.target, FuncRef) and value.target.via == "property":
-            self.calls.append(CallEvent(e.line, e.end_line, ir.text(e), value.target, "property", "static", args=(receiver,)))
+            self.calls.append(CallEvent(e.line, e.end_line, ir.text(e), value.target, "property", "static",
+                                        args=(receiver,)))
         return value
 
     def call(self, e):
@@ -709,7 +718,7 @@ class Frame:
         if not isinstance(expr, ir.Dict) or any(k is None for k in expr.keys):
             return None
         out = []
-        for k, v in zip(expr.keys, expr.values):
+        for k, v in zip(expr.keys, expr.values, strict=True):
             key = self.force(self.ev(k))
             if not (isinstance(key, Const) and isinstance(key.value, str)):
                 return None
@@ -828,8 +837,9 @@ class Frame:
                 self.note_kwargs(v, keyword.value, text)
         if name == "super":
             if self.owner is not None:
-                return Super(f"{self.module.module}.{self.owner}", self.self_obj if self.self_obj is not None
-                             else self.env.get(self.fn.params[0].name) if self.fn and self.fn.params else None)
+                bound = self.self_obj if self.self_obj is not None \
+                    else self.env.get(self.fn.params[0].name) if self.fn and self.fn.params else None
+                return Super(f"{self.module.module}.{self.owner}", cast("Obj | None", bound))
             return Unknown("super() outside a method")
         return self.an.builtin_value(name, args, text)
 
@@ -837,7 +847,7 @@ class Frame:
         left = self.ev(e.left)
         result: bool | None = True
         reason = ""
-        for op, right_expr in zip(e.ops, e.comparators):
+        for op, right_expr in zip(e.ops, e.comparators, strict=True):
             right = self.ev(right_expr)
             value, why = self.an.compare(op, left, right)
             if value is False:
@@ -899,7 +909,7 @@ class Frame:
         value = binop(op, self.force(left), self.force(right))
         return value if value is not None else Unknown(ir.text(e))
 
-    _EV = {
+    _EV: ClassVar[dict[type, Callable[[Any, Any], Any]]] = {
         ir.Constant: ev_constant, ir.Name: ev_name, ir.Attr: ev_attr, ir.Call: call, ir.Compare: compare,
         ir.BoolOp: boolop, ir.Not: ev_not, ir.Unary: ev_unary, ir.BinOp: ev_binop, ir.Subscript: subscript,
         ir.Seq: ev_seq, ir.Dict: ev_dict, ir.IfExp: ev_ifexp, ir.Lambda: ev_lambda, ir.Comp: ev_comp,
@@ -931,7 +941,7 @@ class Analyzer:
         # raises matter); `constructing` also records config stores on the runtime's heap
         self.effects = False
         self.constructing = False
-        self.construction = None  # srcreview.vllm.construction.Construction, once prepared
+        self.construction: Any = None  # srcreview.vllm.construction.Construction, once prepared
         self.runtime.walk_hooks = self.walk_hooks
 
     def prepare(self):
@@ -946,7 +956,8 @@ class Analyzer:
         runs them when it builds the config: their stores land on the heap."""
         self.runtime.walked.add(cls)  # first: a read inside the walk sees the declared defaults
         path = self.runtime.config_path_for(cls)
-        entries = [(q, Obj(cls=cls, path=path, nonnull=True, origin="self")) for q in self.domain.hooks(self.index, cls)]
+        entries = [(q, Obj(cls=cls, path=path, nonnull=True, origin="self"))
+                   for q in self.domain.hooks(self.index, cls)]
         if not entries:
             return
         saved = (self.effects, self.constructing)
@@ -1055,7 +1066,7 @@ class Analyzer:
             if self_obj is not None:
                 bound[first.name] = self_obj
         positional = [p for p in params if p.kind == "positional"]
-        for p, a in zip(positional, args):
+        for p, a in zip(positional, args, strict=False):
             bound[p.name] = a
         names = {p.name for p in params}
         for k, v in kwargs:
@@ -1308,7 +1319,7 @@ class Analyzer:
             return union([self.derive((o,), kwargs, text) for o in base.options])
         if not isinstance(base, Obj):
             return Unknown(f"{text}: a replace of a value of unknown type")
-        fields = {}
+        fields: dict[str, Any] = {}
         if isinstance(base, Derived):
             fields.update(base.overrides)
         fields.update(dict(kwargs))

@@ -84,9 +84,8 @@ def field_reads(index, source, field: str, bindings: dict | None = None, helpers
         for c in frame.calls:
             carries = any(matcher.may_contain(a) for a in c.args) or _on_self(c.target)
             if c.status in ("unresolved", "external") and carries:
-                kind = "unresolved-call"
-                dynamic.append(Site(kind, f"{c.text}: {c.reason}", qualname,
-                                    frame_anchor(index, frame, c.line, c.end_line, kind)))
+                dynamic.append(Site("unresolved-call", f"{c.text}: {c.reason}", qualname,
+                                    frame_anchor(index, frame, c.line, c.end_line, "unresolved-call")))
             elif helpers and c.status == "static" and carries and level < 2:
                 callee = c.target
                 if isinstance(callee, Ref):
@@ -113,7 +112,7 @@ def _call_args(index, symbol, args):
     params = [p for p in fn.params if p.kind == "positional"]
     if fn.owner and not fn.is_staticmethod and params:
         params = params[1:]
-    return {p.name: a for p, a in zip(params, args) if isinstance(a, (Obj, Const))}
+    return {p.name: a for p, a in zip(params, args, strict=False) if isinstance(a, (Obj, Const))}
 
 
 class _Matcher:

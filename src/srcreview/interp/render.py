@@ -53,7 +53,8 @@ def _short(qualname: str) -> str:
 def _text(trace) -> str:
     lines = [f"entry: {trace.entry}"]
     if trace.sink:
-        lines.append(f"sink:  {trace.sink} ({'reached' if trace.found_sink else 'not reached'} within {trace.depth} call levels)")
+        reached = "reached" if trace.found_sink else "not reached"
+        lines.append(f"sink:  {trace.sink} ({reached} within {trace.depth} call levels)")
     if trace.bindings:
         lines.append("bindings: " + ", ".join(f"{k}={v!r}" for k, v in trace.bindings))
     lines.append("")
@@ -69,7 +70,8 @@ def _text(trace) -> str:
             where = f"{hop.path}:{hop.start_line}-{hop.end_line}"
             call = f" (called at line {hop.call_line}, {hop.via})" if hop.call_line else ""
             lines.append(f"{indent}{arrow}{_short(hop.symbol)}  {where}{call}")
-            lines.append(f"{indent}{'   ' if depth else ''}  {hop.call_anchor.url if hop.call_anchor else hop.anchor.url}")
+            url = hop.call_anchor.url if hop.call_anchor else hop.anchor.url
+            lines.append(f"{indent}{'   ' if depth else ''}  {url}")
     for title, items in (("assumptions (undecided branches, both sides followed)", trace.assumptions),
                          ("unresolved calls", trace.unresolved),
                          ("dynamic access", trace.dynamic)):

@@ -11,6 +11,7 @@ runtime model for the recipe's values at config paths.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, cast
 
 from srcreview.core.errors import DataError
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
@@ -214,7 +215,8 @@ class Resolver:
         if value is None:
             if isinstance(value_type, Obj):
                 value = replace(value_type, path=path if path is not None else value_type.path,
-                                nonnull=value_type.nonnull or (path is not None and ".".join(path) in self.runtime.prefix_keys),
+                                nonnull=value_type.nonnull
+                                or (path is not None and ".".join(path) in self.runtime.prefix_keys),
                                 owner=cls, attr=name, receiver=obj, alias=False)
             elif value_type is not None and not isinstance(value_type, Unknown):
                 value = value_type
@@ -421,7 +423,7 @@ class Resolver:
                     if isinstance(target, ClassRef):
                         value = self.interp.instantiate(target.qualname, value.args, value.kwargs)
                     else:
-                        value = Obj(cls=("returns", value.target.dotted), origin=f"self.{name}")
+                        value = Obj(cls=("returns", cast(Any, value.target).dotted), origin=f"self.{name}")
                 elif isinstance(value, (LazyCall, Ref)):
                     value = self.interp.force(value)
                 values.append(replace(value, alias=False) if isinstance(value, Obj) else value)
@@ -612,7 +614,8 @@ class Resolver:
             return Obj(cls=value.name, nonnull=not nullable, origin=name)
         else:
             return Unknown(f"parameter {name}: {dotted}")
-        return Obj(cls=cls, path=self.runtime.config_path_for(cls), nonnull=not nullable or self.runtime.config_nonnull(cls),
+        return Obj(cls=cls, path=self.runtime.config_path_for(cls),
+                   nonnull=not nullable or self.runtime.config_nonnull(cls),
                    origin=name)
 
 
@@ -658,7 +661,8 @@ _NOT_PASSED = object()
 
 def _names_root(target, root_config: str) -> bool:
     """A call target naming the root config class (`VllmConfig(...)`)."""
-    name = target.qualname if isinstance(target, (ClassRef, FuncRef)) else target.dotted if isinstance(target, Ref) else ""
+    name = (target.qualname if isinstance(target, (ClassRef, FuncRef))
+            else target.dotted if isinstance(target, Ref) else "")
     return name.rsplit(".", 1)[-1] == root_config
 
 

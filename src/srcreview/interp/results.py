@@ -4,7 +4,9 @@ a walk's events (srcreview.interp.events) become them, anchored on the source.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from srcreview.core.tags import SiteKind
 from srcreview.model.findings import Anchor
 
 
@@ -37,8 +39,7 @@ class Assumption:
 class Site:
     """A place in the source the analysis could not see through (or a call it could not resolve)."""
 
-    kind: str  # "dynamic-getattr" | "kwargs-forward" | "dunder-dict" | "unresolved-call" | "external-call"
-    #            | "untyped-read" | "raise"
+    kind: SiteKind  # also the tag a result that rests on it carries
     text: str
     function: str
     anchor: Anchor
@@ -116,7 +117,8 @@ def assumptions_of(index, frame):
         yield Assumption(c.text, frame.symbol.qualname, frame_anchor(index, frame, c.line, c.end_line, "assumption"),
                          c.reason)
     for name, (line, end) in sorted(frame.env_reads.items()):
-        yield Assumption(f"env {name} unset", frame.symbol.qualname, frame_anchor(index, frame, line, end, "assumption"),
+        yield Assumption(f"env {name} unset", frame.symbol.qualname,
+                         frame_anchor(index, frame, line, end, "assumption"),
                          "env-unset: not set by the recipe, taken as unset")
 
 
@@ -124,7 +126,7 @@ def unresolved_of(index, frame):
     """The calls of a walk that could not be followed (in the tree or out of it)."""
     for c in frame.calls:
         if c.status in ("unresolved", "external"):
-            kind = "unresolved-call" if c.status == "unresolved" else "external-call"
+            kind: SiteKind = "unresolved-call" if c.status == "unresolved" else "external-call"
             yield Site(kind, f"{c.text}: {c.reason}" if c.reason else c.text, frame.symbol.qualname,
                        frame_anchor(index, frame, c.line, c.end_line, kind))
 
@@ -137,7 +139,7 @@ def dynamic_of(index, frame):
 
 def unique(items) -> tuple:
     """Sites or assumptions without repeats, in anchor order."""
-    seen = {}
+    seen: dict[Any, Any] = {}
     for item in items:
         seen.setdefault(item, None)
     return tuple(sorted(seen, key=lambda s: (s.anchor.path, s.anchor.start_line, s.text)))

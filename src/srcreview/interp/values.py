@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_dc
+from typing import Any
 
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 
@@ -21,7 +22,7 @@ class Const:
     when it was: where a value comes from is what a draft-config question asks, so two equal
     values from different fields stay apart."""
 
-    value: object
+    value: Any  # the Python constant itself, of any type
     origin: tuple[str, ...] | None = None
 
 
@@ -51,13 +52,13 @@ class Obj:
     which class attribute it was read from, so a call on it resolves to that method.
     """
 
-    cls: str | None = None
+    cls: str | tuple | None = None  # or ("returns", dotted) / ("attr", cls, name): known only as what made it
     path: tuple[str, ...] | None = None
     nonnull: bool = False
     alias: bool = False
     owner: str | None = None
     attr: str | None = None
-    receiver: "Obj | None" = field(default=None, compare=False, hash=False)
+    receiver: Obj | None = field(default=None, compare=False, hash=False)
     origin: str = ""
 
 
@@ -65,14 +66,15 @@ class Obj:
 class Derived(Obj):
     """An instance some of whose attributes are known: one built by `Cls(field=...)` (with its
     keywords), the result of `replace(base, **fields)` (pytype's dataclass overlay), or an
-    object a query binds attributes of (a runner with its drafter). Attributes not in `overrides` are read from the object it was derived from;
-    `reinit` says why they may not be (its class's post-init hooks ran again on the copy)."""
+    object a query binds attributes of (a runner with its drafter). Attributes not in `overrides`
+    are read from the object it was derived from; `reinit` says why they may not be (its class's
+    post-init hooks ran again on the copy)."""
 
     overrides: tuple = ()  # ((name, value), ...)
     reinit: str = ""
     opaque: bool = False  # built with arguments the analysis does not see: unlisted fields are not their defaults
 
-    def with_field(self, name: str, value) -> "Derived":
+    def with_field(self, name: str, value) -> Derived:
         return replace_dc(self, overrides=tuple((k, v) for k, v in self.overrides if k != name) + ((name, value),))
 
     def override(self, name: str):
@@ -118,9 +120,10 @@ class ClassRef:
 @dataclass(frozen=True)
 class FuncRef:
     qualname: str
-    bound: "Obj | ClassRef | None" = field(default=None, compare=False, hash=False)
+    bound: Obj | ClassRef | None = field(default=None, compare=False, hash=False)
     via: str = "call"
-    closure: tuple = field(default=(), compare=False, hash=False)  # a nested function's free names: ((name, value), ...)
+    # a nested function's free names: ((name, value), ...)
+    closure: tuple = field(default=(), compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -251,7 +254,8 @@ def merge_envs(envs):
         values = [env.get(key, Unknown(f"{key} unbound on some path")) for env in envs]
         if all(v == values[0] for v in values[1:]):
             merged[key] = values[0]
-        elif all(isinstance(v, (ListVal, Const)) and (isinstance(v, ListVal) or isinstance(v.value, list)) for v in values):
+        elif all(isinstance(v, (ListVal, Const)) and (isinstance(v, ListVal) or isinstance(v.value, list))
+                 for v in values):
             lens = [v.min_len if isinstance(v, ListVal) else len(v.value) for v in values]
             more = any(isinstance(v, ListVal) and v.maybe_more for v in values) or len(set(lens)) > 1
             merged[key] = ListVal(min(lens), more)

@@ -9,7 +9,7 @@ fields are added, never renamed or removed, so readers must ignore fields they d
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from srcreview.core.records import Field, Record
 
@@ -36,11 +36,12 @@ class AnchorOrigin(Record):
     """Where a patched tree's anchor points: upstream lines, or the lines of a patch that made them."""
 
     kind: Literal["upstream", "patched"] = Field(
-        description="upstream: unchanged lines, `url` is upstream's; patched: lines a patch or overlay added or changed")
+        description="upstream: unchanged lines, `url` is upstream's; patched: lines a patch or overlay added or "
+                    "changed")
     file: str = Field(description="upstream tree path, or the patch (overlay file) as given")
     start_line: int = Field(description="first line of `file` that `url` points at")
     end_line: int
-    sha256: str = Field("", description="of the patch file or overlay (patched only)")
+    sha256: str = Field(default="", description="of the patch file or overlay (patched only)")
 
 
 class Anchor(Record):
@@ -53,9 +54,9 @@ class Anchor(Record):
     symbol: str = ""
     role: str = ""
     origin: AnchorOrigin | None = Field(
-        None, omit_none=True, description="set when the reviewed tree is patched and a layer touched this file; "
-                                          "path and lines stay those of the reviewed tree (absent otherwise: plain "
-                                          "reviews keep their exact JSON)")
+        default=None, omit_none=True,
+        description="set when the reviewed tree is patched and a layer touched this file; path and lines stay those of "
+                    "the reviewed tree (absent otherwise: plain reviews keep their exact JSON)")
 
     @property
     def patched(self) -> bool:
@@ -83,9 +84,10 @@ class Knob(Record):
     evidence: tuple[Anchor, ...] = ()
     tags: tuple[str, ...] = ()
     note: str = ""
-    effective: str | None = Field(None, omit_none=True, description="what takes effect when the recipe leaves the key unset or "
-                                  "automatic, as the source selects it (e.g. the attention backend the platform "
-                                  "picks); absent when the recipe's value is what runs")
+    effective: str | None = Field(default=None, omit_none=True,
+                                  description="what takes effect when the recipe leaves the key unset or "
+                                              "automatic, as the source selects it (e.g. the attention backend the "
+                                              "platform picks); absent when the recipe's value is what runs")
 
 class WaiverNote(Record):
     """The waiver that accepted a finding: shown with the finding, never hiding it."""
@@ -104,9 +106,9 @@ class Finding(Record):
     rule: str
     classification: Classification
     severity: Severity
-    problem: Problem = Field("confirmed", description="the rule's classification that is a problem "
+    problem: Problem = Field(default="confirmed", description="the rule's classification that is a problem "
                              "(refuted for a rule whose claim is a desired property; none: informational)")
-    kind: Kind = Field("problem", description="derived from classification and problem: problem (can fail the "
+    kind: Kind = Field(default="problem", description="derived from classification and problem: problem (can fail the "
                        "gate), open-question (plausible) or fact (verified behaviour; never fails the gate)")
     knobs: tuple[str, ...] = ()
     claim: str
@@ -116,12 +118,13 @@ class Finding(Record):
     fingerprint: str
     recipe_line: int | None = None
     trace: tuple[Hop, ...] = ()
-    assumptions: tuple[str, ...] = Field((), description="what a plausible finding rests on that the source did not "
-                                         "decide under the recipe; always empty for confirmed and refuted")
+    assumptions: tuple[str, ...] = Field(default=(),
+                                         description="what a plausible finding rests on that the source did not "
+                                                     "decide under the recipe; always empty for confirmed and refuted")
     missing_tests: tuple[str, ...] = ()
-    outcome: str = Field("", description="the check outcome the rule's verdict mapped to this finding")
-    waiver: WaiverNote | None = Field(None, description="set by the gate when a waiver accepts this finding")
-    baseline: BaselineStatus | None = Field(None, description="set by the gate when run with --baseline")
+    outcome: str = Field(default="", description="the check outcome the rule's verdict mapped to this finding")
+    waiver: WaiverNote | None = Field(default=None, description="set by the gate when a waiver accepts this finding")
+    baseline: BaselineStatus | None = Field(default=None, description="set by the gate when run with --baseline")
 
     def _validated(self) -> None:
         """`kind` always follows from classification and problem, whatever a saved file says.
@@ -133,7 +136,8 @@ class Finding(Record):
                              f"({'; '.join(self.assumptions)})")
 
     def sort_key(self) -> tuple:
-        return (-CLASSIFICATION_ORDER[self.classification], -SEVERITY_ORDER[self.severity], self.rule, self.knobs, self.id)
+        return (-CLASSIFICATION_ORDER[self.classification], -SEVERITY_ORDER[self.severity], self.rule, self.knobs,
+                self.id)
 
 
 def fingerprint(rule: str, recipe_key: str, symbol_path: tuple[str, ...] | list[str]) -> str:
@@ -149,8 +153,9 @@ class ToolInfo(Record):
 
 class RecipeRef(Record):
     path: str
-    file: str | None = Field(None, description="the file the recipe is read from when `path` names a part of it "
-                                               "(a compose service: path file.yml#service)")
+    file: str | None = Field(default=None,
+                             description="the file the recipe is read from when `path` names a part of it "
+                                         "(a compose service: path file.yml#service)")
     name: str
     model: str | None = None
     gpu: str | None = None
@@ -162,10 +167,10 @@ class RevisionInfo(Record):
     version: str | None = None
     recipe_pin: str | None = None
     matches_recipe_pin: bool | None = None
-    source: str = Field("", description="which provider supplied the source")
+    source: str = Field(default="", description="which provider supplied the source")
     release_from: Literal["pins", "index"] | None = Field(
-        None, description="where the release's commit and sdist digest come from: pins/, or the package index "
-                          "(a release pins/ does not list yet); None for a commit")
+        default=None, description="where the release's commit and sdist digest come from: pins/, or the package index "
+                                  "(a release pins/ does not list yet); None for a commit")
 
 
 class RunnerInfo(Record):
@@ -178,7 +183,7 @@ class RunnerInfo(Record):
 class ModelFile(Record):
     path: str = Field(description="inside the model repository, e.g. config.json")
     sha256: str
-    commit: str | None = Field(None, description="the Hub commit it resolved to (None for a local directory)")
+    commit: str | None = Field(default=None, description="the Hub commit it resolved to (None for a local directory)")
 
 
 class StatedValue(Record):
@@ -187,7 +192,7 @@ class StatedValue(Record):
     key: str
     value: Any
     line: int
-    replaces: Any = Field(None, description="the value config.json had, when it had one")
+    replaces: Any = Field(default=None, description="the value config.json had, when it had one")
 
 
 class ModelInfo(Record):
@@ -196,12 +201,12 @@ class ModelInfo(Record):
     ref: str = Field(description="as the recipe names it (a Hub id or a local directory)")
     roles: tuple[Literal["target", "draft"], ...] = ()
     source: str = Field(description="local, hub, recipe, local+recipe, hub+recipe or none")
-    revision: str | None = Field(None, description="the Hub revision asked for")
-    commit: str | None = Field(None, description="the Hub commit config.json resolved to")
+    revision: str | None = Field(default=None, description="the Hub revision asked for")
+    commit: str | None = Field(default=None, description="the Hub commit config.json resolved to")
     files: tuple[ModelFile, ...] = ()
     stated: tuple[StatedValue, ...] = ()
-    unknown: str | None = Field(None, description="why its config is not known: branches on it stay open")
-    read: tuple[str, ...] = Field((), description="config keys the analysis read while deciding branches")
+    unknown: str | None = Field(default=None, description="why its config is not known: branches on it stay open")
+    read: tuple[str, ...] = Field(default=(), description="config keys the analysis read while deciding branches")
 
     def summary(self) -> str:
         """One line for reports: where the config came from, or why it is not known."""
@@ -222,7 +227,7 @@ class PatchRecord(Record):
     file: str = Field(description="the patch file or overlay directory, as given (relative)")
     kind: Literal["patch", "overlay"]
     sha256: str = Field(description="of the patch file; of an overlay's sorted (path, sha256) listing")
-    touched: tuple[str, ...] = Field((), description="tree paths it changed, added or deleted")
+    touched: tuple[str, ...] = Field(default=(), description="tree paths it changed, added or deleted")
 
 
 class StaleRule(Record):
@@ -245,10 +250,11 @@ class ReviewGate(Record):
 
     status: Literal["passed", "failed", "incomplete"]
     fail_on: str
-    failing: tuple[str, ...] = Field((), description="fingerprints of the findings that failed the gate")
-    baseline: str | None = Field(None, description="the --baseline file, when one was given")
-    fixed: tuple[BaselineEntry, ...] = Field((), description="baseline findings no longer present")
-    stale: tuple[str, ...] = Field((), description="stale rules that failed the gate (accepted with --allow-stale)")
+    failing: tuple[str, ...] = Field(default=(), description="fingerprints of the findings that failed the gate")
+    baseline: str | None = Field(default=None, description="the --baseline file, when one was given")
+    fixed: tuple[BaselineEntry, ...] = Field(default=(), description="baseline findings no longer present")
+    stale: tuple[str, ...] = Field(default=(),
+                                   description="stale rules that failed the gate (accepted with --allow-stale)")
 
 
 class Review(Record):
@@ -260,10 +266,10 @@ class Review(Record):
     findings: tuple[Finding, ...] = ()
     stale_rules: tuple[StaleRule, ...] = ()
     missing_tests: tuple[str, ...] = ()
-    incomplete: tuple[str, ...] = Field((), description="why the review could not complete, if it could not")
-    patches: tuple[PatchRecord, ...] = Field((), description="layers applied over the pinned source, in order")
-    models: tuple[ModelInfo, ...] = Field((), description="the models the recipe names and their bound configs")
-    gate: ReviewGate | None = Field(None, description="set by the gate (srcreview.gate.policy.evaluate)")
+    incomplete: tuple[str, ...] = Field(default=(), description="why the review could not complete, if it could not")
+    patches: tuple[PatchRecord, ...] = Field(default=(), description="layers applied over the pinned source, in order")
+    models: tuple[ModelInfo, ...] = Field(default=(), description="the models the recipe names and their bound configs")
+    gate: ReviewGate | None = Field(default=None, description="set by the gate (srcreview.gate.policy.evaluate)")
 
     def _validated(self) -> None:
         """A fingerprint names one finding of a recipe (waivers, baselines and `explain` rely on it)."""
@@ -288,7 +294,7 @@ class Review(Record):
         return next((hop.recipe_line for hop in finding.trace if hop.recipe_line), 1)
 
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
 
 
 class RunGate(Record):
@@ -303,9 +309,9 @@ class RunGate(Record):
     problems: int = Field(description="other problems: neither failing nor waived")
     open_questions: int = Field(description="open questions neither failing nor waived")
     facts: int = Field(description="facts neither failing nor waived (facts never fail)")
-    stale_rules: int = Field(0, description="rules stale at a reviewed revision that fail the gate "
-                                          "(0 with --allow-stale: reviews[].stale_rules lists them all)")
-    baseline: str | None = Field(None, description="the --baseline file, when one was given")
+    stale_rules: int = Field(default=0, description="rules stale at a reviewed revision that fail the gate "
+                                                    "(0 with --allow-stale: reviews[].stale_rules lists them all)")
+    baseline: str | None = Field(default=None, description="the --baseline file, when one was given")
 
 
 class ReviewRun(Record):
@@ -313,4 +319,4 @@ class ReviewRun(Record):
 
     schema_version: Literal[1] = SCHEMA_VERSION
     reviews: tuple[Review, ...]
-    gate: RunGate | None = Field(None, description="set when the gate was evaluated (always by `check`)")
+    gate: RunGate | None = Field(default=None, description="set when the gate was evaluated (always by `check`)")

@@ -38,7 +38,7 @@ class Pin(Record):
     version: str
     revision: str = Field(description="full commit where known, else the sdist's abbreviated one")
     sdist_sha256: str | None = None
-    origin: Literal["pins", "index"] = Field("pins", exclude=True,
+    origin: Literal["pins", "index"] = Field(default="pins", exclude=True,
                                              description="pins/, or discovered on the package index")
 
     @field_validator("revision")
@@ -67,8 +67,8 @@ class Revision(Record, extra="ignore"):
     sha: str
     version: str | None = None
     pin: Pin | None = None
-    unverified: str | None = Field(None, description="a longer commit that was asked for but that the source "
-                                                     "could not prove (an sdist records 9 digits)")
+    unverified: str | None = Field(default=None, description="a longer commit that was asked for but that the source "
+                                                             "could not prove (an sdist records 9 digits)")
 
     @field_validator("sha")
     @classmethod

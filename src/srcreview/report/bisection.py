@@ -8,6 +8,7 @@ is the BisectReport model. Pure functions of the report.
 from __future__ import annotations
 
 import io
+from typing import cast
 
 from srcreview.core.textsafe import dumps, oneline
 from srcreview.history.bisect import BisectReport, Change
@@ -34,7 +35,7 @@ def render_text(report: BisectReport, *, verbose: bool = False, color: bool = Fa
                             f"({how}; {tested} tested)"))
     for n, row in enumerate(report.revisions, 1):
         if row.tested:
-            verdict = Text(oneline(row.verdict), style=_STYLE.get(row.verdict or "", ""))
+            verdict = Text(oneline(cast(str, row.verdict)), style=_STYLE.get(row.verdict or "", ""))
         else:
             verdict = Text("untested", style="dim")
         line = Text(oneline(f"  {n:>2}. {row.label:<24} "))
@@ -44,12 +45,14 @@ def render_text(report: BisectReport, *, verbose: bool = False, color: bool = Fa
         console.print(line)
     console.print(oneline(f"tested in this order: {', '.join(report.test_order)}"), soft_wrap=True)
     if report.first_change is None:
-        verdicts = {r.verdict for r in report.revisions if r.tested}
-        console.print(Text(oneline(f"No change: {', '.join(sorted(verdicts))} at every tested revision."), style="bold"))
+        verdicts = cast("set[str]", {r.verdict for r in report.revisions if r.tested})  # a tested one has one
+        console.print(Text(oneline(f"No change: {', '.join(sorted(verdicts))} at every tested revision."),
+                           style="bold"))
     else:
         first = report.first_change
-        console.print(Text(oneline(f"First change at {first.after.label}: {first.before.verdict} at {first.before.label} -> "
-                                     f"{first.after.verdict} at {first.after.label}"), style="bold"))
+        console.print(Text(oneline(f"First change at {first.after.label}: {first.before.verdict} at "
+                                   f"{first.before.label} -> {first.after.verdict} at {first.after.label}"),
+                           style="bold"))
         for n, change in enumerate(report.changes):
             if n:
                 console.print(Text(oneline(f"Later change at {change.after.label}: {change.before.verdict} -> "

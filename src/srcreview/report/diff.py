@@ -8,9 +8,13 @@ anchor of both sides. Pure functions of the ReviewDiff.
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING, cast
 
 from srcreview.core.textsafe import dumps, oneline
 from srcreview.history.compare import ReviewDiff
+
+if TYPE_CHECKING:
+    from srcreview.model.findings import Finding, Knob
 
 _STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
           "unknown-knob": "bold red", "invalid-value": "bold red",
@@ -70,7 +74,7 @@ def _knob_table(console, diff: ReviewDiff) -> None:
     for column in ("key", "scope", "value", a, b, "change"):
         table.add_column(oneline(column), overflow="fold")
     for k in diff.knobs:
-        row = k.after or k.before
+        row = cast("Knob", k.after or k.before)  # never both absent
         table.add_row(oneline(k.key), oneline(k.scope), oneline(_value(row.value)), _styled(k.status_before),
                       _styled(k.status_after), "" if k.change == "unchanged" else oneline(k.change))
     console.print(table)
@@ -84,7 +88,7 @@ def _finding_table(console, diff: ReviewDiff) -> None:
     for column in ("rule", "knobs", a, b, "change"):
         table.add_column(oneline(column), overflow="fold")
     for f in diff.findings:
-        some = f.after or f.before
+        some = cast("Finding", f.after or f.before)  # never both absent
         change = "" if f.change == "unchanged" else (", ".join(f.what) if f.what else f.change)
         table.add_row(oneline(f.rule), oneline(", ".join(some.knobs)), _styled(f.class_before), _styled(f.class_after),
                       oneline(change))

@@ -9,9 +9,13 @@ JSON: the Explanation model. Pure functions of the Explanation.
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING, cast
 
 from srcreview.audit.explain import Explanation, Step
 from srcreview.core.textsafe import dumps, oneline, printable
+
+if TYPE_CHECKING:
+    from srcreview.model.findings import Anchor, Hop
 
 _CLASS_STYLE = {"confirmed": "bold red", "plausible": "yellow", "refuted": "green"}
 
@@ -40,7 +44,7 @@ def render_text(explanation: Explanation, *, color: bool = False, width: int = 1
     console.print()
     console.print(Text(f"Trace ({len(explanation.trace)} hops)", style="bold"))
     for n, step in enumerate(explanation.trace, 1):
-        hop = step.hop
+        hop = cast("Hop", step.hop)  # a trace step is a hop
         where = f"  (recipe line {hop.recipe_line})" if hop.recipe_line else ""
         console.print(Text(oneline(f"{n}. [{hop.kind}] {hop.text}{where}")), soft_wrap=True)
         _anchor(console, step, color)
@@ -48,7 +52,8 @@ def render_text(explanation: Explanation, *, color: bool = False, width: int = 1
         console.print()
         console.print(Text(f"Other evidence ({len(explanation.evidence)})", style="bold"))
         for step in explanation.evidence:
-            console.print(oneline(f"- {step.anchor.role or step.anchor.symbol}"), soft_wrap=True)
+            anchor = cast("Anchor", step.anchor)  # an evidence step is an anchor
+            console.print(oneline(f"- {anchor.role or anchor.symbol}"), soft_wrap=True)
             _anchor(console, step, color)
 
     console.print()

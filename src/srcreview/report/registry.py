@@ -19,10 +19,11 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
+from typing import cast
 
 from srcreview.core.errors import DataError
 from srcreview.core.textsafe import dumps
-from srcreview.model.findings import Anchor, Review
+from srcreview.model.findings import Anchor, AnchorOrigin, Review
 
 SCHEMA_ID = "anvil-serving.benchmark-source-registry/v1"
 ID_PREFIX = "srcreview-"
@@ -159,7 +160,7 @@ def _entry(review: Review, url: str, anchor: Anchor, date: str) -> dict:
     if hardware:
         context.append(hardware)
     if anchor.patched:
-        context.append(f"patched by {anchor.origin.file}")
+        context.append(f"patched by {cast(AnchorOrigin, anchor.origin).file}")  # a patched anchor has one
     return {
         "id": f"{ID_PREFIX}{_slug(review.recipe.name)}-{hashlib.sha256(url.encode()).hexdigest()[:12]}",
         "url": url,

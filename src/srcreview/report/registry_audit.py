@@ -40,11 +40,12 @@ def render_text(report: RegistryAuditReport, incomplete: dict[str, str], width: 
     table.add_column("url and claim", overflow="fold", ratio=2)
     table.add_column("verdict", overflow="fold", ratio=2)
     for entry in checked:
-        claim = f"\n[dim]{escape(entry.claim)}[/]" + (" [dim](from the review)[/]" if entry.claim_from == "review" else "") \
-            if entry.claim else ""
+        from_review = " [dim](from the review)[/]" if entry.claim_from == "review" else ""
+        claim = f"\n[dim]{escape(entry.claim)}[/]" + from_review if entry.claim else ""
         verdict = escape(entry.reason)
         if entry.corrected is not None:
-            verdict += f"\n[bold]→ {escape(entry.corrected.path)}:{entry.corrected.start_line}-{entry.corrected.end_line}[/]"
+            verdict += (f"\n[bold]→ {escape(entry.corrected.path)}:{entry.corrected.start_line}-"
+                        f"{entry.corrected.end_line}[/]")
         for note in entry.notes:
             verdict += f"\n· {escape(note)}"
         table.add_row(escape(entry.id), f"[{_STYLE.get(entry.status, '')}]{entry.status}[/]", escape(entry.url) + claim,
@@ -54,6 +55,7 @@ def render_text(report: RegistryAuditReport, incomplete: dict[str, str], width: 
         console.print(f"source of {escape(rev)} unavailable: {escape(reason)}", soft_wrap=True)
     counts = report.summary()
     pin = f" (pin {report.pin[:12]})" if report.pin else " (no --recipe: commits not compared with a pin)"
-    console.print(f"{len(checked)} vLLM entries{pin}: " + ", ".join(f"{counts[s]} {s}" for s in counts if s != "not-vllm")
+    console.print(f"{len(checked)} vLLM entries{pin}: "
+                  + ", ".join(f"{counts[s]} {s}" for s in counts if s != "not-vllm")
                   + f"; {counts['not-vllm']} other entries not checked")
     return out.getvalue()

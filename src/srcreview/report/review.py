@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from typing import Any, cast
 
 from srcreview.core.textsafe import dumps
 from srcreview.model.findings import SEVERITY_ORDER, Review
@@ -149,9 +150,9 @@ def document(reviews: Sequence[Review] | Review, *, rules=None, date: str | None
     rules_by_id = {r.id: r for r in (rules or ())}
     first = reviews[0]
     many = len(reviews) > 1
-    models = sorted({_model(r, rules_by_id) for r in reviews} - {None})
-    hardware = sorted({_hardware(r) for r in reviews} - {None})
-    pinned = {"vllm_version": first.revision.version, "vllm_revision": first.revision.sha}
+    models = sorted(cast("set[str]", {_model(r, rules_by_id) for r in reviews} - {None}))
+    hardware = sorted(cast("set[str]", {_hardware(r) for r in reviews} - {None}))
+    pinned: dict[str, Any] = {"vllm_version": first.revision.version, "vllm_revision": first.revision.sha}
     if date:
         pinned["source_inspected_on"] = date
     pinned["source_urls"] = None  # filled below, once the findings it must cite are known
@@ -169,7 +170,7 @@ def document(reviews: Sequence[Review] | Review, *, rules=None, date: str | None
     summary, probes = [], []
     for r in reviews:
         for f in r.findings:
-            entry = {"severity": f.severity, "classification": f.classification,
+            entry: dict[str, Any] = {"severity": f.severity, "classification": f.classification,
                      "finding": (f"{r.recipe.name}: " if many else "") + f.message, "rule": f.rule}
             if many:
                 entry["target"] = r.recipe.path

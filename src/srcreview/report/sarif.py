@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any
 from urllib.parse import quote
 
 from srcreview.core.textsafe import dumps
@@ -245,7 +246,7 @@ def _anchor_location(anchor: Anchor, review: Review, bases: _Bases) -> dict:
         base = bases.of(anchor, review)
         artifact = {"uri": quote(path, safe="/-_.~"), "uriBaseId": base} if base else {"uri": anchor.url}
     region = {"startLine": max(first, 1), "endLine": max(last, first, 1)}
-    location = {"physicalLocation": {"artifactLocation": artifact, "region": region}}
+    location: dict[str, Any] = {"physicalLocation": {"artifactLocation": artifact, "region": region}}
     text = ": ".join(p for p in (anchor.role, anchor.symbol) if p)
     if text:
         location["message"] = {"text": inert(text)}

@@ -67,7 +67,8 @@ def _review(console, review: Review, verbose: bool, failing: set) -> None:
     source = f", from the {_PROVIDERS.get(rev.source, rev.source)}" if rev.source else ""
     pin = ""
     if rev.recipe_pin is not None:
-        pin = "; matches the recipe pin" if rev.matches_recipe_pin else f"; differs from the recipe pin {rev.recipe_pin[:12]}"
+        pin = ("; matches the recipe pin" if rev.matches_recipe_pin
+               else f"; differs from the recipe pin {rev.recipe_pin[:12]}")
     origin = " (release not in pins/: commit and sdist sha256 from the package index)" \
         if rev.release_from == "index" else ""
     _wrapped(console, f"vLLM {label}{source}{pin}{origin}", 0)
@@ -133,7 +134,8 @@ def _knobs(console, review: Review, verbose: bool) -> None:
     rows = []
     for knob in review.knobs:
         first = knob.evidence[0] if knob.evidence else None
-        evidence = oneline(f"{first.path}:{first.start_line}" + (" (patched)" if first.patched else "")) if first else ""
+        evidence = (oneline(f"{first.path}:{first.start_line}" + (" (patched)" if first.patched else ""))
+                    if first else "")
         if len(knob.evidence) > 1:
             evidence += f" (+{len(knob.evidence) - 1})"
         rows.append((oneline(knob.key), oneline(_show(knob.value)), knob.scope, knob.status,
@@ -156,7 +158,7 @@ def _knobs(console, review: Review, verbose: bool) -> None:
     if with_evidence:
         table.add_column("evidence", no_wrap=True)
     for key, value, scope, status, line, evidence in rows:
-        cells = [key, value, scope, Text(status, style=_STATUS_STYLE.get(status, "")), line]
+        cells: list[str | Text] = [key, value, scope, Text(status, style=_STATUS_STYLE.get(status, "")), line]
         table.add_row(*cells, *([evidence] if with_evidence else []))
     if rows:
         console.print(table)
@@ -193,7 +195,8 @@ def _finding(console, f: Finding, verbose: bool, is_failing: bool) -> None:
         for n, hop in enumerate(f.trace, 1):
             where = hop.anchor.url + _patched(hop.anchor).replace("  ", " ") if hop.anchor \
                 else (f"recipe line {hop.recipe_line}" if hop.recipe_line else "")
-            console.print(oneline(f"      {n}. [{hop.kind}] {hop.text}" + (f"  {where}" if where else "")), soft_wrap=True)
+            console.print(oneline(f"      {n}. [{hop.kind}] {hop.text}" + (f"  {where}" if where else "")),
+                          soft_wrap=True)
     else:
         for a in f.evidence[:MAX_ANCHORS]:
             _wrapped(console, f"{_where(a)}  {a.role}{_patched(a)}", 4, hanging=6)

@@ -59,7 +59,8 @@ def render_rule(rule, level: int = 1) -> str:
         if ex.env:
             settings += (", " if settings else "") + ", ".join(f"`env.{k} = {v!r}`" for k, v in sorted(ex.env.items()))
         if ex.hardware:
-            settings += (", " if settings else "") + ", ".join(f"`hardware.{k} = {v!r}`" for k, v in sorted(ex.hardware.items()))
+            settings += (", " if settings else "") + ", ".join(f"`hardware.{k} = {v!r}`" for k,
+                                                               v in sorted(ex.hardware.items()))
         lines.append(f"| {_cell(ex.name)} | {ex.fixture} | {settings} | {ex.expect} |")
     return "\n".join(lines) + "\n"
 

@@ -35,7 +35,7 @@ class Condition(Record):
     set: bool | None = None
     equals: Any = None
     not_equals: Any = None
-    in_: tuple[Any, ...] | None = Field(None, alias="in")
+    in_: tuple[Any, ...] | None = Field(default=None, alias="in")
     not_in: tuple[Any, ...] | None = None
     matches: str | None = None
     not_matches: str | None = None
@@ -72,11 +72,12 @@ class KnobEffect(Record):
 
     key: str
     scope: Scope | Literal["any"] = Field(description='"any": every row the key already has')
-    value: str | None = Field(None, description="template of the value shown; default: the recipe value of key")
+    value: str | None = Field(default=None, description="template of the value shown; default: the recipe value of key")
     status: dict[str, KnobStatus | Literal["none"]]
     note: str = ""
-    effective: str | None = Field(None, description="template of what takes effect when the recipe leaves the key "
-                                  "unset or automatic (the backend the platform selects)")
+    effective: str | None = Field(default=None,
+                                  description="template of what takes effect when the recipe leaves the key "
+                                              "unset or automatic (the backend the platform selects)")
 
 
 class Doc(Record):
@@ -101,7 +102,7 @@ class Example(Record):
     settings: dict[str, Any] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
     hardware: dict[str, Any] = Field(default_factory=dict)
-    model: dict[str, Any] | None = Field(None, description="the target model's config.json (as the recipe's "
+    model: dict[str, Any] | None = Field(default=None, description="the target model's config.json (as the recipe's "
                                          "[model] table would state it); None: no model config is bound")
     name: str = "example"
     recipe_name: str = "example"
@@ -112,12 +113,12 @@ class Example(Record):
 class Rule(Record):
     id: str
     severity: Severity
-    problem: Problem = Field("confirmed", description="the classification of the claim that is a problem: "
+    problem: Problem = Field(default="confirmed", description="the classification of the claim that is a problem: "
                              '"refuted" when the claim is a desired property, "none" when it only informs')
     claim: str
     when: dict[str, Condition | str | bool] = Field(default_factory=dict)
     for_each: Literal["setting", "nested-setting", "draft-setting"] | None = Field(
-        None, description='run once per recipe setting: every one ("setting"), each speculative_config key '
+        default=None, description='run once per recipe setting: every one ("setting"), each speculative_config key '
         'that may configure the draft ("nested-setting"), each top-level key the draft may inherit ("draft-setting"); '
         "the check sees the key as {key} and its value as {value}")
     requires_runner: Literal["v1", "v2"] | None = None
@@ -128,7 +129,7 @@ class Rule(Record):
     probe: Probe | None = None
     doc: Doc
     examples: tuple[Example, ...]
-    path: str = Field("", exclude=True)
+    path: str = Field(default="", exclude=True)
 
     @field_validator("id")
     @classmethod
@@ -152,7 +153,8 @@ class Rule(Record):
             if isinstance(cond, bool):
                 cond = Condition(equals=cond)
             elif isinstance(cond, str):
-                cond = Condition(set=True) if cond == "set" else Condition(set=False) if cond == "unset" else Condition(equals=cond)
+                cond = (Condition(set=True) if cond == "set" else Condition(set=False) if cond == "unset"
+                        else Condition(equals=cond))
             out[key] = cond
         return out
 

@@ -23,6 +23,7 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import IO, cast
 
 from srcreview.core.errors import SourceUnavailable
 from srcreview.source.base import VerificationFailed
@@ -273,7 +274,7 @@ def _decompressed(archive: Path):
 def _extract_tar(archive: Path, writer: _Writer, limits: _Limits, progress) -> str | None:
     stream = _BlockReader(_decompressed(archive))
     try:
-        with tarfile.open(fileobj=stream, mode="r:") as tar:
+        with tarfile.open(fileobj=cast(IO[bytes], stream), mode="r:") as tar:  # read from, never written
             for member in tar:
                 _tar_member(tar, member, writer, limits)
                 if progress is not None and limits.members % 500 == 0:

@@ -14,7 +14,7 @@ import stat
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from srcreview.core.errors import SourceUnavailable
 from srcreview.model.revision import Revision
@@ -101,7 +101,7 @@ class Gap(NamedTuple):
     blocking: bool = False
 
 
-def read_regular(target: Path, path: str) -> bytes:
+def read_regular(target: str | Path, path: str) -> bytes:
     """The bytes of `target` if it is a regular file; SourceUnavailable naming `path` for a
     directory, FIFO, socket or device (opened non-blocking: a FIFO cannot hold the run)."""
     from srcreview.core.userfile import file_kind
@@ -190,7 +190,7 @@ class DirectoryTree(SourceTree):
         self._on_damage = on_damage
         self._damaged: dict[str, Gap] = {}
         self._listing: list[str] | None = None
-        self._real_dirs: dict[Path, Path] = {}  # a directory -> its real path (see _resolve)
+        self._real_dirs: dict[str, str] = {}  # a directory -> its real path (see _resolve)
 
     def _path(self, path: str) -> Path:
         return self.root / clean_relpath(path)
@@ -239,8 +239,9 @@ class DirectoryTree(SourceTree):
         """Refuse what a cache entry holds unless it is what was hashed when the entry was
         written (the quick check at open compares sizes only); `relative`: the real file's path
         inside the tree (another than `path` when `path` is a link of the entry)."""
-        expected = self._manifest.get(relative)
-        link = self._manifest.get(path) if relative != path else None
+        manifest = cast(dict, self._manifest)  # verified only where there is one
+        expected = manifest.get(relative)
+        link = manifest.get(path) if relative != path else None
         intact = expected is not None and expected[0] == len(data) \
             and hashlib.sha256(data).hexdigest() == expected[1]
         if link is not None:  # a link of the entry: its target is recorded too
@@ -291,7 +292,7 @@ class DirectoryTree(SourceTree):
 
     def _manifest_gaps(self) -> dict[str, Gap]:
         found: dict[str, Gap] = {}
-        for path, (size, _) in self._manifest.items():
+        for path, (size, _) in cast(dict, self._manifest).items():  # (only when there is one)
             if not in_package(path):
                 continue
             parts = path.split("/")

@@ -26,6 +26,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 from srcreview.core.errors import SourceUnavailable
 
@@ -197,10 +198,11 @@ class Entry:
         files = file_digests(tree)
         body = {"schema": MANIFEST_SCHEMA, "meta": meta, "files": files,
                 "digest": _manifest_digest(meta, files)}
-        _write_atomic(self._staging / MANIFEST, json.dumps(body, sort_keys=True, indent=0).encode())
+        staging = cast(Path, self._staging)  # staging() made it
+        _write_atomic(staging / MANIFEST, json.dumps(body, sort_keys=True, indent=0).encode())
         if self.path.exists() or self.path.is_symlink():
             self.cache._discard(self.path)
-        os.replace(self._staging, self.path)
+        os.replace(staging, self.path)
         self._staging = None
         self.meta = meta
         self.files = files

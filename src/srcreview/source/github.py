@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import cast
 
 from srcreview.core.errors import SourceUnavailable
 from srcreview.model.revision import Revision
@@ -73,7 +74,7 @@ def open_github(revision: Revision, cache: Cache, progress: Progress | None = No
                 if not entry.ready:
                     _fetch_into(revision, entry.staging(), scratch, progress)
                     entry.commit({"provider": KIND, "sha": revision.sha})
-                return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready, files=entry.files,
+                return _tree(entry.tree, revision, cast(dict, entry.meta), cached=entry.was_ready, files=entry.files,
                              cache=cache)
         unpacked = scratch / "tree"
         unpacked.mkdir()
@@ -83,7 +84,8 @@ def open_github(revision: Revision, cache: Cache, progress: Progress | None = No
                 os.rmdir(entry.staging())
                 os.replace(unpacked, entry.staging())
                 entry.commit({"provider": KIND, "sha": full})
-            return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready, files=entry.files, cache=cache)
+            return _tree(entry.tree, revision, cast(dict, entry.meta), cached=entry.was_ready, files=entry.files,
+                         cache=cache)
 
 
 def _fetch_into(revision: Revision, dest, scratch, progress) -> str:

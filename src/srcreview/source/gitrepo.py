@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from srcreview.core.errors import SourceUnavailable
 from srcreview.model.revision import Revision
@@ -336,7 +337,7 @@ class GitCache:
                 self._create()
             present = commits_with_prefix(self.git_dir, revision.sha, "git cache")
             bounds = limits()  # a transfer stalled for the read timeout is given up; all is killed at the deadline
-            net = {"timeout": bounds.deadline,
+            net: dict[str, Any] = {"timeout": bounds.deadline,
                    "config": {"http.lowSpeedLimit": "1", "http.lowSpeedTime": str(max(1, round(bounds.read)))}}
             if len(present) != 1:
                 fetch = ["fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin"]

@@ -5,9 +5,9 @@ answers are retried (ATTEMPTS in all, with backoff); any other 4xx answer is fin
 server answered; asking again would get the same answer). Every transfer is bounded three
 ways: a timeout for each connect and each read (`SRCREVIEW_HTTP_TIMEOUT`, seconds), a deadline
 for the whole request, status line, headers and body (`SRCREVIEW_HTTP_DEADLINE`, seconds: a
-server that trickles headers or bytes cannot hold a run forever) and a size cap. Every failure becomes one SourceUnavailable line that
-says what could not be reached and why ("connection refused", "timed out", "HTTP 404"), with
-credentials redacted and without the exception chain.
+server that trickles headers or bytes cannot hold a run forever) and a size cap. Every failure
+becomes one SourceUnavailable line that says what could not be reached and why ("connection
+refused", "timed out", "HTTP 404"), with credentials redacted and without the exception chain.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def _deadline_adapter():
 
     class Watched:
         def _get_conn(self, timeout=None):
-            connection = super()._get_conn(timeout)
+            connection = super()._get_conn(timeout)  # type: ignore[misc]  # a mixin: the pool class follows it
             deadline = getattr(_current, "deadline", None)
             if deadline is not None:
                 deadline.watch(connection)
@@ -174,7 +174,7 @@ def describe_failure(exc: BaseException) -> str:
     if isinstance(exc, _Retryable):
         return exc.reason
     seen = set()
-    stack = [exc]
+    stack: list[BaseException | None] = [exc]
     texts = []
     while stack:
         current = stack.pop()
@@ -196,7 +196,8 @@ def describe_failure(exc: BaseException) -> str:
         if isinstance(reason, BaseException):
             stack.append(reason)
     text = " ".join(texts).lower()
-    for needle, reason in (("refused", "connection refused"), ("name or service not known", "host name could not be resolved"),
+    for needle, reason in (("refused", "connection refused"),
+                           ("name or service not known", "host name could not be resolved"),
                            ("nodename nor servname", "host name could not be resolved"),
                            ("temporary failure in name resolution", "host name could not be resolved"),
                            ("timed out", "timed out"), ("timeout", "timed out"),

@@ -16,6 +16,7 @@ sdist's 9 digits support is reported as unverified. A missing PATH is a usage er
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 from srcreview.core.errors import SourceUnavailable, UsageError
@@ -100,7 +101,7 @@ def _auto(revision: Revision, cache, progress, verify: bool) -> SourceTree:
         return open_github(found.revision, cache, progress, deep=True)
     if found is not None:
         return found
-    attempts = []
+    attempts: list[Callable[[], SourceTree]] = []
     if revision.pin is not None:
         attempts.append(lambda: open_registry(revision, cache, progress, deep=verify))
     attempts.append(lambda: open_github(revision, cache, progress, deep=verify))

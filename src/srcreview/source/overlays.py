@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -57,7 +58,10 @@ def materialize(root: Path) -> Path:
 
 
 def _spec(root: Path) -> dict:
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
 
     from srcreview.core.errors import DataError
 

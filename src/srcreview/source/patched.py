@@ -25,7 +25,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from srcreview.core.errors import DataError, SourceUnavailable, UsageError
 from srcreview.source.base import SourceTree
@@ -207,7 +207,8 @@ def _apply_change(layer: Layer, index: int, change: FilePatch, current, files: d
         return
     if change.old_path is not None and change.old_path != change.new_path:  # a rename or a copy
         if current(change.new_path) is not None:
-            raise PatchFailed(f"{layer.shown}:{change.line}: renames onto {change.new_path}, which exists at vLLM {label}")
+            raise PatchFailed(f"{layer.shown}:{change.line}: renames onto {change.new_path}, "
+                              f"which exists at vLLM {label}")
         if not change.copy:
             files[change.old_path] = None
     files[change.new_path] = target
@@ -362,19 +363,20 @@ class PatchedTree(SourceTree):
             found = self._patched.get(path)
             if found is None or not found.lines:
                 return self.base.url(path)
-            whole = self.provenance(path, 1, len(found.lines))
+            whole = cast(Provenance, self.provenance(path, 1, len(found.lines)))  # a patched file has lines
             return self.base.url(whole.file) if whole.kind == "upstream" else whole.file
         found = self.provenance(path, start, end)
         if found is None:
             return self.base.url(path, start, end)
         if found.kind == "upstream":
             return self.base.url(found.file, found.start_line, found.end_line)
-        return f"{found.file}#L{found.start_line}" + (f"-L{found.end_line}" if found.end_line != found.start_line else "")
+        end = f"-L{found.end_line}" if found.end_line != found.start_line else ""
+        return f"{found.file}#L{found.start_line}{end}"
 
 
 def patch_key(base: SourceTree, layers: Sequence[Layer]) -> str:
     """The identity of a patched tree: base revision and every layer's digest, in order."""
-    text = f"{APPLY_VERSION}\n{base.revision.sha}\n" + "".join(f"{l.kind}:{l.sha256}\n" for l in layers)
+    text = f"{APPLY_VERSION}\n{base.revision.sha}\n" + "".join(f"{layer.kind}:{layer.sha256}\n" for layer in layers)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -422,7 +424,7 @@ def _cached(cache, key: str) -> dict[str, _File | None] | None:
             removed = {int(k): [Origin(*o) for o in v] for k, v in record["removed"].items()}
             if len(origins) != len(text):
                 return None
-            lines = [_Line(t, o, removed.get(n, [])) for n, (t, o) in enumerate(zip(text, origins))]
+            lines = [_Line(t, o, removed.get(n, [])) for n, (t, o) in enumerate(zip(text, origins, strict=True))]
             files[path] = _File(lines, record["eol"], removed.get(len(lines), []), record["upstream_path"])
         return files
     except (OSError, KeyError, TypeError, ValueError):
@@ -445,7 +447,7 @@ def _store(cache, key: str, files: dict[str, _File | None]) -> None:
                        for n, line in enumerate(found.lines) if line.removed_before}
             if found.removed_at_end:
                 removed[str(len(found.lines))] = [[o.layer, o.line] for o in found.removed_at_end]
-            records[path] = {"blob": blob, "eol": found.eol, "origins": _runs([l.origin for l in found.lines]),
+            records[path] = {"blob": blob, "eol": found.eol, "origins": _runs([line.origin for line in found.lines]),
                              "removed": removed, "upstream_path": found.upstream_path}
         entry.commit({"provider": "patched", "files": records})
 

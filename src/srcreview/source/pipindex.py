@@ -61,7 +61,9 @@ def _pip_config(python: str, env_key: tuple) -> dict[str, str]:
 
 
 def pip_config() -> dict[str, str]:
-    env_key = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("PIP_") or k in ("HOME", "XDG_CONFIG_HOME", "VIRTUAL_ENV")))
+    env_key = tuple(sorted((k, v) for k,
+                           v in os.environ.items() if k.startswith("PIP_") or k in ("HOME", "XDG_CONFIG_HOME",
+                                                                                    "VIRTUAL_ENV")))
     return _pip_config(sys.executable, env_key)
 
 

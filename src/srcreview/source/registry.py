@@ -19,6 +19,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from typing import cast
 from urllib.parse import urljoin, urlsplit
 
 from srcreview.core.errors import SourceUnavailable, UsageError
@@ -154,7 +155,7 @@ def find_sdist(http, index: str, version: str) -> SdistFile:
 
 
 def cache_key(revision: Revision) -> str:
-    pin = revision.pin
+    pin = cast(Pin, revision.pin)  # a release
     return f"{pin.version}-{pin.revision[:9]}"
 
 
@@ -166,11 +167,12 @@ def open_registry(revision: Revision, cache: Cache, progress: Progress | None = 
         raise UsageError(f"--provider registry: {revision.sha} is not a pinned release; "
                          "use --provider github or git for a commit")
     with cache.entry(KIND, cache_key(revision), deep=deep) as entry:
-        if entry.ready and pin.sdist_sha256 and entry.meta.get("sdist_sha256") != pin.sdist_sha256:
+        if entry.ready and pin.sdist_sha256 and cast(dict, entry.meta).get("sdist_sha256") != pin.sdist_sha256:
             entry.invalidate()
         if not entry.ready:
             _build(entry, revision, cache, progress)
-        return _tree(entry.tree, revision, entry.meta, cached=entry.was_ready, files=entry.files, cache=cache)
+        return _tree(entry.tree, revision, cast(dict, entry.meta), cached=entry.was_ready, files=entry.files,
+                     cache=cache)
 
 
 def find_cached(revision: Revision, cache: Cache) -> DirectoryTree | None:
@@ -203,7 +205,7 @@ def _tree(path, revision: Revision, meta: dict, cached: bool, files: dict | None
 def _build(entry, revision: Revision, cache: Cache, progress) -> None:
     from srcreview.source.sdist import verify_commit
 
-    pin = revision.pin
+    pin = cast(Pin, revision.pin)  # open_registry checked it
     http, index = _index()
     sdist = find_sdist(http, index, pin.version)
     with cache.scratch() as scratch:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 from srcreview.core.errors import DataError, SourceUnavailable
 
@@ -79,21 +79,21 @@ def parse_patch(text: str, shown: str) -> list[FilePatch]:
             current = FilePatch(_strip(old, prefixed), _strip(new, prefixed), number)
             files.append(current)
             in_git_header = True
-        elif in_git_header and line.startswith(("rename from ", "copy from ")):
+        elif in_git_header and current is not None and line.startswith(("rename from ", "copy from ")):
             current.old_path = _unquote(line.split(" ", 2)[2], shown, number)
             current.copy = line.startswith("copy")
-        elif in_git_header and line.startswith(("rename to ", "copy to ")):
+        elif in_git_header and current is not None and line.startswith(("rename to ", "copy to ")):
             current.new_path = _unquote(line.split(" ", 2)[2], shown, number)
-        elif in_git_header and line.startswith("new file mode"):
+        elif in_git_header and current is not None and line.startswith("new file mode"):
             current.old_path = None
-        elif in_git_header and line.startswith("deleted file mode"):
+        elif in_git_header and current is not None and line.startswith("deleted file mode"):
             current.new_path = None
-        elif in_git_header and line.startswith(("Binary files ", "GIT binary patch")):
+        elif in_git_header and current is not None and line.startswith(("Binary files ", "GIT binary patch")):
             current.binary = True
         elif line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
             old = _diff_path(line[4:], shown, number)
             new = _diff_path(lines[i + 1][4:], shown, number + 1)
-            if in_git_header:  # the pair inside a `diff --git` section names the same files
+            if in_git_header and current is not None:  # the pair inside a `diff --git` section names the same files
                 current.old_path = _strip(old, prefixed) if old is not None else None
                 current.new_path = _strip(new, prefixed) if new is not None else None
             else:  # a plain `diff -u`: strip a/ and b/ only when both sides carry them
@@ -146,8 +146,9 @@ def _read_hunk(lines: list[str], i: int, change: FilePatch, shown: str) -> int:
             raise DataError(f"{shown}:{i + 1}: hunk #{hunk.number} of {change.path} ends early "
                             f"(expected {old_left} more old and {new_left} more new lines)")
         if (tag in " -" and old_left == 0) or (tag in " +" and new_left == 0):
-            raise DataError(f"{shown}:{i + 1}: hunk #{hunk.number} of {change.path} has more lines than its header says")
-        hunk.lines.append(HunkLine(tag, line[1:], i + 1))
+            raise DataError(f"{shown}:{i + 1}: hunk #{hunk.number} of {change.path} has more lines than its "
+                            "header says")
+        hunk.lines.append(HunkLine(cast(Literal[" ", "-", "+"], tag), line[1:], i + 1))
         old_left -= tag in " -"
         new_left -= tag in " +"
         last_tag = tag
@@ -187,7 +188,7 @@ def _diff_path(field_text: str, shown: str, number: int) -> str | None:
     return name
 
 
-def _git_header_paths(rest: str, shown: str, number: int) -> tuple[str | None, str | None]:
+def _git_header_paths(rest: str, shown: str, number: int) -> tuple[str, str]:
     """`a/x b/x` (possibly quoted); for unquoted names with spaces, the halves that agree."""
     if rest.startswith('"'):
         first, remainder = _take_quoted(rest, shown, number)

@@ -134,7 +134,8 @@ def _entry_of(part: Part, revision) -> bool:
         meta = {"version": record.get("version"), "sha": record.get("revision")} if isinstance(record, dict) else {}
     else:
         data = read_manifest(part.path) or {}
-        meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+        meta = data.get("meta")
+        meta = meta if isinstance(meta, dict) else {}
     if revision.version is not None and meta.get("version") == revision.version:
         return True
     wanted = revision.sha.lower()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from srcreview.index import ir
 from srcreview.interp.interpreter import Frame, analyzer
@@ -59,6 +60,9 @@ from srcreview.vllm.anchors import (
 )
 from srcreview.vllm.runtime import PLATFORM_KEY
 
+if TYPE_CHECKING:
+    from srcreview.model.findings import Anchor
+
 MODEL_REASON = "{name}: the model's attention layers pass it ({why})"
 NOT_BOUND = "the model's config is not bound"
 
@@ -69,8 +73,8 @@ class Test:
 
     asks: tuple[str, ...]  # the predicates it calls (`supports_kv_cache_dtype`)
     outcome: str  # "refuses" (its decided side adds reasons) | "passes" | "open"
-    anchor: object  # the test's lines
-    because: tuple = ()  # Anchors: the returns of those predicates reached under the recipe
+    anchor: Anchor  # the test's lines
+    because: tuple[Anchor, ...] = ()  # the returns of those predicates reached under the recipe
     reasons: tuple[str, ...] = ()  # what it adds ("kv_cache_dtype not supported")
 
 
@@ -85,7 +89,7 @@ class Admission:
     open: tuple[str, ...] = ()  # what an undecided verdict depends on
     evidence: tuple = ()  # Anchors: the Enum member, the class, the validating method, its returns
     raises: bool | None = None  # an explicitly selected backend that is refused makes the platform raise
-    raise_anchor: object = None  # Anchor of that raise
+    raise_anchor: Anchor | None = None  # where that raise is
     arguments: tuple = ()  # (parameter, value text) the validating method was walked with
     reason: str = ""
 
@@ -124,7 +128,7 @@ def _admission(an, member: str) -> Admission:
     if info is None:
         why = f"{BACKEND_ENUM}.{member} names no class in the tree ({path!r})"
         return Admission(member, None, "undecided", reason=why, open=(why,))
-    evidence = []
+    evidence: list = []
     method = info.methods.get(BACKEND_VALIDATE)
     if method is None:
         why = f"{info.symbol.local}.{BACKEND_VALIDATE} does not exist"
@@ -165,7 +169,8 @@ def _admission(an, member: str) -> Admission:
 def _open(frame) -> tuple[str, ...]:
     """What the walk left undecided: the values the model's layers pass, named once; every
     other condition with its reason; the env vars read as unset."""
-    model, other = {}, []
+    model: dict[str, list] = {}
+    other: list = []
     for c in frame.assumptions:
         m = re.match(r"(\w+): the model's attention layers pass it \((.*)\)$", c.reason or "")
         if m:
@@ -194,7 +199,7 @@ class _SelectorFrame(Frame):
     """The selector's own walk: the config it asks for (`get_current_vllm_config()`) is the
     target's, the root config; `typing.cast(T, x)` is `x`."""
 
-    root = None
+    root: Obj | Unknown | None = None
 
     def call(self, e):
         if not e.args:
@@ -288,9 +293,11 @@ def _layer_fact(an, root, name: str):
     else:
         value = an.force(an.resolver.attribute(model, attr))
     if not isinstance(value, Const):
-        why = f"{MODEL_CONFIG}.{member} is not decided on the model's config: {getattr(value, 'reason', '') or 'unknown'}"
+        why = (f"{MODEL_CONFIG}.{member} is not decided on the model's config: "
+               f"{getattr(value, 'reason', '') or 'unknown'}")
         return Unknown(MODEL_REASON.format(name=name, why=why)), None
-    anchor = an.index.symbol_anchor(method, f"{name} = {value.value!r}: {MODEL_CONFIG}.{member} on the model's config") \
+    anchor = an.index.symbol_anchor(method,
+                                    f"{name} = {value.value!r}: {MODEL_CONFIG}.{member} on the model's config") \
         if method is not None else None
     return value, anchor
 

@@ -28,6 +28,7 @@ not reported as start-up rejections.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from srcreview.interp.events import RaiseEvent
 from srcreview.interp.values import Obj, Unknown
@@ -87,7 +88,7 @@ def build(an) -> Construction:
     sections = _recipe_sections(an, root)
     checks = [check for section, (cls, obj) in sections.items() for check in field_checks(an, cls, section)]
     entries = []
-    for section, (cls, obj) in sections.items():  # the speculative config first, as the engine builds it
+    for cls, obj in sections.values():  # the speculative config first, as the engine builds it
         entries += [(q, obj) for q in hooks(index, cls)]
         runtime.walked.add(cls)
     entries += [(q, root) for q in hooks(index, root_cls)]
@@ -95,7 +96,7 @@ def build(an) -> Construction:
     frames = an.construct(entries)
     rejections = []
     if not any(c.outcome == "refused" for c in checks):  # pydantic stops at a refused field
-        for (qualname, _), walked in zip(entries, frames):
+        for (qualname, _), walked in zip(entries, frames, strict=True):
             for event in walked.raises:
                 if event.certain:
                     rejections.append(Rejection(qualname, event, walked.symbol.path))
@@ -198,10 +199,11 @@ def _walk_validators(an, cls: str, validators, value, path):
             params = params[1:]
         if not params:
             return ("unknown", qualname, "", (0, 0), f"{short_name(qualname)}: no value parameter")
-        args = {params[0].name: Const(current, origin=path)}
+        args: dict[str, Any] = {params[0].name: Const(current, origin=path)}
         for extra in params[1:]:
             args[extra.name] = Unknown(f"pydantic's {extra.name}")
-        receiver = ClassRef(cls) if fn.facts.is_classmethod else Obj(cls=cls, path=path[:-1], nonnull=True, origin="self")
+        receiver = ClassRef(cls) if fn.facts.is_classmethod else Obj(cls=cls, path=path[:-1], nonnull=True,
+                                                                     origin="self")
         walked = an.construct([(qualname, receiver, args)], keep=True)[0]
         certain = [e for e in walked.raises if e.certain]
         if certain:
@@ -232,13 +234,13 @@ def short_name(qualname: str) -> str:
     return ".".join(parts[-2:]) if len(parts) > 1 else qualname
 
 
-def field_validators(index, info, name: str) -> list[tuple[str, str]]:
+def field_validators(index, info, name: str) -> list[tuple[str, object]]:  # (qualname, mode as written)
     """(qualname, mode) of the pydantic field validators of a class (and its bases in the tree)
     that validate field `name` (or every field, "*"), in declaration order."""
     import ast
 
-    out = []
-    for method, symbol in info.methods.items():
+    out: list[tuple[str, object]] = []
+    for symbol in info.methods.values():
         fn = index.function(symbol.qualname)
         if fn is None:
             continue
@@ -279,7 +281,7 @@ def hooks(index, cls: str) -> list[str]:
     out = []
     if "__post_init__" in info.methods:
         out.append(info.methods["__post_init__"].qualname)
-    for name, symbol in info.methods.items():
+    for symbol in info.methods.values():
         fn = index.function(symbol.qualname)
         if fn is None:
             continue

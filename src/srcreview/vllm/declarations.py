@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import ast
 import math
+import operator
 from dataclasses import dataclass
+from typing import Any
 
 from srcreview.index.facts import UNKNOWN
 from srcreview.index.index import _ast_dotted as _dotted
@@ -38,7 +40,7 @@ class Option:
 
     kind: str
     members: tuple = ()
-    item: "Declared | None" = None
+    item: Declared | None = None
     values: tuple = ()  # an Enum's member values
     text: str = ""
 
@@ -53,7 +55,7 @@ class Declared:
 
     def members(self) -> tuple:
         """Every Literal / Enum member the declaration names (for messages and suggestions)."""
-        out = []
+        out: list[Any] = []
         for o in self.options:
             out.extend(o.members)
         return tuple(dict.fromkeys(out))
@@ -152,7 +154,8 @@ class _Reader:
             if tail in _SEQUENCES or tail in _MAPPINGS:
                 item = None
                 arg = elements[-1] if tail in _MAPPINGS else elements[0]
-                if not (tail == "tuple" and len(elements) != 2) and not (isinstance(arg, ast.Constant) and arg.value is Ellipsis):
+                if (not (tail == "tuple" and len(elements) != 2)
+                        and not (isinstance(arg, ast.Constant) and arg.value is Ellipsis)):
                     opts, _ = self.options(arg, module, depth + 1)
                     item = Declared(tuple(opts), (), ast.unparse(arg))
                 return [Option("dict" if tail in _MAPPINGS else "list", item=item, text=text)], []
@@ -192,7 +195,8 @@ class _Reader:
 
 def check(decl: Declared, value) -> Verdict:
     """Whether pydantic admits `value` for this declaration (lax mode), with the reason."""
-    reasons, unknown = [], []
+    reasons: list[str] = []
+    unknown: list[str] = []
     for option in decl.options:
         verdict = _option(option, value)
         if verdict.outcome == "admitted":
@@ -320,13 +324,17 @@ def _constraints(constraints, value, option: Option) -> Verdict:
             if bound is False and isinstance(number, float) and not math.isfinite(number):
                 return Verdict("refused", f"{number!r} violates Field(allow_inf_nan=False)")
             continue
-        ok = {"gt": lambda: number > bound, "ge": lambda: number >= bound, "lt": lambda: number < bound,
-              "le": lambda: number <= bound,
-              "multiple_of": lambda: bound != 0 and math.isfinite(number) and number % bound == 0}[name]()
+        if name == "multiple_of":
+            ok = bound != 0 and math.isfinite(number) and number % bound == 0
+        else:
+            ok = _BOUND_TESTS[name](number, bound)
         if not ok:
             shown = "NaN" if isinstance(number, float) and math.isnan(number) else repr(value)
             return Verdict("refused", f"{shown} violates Field({name}={bound})")
     return Verdict("admitted")
+
+
+_BOUND_TESTS = {"gt": operator.gt, "ge": operator.ge, "lt": operator.lt, "le": operator.le}
 
 
 def suggestion(value, members) -> str:

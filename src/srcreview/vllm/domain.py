@@ -24,7 +24,10 @@ class VllmDomain:
     hf_config = models.HF_CONFIG
     undecided = vllm_runtime.UNDECIDED
 
-    runtime = staticmethod(vllm_runtime.Runtime)
+    @staticmethod
+    def runtime(index, bindings: dict) -> vllm_runtime.Runtime:
+        return vllm_runtime.Runtime(index, bindings)
+
     builder_locals = staticmethod(vllm_runtime.builder_locals)
     self_written = staticmethod(vllm_runtime.self_written)
     static_default = staticmethod(vllm_runtime.static_default)

@@ -22,6 +22,7 @@ and the model loader (`get_model`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from srcreview.index import ir
 from srcreview.interp.events import Condition
@@ -42,6 +43,7 @@ from srcreview.model.findings import Anchor
 from srcreview.vllm.anchors import REINIT_HOOK, RUNNERS, SPECULATIVE
 
 COMPONENT_ORIGIN = "the speculative component"
+Source = Literal["nested", "target", "fixed", "undecided"]  # where the draft's value comes from
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ class Loading:
 class DraftValue:
     """The value at a config path of the config the draft model is built with."""
 
-    source: str  # "nested" | "target" | "fixed" | "undecided"
+    source: Source
     value: object  # the abstract value
     text: str  # what it is, for messages
     hops: tuple[Hop, ...] = ()  # the calls followed to the loader
@@ -102,7 +104,8 @@ def component(an, runner: str) -> Component:
     if init is None:
         return Component(runner, attribute, missing=(f"{cls_name}.__init__ ({module})",))
     frame = an.frame_for(init.qualname, Obj(cls=cls.qualname, nonnull=True, origin="self"))
-    candidates, open_sites = [], []
+    candidates: list[Candidate] = []
+    open_sites: list[Site] = []
     for store in frame.stores:
         if store.attr != attribute or not (isinstance(store.receiver, Obj) and store.receiver.origin == "self"):
             continue
@@ -113,7 +116,8 @@ def component(an, runner: str) -> Component:
                 open_sites.append(found)
             elif all(found.cls != c.cls for c in candidates):
                 candidates.append(found)
-    return Component(runner, attribute, tuple(candidates), tuple(open_sites), anchor=index.symbol_anchor(init, "runner"))
+    return Component(runner, attribute, tuple(candidates), tuple(open_sites),
+                     anchor=index.symbol_anchor(init, "runner"))
 
 
 def returned_classes(an, function: str) -> tuple[list[Candidate], list[Site]]:
@@ -248,7 +252,8 @@ def draft_value(an, loading: Loading, argument: str, path: tuple[str, ...], top_
         base, text, _ = classify(value.base, path, top_key)
         hooks = rewriters(an, path)
         if not hooks:  # no architecture hook may store that field under the recipe
-            return DraftValue(base, value.base, text, hops, sink_call, "", reinit, (base,) if base != "undecided" else ())
+            return DraftValue(base, value.base, text, hops, sink_call, "", reinit,
+                              (base,) if base != "undecided" else ())
         possible = tuple(sorted({base, "fixed"})) if base != "undecided" else ()
         shown = ", ".join(q.rsplit(".", 2)[-2] for q in hooks[:3]) + (" ..." if len(hooks) > 3 else "")
         reinit = f"{reinit} ({shown} may store {'.'.join(path)})"
@@ -314,7 +319,7 @@ def _reinit(value) -> str:
     return value.reinit if isinstance(value, Derived) else ""
 
 
-def classify(value, path: tuple[str, ...], top_key: str | None) -> tuple[str, str, str]:
+def classify(value, path: tuple[str, ...], top_key: str | None) -> tuple[Source, str, str]:
     """Where a value comes from: the nested speculative field, the target's own value (its
     config path, or the engine key that lands there), a constant, or undecided (with why)."""
     if isinstance(value, Union):
@@ -352,7 +357,8 @@ def _calls(an, call, qualname: str) -> bool:
     target = call.target
     if isinstance(target, Ref):
         target = an.force(target)
-    return isinstance(target, FuncRef) and (target.qualname == qualname or qualname.endswith("." + target.qualname.rsplit(".", 1)[-1]))
+    return isinstance(target, FuncRef) and (target.qualname == qualname
+                                            or qualname.endswith("." + target.qualname.rsplit(".", 1)[-1]))
 
 
 def _assumptions(index, frame, conditions) -> tuple[Assumption, ...]:

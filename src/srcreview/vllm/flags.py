@@ -255,7 +255,7 @@ def _typed(value: Any, annotation: str | None, shown: str, line: int, flag: str)
     if text.startswith("{") and (not words or "dict" in words or any(w.endswith("Config") for w in words)):
         try:
             return json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise DataError(f"{shown}:{line}: {flag}: invalid JSON: {exc.msg} (column {exc.colno})") from None
     if words == {"int"} and _INT.fullmatch(text):
         return int(text)

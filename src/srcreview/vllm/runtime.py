@@ -6,7 +6,8 @@ table of lambdas), the platform predicates (`current_platform.is_cuda()`), the d
 capability, where each config class sits under VllmConfig, and how the recipe's engine
 arguments become VllmConfig fields.
 
-Recipe bindings in VllmConfig terms: a recipe writes `kv_cache_dtype = "fp8"`; the code reads `vllm_config.cache_config.cache_dtype`.
+Recipe bindings in VllmConfig terms: a recipe writes `kv_cache_dtype = "fp8"`; the code reads
+`vllm_config.cache_config.cache_dtype`.
 The mapping is derived from the revision's own `EngineArgs.create_engine_config`: a key is
 bound at `<config>.<field>` when that function builds the config passed to `VllmConfig(<config>=...)`
 with `<field>=self.<key>` (or assigns `<config>.<field> = ...self.<key>...`). A value passed
@@ -22,7 +23,9 @@ NVIDIA GPU), so `current_platform.is_cuda()` is decided by the evaluator like an
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from srcreview.index import ir
 from srcreview.index.ir import dotted, iter_calls, iter_statements
@@ -71,11 +74,12 @@ class Runtime:
         # config fields stored while the engine constructs its config (VllmConfig.__post_init__
         # and the validators it runs), path -> value: they overlay every later read
         self.heap: dict[tuple[str, ...], object] = {}
-        self._engine = None
+        self._engine: Any = None  # the engine's ClassInfo, False when absent, None until asked
         self.walked: set[str] = set()  # config classes whose hooks the construction walk models
         self.havocked: list = []  # (path prefix | None, names | None, class | None, reason): see havoc()
         self.model_reads: set[tuple[str, str]] = set()  # (model reference, config key) read from a model's config
-        self.walk_hooks = None  # set by the interpreter: walks a config class's post-init hooks
+        # set by the interpreter: walks a config class's post-init hooks
+        self.walk_hooks: Callable[[str], None] | None = None
 
     # -- config values -------------------------------------------------------------------------
     def binding(self, path) -> Const | None:
@@ -251,7 +255,7 @@ class Runtime:
         `environment_variables[NAME]()`), or None when the module has no such entry."""
         table = module.constants.get(ENV_TABLE)
         if table is not None and isinstance(table.expr, ir.Dict):
-            for k, v in zip(table.expr.keys, table.expr.values):
+            for k, v in zip(table.expr.keys, table.expr.values, strict=True):
                 if isinstance(k, ir.Constant) and k.value == name and isinstance(v, ir.Lambda):
                     return v.body
         return None
@@ -341,7 +345,7 @@ def key_paths(index) -> dict[str, KeyPath]:
         return {}
     body = info.facts.body
     config_of = _root_locals(body)
-    derived: dict[str, tuple[str, object]] = {}  # local -> (engine key, the call that normalises it)
+    derived: dict[str, tuple[str | None, object]] = {}  # local -> (engine key, the call that normalises it)
     built: list[tuple[str, str, object, int]] = []  # (config local, field, value expr, line)
     for stmt in iter_statements(body):
         if not isinstance(stmt, ir.Assign) or len(stmt.targets) != 1 or stmt.value is None:
@@ -453,7 +457,7 @@ def constructed_fields(index) -> frozenset:
             engine = index.class_info(ENGINE_CLASS)
         except DataError:
             return frozenset()
-        out = set()
+        out: set[tuple[str, str]] = set()
         for method in (engine.methods.values() if engine is not None else ()):
             fn = index.function(method.qualname)
             if fn is None:
@@ -484,7 +488,7 @@ def self_written(index, cls: str) -> frozenset:
     """The attributes a class (or a base in the tree) assigns on `self` in its methods."""
     def compute():
         info = index._class_info_abs(cls)
-        out = set()
+        out: set[str] = set()
         for qual in (info.linearization if info is not None else ()):
             symbol = index._class_symbol(qual)
             if symbol is None:

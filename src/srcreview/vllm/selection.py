@@ -23,6 +23,7 @@ still possible are named, with what the choice rests on.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from srcreview.index import ir
 from srcreview.interp.interpreter import Frame, analyzer
@@ -148,10 +149,10 @@ def _grouped(items) -> list[str]:
     return merged + out
 
 
-def _outcomes(an, index, bindings, plist: Priorities, asked: dict, open_: list) -> list:
+def _outcomes(an, index, bindings, plist: Priorities, asked: dict, open_: list) -> list[str | None]:
     """The backends this list may select, in order (None: an item the walk cannot read;
     NONE_ADMITTED: no candidate admits)."""
-    out = []
+    out: list[str | None] = []
     for item in plist.items:
         if item.backend is None:
             open_.append(f"an item of the priority list the analysis cannot read ({item.text})")
@@ -185,7 +186,7 @@ def _priority_call(an, selector):
         return "the platform's attention selector is not in the tree"
     fn = an.index.function_at(symbol)
     params = [p.name for p in fn.facts.params][1:]
-    args = {params[0]: Const(None)} if params else {}
+    args: dict[str, Any] = {params[0]: Const(None)} if params else {}
     if len(params) > 1:
         args[params[1]] = selector_value(selector)
     frame = Frame(an, fn.module, fn.facts, symbol, None, args).run()
@@ -254,8 +255,9 @@ def _lists(an, event):
             items = (Item(None, text="the returned value"),)
         conditions = tuple(" ".join(c.text.split()) + (" is true" if c.taken else " is false")
                            for c in r.conditions)
-        anchor = frame_anchor(an.index, frame, r.line, r.end_line, f"the priority list returned under the recipe: "
-                              f"`{BACKEND_ENUM}` members in order" + (", on a path it does not decide" if conditions else ""))
+        anchor = frame_anchor(an.index, frame, r.line, r.end_line,
+                              f"the priority list returned under the recipe: `{BACKEND_ENUM}` members in order"
+                              + (", on a path it does not decide" if conditions else ""))
         yield Priorities(items, conditions, anchor.model_copy(update={"symbol": "return"}))
 
 

@@ -14,9 +14,13 @@ import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from srcreview.core.errors import DataError, UsageError
 from srcreview.core.userfile import shown_path  # noqa: F401 - the commands' import of it
+
+if TYPE_CHECKING:
+    from srcreview.gate.policy import GateResult
 
 GATE_FORMATS = ("sarif", "markdown")
 # srcreview.gate.policy.DEFAULT_FAIL_ON, spelled out so that building the parser does not import the
@@ -68,9 +72,9 @@ def add_gate_args(parser: argparse.ArgumentParser) -> None:
 class GateRun:
     """A gate decision with what rendering needs."""
 
-    result: object  # srcreview.gate.policy.GateResult
+    result: GateResult
     date: str | None
-    rules: object = None
+    rules: Any = None
 
     @property
     def reviews(self):

@@ -13,8 +13,12 @@ import contextlib
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from srcreview.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from srcreview.model.findings import Review
 
 # (event, label): event is "fetch" (obtaining the source of label) or "analyse" or "done"
 StepCallback = Callable[[str, str], None]
@@ -64,7 +68,7 @@ class RevisionReviewer:
         self.provider = provider or "auto"
         self.on_step = on_step or (lambda event, label: None)
         self.download = download
-        self._reviews: dict[str, object] = {}
+        self._reviews: dict[tuple[str, tuple[str, ...]], Review] = {}  # (revision, layer digests) -> review
 
     def review(self, rev: str, layers=()):
         """The Review of the recipe at `rev` (a release version or commit), with `layers`

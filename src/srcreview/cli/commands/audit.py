@@ -29,7 +29,9 @@ from srcreview.core.userfile import read_user_file
 def add_parser(sub) -> None:
     from srcreview.cli.commands._common import PROVIDER_CHOICES
 
-    p = sub.add_parser("audit", help="check a hand-written review's line anchors, or a source registry's vLLM entries, against the source",
+    p = sub.add_parser("audit",
+                       help="check a hand-written review's line anchors, or a source registry's vLLM entries, "
+                            "against the source",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("review", metavar="FILE", help="independent-review JSON (operator-workflow/v1) or source registry "
                                                  "(anvil-serving.benchmark-source-registry/v1)")
@@ -180,7 +182,8 @@ def render_text(report, incomplete: dict[str, str], file=None) -> None:
         anchor = f"{escape(where)}\n[dim]{escape(entry.purpose or '(no purpose)')}[/]"
         verdict = escape(entry.reason)
         if entry.corrected is not None:
-            verdict += f"\n[bold]→ {escape(entry.corrected.path)}:{entry.corrected.start_line}-{entry.corrected.end_line}[/]"
+            verdict += (f"\n[bold]→ {escape(entry.corrected.path)}:{entry.corrected.start_line}-"
+                        f"{entry.corrected.end_line}[/]")
         for note in entry.notes:
             verdict += f"\n· {escape(note)}"
         table.add_row(str(number), f"[{_STYLE[entry.status]}]{entry.status}[/]", anchor, verdict)

@@ -6,7 +6,7 @@ the parsed facts of modules (shared by every revision that has the same file), t
 64 MB, the least recently used go first) and what runs leave behind. `info` lists each part with its size; `clean` removes everything, or only what
 the options name. Its location: $SRCREVIEW_CACHE, else $XDG_CACHE_HOME/srcreview, else
 ~/.cache/srcreview.
-"""
+"""  # noqa: E501 - the help text (argparse shows it as written)
 
 from __future__ import annotations
 

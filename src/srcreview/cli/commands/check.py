@@ -22,6 +22,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
 
 
 def add_parser(sub) -> None:
@@ -80,7 +84,7 @@ def run(args) -> int:
             rules = _load_rules(args, stored)
         computed = api.review_recipes(workspace(args), [recipes[n] for n in missing], rules,
                                       files=[files[n] for n in missing])
-        for n, (review, tree) in zip(missing, computed):
+        for n, (review, tree) in zip(missing, computed, strict=True):
             reviews[n] = review
             if stored is not None:
                 stored.keep(args, recipes[n], files[n], review, tree)
@@ -164,7 +168,7 @@ def recalled_reviews(args, recipes, files, stored) -> list:
     """The stored review of each recipe under these arguments, None where there is none."""
     if stored is None:
         return [None] * len(recipes)
-    return [stored.recall(args, recipe, path) for recipe, path in zip(recipes, files)]
+    return [stored.recall(args, recipe, path) for recipe, path in zip(recipes, files, strict=True)]
 
 
 def merge_registry(target: str, gate) -> None:

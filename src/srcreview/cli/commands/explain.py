@@ -141,6 +141,7 @@ def _fresh_review(args, recipe, rules):
     from srcreview.index.cache import default_cache_dir
     from srcreview.vllm.flags import at_revision
 
-    tree = tree_from_args(args, recipe, progress=sys.stderr.isatty(), layers=layers_from_args(args, recipe, args.recipe))
+    tree = tree_from_args(args, recipe, progress=sys.stderr.isatty(),
+                          layers=layers_from_args(args, recipe, args.recipe))
     index = Index(tree, cache_dir=default_cache_dir())
     return mark_patched(review(at_revision(recipe, index), tree, rules=rules, index=index), tree), tree

@@ -41,7 +41,8 @@ def add_parser(sub) -> None:
     p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                    help="bind one more value (speculative_config.method=mtp, env.VLLM_USE_V2_MODEL_RUNNER=1)")
     p.add_argument("--reads", metavar="CLASS.FIELD", help="also list reads of this config field on the paths")
-    p.add_argument("--depth", type=int, default=None, metavar="N", help="call levels to explore (default 6 with --to, else 2)")
+    p.add_argument("--depth", type=int, default=None, metavar="N",
+                   help="call levels to explore (default 6 with --to, else 2)")
     p.add_argument("--format", default="text", choices=["text", "dot", "json"], help="output format (default: text)")
     p.set_defaults(run=run)
 

@@ -45,7 +45,7 @@ def parse_location(spec: str) -> tuple[str, int | None, int | None]:
                              f"no file has that many lines")
     start = int(match["start"]) if match["start"] else None
     end = int(match["end"]) if match["end"] else start
-    if start is not None and (start < 1 or end < start):
+    if start is not None and end is not None and (start < 1 or end < start):
         raise UsageError(f"{spec!r}: line range must satisfy 1 <= START <= END")
     return path, start, end
 
@@ -59,9 +59,9 @@ def run(args) -> int:
     if not tree.exists(path):
         raise UsageError(f"{path}: no such file at vLLM {tree.revision.label()}")
     lines = tree.read_text(path).splitlines()
-    if start is not None and end > len(lines):
+    if start is not None and end is not None and end > len(lines):
         raise UsageError(f"{path}: has {len(lines)} lines; {start}-{end} is out of range")
-    first, last = (start, end) if start is not None else (1, len(lines))
+    first, last = (start, end) if start is not None and end is not None else (1, len(lines))
     width = len(str(last))
     out = [f"{n:>{width}}  {lines[n - 1]}" for n in range(first, last + 1)]
     where = getattr(tree, "provenance", None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from srcreview.core.errors import DataError, SrcreviewError
 from srcreview.core.userfile import read_user_file
@@ -116,7 +117,7 @@ def _refuse_control_characters(recipe: Recipe, shown: str) -> None:
         check(env.name + env.value, env.line, f"env {env.name}")
 
 
-def detect(text: str, shown: str, name: str) -> tuple[str, object]:
+def detect(text: str, shown: str, name: str) -> tuple[str, Any]:
     """(format, parsed document or None); DataError when the text is no recipe in any format."""
     suffix = PurePosixPath(name).suffix.lower()
     if is_toml_recipe(text) or suffix == ".toml" and not _YAML_KEY_LINE.search(text) and not _SERVE.search(text):

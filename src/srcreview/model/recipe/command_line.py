@@ -18,6 +18,7 @@ from srcreview.model.recipe.directives import Directives, read_directives
 from srcreview.model.recipe.model import (
     MAX_SETTINGS,
     EnvVar,
+    Format,
     RawFlag,
     Recipe,
     RecipeInfo,
@@ -96,12 +97,13 @@ def _is_number(text: str) -> bool:
 
 
 def recipe_from_words(words: list[Word], *, path: str, file: str, name: str, env: list[EnvVar],
-                      runtime: RuntimePin, pin_line: int | None, directives: Directives, fmt: str,
+                      runtime: RuntimePin, pin_line: int | None, directives: Directives, fmt: Format,
                       shown: str) -> Recipe:
     """The recipe of the words after `vllm serve` (MODEL first when given positionally)."""
     positionals, flags = parse_args(words)
     if len(flags) > MAX_SETTINGS:
-        raise DataError(f"{shown}:{flags[MAX_SETTINGS].line}: more than {MAX_SETTINGS} settings; a vLLM recipe has tens")
+        raise DataError(f"{shown}:{flags[MAX_SETTINGS].line}: more than {MAX_SETTINGS} settings; "
+                        "a vLLM recipe has tens")
     model = positionals[0].text if positionals else None
     if len(positionals) > 1:
         extra = positionals[1]
@@ -160,7 +162,8 @@ def read_script(text: str, shown: str, file: str) -> list[Recipe]:
     recipes = []
     for number, ((env_words, args), env) in enumerate(found, start=1):
         path = file if len(found) == 1 else f"{file}#{number}"
-        recipes.append(recipe_from_words(args, path=path, file=file, name=stem if len(found) == 1 else f"{stem}#{number}",
+        recipes.append(recipe_from_words(args, path=path, file=file,
+                                         name=stem if len(found) == 1 else f"{stem}#{number}",
                                          env=_merge_env(env, env_from_assignments(env_words)),
                                          runtime=RuntimePin(), pin_line=None, directives=directives,
                                          fmt="command-line", shown=shown))
@@ -192,8 +195,8 @@ def read_dockerfile(text: str, shown: str, file: str) -> list[Recipe]:
     cmd: list[Word] | None = None
     for keyword, body, line, column in _instructions(text):
         if keyword == "FROM":
-            words = [w for w in body.split() if not w.startswith("--")]
-            image, image_line = (words[0] if words else ""), line
+            parts = [w for w in body.split() if not w.startswith("--")]
+            image, image_line = (parts[0] if parts else ""), line
             env, entrypoint, cmd = [], None, None  # a new stage starts afresh
         elif keyword == "ENV":
             env = _merge_env(env, _docker_env(body, shown, line, column))
@@ -267,7 +270,7 @@ _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 
 def _json_words(body: str, items: list[str], line: int, column: int) -> list[Word]:
     words = []
-    for match, item in zip(_JSON_STRING.finditer(body), items):
+    for match, item in zip(_JSON_STRING.finditer(body), items, strict=False):
         before = body[:match.start()]
         at_line = line + before.count("\n")
         at_col = (column + len(before)) if "\n" not in before else len(before) - before.rfind("\n")

@@ -56,7 +56,7 @@ def read_compose(doc: Located, text: str, shown: str, file: str) -> list[Recipe]
         env += [EnvVar(name=w.text.partition("=")[0], value=w.text.partition("=")[2], line=w.line) for w in env_words]
         pinned = image is not None and (runtime.version or runtime.revision)
         recipes.append(recipe_from_words(args, path=f"{file}#{name}", file=file, name=name, env=_dedup(env),
-                                         runtime=runtime, pin_line=image.line if pinned else None,
+                                         runtime=runtime, pin_line=image.line if pinned and image is not None else None,
                                          directives=directives, fmt="compose", shown=shown))
     if not recipes:
         raise DataError(f"{shown}:{doc.value['services'].line}: no service runs `vllm serve` "

@@ -9,7 +9,7 @@ SARIF results are anchored there.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from srcreview.core.records import Field, Record, field_validator
 from srcreview.hfconfig.facts import ModelFacts
@@ -38,8 +38,8 @@ class RuntimePin(Record):
     version: str | None = None
     revision: str | None = None
     image: str | None = None
-    patches: tuple[str, ...] = Field((), description="patch files or overlay directories laid over the pinned "
-                                                     "source, relative to the recipe, applied in order")
+    patches: tuple[str, ...] = Field(default=(), description="patch files or overlay directories laid over the pinned "
+                                                             "source, relative to the recipe, applied in order")
 
     @field_validator("patches", mode="before")
     @classmethod
@@ -82,7 +82,7 @@ class Hardware(Record):
         """(major, minor) of the GPU, as vLLM's capability checks compare it."""
         if self.compute_capability is None:
             return None
-        major, minor = _CAPABILITY.match(self.compute_capability).groups()
+        major, minor = cast(re.Match, _CAPABILITY.match(self.compute_capability)).groups()  # validated
         return int(major), int(minor)
 
 
@@ -93,7 +93,8 @@ class Setting(Record):
     value: Any
     line: int
     written_as: str = Field(description="the key as written in the recipe (kebab-case kept; a flag with its dashes)")
-    column: int | None = Field(None, description="1-based column of the setting in its line, where the format has one")
+    column: int | None = Field(default=None,
+                               description="1-based column of the setting in its line, where the format has one")
 
 
 class EnvVar(Record):
@@ -111,9 +112,10 @@ class RawFlag(Record):
     """
 
     flag: str = Field(description="as written, with its dashes: --max-model-len, -q, --speculative-config.method")
-    value: Any = Field(None, description="the text after `=` (--flag=value), or a YAML value with its type")
-    following: tuple[str, ...] = Field((), description="the words after the flag up to the next flag; how many it "
-                                                       "takes depends on its definition")
+    value: Any = Field(default=None, description="the text after `=` (--flag=value), or a YAML value with its type")
+    following: tuple[str, ...] = Field(default=(),
+                                       description="the words after the flag up to the next flag; how many it "
+                                                   "takes depends on its definition")
     line: int
     column: int | None = None
 
@@ -136,15 +138,15 @@ class Recipe(Record):
     env: tuple[EnvVar, ...] = ()
     extra_tables: dict[str, Any] = Field(default_factory=dict, description="tables other tools own, e.g. [srcreview]")
     format: Format = "toml"
-    file: str = Field("", description="the file the recipe is read from (path without #service); default: path")
-    flags: tuple[RawFlag, ...] = Field((), description="command-line flags not yet mapped to engine keys")
+    file: str = Field(default="", description="the file the recipe is read from (path without #service); default: path")
+    flags: tuple[RawFlag, ...] = Field(default=(), description="command-line flags not yet mapped to engine keys")
     server_options: tuple[ServerOption, ...] = ()
-    pin_line: int | None = Field(None, description="the line that pins the engine (runtime table, image tag)")
-    model_overrides: ModelOverrides = Field(ModelOverrides(), description="[model]: config.json values of the "
+    pin_line: int | None = Field(default=None, description="the line that pins the engine (runtime table, image tag)")
+    model_overrides: ModelOverrides = Field(default=ModelOverrides(), description="[model]: config.json values of the "
                                             "target model the recipe states")
-    draft_model_overrides: ModelOverrides = Field(ModelOverrides(), description="[draft_model]: the same for "
+    draft_model_overrides: ModelOverrides = Field(default=ModelOverrides(), description="[draft_model]: the same for "
                                                   "speculative_config.model")
-    models: tuple[ModelFacts, ...] = Field((), description="the model configs obtained for the review "
+    models: tuple[ModelFacts, ...] = Field(default=(), description="the model configs obtained for the review "
                                            "(srcreview.hfconfig.binding), one per model reference")
 
     @property

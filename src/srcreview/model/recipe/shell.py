@@ -90,8 +90,7 @@ def commands(text: str, shown: str, first_line: int = 1, first_column: int = 1) 
             end = text.find("'", i + 1)
             if end < 0:
                 raise DataError(f"{shown}:{line}: unterminated single quote")
-            part = text[i + 1:end]
-            chars.append(part)
+            chars.append(text[i + 1:end])
             quoted = True
             line, column = _advance(line, column, text[i:end + 1])
             i = end + 1

@@ -89,7 +89,7 @@ def _parse_recipe(text: str, shown: str) -> Recipe:
     except RecordError as exc:
         raise DataError(_validation_line(exc, data, lines, shown)) from None
 
-    settings = []
+    settings: list[Setting] = []
     for setting in _flatten_engine(data.get("engine", {}), lines, shown):
         if len(settings) == MAX_SETTINGS:
             raise DataError(f"{shown}:{setting.line}: more than {MAX_SETTINGS} engine settings; "
@@ -113,7 +113,7 @@ def _parse_recipe(text: str, shown: str) -> Recipe:
                   draft_model_overrides=stated.get("draft_model", ModelOverrides()))
 
 
-def _model_table(data: dict, table: str, lines: "KeyLines", shown: str) -> ModelOverrides:
+def _model_table(data: dict, table: str, lines: KeyLines, shown: str) -> ModelOverrides:
     """`[model]` / `[draft_model]`: config.json values the recipe states (srcreview.hfconfig)."""
     value = data[table]
     if not isinstance(value, dict):
@@ -136,7 +136,7 @@ def _model_table(data: dict, table: str, lines: "KeyLines", shown: str) -> Model
 _HOSTILE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def _check_characters(value: Any, lines: "KeyLines", shown: str, path: tuple[str, ...] = ()) -> None:
+def _check_characters(value: Any, lines: KeyLines, shown: str, path: tuple[str, ...] = ()) -> None:
     if isinstance(value, str):
         bad = _HOSTILE_CHARS.search(value)
         if bad:
@@ -150,7 +150,7 @@ def _check_characters(value: Any, lines: "KeyLines", shown: str, path: tuple[str
             _check_characters(item, lines, shown, path)
 
 
-def _flatten_engine(engine: dict, lines: "KeyLines", shown: str, prefix: tuple[str, ...] = ()):
+def _flatten_engine(engine: dict, lines: KeyLines, shown: str, prefix: tuple[str, ...] = ()):
     seen: dict[str, str] = {}
     if len(prefix) >= MAX_KEY_DEPTH:
         raise DataError(f"{shown}:{lines.of('engine', *prefix)}: [engine] nested deeper than {MAX_KEY_DEPTH} levels")
@@ -176,7 +176,7 @@ def _flatten_engine(engine: dict, lines: "KeyLines", shown: str, prefix: tuple[s
                       written_as=".".join((*prefix, written)))
 
 
-def _validation_line(exc: RecordError, data: dict, lines: "KeyLines", shown: str) -> str:
+def _validation_line(exc: RecordError, data: dict, lines: KeyLines, shown: str) -> str:
     err = exc.errors()[0]
     loc = [str(p) for p in err["loc"]]
     model = exc.title
@@ -200,7 +200,8 @@ class KeyLines:
     """
 
     _HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
-    _KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
+    _KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""  # a bare or quoted key,
+                      r"""(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")  # then dotted parts
 
     def __init__(self, text: str):
         self._lines: dict[tuple[str, ...], int] = {}

@@ -37,7 +37,7 @@ def looks_like_config(doc: Located | None) -> bool:
 
 def read_config(doc: Located, text: str, shown: str, file: str) -> Recipe:
     directives = read_directives(text, shown)
-    flags = []
+    flags: list[RawFlag] = []
     model = None
     for key, item in doc.value.items():
         if not _KEY.match(key):

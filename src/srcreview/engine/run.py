@@ -606,7 +606,7 @@ def _knob_order(k: Knob) -> tuple:
 
 
 # ---------------------------------------------------------------------------------------------
-# rule examples (one generic harness: tests/test_rules_examples.py and `srcreview rules test`)
+# rule examples (one generic harness: tests/rules/test_rules_examples.py and `srcreview rules test`)
 
 FIXTURE_SHA = "0" * 40
 

@@ -13,19 +13,19 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from fixture_repos import FIXTURES, fixture_repo
+from fixture_repos import fixture_repo
+from recipe_support import DEMO_RECIPE, fixture_tree
 
 from srcreview.audit.registries import audit_registry, review_claims
 from srcreview.engine.run import FIXTURE_SHA
 from srcreview.model.revision import Revision
 from srcreview.report.registry import SCHEMA, SCHEMA_ID
-from srcreview.source.base import DirectoryTree
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SEED = DATA / "benchmark-source-registry-thinkingcap.json"
 SEED_REVIEW = DATA / "independent-review-thinkingcap-98dff2a.json"
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent.parent / "examples").glob("*.toml"))
-RECIPE = (DATA / "demo-mtp3-nested-triton.toml").read_text()
+RECIPE = DEMO_RECIPE.read_text()
 BLOB = "https://github.com/vllm-project/vllm/blob"
 
 
@@ -119,7 +119,7 @@ def test_merging_into_something_that_is_not_a_registry_is_invalid_data(fixture_s
 
 
 def _fixture_tree():
-    return DirectoryTree(FIXTURES / "rules_spec_decode", Revision(requested="fixture", sha=FIXTURE_SHA), provider="fixture")
+    return fixture_tree("rules_spec_decode")
 
 
 def _entry(n: int, url: str, relevance: str) -> dict:

@@ -10,19 +10,12 @@ states it (srcreview.hfconfig.ModelFacts).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from recipe_support import build_recipe, fixture_tree
 
-from srcreview.engine.run import FIXTURE_SHA, review
-from srcreview.hfconfig.facts import ModelFacts
-from srcreview.model.recipe import Hardware, Recipe, RecipeInfo, Setting
-from srcreview.model.revision import Revision
+from srcreview.engine.run import review
 from srcreview.report import markdown
-from srcreview.source.base import DirectoryTree
-from srcreview.source.overlays import materialize
-
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures" / "vllm_snippets"
 LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "head_dim": 128}
 DEEPSEEK = {"model_type": "deepseek_v3", "kv_lora_rank": 512, "qk_rope_head_dim": 64}
 HEAD_80 = {"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32, "head_dim": None}
@@ -30,15 +23,12 @@ HEAD_80 = {"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32, 
 
 @pytest.fixture(scope="module")
 def tree():
-    root = materialize(FIXTURES / "backend_selection")
-    return DirectoryTree(root, Revision(requested="fixture", sha=FIXTURE_SHA), provider="fixture")
+    return fixture_tree("backend_selection")
 
 
 def _review(tree, *, model=None, capability="12.0", name="mtp3-triton", **settings):
-    rows = tuple(Setting(key=k, value=v, line=n, written_as=k) for n, (k, v) in enumerate(sorted(settings.items()), 1))
-    models = (ModelFacts(source="recipe", ref="org/model", documents={"config.json": model}),) if model else ()
-    recipe = Recipe(path="r.toml", info=RecipeInfo(name=name, model="org/model"), settings=rows, models=models,
-                    hardware=Hardware(gpu="NVIDIA GPU", compute_capability=capability))
+    recipe = build_recipe(settings, name=name, model="org/model", model_config=model, path="r.toml",
+                          gpu="NVIDIA GPU", capability=capability)
     return review(recipe, tree)
 
 

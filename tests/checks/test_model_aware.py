@@ -21,14 +21,13 @@ from hub_support import (
     dumps,
     write_model,
 )
+from recipe_support import fixture_tree
 
 from srcreview.core.errors import DataError
-from srcreview.engine.run import FIXTURE_SHA, review
+from srcreview.engine.run import review
 from srcreview.hfconfig.binding import with_model_configs
 from srcreview.interp.interpreter import analyzer
 from srcreview.model.recipe import parse_recipe
-from srcreview.model.revision import Revision
-from srcreview.source.base import DirectoryTree
 from srcreview.source.overlays import materialize
 from srcreview.vllm import drafting
 
@@ -52,8 +51,7 @@ VLLM_USE_V2_MODEL_RUNNER = "1"
 
 @pytest.fixture(scope="module")
 def tree():
-    root = materialize(FIXTURES / "model_configs")
-    return DirectoryTree(root, Revision(requested="fixture", sha=FIXTURE_SHA), provider="fixture")
+    return fixture_tree("model_configs")
 
 
 def _recipe(text: str, base: Path, mode: str = "hub"):

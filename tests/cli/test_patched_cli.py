@@ -8,12 +8,12 @@ patch file and the repository, not against text written into the test.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from fixture_repos import fixture_repo
+from recipe_support import DEMO_RECIPE
 
-RECIPE = (Path(__file__).resolve().parent.parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
+RECIPE = DEMO_RECIPE.read_text()
 LOADER = "vllm/v1/worker/gpu/spec_decode/eagle/utils.py"
 KNOB = ("speculative_config.attention_backend", "draft")
 

@@ -27,9 +27,10 @@ no decided refusal it rests on the model's head size, dtype and MLA-ness, so it 
 from __future__ import annotations
 
 import pytest
+from recipe_support import build_recipe
 
 from srcreview.engine.run import review
-from srcreview.model.recipe import Hardware, Recipe, RecipeInfo, Setting
+from srcreview.model.recipe import Recipe
 from srcreview.rules.loader import load_rules
 
 pytestmark = [pytest.mark.network, pytest.mark.releases]
@@ -58,10 +59,8 @@ def expected_kv(version: str, backend: str, capability: str) -> str:
 
 
 def _recipe(backend: str, kv: str, capability: str) -> Recipe:
-    settings = (Setting(key="attention_backend", value=backend, line=1, written_as="attention_backend"),
-                Setting(key="kv_cache_dtype", value=kv, line=2, written_as="kv_cache_dtype"))
-    return Recipe(path="examples/admission.toml", info=RecipeInfo(name="admission"),
-                  hardware=Hardware(gpu="NVIDIA GPU", compute_capability=capability), settings=settings)
+    return build_recipe({"attention_backend": backend, "kv_cache_dtype": kv}, name="admission",
+                        path="examples/admission.toml", gpu="NVIDIA GPU", capability=capability)
 
 
 @pytest.fixture(scope="module")

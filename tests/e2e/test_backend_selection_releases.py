@@ -26,10 +26,10 @@ confirmed.
 from __future__ import annotations
 
 import pytest
+from recipe_support import build_recipe
 
 from srcreview.engine.run import review
-from srcreview.hfconfig.facts import ModelFacts
-from srcreview.model.recipe import Hardware, Recipe, RecipeInfo, Setting
+from srcreview.model.recipe import Recipe
 from srcreview.rules.loader import load_rules
 
 pytestmark = [pytest.mark.network, pytest.mark.releases]
@@ -53,11 +53,9 @@ def expected_order(version: str, capability: str) -> list[str]:
 
 
 def _recipe(capability: str, model: dict | None) -> Recipe:
-    settings = (Setting(key="kv_cache_dtype", value="bfloat16", line=1, written_as="kv_cache_dtype"),)
-    models = (ModelFacts(source="recipe", ref="org/model", documents={"config.json": model}),) if model else ()
-    return Recipe(path="examples/selection.toml", info=RecipeInfo(name="selection-triton", model="org/model"),
-                  hardware=Hardware(gpu="NVIDIA GPU", compute_capability=capability), settings=settings,
-                  models=models)
+    return build_recipe({"kv_cache_dtype": "bfloat16"}, name="selection-triton", model="org/model",
+                        model_config=model, path="examples/selection.toml", gpu="NVIDIA GPU",
+                        capability=capability)
 
 
 @pytest.fixture(scope="module")

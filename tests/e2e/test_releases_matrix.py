@@ -12,9 +12,10 @@ is right. A case never accepts a confident answer the release does not support.
 from __future__ import annotations
 
 import pytest
+from recipe_support import build_recipe
 
 from srcreview.engine.run import review
-from srcreview.model.recipe import EnvVar, Hardware, Recipe, RecipeInfo, Setting
+from srcreview.model.recipe import Recipe
 from srcreview.model.revision import parse_version
 
 pytestmark = [pytest.mark.network, pytest.mark.releases]
@@ -82,10 +83,8 @@ def _recipe(runner: str, method: str) -> Recipe:
               "speculative_config.model": "org/draft-model"}
     if method in ("ngram", "suffix", "mtp"):
         del values["speculative_config.model"]  # these take no separate draft checkpoint
-    settings = tuple(Setting(key=k, value=v, line=n, written_as=k) for n, (k, v) in enumerate(sorted(values.items()), 1))
-    env = (EnvVar(name="VLLM_USE_V2_MODEL_RUNNER", value="1" if runner == "v2" else "0", line=40),)
-    return Recipe(path="matrix.toml", info=RecipeInfo(name=f"{runner}-{method}"), settings=settings, env=env,
-                  hardware=Hardware(gpu="NVIDIA GeForce RTX 5090", compute_capability="12.0"))
+    env = {"VLLM_USE_V2_MODEL_RUNNER": "1" if runner == "v2" else "0"}
+    return build_recipe(values, env=env, env_line=40, name=f"{runner}-{method}", path="matrix.toml")
 
 
 @pytest.mark.parametrize("version", RELEASES)

@@ -7,20 +7,19 @@ import shutil
 from pathlib import Path
 
 import pytest
+from recipe_support import DEMO_RECIPE, fixture_tree
 
 from srcreview.engine.run import FIXTURE_SHA, review
 from srcreview.model.findings import RunnerInfo
 from srcreview.model.recipe import parse_recipe
-from srcreview.model.revision import Revision
-from srcreview.source.base import DirectoryTree
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures" / "vllm_snippets"
 
-RECIPE = (Path(__file__).resolve().parent.parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
+RECIPE = DEMO_RECIPE.read_text()
 
 
 def _tree(name="rules_spec_decode", root=None):
-    return DirectoryTree(root or FIXTURES / name, Revision(requested="fixture", sha=FIXTURE_SHA), provider="fixture")
+    return fixture_tree(root or name)
 
 
 def _review(text=RECIPE, tree=None):

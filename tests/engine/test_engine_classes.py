@@ -8,17 +8,10 @@ undecided), never confirmed or refuted.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from recipe_support import FIXTURES, build_recipe, fixture_tree
 
-from srcreview.engine.run import FIXTURE_SHA, review
-from srcreview.model.recipe import EnvVar, Hardware, Recipe, RecipeInfo, Setting
-from srcreview.model.revision import Revision
-from srcreview.source.base import DirectoryTree
-from srcreview.source.overlays import materialize
-
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures" / "vllm_snippets"
+from srcreview.engine.run import review
 
 V1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"}
 V2 = {"VLLM_USE_V2_MODEL_RUNNER": "1"}
@@ -26,13 +19,7 @@ NESTED = {"speculative_config.attention_backend": "TRITON_ATTN"}
 
 
 def _review(settings: dict, env: dict, fixture: str = "spec_runners"):
-    root = materialize(FIXTURES / fixture)
-    tree = DirectoryTree(root, Revision(requested="fixture", sha=FIXTURE_SHA), provider="fixture")
-    rows = tuple(Setting(key=k, value=v, line=n, written_as=k) for n, (k, v) in enumerate(sorted(settings.items()), 1))
-    envs = tuple(EnvVar(name=k, value=v, line=50 + n) for n, (k, v) in enumerate(sorted(env.items())))
-    recipe = Recipe(path="recipe.toml", info=RecipeInfo(name="case"), settings=rows, env=envs,
-                    hardware=Hardware(gpu="NVIDIA GeForce RTX 5090", compute_capability="12.0"))
-    return review(recipe, tree)
+    return review(build_recipe(settings, env=env), fixture_tree(fixture))
 
 
 def _spec(method: str, **more) -> dict:

@@ -16,11 +16,12 @@ import socket
 from pathlib import Path
 
 import pytest
+from recipe_support import DEMO_RECIPE
 
 from srcreview.core.errors import EXIT_USAGE
 
 FIXTURE = Path(__file__).resolve().parent.parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
-RECIPE = (Path(__file__).resolve().parent.parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
+RECIPE = DEMO_RECIPE.read_text()
 REV = "1234567ab"
 
 

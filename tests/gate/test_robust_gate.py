@@ -23,9 +23,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from recipe_support import DEMO_RECIPE
 
 FIXTURE = Path(__file__).resolve().parent.parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
-RECIPE = (Path(__file__).resolve().parent.parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
+RECIPE = DEMO_RECIPE.read_text()
 REV = "1234567ab"
 SPEC = "vllm/config/speculative.py"
 RULE = "spec-draft-attention-backend-ignored"  # anchors: the runners, SpeculativeConfig.attention_backend (set)

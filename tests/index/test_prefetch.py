@@ -10,24 +10,24 @@ import shutil
 from pathlib import Path
 
 import pytest
+from recipe_support import DEMO_RECIPE, fixture_tree
 
 from srcreview.engine.run import anchor_names, review
 from srcreview.index import Index
 from srcreview.index.cache import FactsCache
 from srcreview.index.prefetch import start
 from srcreview.model.recipe import load_recipe
-from srcreview.model.revision import Revision
 from srcreview.report import json as report_json
 from srcreview.rules.loader import load_rules
 from srcreview.source.base import DirectoryTree
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures" / "vllm_snippets"
-RECIPE = Path(__file__).resolve().parent.parent / "data" / "demo-mtp3-nested-triton.toml"
+RECIPE = DEMO_RECIPE
 SHA = "1234567890abcdef1234567890abcdef12345678"
 
 
 def _tree(root: Path) -> DirectoryTree:
-    return DirectoryTree(root, Revision(requested="fixture", sha=SHA), provider="fixture")
+    return fixture_tree(root, sha=SHA)
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

@@ -20,13 +20,14 @@ from pathlib import Path
 
 import pytest
 from conftest import permission_bound
+from recipe_support import DEMO_RECIPE
 
 from srcreview.index.cache import _FactsUnpickler, facts_dir, seal, unseal
 from srcreview.index.facts import SCHEMA_VERSION
 
 FIXTURE = Path(__file__).resolve().parent.parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
 REV = "1234567ab"
-RECIPE = (Path(__file__).resolve().parent.parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
+RECIPE = DEMO_RECIPE.read_text()
 
 
 @pytest.fixture

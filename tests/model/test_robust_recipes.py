@@ -371,18 +371,16 @@ def test_sixty_thousand_settings_are_refused_before_any_review(tmp_path, cli, mo
 def test_a_review_of_the_most_settings_allowed_keeps_every_knob():
     """MAX_SETTINGS settings go through every rule and the knob table (linear: bench/bench_recipe.py
     measures the ratio); each keeps its row and its line."""
-    from pathlib import Path
+
+    from recipe_support import fixture_tree
 
     from srcreview.engine.run import review
     from srcreview.model.recipe import MAX_SETTINGS
-    from srcreview.model.revision import Revision
-    from srcreview.source.base import DirectoryTree
 
     text = HEAD + "[engine]\n" + "".join(f"unknown_knob_{i} = {i}\n" for i in range(MAX_SETTINGS))
     recipe = parse_recipe(text, "r.toml")
     assert recipe.setting(f"unknown_knob_{MAX_SETTINGS - 1}").line == 3 + MAX_SETTINGS
-    fixture = Path(__file__).parent.parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
-    result = review(recipe, DirectoryTree(fixture, Revision(requested="fixture", sha="0" * 40), provider="fixture"))
+    result = review(recipe, fixture_tree("rules_spec_decode"))
     rows = [k for k in result.knobs if k.recipe_line is not None]  # besides the unset target backend's row
     assert len(rows) == MAX_SETTINGS and len(result.knobs) == MAX_SETTINGS + 1
     assert {k.status for k in rows} == {"unknown-knob"}

@@ -12,22 +12,21 @@ from pathlib import Path
 
 import pytest
 from fixture_repos import fixture_repo
+from recipe_support import DEMO_RECIPE, fixture_tree
 
 from srcreview.core.errors import DataError
 from srcreview.engine.patched import mark_patched
-from srcreview.engine.run import FIXTURE_SHA, review
+from srcreview.engine.run import review
 from srcreview.model.recipe import parse_recipe
-from srcreview.model.revision import Revision
-from srcreview.source.base import DirectoryTree
 from srcreview.source.cache import Cache
 from srcreview.source.patched import PatchedTree, apply_layers, load_overlay, load_patch
 
-RECIPE = (Path(__file__).resolve().parent.parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
+RECIPE = DEMO_RECIPE.read_text()
 LOADER = "vllm/v1/worker/gpu/spec_decode/eagle/utils.py"
 
 
 def base_tree(root: Path):
-    return DirectoryTree(root, Revision(requested="fixture", sha=FIXTURE_SHA), provider="fixture")
+    return fixture_tree(root)
 
 
 def loader_applying_backend(text: str) -> str:

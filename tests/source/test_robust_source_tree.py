@@ -20,6 +20,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from recipe_support import DEMO_RECIPE
 
 from srcreview.cli.main import main
 from srcreview.index import MAX_PARSE_BYTES
@@ -27,7 +28,7 @@ from srcreview.index import MAX_PARSE_BYTES
 FIXTURE = Path(__file__).resolve().parent.parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
 REV = "1234567ab"
 
-RECIPE = (Path(__file__).resolve().parent.parent / "data" / "demo-mtp3-nested-triton.toml").read_text()
+RECIPE = DEMO_RECIPE.read_text()
 
 # Required for this recipe: the class of speculative_config and the MTP draft loader.
 REQUIRED = ("vllm/config/speculative.py", "vllm/v1/worker/gpu/spec_decode/mtp/speculator.py")

@@ -7,29 +7,19 @@ README); the release tests ask the same of real vLLM, one row of the issue's tab
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
+from recipe_support import FIXTURES, build_recipe, fixture_tree
 
-from srcreview.engine.run import FIXTURE_SHA, review
-from srcreview.model.recipe import Hardware, Recipe, RecipeInfo, Setting
-from srcreview.model.revision import Revision
-from srcreview.source.base import DirectoryTree
+from srcreview.engine.run import review
 
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures" / "vllm_snippets"
 TREE = FIXTURES / "config_values"
 SPEC = {"speculative_config.method": "mtp", "speculative_config.num_speculative_tokens": 3}
 
 
-def _recipe(settings: dict) -> Recipe:
-    rows = tuple(Setting(key=k, value=v, line=n, written_as=k) for n, (k, v) in enumerate(sorted(settings.items()), 1))
-    return Recipe(path="recipe.toml", info=RecipeInfo(name="case"), settings=rows,
-                  hardware=Hardware(gpu="NVIDIA GeForce RTX 5090", compute_capability="12.0"))
-
-
 def _review(settings: dict, tree=None, index=None):
-    tree = tree or DirectoryTree(TREE, Revision(requested="fixture", sha=FIXTURE_SHA), provider="fixture")
-    return review(_recipe(settings), tree, index=index)
+    tree = tree or fixture_tree(TREE)
+    return review(build_recipe(settings), tree, index=index)
 
 
 def _knob(result, key: str):
@@ -156,7 +146,7 @@ def test_an_annotation_not_modelled_leaves_the_knob_undecided(tmp_path):
     path = tmp_path / "tree" / "vllm/config/scheduler.py"
     path.write_text(path.read_text().replace("policy: str = Field(", "policy: PolicyName = Field(")
                     .replace("DEFAULT_MAX_NUM_SEQS = 128", "DEFAULT_MAX_NUM_SEQS = 128\nPolicyName = make_type()"))
-    tree = DirectoryTree(tmp_path / "tree", Revision(requested="fixture", sha=FIXTURE_SHA), provider="fixture")
+    tree = fixture_tree(tmp_path / "tree")
     result = _review({**SPEC, "policy": "priority"}, tree=tree)
     assert _knob(result, "policy").status == "undecided"
     finding = _finding(result, "policy")

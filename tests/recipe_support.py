@@ -1,15 +1,17 @@
-"""Recipes and fixture trees built one way for every test, so a new test calls these instead of
+"""Recipes and source trees built one way for every test, so a new test calls these instead of
 writing its own copy.
 
 `build_recipe` makes the `Recipe` the TOML reader would give for `[engine]` settings (one line
 each, in key order, from line 1) and `[env]` variables; `fixture_tree` is a source tree over a
-fixture directory (its overlay materialized) at the fixed fixture commit. Recipes read from
+fixture directory (its overlay materialized) at the fixed fixture commit; `module_index` writes
+a few modules given as text (the one-line interpreter cases) and indexes them. Recipes read from
 text or files go through the real reader (`parse_recipe`, `load_recipe`) in the tests
 themselves: there the text is what is tested.
 """
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from conftest import DEMO_RECIPE  # noqa: F401 - the demo recipe every CLI test runs, one path
@@ -17,6 +19,7 @@ from fixture_repos import FIXTURES
 
 from srcreview.engine.run import FIXTURE_SHA
 from srcreview.hfconfig.facts import ModelFacts
+from srcreview.index import Index
 from srcreview.model.recipe import EnvVar, Hardware, Recipe, RecipeInfo, Setting
 from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
@@ -46,3 +49,16 @@ def fixture_tree(fixture: str | Path, *, sha: str = FIXTURE_SHA) -> DirectoryTre
     """The source tree of fixtures/vllm_snippets/<fixture> (or of a directory), overlay applied."""
     root = FIXTURES / fixture if isinstance(fixture, str) else fixture
     return DirectoryTree(materialize(root), Revision(requested="fixture", sha=sha), provider="fixture")
+
+
+def module_index(root: Path, files: dict[str, str], *, sha: str = FIXTURE_SHA) -> Index:
+    """The Index of `files` (path -> source, dedented) written under `root`; every directory on
+    the way is a package (an empty `__init__.py` unless given)."""
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text).lstrip("\n"))
+        for package in target.relative_to(root).parents:
+            if package != Path(".") and not (root / package / "__init__.py").exists():
+                (root / package / "__init__.py").write_text("")
+    return Index(DirectoryTree(root, Revision(requested="fixture", sha=sha), provider="fixture"))

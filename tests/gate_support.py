@@ -6,8 +6,11 @@ the tests check what the gate and renderers do with them, not numbers typed in h
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from pathlib import Path
+
+import yaml
 
 from srcreview.model.findings import (
     Anchor,
@@ -25,6 +28,7 @@ from srcreview.model.recipe import load_recipe
 from srcreview.source.base import anchor_url
 
 DATA = Path(__file__).parent / "data" / "gate"
+WORKFLOW = Path(__file__).resolve().parent.parent / "docs" / "github-actions-srcreview.yml"
 SHA = "98dff2a81d747d1dba01a47f939f48c3526d4206"
 
 
@@ -102,3 +106,22 @@ def sarif_validator():
 
 def sarif_errors(validator, log) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(log)]
+
+
+# The documented GitHub Actions workflow (tests/gate/test_gate_workflow.py checks its shape,
+# tests/e2e/test_gate_real_vllm.py runs its gate step).
+def workflow() -> dict:
+    return yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+
+
+def gate_step(flow: dict) -> dict:
+    return next(s for s in flow["jobs"]["gate"]["steps"] if "srcreview check" in s.get("run", ""))
+
+
+def gate_command(step: dict) -> list[str]:
+    """The `srcreview check ...` argument list of the gate step (after `srcreview`, before `>`)."""
+    script = step["run"].replace("\\\n", " ")
+    line = next(line for line in script.splitlines() if "srcreview check" in line)
+    words = shlex.split(line)
+    words = words[words.index("srcreview") + 1:]
+    return words[:words.index(">")] if ">" in words else words

@@ -1,6 +1,6 @@
 """Reviews of the example recipes at real vLLM 0.29.0, computed once per test session.
 
-Shared by tests/test_check_real_vllm.py and tests/test_reports.py (the tree comes from the
+Shared by tests/e2e/test_check_real_vllm.py and tests/report/test_reports.py (the tree comes from the
 `vllm_029` fixture, obtained by the project's own registry provider).
 """
 

@@ -46,7 +46,7 @@ KNOWN_CYCLIC = {  # modules on an import cycle
 # names as strings) and imports nothing of the project but core, so reading it from below
 # brings no vLLM behaviour down and can close no cycle; it lets the recipe readers, the source
 # providers and the index name vLLM's package, entry points and keys without spelling them
-# (tests/test_vllm_literals.py) and without asking the layer above for them.
+# (tests/vllm/test_vllm_literals.py) and without asking the layer above for them.
 READABLE_FROM_BELOW = {"srcreview.vllm.anchors"}
 LEAF_MAY_IMPORT = ("core",)
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}

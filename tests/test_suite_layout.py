@@ -10,10 +10,10 @@ import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 # module -> the tests in it that need other releases (None: every test of the module)
-MANY_RELEASES = {"test_compare_real_vllm.py": None, "test_robust_load.py": None,
-                 "test_analysis_real_vllm.py": {"test_same_questions_on_other_releases"},
-                 "test_recipe_flags_real_vllm.py": {"test_flags_map_through_the_revisions_engine_args"},  # 0.33.0
-                 "test_releases_index.py": {"test_check_at_a_release_newer_than_pins_with_the_real_index"}}
+MANY_RELEASES = {"e2e/test_compare_real_vllm.py": None, "e2e/test_robust_load.py": None,
+                 "e2e/test_analysis_real_vllm.py": {"test_same_questions_on_other_releases"},
+                 "e2e/test_recipe_flags_real_vllm.py": {"test_flags_map_through_the_revisions_engine_args"},  # 0.33.0
+                 "source/test_releases_index.py": {"test_check_at_a_release_newer_than_pins_with_the_real_index"}}
 
 
 def _marked_releases(node) -> bool:
@@ -33,3 +33,20 @@ def test_many_release_tests_run_only_when_asked():
                 assert whole or _marked_releases(function), f"{name}::{function.name} is not marked releases"
     readme = (ROOT / "README.md").read_text()
     assert ".venv/bin/pytest -q -m releases" in readme and ".venv/bin/pytest -q\n" in readme
+
+
+# Tests that hold for the whole project rather than one package stay at tests/ root.
+PROJECT_WIDE = {"test_layering.py", "test_suite_layout.py", "test_static_guarantees.py", "test_robustness_doc.py"}
+
+
+def test_tests_sit_by_the_package_they_test():
+    """tests/<package>/ mirrors src/srcreview/<package>/ (e2e/: end to end on real vLLM), and names
+    stay unique across folders: pytest imports test modules by their file name (no __init__.py)."""
+    tests = ROOT / "tests"
+    units = {p.name for p in (ROOT / "src" / "srcreview").iterdir() if (p / "__init__.py").is_file()} | {"e2e"}
+    files = sorted(p.relative_to(tests) for p in tests.rglob("test_*.py") if "data" not in p.relative_to(tests).parts)
+    misplaced = [str(f) for f in files if (f.parent.name not in units if len(f.parts) == 2 else
+                                           len(f.parts) != 1 or f.name not in PROJECT_WIDE)]
+    assert misplaced == [], f"move these under tests/<package>/: {misplaced}"
+    names = [f.name for f in files]
+    assert sorted({n for n in names if names.count(n) > 1}) == []

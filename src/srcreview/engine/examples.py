@@ -1,6 +1,6 @@
 """The rule examples' harness (Fixit's one generic harness): each `[[examples]]` entry of a rule
 runs the engine over its fixture, and what the rule concluded is held against what the example
-expects. `srcreview rules test` and tests/test_rules_examples.py both run it.
+expects. `srcreview rules test` and tests/rules/test_rules_examples.py both run it.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ else `HUGGINGFACE_HUB_CACHE`, else `$HF_HOME/hub` with `HF_HOME` defaulting to
 `TRANSFORMERS_OFFLINE`; `HF_ENDPOINT`), and `lookup` answers as `try_to_load_from_cache`
 does over the cache layout (`models--org--name/refs/<branch>` holding a commit,
 `snapshots/<commit>/<file>`, `.no_exist/<commit>/<file>` recording a file the Hub said is
-absent). tests/test_hfconfig_hubcache.py checks both against the installed huggingface_hub on
+absent). tests/hfconfig/test_hfconfig_hubcache.py checks both against the installed huggingface_hub on
 caches it wrote itself.
 """
 

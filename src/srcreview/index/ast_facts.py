@@ -7,7 +7,7 @@ a cold review parses about 2.4 MB of vLLM, so libcst alone costs more than the w
 libcst builder records, rule for rule: lines as libcst's PositionProvider gives them (an `if`
 ends with its body, a tuple or generator excludes its own parentheses), node texts as libcst
 prints them (with the expression's own parentheses), strings and f-strings as libcst evaluates
-them. tests/test_ast_facts.py compares both extractors on the fixtures and, module by module,
+them. tests/index/test_ast_facts.py compares both extractors on the fixtures and, module by module,
 on whole vLLM releases; libcst stays the reference, and extracts every module this builder does
 not take (syntax this Python's `ast` does not parse, a source that is not UTF-8).
 """

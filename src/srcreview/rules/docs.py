@@ -9,7 +9,7 @@ from __future__ import annotations
 HEADER = """# Rule reference
 
 Generated from `rules/*.toml` by `srcreview rules --doc`; do not edit by hand
-(`tests/test_rules.py` fails when this file is not current).
+(`tests/rules/test_rules.py` fails when this file is not current).
 
 Each rule states one claim, checks it against the pinned vLLM source with one check kind,
 and maps the check's outcome to a classification: **confirmed** (the source proves the

@@ -3,7 +3,7 @@ names vLLM's concepts, never spells vLLM's classes, paths or fields itself).
 
 Each name says what it is in vLLM and why srcreview needs it. When vLLM renames one, this is the
 one place to change (the rules/ TOML files are data and name what they check themselves);
-tests/test_vllm_literals.py holds every module outside srcreview/vllm/ to importing from here.
+tests/vllm/test_vllm_literals.py holds every module outside srcreview/vllm/ to importing from here.
 A leaf: it imports nothing from the project, so any layer may read it (tests/test_layering.py).
 """
 

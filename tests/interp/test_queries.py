@@ -1,0 +1,148 @@
+"""The interpreter's questions, one behaviour per case (srcreview.interp.queries): what a small
+function returns under the bindings (`evaluate_function`) and which reads of a config field
+the functions make (`field_reads`)."""
+
+from __future__ import annotations
+
+import pytest
+from recipe_support import module_index
+
+from srcreview.interp import evaluate_function, field_reads
+
+FUNCTIONS = """
+    def constant():
+        return 3
+
+    def by_flag(flag):
+        if flag:
+            return "yes"
+        return "no"
+
+    def bounded(n):
+        if n > 3:
+            raise ValueError("too many")
+        return n
+
+    def always_raises():
+        raise RuntimeError("never")
+"""
+
+READS = """
+    from vllm.config import SpeculativeConfig
+
+    def direct(cfg: SpeculativeConfig):
+        return cfg.method
+
+    def alias(cfg: SpeculativeConfig):
+        c = cfg
+        return c.method
+
+    def literal_getattr(cfg: SpeculativeConfig):
+        return getattr(cfg, "method")
+
+    def dynamic_getattr(cfg: SpeculativeConfig, name):
+        return getattr(cfg, name)
+
+    def untyped(cfg):
+        return cfg.method
+
+    def no_read(cfg: SpeculativeConfig):
+        return 1
+
+    def forwards(cfg: SpeculativeConfig, **kw):
+        return other(**kw)
+
+    def through_dict(cfg: SpeculativeConfig):
+        return cfg.__dict__["method"]
+
+    def through_a_helper(cfg: SpeculativeConfig):
+        return direct(cfg)
+"""
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    return module_index(tmp_path_factory.mktemp("queries"), {
+        "vllm/f.py": FUNCTIONS,
+        "vllm/config.py": "class SpeculativeConfig:\n    method: str = 'ngram'\n",
+        "vllm/reads.py": READS,
+    })
+
+
+def outcome(index, function, args=None):
+    return evaluate_function(index, f"vllm.f.{function}", {}, args)
+
+
+def reads(index, function, field="SpeculativeConfig.method", **kw):
+    return field_reads(index, [f"vllm.reads.{function}"], field, **kw)
+
+
+# -- evaluate_function ---------------------------------------------------------------------------
+
+def test_a_constant_return_is_decided(index):
+    result = outcome(index, "constant")
+    assert (result.value, result.decided) == (3, True)
+
+
+def test_an_argument_decides_the_branch(index):
+    assert outcome(index, "by_flag", {"flag": True}).value == "yes"
+
+
+def test_an_unbound_argument_leaves_the_branch_undecided(index):
+    assert [value for _, value in outcome(index, "by_flag").branches] == [None]
+
+
+def test_an_unbound_argument_is_an_assumption(index):
+    assert [a.text for a in outcome(index, "by_flag").assumptions] == ["flag"]
+
+
+def test_a_raise_the_arguments_reach_is_certain(index):
+    assert [r.text for r in outcome(index, "bounded", {"n": 5}).certain_raises] == ["ValueError('too many')"]
+
+
+def test_a_raise_the_arguments_avoid_is_not_listed(index):
+    assert outcome(index, "bounded", {"n": 1}).raises == ()
+
+
+def test_a_raise_under_an_undecided_condition_is_listed_but_not_certain(index):
+    result = outcome(index, "bounded")
+    assert ([r.text for r in result.raises], result.certain_raises) == (["ValueError('too many')"], ())
+
+
+def test_a_function_that_always_raises_is_not_decided(index):
+    assert not outcome(index, "always_raises").decided
+
+
+# -- field_reads ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("function, kind", [
+    ("direct", "direct"),                   # cfg.method, cfg typed by its annotation
+    ("alias", "alias"),                     # c = cfg; c.method
+    ("literal_getattr", "getattr-literal"),  # getattr(cfg, "method")
+    ("through_a_helper", "direct"),          # read in a function the config is handed to
+])
+def test_reads(index, function, kind):
+    assert [r.kind for r in reads(index, function).reads] == [kind]
+
+
+@pytest.mark.parametrize("function, kind", [
+    ("dynamic_getattr", "dynamic-getattr"),  # getattr(cfg, name)
+    ("untyped", "untyped-read"),             # .method of a value of unknown type
+    ("forwards", "kwargs-forward"),          # **kw handed on
+    ("through_dict", "dunder-dict"),         # cfg.__dict__
+])
+def test_dynamic_access(index, function, kind):
+    assert [d.kind for d in reads(index, function).dynamic] == [kind]
+
+
+def test_no_read_and_no_dynamic_access_is_an_absence(index):
+    found = reads(index, "no_read")
+    assert (found.reads, found.dynamic, found.exists) == ((), (), True)
+
+
+def test_a_read_in_a_helper_is_not_counted_without_helpers(index):
+    assert reads(index, "through_a_helper", helpers=False).reads == ()
+
+
+def test_a_field_the_class_does_not_declare_does_not_exist(index):
+    assert not reads(index, "direct", "SpeculativeConfig.no_such_field").exists

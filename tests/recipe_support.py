@@ -1,0 +1,64 @@
+"""Recipes and source trees built one way for every test, so a new test calls these instead of
+writing its own copy.
+
+`build_recipe` makes the `Recipe` the TOML reader would give for `[engine]` settings (one line
+each, in key order, from line 1) and `[env]` variables; `fixture_tree` is a source tree over a
+fixture directory (its overlay materialized) at the fixed fixture commit; `module_index` writes
+a few modules given as text (the one-line interpreter cases) and indexes them. Recipes read from
+text or files go through the real reader (`parse_recipe`, `load_recipe`) in the tests
+themselves: there the text is what is tested.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from conftest import DEMO_RECIPE  # noqa: F401 - the demo recipe every CLI test runs, one path
+from fixture_repos import FIXTURES
+
+from srcreview.engine.examples import FIXTURE_SHA
+from srcreview.hfconfig.facts import ModelFacts
+from srcreview.index import Index
+from srcreview.model.recipe import EnvVar, Hardware, Recipe, RecipeInfo, Setting
+from srcreview.model.revision import Revision
+from srcreview.source.base import DirectoryTree
+from srcreview.source.overlays import materialize
+
+RTX_5090 = "NVIDIA GeForce RTX 5090"
+
+
+def setting_rows(settings: dict) -> tuple[Setting, ...]:
+    """`[engine]` rows: one per key, in key order, on lines 1, 2, ...; written as the key."""
+    return tuple(Setting(key=k, value=v, line=n, written_as=k) for n, (k, v) in enumerate(sorted(settings.items()), 1))
+
+
+def build_recipe(settings: dict | None = None, *, env: dict | None = None, env_line: int = 50,
+                 name: str = "case", model: str | None = None, model_config: dict | None = None,
+                 path: str = "recipe.toml", gpu: str = RTX_5090, capability: str = "12.0") -> Recipe:
+    """A recipe of these settings and environment variables (the first on `env_line`), on this
+    GPU; `model_config` is the `config.json` of `model` as the recipe states it."""
+    rows = setting_rows(settings or {})
+    envs = tuple(EnvVar(name=k, value=v, line=env_line + n) for n, (k, v) in enumerate(sorted((env or {}).items())))
+    models = (ModelFacts(source="recipe", ref=model, documents={"config.json": model_config}),) if model_config else ()
+    return Recipe(path=path, info=RecipeInfo(name=name, model=model), settings=rows, env=envs, models=models,
+                  hardware=Hardware(gpu=gpu, compute_capability=capability))
+
+
+def fixture_tree(fixture: str | Path, *, sha: str = FIXTURE_SHA) -> DirectoryTree:
+    """The source tree of fixtures/vllm_snippets/<fixture> (or of a directory), overlay applied."""
+    root = FIXTURES / fixture if isinstance(fixture, str) else fixture
+    return DirectoryTree(materialize(root), Revision(requested="fixture", sha=sha), provider="fixture")
+
+
+def module_index(root: Path, files: dict[str, str], *, sha: str = FIXTURE_SHA) -> Index:
+    """The Index of `files` (path -> source, dedented) written under `root`; every directory on
+    the way is a package (an empty `__init__.py` unless given)."""
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text).lstrip("\n"))
+        for package in target.relative_to(root).parents:
+            if package != Path(".") and not (root / package / "__init__.py").exists():
+                (root / package / "__init__.py").write_text("")
+    return Index(DirectoryTree(root, Revision(requested="fixture", sha=sha), provider="fixture"))

@@ -36,7 +36,8 @@ def test_many_release_tests_run_only_when_asked():
 
 
 # Tests that hold for the whole project rather than one package stay at tests/ root.
-PROJECT_WIDE = {"test_layering.py", "test_suite_layout.py", "test_static_guarantees.py", "test_robustness_doc.py"}
+PROJECT_WIDE = {"test_layering.py", "test_suite_layout.py", "test_static_guarantees.py", "test_robustness_doc.py",
+                "test_lint_config.py"}
 
 
 def test_tests_sit_by_the_package_they_test():

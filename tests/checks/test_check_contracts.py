@@ -19,7 +19,7 @@ from real_reviews import RECIPES, review_of
 from srcreview.checks import KINDS, Outcome
 from srcreview.core.tags import TAG_MEANINGS, SiteKind, Tag
 
-SRC = Path(__file__).resolve().parent.parent / "src" / "srcreview"
+SRC = Path(__file__).resolve().parents[2] / "src" / "srcreview"
 TAG_CALLS = ("Site", "DynamicEvent")  # their first argument, the kind, is a tag
 
 

@@ -154,7 +154,7 @@ def _case(cls, slug, engine=None, env=None, model="llama", draft=None, cap=DEFAU
 
 def _slug(value) -> str:
     text = json.dumps(value, sort_keys=True).replace('"', "'")
-    out = "".join(c if c.isalnum() or c in ".-'" else "_" for c in text)
+    out = "".join(c if c.isalnum() or c in ".-'[],:" else "_" for c in text)
     return out.strip("_")[:40] or "empty"
 
 

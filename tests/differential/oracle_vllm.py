@@ -70,6 +70,8 @@ GPU_MEMORY = {  # bytes, by device name (what the patched platform reports)
 DEVICE_COUNT = 8  # GPUs the patched platform reports (a tensor/pipeline-parallel recipe fits)
 
 PATCHES: list[str] = []  # what was patched, reported with every result
+STUB_CALLS: list[str] = []  # stub ops called (a case whose outcome may rest on a stub says so)
+FINDER = None
 
 
 # --- 1. compiled extensions ---------------------------------------------------------------
@@ -81,6 +83,7 @@ class _StubOp:
         self._name = name
 
     def __call__(self, *args, **kwargs):
+        STUB_CALLS.append(self._name)
         return None
 
     def __getattr__(self, name):
@@ -123,14 +126,30 @@ class _ExtensionStubFinder(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_loader(fullname, _StubLoader())
 
 
+STUB_NAMESPACES = ("_C", "_C_cache_ops", "_C_custom_ar", "_moe_C", "_rocm_C", "_vllm_fa2_C", "_vllm_fa3_C",
+                   "_flashmla_C", "_flashmla_extension_C", "_qutlass_C", "_C_stable_libtorch")
+
+
 def _stub_op_namespaces():
     import torch
 
-    names = ["_C", "_C_cache_ops", "_C_custom_ar", "_moe_C", "_rocm_C", "_vllm_fa2_C", "_vllm_fa3_C",
-             "_flashmla_C", "_flashmla_extension_C", "_qutlass_C", "_C_stable_libtorch"]
-    for name in names:
+    for name in STUB_NAMESPACES:
         torch.ops.__dict__[name] = _StubNamespace(f"torch.ops.{name}")
-    PATCHES.append("torch.ops." + "/".join(names) + ": stub op namespaces (every op exists, returns None)")
+    PATCHES.append("torch.ops." + "/".join(STUB_NAMESPACES) + ": stub op namespaces (every op exists, returns None)")
+
+    # the fake (meta) kernels vLLM registers at import for ops of those namespaces: the ops
+    # were never defined (their library is a stub), so the registration is skipped
+    real = torch.library.register_fake
+
+    def register_fake(op, *args, **kwargs):
+        name = op if isinstance(op, str) else getattr(op, "_qualified_op_name", getattr(op, "__name__", ""))
+        if isinstance(name, str) and name.split("::", 1)[0] in STUB_NAMESPACES:
+            fn = kwargs.get("func") or (args[0] if args and callable(args[0]) else None)
+            return fn if fn is not None else (lambda f: f)
+        return real(op, *args, **kwargs)
+
+    torch.library.register_fake = register_fake
+    PATCHES.append("torch.library.register_fake: a no-op for ops of those namespaces")
 
 
 # --- 2. Triton ------------------------------------------------------------------------------
@@ -285,6 +304,8 @@ def _run_case(case: dict, out_path: str) -> None:
         result["frame"] = _last_vllm_frame(exc.__traceback__)
         result["traceback_tail"] = tb_text[-3000:]
     result["stage"] = stage
+    result["stub_calls"] = sorted(set(STUB_CALLS))
+    result["stubbed_modules"] = sorted(set(FINDER.stubbed)) if FINDER else []
     result["seconds"] = round(time.monotonic() - started, 2)
     with open(out_path, "w") as f:
         json.dump(result, f)
@@ -296,13 +317,16 @@ def _prepare(capability, name):
     os.environ.setdefault("VLLM_CACHE_ROOT", tempfile.mkdtemp(prefix="oracle-vllm-cache-"))
     os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
     os.environ.setdefault("DO_NOT_TRACK", "1")
-    finder = _ExtensionStubFinder()
+    global FINDER
+    finder = FINDER = _ExtensionStubFinder()
     sys.meta_path.insert(0, finder)
     _stub_op_namespaces()
     _triton_driver_active()
     _install_platform(capability, name)
     _inspect_in_process()
     import vllm.engine.arg_utils  # noqa: F401 - import what every case needs once, before forking
+
+    STUB_CALLS.clear()
 
     PATCHES.insert(0, "compiled extension modules stubbed: " + ", ".join(sorted(set(finder.stubbed))))
     return finder

@@ -56,6 +56,54 @@ def _du(path: Path) -> int:
     return total
 
 
+_TORCH_PIN = (
+    "import importlib.metadata as m, re\n"
+    "pin = [r for r in m.requires('vllm') or [] if re.match(r'torch *==', r) and 'extra' not in r]\n"
+    "print(pin[0].split('==', 1)[1].split(';')[0].strip() if pin else '')\n"
+    "print(m.version('torch'))\n"
+)
+
+
+def _torch_as_pinned(py: Path, out) -> str | None:
+    """Reinstall torch as the release pins it when pip took a local build instead.
+
+    ``torch==2.13.0`` admits a local version such as ``2.13.0+cpu`` (a CPU build that pip's
+    find-links may offer), which sorts above the index's ``2.13.0``; the CPU build cannot load
+    the release's ``torchvision`` (``operator torchvision::nms does not exist``), which
+    transformers imports. ``torch===2.13.0`` (PEP 440 arbitrary equality) admits only the
+    index's build of the pinned version, and its dependencies (the CUDA runtime wheels).
+    """
+    pin, have = subprocess.run([str(py), "-c", _TORCH_PIN], check=True, capture_output=True,
+                               text=True).stdout.split("\n")[:2]
+    if not pin or "+" not in have or have.split("+")[0] != pin:
+        return None
+    subprocess.run([str(py), "-m", "pip", "install", "--progress-bar", "off", f"torch==={pin}"],
+                   check=True, stdout=out, stderr=subprocess.STDOUT)
+    return f"{have} -> {pin} (torch==={pin})"
+
+
+def _record(version: str, py: Path, seconds: float | None, torch_fix: str | None) -> dict:
+    """Write installed.json: what the venv holds (pip list), how long it took, its size."""
+    rdir = release_dir(version)
+    venv = rdir / "venv"
+    listed = subprocess.run(
+        [str(py), "-m", "pip", "list", "--format", "json"], check=True,
+        capture_output=True, text=True,
+    ).stdout
+    record = {
+        "vllm": version,
+        "python": subprocess.run(
+            [str(py), "-c", "import sys; print(sys.version.split()[0])"],
+            check=True, capture_output=True, text=True).stdout.strip(),
+        "install_seconds": None if seconds is None else round(seconds, 1),
+        "torch_reinstalled": torch_fix,
+        "venv_bytes": _du(venv),
+        "packages": {p["name"]: p["version"] for p in json.loads(listed)},
+    }
+    (rdir / "installed.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return record
+
+
 def ensure(version: str, python: str | None = None, log=print) -> Path:
     """The venv python of ``version``, installing it first when it is not ready."""
     if is_ready(version):
@@ -75,21 +123,9 @@ def ensure(version: str, python: str | None = None, log=print) -> Path:
     log("running: " + " ".join(["python", "-m", "pip", "install", f"vllm=={version}"]))
     with open(rdir / "pip-install.log", "w") as out:
         subprocess.run(cmd, check=True, stdout=out, stderr=subprocess.STDOUT)
+        torch_fix = _torch_as_pinned(py, out)
     seconds = time.monotonic() - started
-    listed = subprocess.run(
-        [str(py), "-m", "pip", "list", "--format", "json"], check=True,
-        capture_output=True, text=True,
-    ).stdout
-    record = {
-        "vllm": version,
-        "python": subprocess.run(
-            [str(py), "-c", "import sys; print(sys.version.split()[0])"],
-            check=True, capture_output=True, text=True).stdout.strip(),
-        "install_seconds": round(seconds, 1),
-        "venv_bytes": _du(venv),
-        "packages": {p["name"]: p["version"] for p in json.loads(listed)},
-    }
-    (rdir / "installed.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    record = _record(version, py, seconds, torch_fix)
     (rdir / "ready").write_text(version + "\n")
     log(f"installed vllm {version} in {seconds:.0f} s, venv {record['venv_bytes'] / 1e9:.1f} GB")
     return py

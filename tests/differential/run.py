@@ -1,0 +1,106 @@
+"""Run the differential test for one vLLM release: the oracle, srcreview, the confusion table.
+
+    .venv/bin/python tests/differential/run.py 0.29.0 [--only SUBSTRING] [--srcreview PATH]
+
+(``.venv/bin/pytest -m differential tests/differential`` runs this for 0.29.0 and 0.33.0.)
+Writes, under ``${SRCREVIEW_CACHE:-~/.cache/srcreview}/differential/vllm-X/``:
+``oracle-<digest>.json`` (vLLM's outcomes, reused while the cases, the oracle script and the
+release are the same), ``srcreview.json`` (srcreview's verdicts), ``table.json`` and
+``table.txt`` (the confusion table). Prints the table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import generate  # noqa: E402
+import srcreview_side  # noqa: E402
+import venv as oracle_venv  # noqa: E402
+
+
+def default_srcreview() -> str:
+    """The srcreview next to the running python (the project's .venv), else on PATH."""
+    here = Path(sys.executable).parent / "srcreview"
+    if here.is_file():
+        return str(here)
+    found = shutil.which("srcreview")
+    if not found:
+        raise SystemExit("srcreview is not installed next to this python nor on PATH")
+    return found
+
+
+def oracle(release: str, cases: list[dict], log=print, timeout: float = 120.0) -> tuple[dict, dict]:
+    """vLLM's outcome of each case (cached by the digest of the cases and the oracle script)."""
+    py = oracle_venv.ensure(release, log=log)
+    script = HERE / "oracle_vllm.py"
+    digest = hashlib.sha256(script.read_bytes() + json.dumps(cases, sort_keys=True).encode()).hexdigest()[:16]
+    out = oracle_venv.release_dir(release) / f"oracle-{digest}.json"
+    if not out.is_file():
+        with tempfile.TemporaryDirectory(prefix="differential-") as tmp:
+            cases_path = Path(tmp) / "cases.json"
+            cases_path.write_text(json.dumps(cases))
+            partial = Path(tmp) / "oracle.json"
+            proc = subprocess.run([str(py), str(script), str(cases_path), str(partial), "--timeout", str(timeout)],
+                                  stderr=subprocess.PIPE, text=True, cwd=tmp)
+            if proc.returncode != 0 or not partial.is_file():
+                raise RuntimeError(f"the oracle failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+            shutil.copyfile(partial, out)
+    report = json.loads(out.read_text())
+    return report, {r["id"]: r for r in report["results"]}
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("release")
+    ap.add_argument("--only", help="only cases whose id contains this")
+    ap.add_argument("--srcreview", default=None, help="the srcreview command (default: beside this python)")
+    ns = ap.parse_args(argv)
+    table = differential(ns.release, only=ns.only, srcreview=ns.srcreview)
+    print(table["text"], end="")
+    return 0
+
+
+def differential(release: str, only: str | None = None, srcreview: str | None = None, log=None) -> dict:
+    log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    cases = generate.cases()
+    if only:
+        cases = [c for c in cases if only in c["id"]]
+    rdir = oracle_venv.release_dir(release)
+    t0 = time.monotonic()
+    report, by_id = oracle(release, cases, log=log)
+    oracle_wall = report.get("wall_seconds") or (time.monotonic() - t0)
+    t1 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="differential-recipes-") as tmp:
+        reviews = srcreview_side.run_srcreview(srcreview or default_srcreview(), cases, Path(tmp), release, log=log)
+    srcreview_wall = time.monotonic() - t1
+    (rdir / "srcreview.json").write_text(json.dumps(reviews, indent=1, sort_keys=True) + "\n")
+    table = srcreview_side.confusion(cases, by_id, reviews)
+    per_case = [r.get("seconds") or 0 for r in report["results"]]
+    table["release"] = report["vllm"]
+    table["patches"] = next(iter(report["patches"].values()), [])
+    table["timing"] = {"oracle_wall_seconds": oracle_wall, "oracle_case_seconds_mean": round(sum(per_case) / max(len(per_case), 1), 2),
+                       "oracle_case_seconds_max": max(per_case, default=0), "srcreview_wall_seconds": round(srcreview_wall, 1),
+                       "cases": len(cases), "gpus": len(report["patches"])}
+    extra = (f" (oracle {oracle_wall:.0f} s wall, {table['timing']['oracle_case_seconds_mean']} s per case in its fork; "
+             f"srcreview {srcreview_wall:.0f} s)")
+    table["text"] = srcreview_side.render(table, report["vllm"], extra)
+    (rdir / "table.json").write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    (rdir / "table.txt").write_text(table["text"])
+    return table
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

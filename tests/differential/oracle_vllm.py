@@ -1,6 +1,6 @@
 """Ask real vLLM whether recipes start: the differential oracle of issue 23.
 
-Run with the python of an oracle venv (``tests/differential/venv.py``), never imported by
+Run with the python of an oracle venv (``tests/differential/oracle_env.py``), never imported by
 srcreview or by its normal tests:
 
     ORACLE_PY tests/differential/oracle_vllm.py CASES.json OUT.json [--timeout S] [--jobs N]

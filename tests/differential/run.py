@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE))
 
 import generate  # noqa: E402
 import srcreview_side  # noqa: E402
-import venv as oracle_venv  # noqa: E402
+import oracle_env as oracle_venv  # noqa: E402
 
 
 def default_srcreview() -> str:
@@ -51,10 +51,13 @@ def oracle(release: str, cases: list[dict], log=print, timeout: float = 120.0) -
             cases_path = Path(tmp) / "cases.json"
             cases_path.write_text(json.dumps(cases))
             partial = Path(tmp) / "oracle.json"
-            proc = subprocess.run([str(py), str(script), str(cases_path), str(partial), "--timeout", str(timeout)],
-                                  stderr=subprocess.PIPE, text=True, cwd=tmp)
+            log(f"oracle: vLLM {release}, {len(cases)} cases (log: {out.with_suffix('.log').name} in the cache)")
+            with open(out.with_suffix(".log"), "w") as logf:
+                proc = subprocess.run([str(py), str(script), str(cases_path), str(partial), "--timeout", str(timeout)],
+                                      stdout=logf, stderr=subprocess.STDOUT, text=True, cwd=tmp)
             if proc.returncode != 0 or not partial.is_file():
-                raise RuntimeError(f"the oracle failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+                tail = out.with_suffix(".log").read_text()[-4000:]
+                raise RuntimeError(f"the oracle failed (exit {proc.returncode}):\n{tail}")
             shutil.copyfile(partial, out)
     report = json.loads(out.read_text())
     return report, {r["id"]: r for r in report["results"]}

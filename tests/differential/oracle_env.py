@@ -1,6 +1,9 @@
 """Create or reuse the oracle virtual environment of one vLLM release.
 
-    python tests/differential/venv.py 0.29.0          # prints the venv's python
+    python tests/differential/oracle_env.py 0.29.0    # prints the venv's python
+
+(Not named venv.py: with this folder on sys.path it would shadow the standard library's venv,
+which creates the environment.)
 
 The venv lives under the user cache, never in the repository:
 ``${SRCREVIEW_CACHE:-~/.cache/srcreview}/differential/vllm-X.Y.Z/venv``. It holds the real
@@ -133,7 +136,7 @@ def ensure(version: str, python: str | None = None, log=print) -> Path:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: venv.py VERSION", file=sys.stderr)
+        print("usage: oracle_env.py VERSION", file=sys.stderr)
         return 64
     py = ensure(argv[0], log=lambda m: print(m, file=sys.stderr))
     print(py)

@@ -188,13 +188,20 @@ def confusion(cases: list[dict], oracle: dict[str, dict], review: dict[str, dict
                      "cell": cell(o["outcome"], r["verdict"]), "exception": o.get("exception"),
                      "message": (o.get("message") or "")[:300], "frame": o.get("frame"), "stage": o.get("stage"),
                      "backend": o.get("backend"), "why": r["why"], "seconds": o.get("seconds")})
+    for row in rows:
+        # vLLM refused and srcreview left the recipe undecided without naming any refusal:
+        # only what it could not decide (an unset attention backend, a draft's knob) kept this
+        # from being missed
+        row["refusal_unseen"] = (row["cell"] == "undecided" and row["vllm"] == "rejected"
+                                 and not any(rule in row["why"] for rule in REFUSAL_RULES))
     totals = Counter(row["cell"] for row in rows)
     by_cls: dict[str, Counter] = {}
     for row in rows:
         by_cls.setdefault(row["cls"], Counter())[row["cell"]] += 1
     outcome_x_verdict = Counter(f"{row['vllm']} x {row['srcreview']}" for row in rows)
     return {"totals": {c: totals.get(c, 0) for c in CELLS}, "by_class": {k: dict(v) for k, v in by_cls.items()},
-            "vllm_x_srcreview": dict(sorted(outcome_x_verdict.items())), "rows": rows}
+            "vllm_x_srcreview": dict(sorted(outcome_x_verdict.items())),
+            "refusal_unseen": sum(r["refusal_unseen"] for r in rows), "rows": rows}
 
 
 def render(table: dict, release: str, extra: str = "") -> str:
@@ -206,6 +213,17 @@ def render(table: dict, release: str, extra: str = "") -> str:
              "  by class:"]
     for cls, counts in table["by_class"].items():
         lines.append(f"    {cls:16s} " + ", ".join(f"{c} {counts[c]}" for c in CELLS if counts.get(c)))
+    unseen = [r for r in table["rows"] if r.get("refusal_unseen")]
+    lines.append(f"  undecided where vLLM refused and srcreview named no refusal (missed but for an open knob): "
+                 f"{len(unseen)}")
+    for r in unseen:
+        lines.append(f"    {r['id']}: {r['exception']} at {r['frame'] or '-'} {r['message'][:110]!r}; open: {r['why'][:80]}")
+    undecided = Counter(reason.strip() for r in table["rows"] if r["cell"] == "undecided"
+                        for reason in r["why"].split(", ") if reason.strip())
+    if undecided:
+        lines.append("  undecided, by what srcreview left open (a recipe may have several):")
+        for reason, n in undecided.most_common(12):
+            lines.append(f"    {n:4d}  {reason}")
     for name in ("missed", "confident wrong", "environment-only", "srcreview error"):
         rows = [r for r in table["rows"] if r["cell"] == name]
         if rows:

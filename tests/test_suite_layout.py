@@ -1,5 +1,6 @@
 """The default test command stays quick: tests that need releases other than 0.29.0 are marked
-`releases`, left out by default, and run by the command the README documents (issue 13.8)."""
+`releases`, left out by default, and run by the command the README documents (issue 13.8); so is
+the differential oracle, marked `differential` (issue 23)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,10 @@ def _marked_releases(node) -> bool:
 
 def test_many_release_tests_run_only_when_asked():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
-    assert "-m 'not releases'" in config["addopts"] and any(m.startswith("releases:") for m in config["markers"])
+    assert "-m 'not releases and not differential'" in config["addopts"]
+    assert any(m.startswith("releases:") for m in config["markers"])
+    # the differential oracle (real vLLM wheels, several GB) is left out too (issue 23)
+    assert any(m.startswith("differential:") for m in config["markers"])
     for name, tests in MANY_RELEASES.items():
         module = ast.parse((ROOT / "tests" / name).read_text())
         whole = any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in n.targets)
@@ -33,3 +37,4 @@ def test_many_release_tests_run_only_when_asked():
                 assert whole or _marked_releases(function), f"{name}::{function.name} is not marked releases"
     readme = (ROOT / "README.md").read_text()
     assert ".venv/bin/pytest -q -m releases" in readme and ".venv/bin/pytest -q\n" in readme
+    assert "pytest -m differential tests/differential" in readme

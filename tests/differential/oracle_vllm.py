@@ -3,7 +3,7 @@
 Run with the python of an oracle venv (``tests/differential/oracle_env.py``), never imported by
 srcreview or by its normal tests:
 
-    ORACLE_PY tests/differential/oracle_vllm.py CASES.json OUT.json [--timeout S] [--jobs N]
+    ORACLE_PY tests/differential/oracle_vllm.py CASES.json OUT.json [--timeout S] [--only ID-PART]
 
 CASES.json is a list of cases (see ``generate.py``). For each case a process is forked from
 a parent that has already imported vLLM with the platform patched (below); the child writes

@@ -4,13 +4,14 @@
 
 (``.venv/bin/pytest -m differential tests/differential`` runs this for 0.29.0 and 0.33.0.)
 Writes, under ``${SRCREVIEW_CACHE:-~/.cache/srcreview}/differential/vllm-X/``:
-``oracle-<digest>.json`` (vLLM's outcomes, reused while the cases, the oracle script and the
-release are the same), ``srcreview.json`` (srcreview's verdicts), ``table.json`` and
+``oracle-<digest>.json`` (vLLM's outcomes, reused while the cases, the oracle script's code
+(its docstrings and comments aside) and the release are the same), ``srcreview.json`` (srcreview's verdicts), ``table.json`` and
 ``table.txt`` (the confusion table). Prints the table.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -40,11 +41,27 @@ def default_srcreview() -> str:
     return found
 
 
+def _code_only(source: str) -> str:
+    """The script's code without its docstrings and comments: what its results depend on."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False)
+
+
+def oracle_digest(script_source: str, cases: list[dict]) -> str:
+    """The cache key of an oracle run: the oracle's code (not its docs) and the cases."""
+    return hashlib.sha256((_code_only(script_source) + json.dumps(cases, sort_keys=True)).encode()).hexdigest()[:16]
+
+
 def oracle(release: str, cases: list[dict], log=print, timeout: float = 120.0) -> tuple[dict, dict]:
     """vLLM's outcome of each case (cached by the digest of the cases and the oracle script)."""
     py = oracle_venv.ensure(release, log=log)
     script = HERE / "oracle_vllm.py"
-    digest = hashlib.sha256(script.read_bytes() + json.dumps(cases, sort_keys=True).encode()).hexdigest()[:16]
+    digest = oracle_digest(script.read_text(), cases)
     out = oracle_venv.release_dir(release) / f"oracle-{digest}.json"
     if not out.is_file():
         with tempfile.TemporaryDirectory(prefix="differential-") as tmp:

@@ -15,6 +15,7 @@ import ast
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -76,8 +77,27 @@ def oracle(release: str, cases: list[dict], log=print, timeout: float = 120.0) -
                 tail = out.with_suffix(".log").read_text()[-4000:]
                 raise RuntimeError(f"the oracle failed (exit {proc.returncode}):\n{tail}")
             shutil.copyfile(partial, out)
-    report = json.loads(out.read_text())
+    text = out.read_text()
+    local = relativize(text)
+    if local != text:  # written before paths were made relative, or just now
+        out.write_text(local)
+    report = json.loads(local)
     return report, {r["id"]: r for r in report["results"]}
+
+
+_SITE = re.compile(r"(?:/[^/\s\"']+)+/site-packages/")
+_TMP = re.compile(re.escape(tempfile.gettempdir().rstrip("/")) + r"/(?:oracle|differential)[^/\s\"']*")
+_PYLIB = re.compile(r"(?:/[^/\s\"']+)+/lib/python3\.\d+/")
+
+
+def relativize(text: str) -> str:
+    """No absolute local path in what the oracle reports: site-packages/..., <tmp>/..., ~/..."""
+    text = text.replace(str(HERE.parents[1]) + "/", "")  # the repository: paths relative to it
+    text = _SITE.sub("site-packages/", text)
+    text = _TMP.sub("<tmp>", text)
+    text = _PYLIB.sub("python/lib/", text)
+    home = str(Path.home())
+    return text.replace(home + "/", "~/") if home != "/" else text
 
 
 def main(argv: list[str]) -> int:

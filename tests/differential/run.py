@@ -113,6 +113,24 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def srcreview_identity(srcreview: str) -> dict:
+    """Which srcreview answered: its version, and its source's git commit when it is a checkout."""
+    version = subprocess.run([srcreview, "--version"], capture_output=True, text=True).stdout.strip()
+    python = Path(srcreview).parent / "python"
+    commit = None
+    if python.is_file():
+        where = subprocess.run([str(python), "-c", "import srcreview, os; print(os.path.dirname(srcreview.__file__))"],
+                               capture_output=True, text=True).stdout.strip()
+        if where:
+            commit = subprocess.run(["git", "-C", where, "rev-parse", "--short=12", "HEAD"],
+                                    capture_output=True, text=True).stdout.strip() or None
+            dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "--", "."],
+                                   capture_output=True, text=True).stdout.strip()
+            if commit and dirty:
+                commit += " (with uncommitted changes)"
+    return {"version": version, "commit": commit}
+
+
 def differential(release: str, only: str | None = None, srcreview: str | None = None, log=None) -> dict:
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     cases = generate.cases()
@@ -123,18 +141,22 @@ def differential(release: str, only: str | None = None, srcreview: str | None = 
     report, by_id = oracle(release, cases, log=log)
     oracle_wall = report.get("wall_seconds") or (time.monotonic() - t0)
     t1 = time.monotonic()
+    srcreview = srcreview or default_srcreview()
+    identity = srcreview_identity(srcreview)
     with tempfile.TemporaryDirectory(prefix="differential-recipes-") as tmp:
-        reviews = srcreview_side.run_srcreview(srcreview or default_srcreview(), cases, Path(tmp), release, log=log)
+        reviews = srcreview_side.run_srcreview(srcreview, cases, Path(tmp), release, log=log)
     srcreview_wall = time.monotonic() - t1
     (rdir / "srcreview.json").write_text(json.dumps(reviews, indent=1, sort_keys=True) + "\n")
     table = srcreview_side.confusion(cases, by_id, reviews)
     per_case = [r.get("seconds") or 0 for r in report["results"]]
     table["release"] = report["vllm"]
+    table["srcreview"] = identity
     table["patches"] = next(iter(report["patches"].values()), [])
     table["timing"] = {"oracle_wall_seconds": oracle_wall, "oracle_case_seconds_mean": round(sum(per_case) / max(len(per_case), 1), 2),
                        "oracle_case_seconds_max": max(per_case, default=0), "srcreview_wall_seconds": round(srcreview_wall, 1),
                        "cases": len(cases), "gpus": len(report["patches"])}
-    extra = (f" (oracle {oracle_wall:.0f} s wall, {table['timing']['oracle_case_seconds_mean']} s per case in its fork; "
+    extra = (f" against {identity['version']} at {identity['commit'] or 'an unknown commit'}"
+             f" (oracle {oracle_wall:.0f} s wall, {table['timing']['oracle_case_seconds_mean']} s per case in its fork; "
              f"srcreview {srcreview_wall:.0f} s)")
     table["text"] = srcreview_side.render(table, report["vllm"], extra)
     (rdir / "table.json").write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")

@@ -172,7 +172,6 @@ def _triton_driver_active():
 
 def _install_platform(capability, name):
     import torch
-
     import vllm.platforms as platforms
     from vllm.platforms import cuda
     from vllm.platforms.interface import DeviceCapability
@@ -383,7 +382,7 @@ def run(cases: list[dict], timeout: float = 120.0, log=None) -> dict:
             worker.join()
             raise RuntimeError(f"could not prepare vLLM for {name} {cap}: {hello['error']}\n{hello['traceback']}")
         patches_by_gpu[f"{cap[0]}.{cap[1]} {name}"] = hello["patches"]
-        for i, case in enumerate(group):
+        for case in group:
             out_path = os.path.join(tmp, f"{len(results)}.json")
             parent.send((case, out_path, timeout))
             res = parent.recv()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -27,8 +26,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import generate  # noqa: E402
-import srcreview_side  # noqa: E402
 import oracle_env as oracle_venv  # noqa: E402
+import srcreview_side  # noqa: E402
 
 
 def default_srcreview() -> str:

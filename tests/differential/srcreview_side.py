@@ -140,7 +140,7 @@ def run_srcreview(srcreview: str, cases: list[dict], root: Path, rev: str, chunk
         data = check(batch)
         reviews = data.get("reviews") if data else None
         if reviews is not None and len(reviews) == len(batch):
-            for cid, review in zip(batch, reviews):
+            for cid, review in zip(batch, reviews, strict=True):
                 verdict, why = srcreview_verdict(review)
                 out[cid] = {"verdict": verdict, "why": why, "exit": review.get("gate", {}).get("exit_code")}
         else:

@@ -176,12 +176,14 @@ def test_does_not_reach_the_sink_through_a_call_it_cannot_follow(index, entry):
     assert path_to_sink(index, entry) is None
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="gap: a trace to a sink that is not reached keeps no unresolved call or "
-                   "dynamic access (it lists those of the functions on paths to the sink, and there are none), so "
-                   "'not reached' reads as proved although a call on the way was not followed "
-                   "(vllm.drafting.draft_loading then says the draft model is not loaded)")
 @pytest.mark.parametrize("entry", ["through_a_table_key_known_at_run_time", "through_a_callback",
                                    "through_a_run_time_getattr"])
 def test_a_missed_sink_keeps_the_calls_it_could_not_follow(index, entry):
     t = trace(index, f"vllm.a.{entry}", {}, sink="sink")
     assert t.unresolved + t.dynamic
+
+
+def test_a_sink_beyond_the_depth_limit_is_not_proved_absent(index):
+    """A walk stopped by its depth limit has not shown that the sink is unreachable."""
+    t = trace(index, "vllm.a.through_a_helper", {}, sink="sink", max_depth=1)
+    assert not t.found_sink and any("not walked" in site.text for site in t.unresolved)

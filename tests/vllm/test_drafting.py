@@ -47,10 +47,6 @@ def test_a_drafter_that_never_calls_the_loader_loads_none(tmp_path):
     assert loads(tmp_path, "pass") is False
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="gap: draft_loading counts the trace's unresolved calls, but a trace to a "
-                   "sink it does not reach keeps none (srcreview.interp.callgraph, see "
-                   "tests/interp/test_callgraph.py::test_a_missed_sink_keeps_the_calls_it_could_not_follow), so a "
-                   "loader behind a call it cannot follow reads as 'loads no draft model' instead of undecided")
 @pytest.mark.parametrize("call", ['LOADERS[self.kind]()', "call_it(get_model)"])
 def test_a_loader_behind_a_call_it_cannot_follow_is_undecided(tmp_path, call):
     assert loads(tmp_path, call) is None

@@ -87,6 +87,7 @@ class _Explorer:
         return []
 
     def explore(self, start, max_depth: int):
+        """(sinks found, depth reached, the functions left unwalked when the depth limit stopped it)."""
         self.graph.add_node(start)
         level = [start]
         seen = {start}
@@ -125,7 +126,9 @@ class _Explorer:
             level = sorted(next_level)
             if not level:
                 break
-        return found, depth
+        else:
+            return found, depth, level  # the limit stopped it with functions still to walk
+        return found, depth, []
 
     def _edge(self, caller, callee, event, via):
         if self.graph.has_edge(caller, callee):
@@ -145,7 +148,7 @@ def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth:
     explorer = _Explorer(index, an, sink)
     start = (entry_symbol.qualname, entry_self)
     depth_limit = max_depth if max_depth is not None else (DEFAULT_DEPTH_TO_SINK if sink else DEFAULT_DEPTH_TREE)
-    found, depth = explorer.explore(start, depth_limit)
+    found, depth, unwalked = explorer.explore(start, depth_limit)
     graph = explorer.graph
 
     if sink:
@@ -156,6 +159,8 @@ def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth:
                 if len(node_paths) >= MAX_PATHS:
                     break
         inspected = sorted({n for p in node_paths for n in p[:-1]})
+        if not found:  # an absence rests on every function walked, and on what each could not resolve
+            inspected = sorted(n for n in graph.nodes if _is_function(index, n[0]))
     else:
         tree = nx.bfs_tree(graph, start)
         leaves = sorted(n for n in tree.nodes if tree.out_degree(n) == 0)
@@ -180,6 +185,10 @@ def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth:
                                    "is abstract here; the override that runs depends on the run-time class",
                                    u[0], index.anchor(caller.path, d["line"], d["end_line"], caller.qualname,
                                                       "virtual-call")))
+    if sink and unwalked and not found:  # the sink may lie beyond the limit: "not reached" is not proven
+        unresolved.append(Site("unresolved-call", f"the walk stopped {depth_limit} calls deep with "
+                               f"{len(unwalked)} function(s) not walked", entry_symbol.qualname,
+                               index.symbol_anchor(entry_symbol, "depth-limit")))
     edges = tuple(sorted((u[0], v[0], d["line"], d["via"]) for u, v, d in graph.edges(data=True)))
     return Trace(
         entry=entry_symbol.qualname, sink=sink, bindings=tuple(sorted(bindings.items(), key=lambda kv: kv[0])),

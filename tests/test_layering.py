@@ -35,8 +35,8 @@ LAYERS = [
     ("api", ("api",)),
     ("cli", ("cli", "__main__")),
 ]
-# Debt being paid (issue 22): the generic interpreter still names vLLM's runtime model, and the
-# two fact builders call each other. Each entry must still exist (a paid one is removed here).
+# Debt being paid (issue 22): the generic interpreter still names vLLM's runtime model.
+# Each entry must still exist (a paid one is removed here).
 KNOWN_UPWARD = {
     ("srcreview.interp", "srcreview.vllm.runtime"),
     ("srcreview.interp.interpreter", "srcreview.vllm.construction"),
@@ -46,8 +46,7 @@ KNOWN_UPWARD = {
     ("srcreview.interp.resolver", "srcreview.vllm.runtime"),
 }
 KNOWN_CYCLIC = {  # modules on an import cycle
-    "srcreview.index.ast_facts", "srcreview.index.cache", "srcreview.index.extract", "srcreview.index.facts",
-    "srcreview.index.literal", "srcreview.interp.interpreter", "srcreview.interp.queries", "srcreview.interp.resolver",
+    "srcreview.interp.interpreter", "srcreview.interp.queries", "srcreview.interp.resolver",
     "srcreview.vllm.construction", "srcreview.vllm.models", "srcreview.vllm.runtime",
 }
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}

@@ -245,6 +245,13 @@ def test_a_module_left_to_libcst_gets_the_facts_ast_would_give():
     assert list(fallback.functions) == list(fast.functions) and fallback == fast
 
 
+def test_a_class_opening_with_an_f_string_concatenation_has_no_docstring_through_either_parser():
+    """libcst evaluates `"a" f"{b}"` to None: no docstring (the libcst extractor used to crash on it)."""
+    source = b'class C:\n    "a" f"{b}"\n    x = 1\n'
+    assert extract_cst(source, "pkg.mod", "pkg/mod.py", "blob").classes["C"].docstring is None
+    _same(source)
+
+
 def test_every_fixture_module_gives_the_same_facts():
     files = sorted((ROOT / "fixtures").rglob("*.py"))
     assert len(files) > 50

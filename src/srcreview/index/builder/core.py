@@ -161,9 +161,8 @@ class Builder:
                     fact = ConstantFact(name, UNKNOWN, previous.text, previous.start_line, previous.end_line,
                                         previous.expr, previous.annotation, previous.guard or guard, True)
                 self.constants[name] = fact
-                if name == "__all__" and isinstance(literal, (list, tuple)):
-                    if all(isinstance(v, str) for v in literal):
-                        self.all_names = tuple(literal)
+                if name == "__all__" and isinstance(literal, (list, tuple)) and all(isinstance(v, str) for v in literal):
+                    self.all_names = tuple(literal)
 
     # -- classes ---------------------------------------------------------------------------
     def add_class(self, node: ast.ClassDef, prefix: str) -> None:

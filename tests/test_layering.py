@@ -35,12 +35,10 @@ LAYERS = [
     ("api", ("api",)),
     ("cli", ("cli", "__main__")),
 ]
-# Debt being paid (issue 22): the two fact builders call each other. Each entry must still be
-# owed (a paid one is removed here).
+# Debt being paid (issue 22): none is owed now. An entry must still be owed (a paid one is
+# removed here).
 KNOWN_UPWARD: set[tuple[str, str]] = set()
-KNOWN_CYCLIC = {  # modules on an import cycle
-    "srcreview.index.ast_facts", "srcreview.index.cache", "srcreview.index.extract", "srcreview.index.facts",
-    "srcreview.index.literal",
+KNOWN_CYCLIC: set[str] = set()  # modules on an import cycle
 }
 # Leaves any layer may read: srcreview.vllm.anchors holds vLLM's names (class, module, field
 # names as strings) and imports nothing of the project but core, so reading it from below

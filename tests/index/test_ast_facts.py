@@ -1,6 +1,6 @@
-"""The two extractors give the same facts: srcreview.index.ast_facts (Python's `ast`, the fast
-path every module goes through first) and srcreview.index.extract (libcst, the reference and
-the fallback). Lines, texts, values and IR are compared field by field (dataclass equality,
+"""The two front ends of the IR builder give the same facts: srcreview.index.builder.ast_front
+(Python's `ast`, the fast path every module goes through first) and srcreview.index.builder.cst_front
+(libcst, the reference and the fallback). Lines, texts, values and IR are compared field by field (dataclass equality,
 function bodies included): on the constructs where the two parsers disagree about positions or
 text (a tuple's or generator's parentheses, an `if`/`for` with `else`, continuation lines in
 brackets, one-line suites, `;`), on every fixture tree, and on the real vLLM modules a review
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from srcreview.index.ast_facts import NotTaken
-from srcreview.index.ast_facts import extract as extract_ast
-from srcreview.index.extract import extract as extract_cst
+from srcreview.index.builder.ast_front import NotTaken
+from srcreview.index.builder.ast_front import extract as extract_ast
+from srcreview.index.builder.cst_front import extract as extract_cst
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -226,6 +226,30 @@ def test_indented_module_blocks_keep_their_texts():
 def test_what_ast_does_not_take_is_left_to_libcst(source):
     with pytest.raises(NotTaken):
         extract_ast(source, "pkg.mod", "pkg/mod.py", "blob")
+
+
+def test_a_module_left_to_libcst_gets_the_facts_ast_would_give():
+    """The fallback end to end (srcreview.index.builder.extract_facts): the tricky module declared
+    Latin-1, which `ast`'s front end leaves to libcst, has the facts of the same module in UTF-8
+    read through `ast`: classes, constants, imports, every body, lines and texts."""
+    from srcreview.index.builder import extract_facts
+
+    text = TRICKY.replace('"a" "b"', '"\u00e9" "b"')
+    latin = ("# -*- coding: latin-1 -*-\n" + text).encode("latin-1")
+    utf8 = ("# -*- coding: utf-8 -*-\n" + text).encode()
+    with pytest.raises(NotTaken):
+        extract_ast(latin, "pkg.mod", "pkg/mod.py", "blob")
+    fallback = extract_facts(latin, "pkg.mod", "pkg/mod.py", "blob")
+    fast = extract_facts(utf8, "pkg.mod", "pkg/mod.py", "blob")
+    assert fallback.parse_error is None and fallback.constants["Z"].value[0] == "\u00e9b"
+    assert list(fallback.functions) == list(fast.functions) and fallback == fast
+
+
+def test_a_class_opening_with_an_f_string_concatenation_has_no_docstring_through_either_parser():
+    """libcst evaluates `"a" f"{b}"` to None: no docstring (the libcst extractor used to crash on it)."""
+    source = b'class C:\n    "a" f"{b}"\n    x = 1\n'
+    assert extract_cst(source, "pkg.mod", "pkg/mod.py", "blob").classes["C"].docstring is None
+    _same(source)
 
 
 def test_every_fixture_module_gives_the_same_facts():

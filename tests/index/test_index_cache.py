@@ -165,14 +165,14 @@ def test_function_bodies_load_when_read_and_a_damaged_or_crafted_body_is_never_r
 
 
 def test_a_body_no_review_read_is_stored_unconverted_and_converts_to_the_same_ir(tmp_path):
-    """A cold review converts the bodies it reads only (srcreview.index.ast_facts.convert_body):
+    """A cold review converts the bodies it reads only (srcreview.index.builder.convert_body):
     one left pending is cached with its module's source, once, and converts to what `extract`
     would have built, lines and columns included; the libcst extractor gives the same."""
     import dataclasses
 
     from srcreview.core.errors import SourceUnavailable
-    from srcreview.index.ast_facts import extract
-    from srcreview.index.extract import extract as extract_cst
+    from srcreview.index.builder.ast_front import extract
+    from srcreview.index.builder.cst_front import extract as extract_cst
     from srcreview.index.facts import PendingBody
 
     source = (b"import os\n\n\nclass A:\n    x: int = 1\n\n    @property\n    def f(self, a=(1,\n        2)):\n"

@@ -48,8 +48,9 @@ carry no value (ConstantFact.reassigned / .guard): a value the import decides at
 never taken for a static one. Class fields include plain class attributes (annotation None),
 which is also how Enum members are read.
 
-Facts are built from Python's `ast` (index/ast_facts.py); libcst (index/extract.py) is the
-reference they are tested equal to, and extracts what `ast` does not take (syntax this Python
+Facts are built by one builder (index/builder/core.py) from Python's `ast` (builder/ast_front.py);
+libcst's tree, converted for the same builder (builder/cst_front.py), is the reference they are
+tested equal to, and gives the facts of what `ast` does not take (syntax this Python
 does not parse, a source that is not UTF-8). They are cached on disk under `cache_dir` (when
 given), keyed by the git blob id of the file and SCHEMA_VERSION; a corrupt or foreign entry is
 rebuilt, never trusted. Nothing is parsed until a question needs it, and a run whose facts are

@@ -51,6 +51,9 @@ def load_pickled_ir(data: bytes):
     return _FactsUnpickler(io.BytesIO(data)).load()
 
 
+facts_module.BODY_LOADERS[bytes] = load_pickled_ir
+
+
 def facts_dir(cache_root: Path) -> Path:
     """Where the facts of a srcreview cache root live (`<root>/facts/v<schema>`)."""
     return Path(cache_root) / "facts" / f"v{SCHEMA_VERSION}"

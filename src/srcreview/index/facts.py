@@ -11,6 +11,7 @@ from __future__ import annotations
 import pickle
 import sys
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
@@ -48,6 +49,13 @@ class _Unknown:
 
 
 UNKNOWN: Any = _Unknown()
+
+# How a body stored unconverted becomes IR, by the type it is stored as: PendingBody (the source
+# of a function `ast` read; registered by srcreview.index.builder) or bytes (a converted body
+# pickled in a cache entry, without its 4-byte checksum; registered by srcreview.index.cache).
+# Registered by those modules, which importing any module of srcreview.index imports, so that
+# facts stay plain data that imports neither.
+BODY_LOADERS: dict[type, Callable[[Any], tuple[Stmt, ...]]] = {}
 
 
 _F = TypeVar("_F")
@@ -109,7 +117,7 @@ class FieldFact:
 
 @_fact
 class PendingBody:
-    """A function body not converted to the IR yet (srcreview.index.ast_facts.convert_body):
+    """A function body not converted to the IR yet (srcreview.index.builder.convert_body):
     the module's source, shared by all its functions (one copy in memory and in a cache entry),
     and where the `def` stands."""
 
@@ -127,7 +135,7 @@ class FunctionFacts:
 
     A body becomes IR when it is first read (`body`): a review reads about one body in eight of
     the modules it loads. Extracted through `ast`, a body starts pending (PendingBody: converted
-    by srcreview.index.ast_facts.convert_body, and cached that way); one already converted is
+    by srcreview.index.builder.convert_body, and cached that way); one already converted is
     cached pickled, and unpickled when read. That pickle carries its CRC-32, checked when the
     entry is loaded (`body_intact`), so a damaged entry is rebuilt like any other.
     """
@@ -147,24 +155,15 @@ class FunctionFacts:
     @property
     def body(self) -> tuple[Stmt, ...]:
         stored = self.stored_body
-        if isinstance(stored, PendingBody):
-            from srcreview.index.ast_facts import convert_body
-
+        if isinstance(stored, (PendingBody, bytes)):
+            pending = isinstance(stored, PendingBody)
+            load = BODY_LOADERS[type(stored)]
             try:
-                stored = convert_body(stored)
-            except Exception:  # noqa: BLE001 - neither parser takes it: a crafted entry
-                raise SourceUnavailable(f"the facts of {self.qualname} do not load; "
+                stored = load(stored if pending else stored[4:])
+            except Exception:  # noqa: BLE001 - neither parser takes it, or a crafted entry that passed its checksum
+                raise SourceUnavailable(f"the {'facts' if pending else 'cached facts'} of {self.qualname} do not load; "
                                         "remove the facts directory of the srcreview cache") from None
             object.__setattr__(self, "stored_body", stored)  # converted once: a cache of the same value
-        elif isinstance(stored, bytes):
-            from srcreview.index.cache import load_pickled_ir
-
-            try:
-                stored = load_pickled_ir(stored[4:])
-            except Exception:  # noqa: BLE001 - a crafted entry that passed its checksum
-                raise SourceUnavailable(f"the cached facts of {self.qualname} do not load; "
-                                        "remove the facts directory of the srcreview cache") from None
-            object.__setattr__(self, "stored_body", stored)  # decoded once: a cache of the same value
         return stored
 
     def body_intact(self) -> bool:

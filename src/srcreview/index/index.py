@@ -9,6 +9,8 @@ from pathlib import Path
 
 from srcreview.core.errors import DataError, SourceUnavailable
 from srcreview.core.tags import Tag
+from srcreview.index.builder import extract_facts
+from srcreview.index.cache import FactsCache
 from srcreview.index.facts import (
     SCHEMA_VERSION,
     UNKNOWN,
@@ -94,8 +96,6 @@ class Index:
         self.package = package  # the part of the tree searched by name ("" for any Python tree)
         self._cache = None
         if cache_dir is not None:
-            from srcreview.index.cache import FactsCache
-
             self._cache = FactsCache(Path(cache_dir))
         self._modules: dict[str, ModuleFacts] = {}
         self._files: set[str] | None = None
@@ -704,19 +704,6 @@ class Index:
 
     def symbol_anchor(self, symbol: Symbol, role: str = ""):
         return self.anchor(symbol.path, symbol.start_line, symbol.end_line, symbol.qualname, role)
-
-
-def extract_facts(data: bytes, module: str, path: str, blob: str) -> ModuleFacts:
-    """The facts of one module: through Python's `ast` (srcreview.index.ast_facts), else through
-    libcst (srcreview.index.extract), the reference both give the same facts as."""
-    from srcreview.index.ast_facts import NotTaken, extract
-
-    try:
-        return extract(data, module, path, blob)
-    except NotTaken:
-        from srcreview.index.extract import extract as extract_cst
-
-        return extract_cst(data, module, path, blob)
 
 
 class _DefinitionNames:

@@ -1,24 +1,20 @@
-"""Python's `ast` -> ModuleFacts: the same facts as the libcst extractor (srcreview.index.extract),
-at a tenth of its cost.
+"""The one IR builder: a module's statements, in the shape of Python's `ast`, -> ModuleFacts.
 
-libcst's parse and position pass take about 2 s per MB of source where `ast.parse` takes 0.15 s;
-a cold review parses about 2.4 MB of vLLM, so libcst alone costs more than the whole-tree
-`ast.parse` floor. This builder reads the same module through `ast` and reproduces what the
-libcst builder records, rule for rule: lines as libcst's PositionProvider gives them (an `if`
-ends with its body, a tuple or generator excludes its own parentheses), node texts as libcst
-prints them (with the expression's own parentheses), strings and f-strings as libcst evaluates
-them. tests/index/test_ast_facts.py compares both extractors on the fixtures and, module by module,
-on whole vLLM releases; libcst stays the reference, and extracts every module this builder does
-not take (syntax this Python's `ast` does not parse, a source that is not UTF-8).
+Written once for both front ends. srcreview.index.builder.ast_front hands it `ast.parse`'s tree
+as it is (the fast path); srcreview.index.builder.cst_front converts libcst's tree into the same
+node classes (the fallback for what `ast` does not take, and the reference tests compare the
+fast path with). What the two parsers see differently is asked of the front end through the
+hooks at the end of `Builder`: where an expression starts and ends and how it is written
+(libcst's conventions: an expression's own parentheses, continuation lines without the block's
+indentation), which statements share a line, which block is a one-line suite, which `if` is an
+`elif`. Everything recorded (functions, classes, fields, constants, imports, instance
+attributes, the statement and expression IR, the order things are found in) is decided here.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
-import re
-import sys
-from typing import cast
 
 from srcreview.index import ir
 from srcreview.index.facts import (
@@ -35,20 +31,6 @@ from srcreview.index.facts import (
 )
 from srcreview.index.literal import literal_value
 
-# `try/except*` (Python 3.11+) is a try statement like any other
-if sys.version_info >= (3, 11):
-    _TRY = (ast.Try, ast.TryStar)
-else:  # pragma: no cover
-    _TRY = (ast.Try,)
-
-
-class NotTaken(Exception):
-    """This module is left to the libcst extractor."""
-
-
-_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
-_LINE_END = re.compile(rb"\r\n|\r|\n")
-
 _COMPARE = {
     ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.In: "in",
     ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not",
@@ -58,126 +40,19 @@ _BINOP = {
     ast.BitOr: "|", ast.BitAnd: "&", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>", ast.MatMult: "@",
 }
 _UNARY = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}
-_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Raise, ast.Assert, ast.Import,
-           ast.ImportFrom, ast.Delete, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
+# statements libcst keeps in a SimpleStatementLine (several may share a line, `;`-separated)
+SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Raise, ast.Assert, ast.Import,
+          ast.ImportFrom, ast.Delete, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
 
 
-def extract(source: bytes, module: str, path: str, blob_id: str) -> ModuleFacts:
-    """Facts of one module, or NotTaken: the module is libcst's to extract."""
-    for line in source.split(b"\n", 2)[:2]:
-        found = _CODING.match(line)
-        if found and found.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
-            raise NotTaken("encoding")
-    if source.startswith(b"\xef\xbb\xbf") or b"\0" in source:
-        raise NotTaken("bom or nul")
-    try:
-        source.decode("utf-8")
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
-        raise NotTaken(type(exc).__name__) from None
-    builder = _Builder(_Source(source), module, path.endswith("__init__.py"), lazy=True)
-    try:
-        builder.module_body(tree.body)
-    except RecursionError:
-        raise NotTaken("recursion") from None
-    return ModuleFacts(
-        module=module, path=path, blob_id=blob_id,
-        imports=tuple(builder.imports), classes=builder.classes, functions=builder.functions,
-        constants=builder.constants, all_names=builder.all_names,
-    )
+class Builder:
+    """Facts of one module, from its statements (`module_body`) or of one function body (`block`).
 
+    `lazy`: function bodies are left pending (PendingBody, converted when first read) and only
+    what converting them would record besides their IR is collected (`scan`)."""
 
-class _Source:
-    """The module's bytes by (line, UTF-8 column), as `ast` positions count them; `first`: the
-    module line `data` starts at (a function's lines alone: convert_body)."""
-
-    def __init__(self, data: bytes, first: int = 1):
-        self.data = data
-        self.first = first
-        starts = [0]
-        starts.extend(m.end() for m in _LINE_END.finditer(data))
-        self.starts = starts
-
-    def line_start(self, line: int) -> int:
-        return self.starts[line - self.first]
-
-    def offset(self, line: int, col: int) -> int:
-        return self.starts[line - self.first] + col
-
-    def line_of(self, offset: int) -> int:
-        from bisect import bisect_right
-
-        return bisect_right(self.starts, offset) + self.first - 1
-
-    def text(self, start: int, end: int) -> str:
-        return self.data[start:end].decode("utf-8")
-
-    def prev_char(self, offset: int) -> tuple[int, int]:
-        """The last significant byte before `offset` (whitespace, continuations and comments
-        skipped) and its offset; (0, -1) at the start."""
-        data = self.data
-        at = offset - 1
-        while at >= 0:
-            c = data[at]
-            if c in b" \t\f\\":
-                at -= 1
-            elif c in b"\r\n":
-                line = self.line_of(at)  # the line `at` ends
-                start = self.line_start(line)
-                code = _code_part(data[start:at].rstrip(b"\r\n"))
-                at = start + len(code) - 1
-            else:
-                return c, at
-        return 0, -1
-
-    def next_char(self, offset: int) -> tuple[int, int]:
-        data = self.data
-        at, n = offset, len(data)
-        while at < n:
-            c = data[at]
-            if c in b" \t\f\\\r\n":
-                at += 1
-            elif c == 35:  # '#': to the end of the line
-                nl = _LINE_END.search(data, at)
-                at = nl.end() if nl else n
-            else:
-                return c, at
-        return 0, n
-
-
-def _code_part(line: bytes) -> bytes:
-    """A line without its comment (a `#` outside string quotes)."""
-    if b"#" not in line:
-        return line
-    quote = None
-    i, n = 0, len(line)
-    while i < n:
-        c = line[i:i + 1]
-        if quote is None:
-            if c == b"#":
-                return line[:i]
-            if c in (b"'", b'"'):
-                quote = line[i:i + 3] if line[i:i + 3] in (b"'''", b'"""') else c
-                i += len(quote)
-                continue
-        elif c == b"\\":
-            i += 2
-            continue
-        elif line[i:i + len(quote)] == quote:
-            i += len(quote)
-            quote = None
-            continue
-        i += 1
-    return line
-
-
-_OPEN, _CLOSE, _COMMA = ord("("), ord(")"), ord(",")
-
-
-class _Builder:
-    def __init__(self, src: _Source, module: str, is_package: bool, *, lazy: bool = False):
-        self.src = src
-        self.lazy = lazy  # function bodies left pending (converted when first read: convert_body)
+    def __init__(self, module: str, is_package: bool, *, lazy: bool = False):
+        self.lazy = lazy
         self.module = module
         self.is_package = is_package
         self.imports: list[ImportFact] = []
@@ -189,90 +64,13 @@ class _Builder:
         self._scope = ""
         self._instance_attrs: list | None = None
         self._method = ""
-        self._sole: set[int] = set()  # ids of expressions whose adjacent parentheses are their parent's
-        self._indent = ""  # the indentation of the statement whose texts are taken
 
-    # -- positions and texts, as libcst gives them ------------------------------------------
-    def span(self, node) -> tuple[int, int]:
-        """(start, end) offsets of an expression without its own parentheses."""
-        if isinstance(node, ast.Tuple) and node.elts:
-            start = self.outer(node.elts[0])[0]
-            end = self.outer(node.elts[-1])[1]
-            c, at = self.src.next_char(end)
-            if c == _COMMA:
-                end = at + 1
-            return start, end
-        if isinstance(node, ast.Tuple):  # `()`: libcst's position is between the parentheses
-            at = self.src.offset(node.lineno, node.col_offset) + 1
-            return at, at
-        if isinstance(node, ast.GeneratorExp):
-            last = node.generators[-1]
-            return self.outer(node.elt)[0], self.outer(last.ifs[-1] if last.ifs else last.iter)[1]
-        return (self.src.offset(node.lineno, node.col_offset),
-                self.src.offset(node.end_lineno, node.end_col_offset))
-
-    def outer(self, node) -> tuple[int, int]:
-        """(start, end) with the expression's own parentheses (a sole call argument's nearest
-        pair is the call's)."""
-        start, end = self.span(node)
-        pairs = []
-        while True:
-            c1, a = self.src.prev_char(start)
-            if c1 != _OPEN:
-                break
-            c2, b = self.src.next_char(end)
-            if c2 != _CLOSE:
-                break
-            pairs.append((a, b + 1))
-            start, end = a, b + 1
-        if pairs and id(node) in self._sole:
-            pairs.pop()
-        return pairs[-1] if pairs else self.span(node)
-
-    def lines(self, node) -> tuple[int, int]:
-        if isinstance(node, (ast.Tuple, ast.GeneratorExp)):
-            start, end = self.span(node)
-            return self.src.line_of(start), self.src.line_of(max(start, end - 1))
-        return node.lineno, node.end_lineno
-
-    def text(self, node) -> str:
-        """The expression as libcst prints it: its own parentheses, and continuation lines inside
-        brackets without the indentation of the block the statement sits in."""
-        start, end = self.outer(node)
-        raw = self.src.data[start:end]
-        if not self._indent or (b"\n" not in raw and b"\r" not in raw):
-            return raw.decode("utf-8")
-        return _dedent(raw.decode("utf-8"), self._indent)
-
-    def at(self, node) -> None:
-        """Texts from here on belong to the statement `node` (its line's indentation)."""
-        line = self.src.data[self.src.line_start(node.lineno):self.src.offset(node.lineno, node.col_offset)]
-        self._indent = line[:len(line) - len(line.lstrip(b" \t\f"))].decode("utf-8")
-
-    def mark_sole(self, args) -> None:
-        if len(args) == 1:
-            self._sole.add(id(args[0]))
-
-    # -- statements grouped as libcst's lines ------------------------------------------------
-    def groups(self, body):
-        """The statements of a block as libcst sees them: a list of simple statements sharing a
-        line (`a = 1; b = 2`), or one compound statement."""
-        out: list = []
-        for stmt in body:
-            if isinstance(stmt, _SIMPLE) and out and isinstance(out[-1], list):
-                prev = out[-1][-1]
-                c, at = self.src.next_char(self.src.offset(prev.end_lineno, prev.end_col_offset))
-                if c == ord(";") and at < self.src.offset(stmt.lineno, stmt.col_offset):
-                    out[-1].append(stmt)
-                    continue
-            out.append([stmt] if isinstance(stmt, _SIMPLE) else stmt)
-        return out
-
-    def is_suite(self, header: int, body) -> bool:
-        """Whether a block follows its colon on the same line (libcst's SimpleStatementSuite).
-        `header`: an offset in the block's header (any colon in it comes before the header's own)."""
-        between = self.src.data[header:self.start(body[0])]
-        return not _LINE_END.search(between[between.rfind(b":") + 1:])
+    def facts(self, module: str, path: str, blob_id: str) -> ModuleFacts:
+        return ModuleFacts(
+            module=module, path=path, blob_id=blob_id,
+            imports=tuple(self.imports), classes=self.classes, functions=self.functions,
+            constants=self.constants, all_names=self.all_names,
+        )
 
     # -- module level ----------------------------------------------------------------------
     def module_body(self, body, guard: str | None = None) -> None:
@@ -293,47 +91,36 @@ class _Builder:
                 self.add_function(stmt, "", None)
             elif isinstance(stmt, ast.If):
                 test = self.text(stmt.test)
-                self.module_block(self.start(stmt), stmt.body, test)
+                self.module_block(stmt.body, test)
                 node = stmt
                 while node.orelse:
                     orelse = node.orelse
                     if len(orelse) == 1 and isinstance(orelse[0], ast.If) and self.is_elif(orelse[0]):
                         node = orelse[0]
                         self.at(node)
-                        self.module_block(self.start(node), node.body, self.text(node.test))
+                        self.module_block(node.body, self.text(node.test))
                     else:
-                        self.module_block(self.end(node.body[-1]), orelse, f"not ({test})")
+                        self.module_block(orelse, f"not ({test})")
                         break
-            elif isinstance(stmt, _TRY):
-                self.module_block(self.start(stmt), stmt.body, "try")
+            elif isinstance(stmt, (ast.Try, ast.TryStar)):
+                self.module_block(stmt.body, "try")
                 for handler in stmt.handlers:
-                    self.module_block(self.start(handler), handler.body, "except")
+                    self.module_block(handler.body, "except")
                 if stmt.orelse:
-                    self.module_block(self.end(stmt.handlers[-1].body[-1]), stmt.orelse, "try-else")
+                    self.module_block(stmt.orelse, "try-else")
                 if stmt.finalbody:
-                    prev = stmt.orelse or (stmt.handlers[-1].body if stmt.handlers else stmt.body)
-                    self.module_block(self.end(prev[-1]), stmt.finalbody, guard)
+                    self.module_block(stmt.finalbody, guard)
             elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-                self.module_block(self.start(stmt), stmt.body, guard)
+                self.module_block(stmt.body, guard)
 
-    def start(self, node) -> int:
-        return self.src.offset(node.lineno, node.col_offset)
-
-    def end(self, node) -> int:
-        return self.src.offset(node.end_lineno, node.end_col_offset)
-
-    def is_elif(self, node: ast.If) -> bool:
-        at = self.start(node)
-        return self.src.data[at:at + 4] == b"elif"
-
-    def module_block(self, header: int, body, guard) -> None:
-        """module_body of a block, unless it is a one-line suite (libcst's builder skips those)."""
-        if not self.is_suite(header, body):
+    def module_block(self, body, guard) -> None:
+        """module_body of a block, unless it is a one-line suite (its statements are not recorded)."""
+        if not self.is_suite(body):
             self.module_body(body, guard)
 
     def add_import(self, node, scope: str) -> None:
         line = node.lineno
-        out = cast("list[ImportFact]", self._func_imports) if scope else self.imports  # set inside a function
+        out = self._func_imports if scope else self.imports
         if isinstance(node, ast.Import):
             for alias in node.names:
                 name = alias.name
@@ -366,16 +153,16 @@ class _Builder:
             if isinstance(target, ast.Name):
                 name = target.id
                 if value is None and name in self.constants:
-                    continue
+                    continue  # a bare `NAME: T` declaration after the assignment adds nothing
                 fact = ConstantFact(name, literal, text, start, end, expr, annotation, guard)
                 previous = self.constants.get(name)
                 if previous is not None and previous.expr is not None:
+                    # bound twice (if/else, try/except, or reassigned): keep the first site, drop the value
                     fact = ConstantFact(name, UNKNOWN, previous.text, previous.start_line, previous.end_line,
                                         previous.expr, previous.annotation, previous.guard or guard, True)
                 self.constants[name] = fact
-                if name == "__all__" and isinstance(literal, (list, tuple)):
-                    if all(isinstance(v, str) for v in literal):
-                        self.all_names = tuple(literal)
+                if name == "__all__" and isinstance(literal, (list, tuple)) and all(isinstance(v, str) for v in literal):
+                    self.all_names = tuple(literal)
 
     # -- classes ---------------------------------------------------------------------------
     def add_class(self, node: ast.ClassDef, prefix: str) -> None:
@@ -391,7 +178,7 @@ class _Builder:
         fields: list[FieldFact] = []
         methods: list[str] = []
         docstring = None
-        body = [] if self.is_suite(self.start(node), node.body) else self.groups(node.body)
+        body = [] if self.is_suite(node.body) else self.groups(node.body)
         saved_attrs = self._instance_attrs
         self._instance_attrs = []
         for index, stmt in enumerate(body):
@@ -410,7 +197,7 @@ class _Builder:
             elif isinstance(stmt, ast.ClassDef):
                 self.add_class(stmt, f"{qualname}.")
             elif isinstance(stmt, ast.If):  # `if TYPE_CHECKING:` inside a class body
-                if self.is_suite(self.start(stmt), stmt.body):
+                if self.is_suite(stmt.body):
                     continue
                 for inner in self.groups(stmt.body):
                     self.at(inner[0] if isinstance(inner, list) else inner)
@@ -426,7 +213,7 @@ class _Builder:
         self._instance_attrs = saved_attrs
         self.classes[qualname] = ClassFacts(
             qualname=qualname, name=node.name, bases=bases, decorators=decorators,
-            start_line=start, end_line=cast(int, end), fields=tuple(fields), methods=tuple(dict.fromkeys(methods)),
+            start_line=start, end_line=end, fields=tuple(fields), methods=tuple(dict.fromkeys(methods)),
             keywords=keywords, docstring=docstring, instance_attrs=attrs,
         )
 
@@ -476,11 +263,11 @@ class _Builder:
         params = []
         positional = [*a.posonlyargs, *a.args]
         defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-        for arg, default in zip(positional, defaults, strict=True):
+        for arg, default in zip(positional, defaults):
             params.append(self.param(arg, default, "positional"))
         if a.vararg is not None:
             params.append(self.param(a.vararg, None, "vararg"))
-        for arg, default in zip(a.kwonlyargs, a.kw_defaults, strict=True):
+        for arg, default in zip(a.kwonlyargs, a.kw_defaults):
             params.append(self.param(arg, default, "keyword"))
         if a.kwarg is not None:
             params.append(self.param(a.kwarg, None, "kwarg"))
@@ -492,9 +279,7 @@ class _Builder:
         self._method = qualname if owner else self._method
         if self.lazy:
             self.scan(node.body)
-            starts = self.src.starts
-            stop = starts[node.end_lineno] if node.end_lineno < len(starts) else len(self.src.data)
-            body = PendingBody(self.src.data, qualname, node.lineno, node.col_offset, starts[node.lineno - 1], stop)
+            body = self.pending_body(node, qualname)
         else:
             body = self.block(node.body)
         imports = tuple(self._func_imports)
@@ -533,8 +318,8 @@ class _Builder:
                     annotation = self.text(node.annotation)
                 for target in targets:
                     if _is_self_attr(target):
-                        attr = cast(ast.Attribute, target).attr
-                        self._instance_attrs.append(InstanceAttr(attr, value, annotation, node.lineno, self._method))
+                        self._instance_attrs.append(InstanceAttr(target.attr, value, annotation, node.lineno,
+                                                                 self._method))
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.add_import(node, self._scope)
             elif isinstance(node, ast.If):  # as if_stmt converts it: the else branch first
@@ -546,7 +331,7 @@ class _Builder:
                 self.scan(node.orelse)
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 self.scan(node.body)
-            elif isinstance(node, _TRY):
+            elif isinstance(node, (ast.Try, ast.TryStar)):
                 for handler in node.handlers:
                     self.scan(handler.body)
                 self.scan(node.body)
@@ -572,7 +357,7 @@ class _Builder:
 
     def stmt(self, node) -> list:
         self.at(node)
-        if isinstance(node, _SIMPLE):
+        if isinstance(node, SIMPLE):
             return self.small(node)
         l, e = node.lineno, node.end_lineno
         if isinstance(node, ast.If):
@@ -588,15 +373,12 @@ class _Builder:
             if len(node.items) == 1 and node.items[0].optional_vars is None:  # `with (x):`: the statement's
                 self.mark_sole([node.items[0].context_expr])
             for item in node.items:
-                start = self.outer(item.context_expr)[0]
-                end = self.outer(item.optional_vars if item.optional_vars is not None else item.context_expr)[1]
-                items.append(ir.WithItem(self.src.line_of(start), self.src.line_of(end - 1),
-                                         self.expr(item.context_expr),
+                items.append(ir.WithItem(*self.withitem_lines(item), self.expr(item.context_expr),
                                          self.expr(item.optional_vars) if item.optional_vars is not None else None))
             return [ir.With(l, e, tuple(items), self.block(node.body))]
-        if isinstance(node, _TRY):
-            handlers = tuple(ir.Handler(h.lineno, cast(int, h.end_lineno),
-                                        self.expr(h.type) if h.type is not None else None, self.block(h.body))
+        if isinstance(node, (ast.Try, ast.TryStar)):
+            handlers = tuple(ir.Handler(h.lineno, h.end_lineno, self.expr(h.type) if h.type is not None else None,
+                                        self.block(h.body))
                              for h in node.handlers)
             return [ir.Try(l, e, self.block(node.body), handlers, self.block(node.orelse),
                            self.block(node.finalbody))]
@@ -610,8 +392,8 @@ class _Builder:
             self.add_class(node, f"{self._scope}.<locals>.")
             return [ir.Def(l, e, f"{self._scope}.<locals>.{node.name}")]
         if isinstance(node, ast.Match):
-            cases = tuple(ir.Handler(c.pattern.lineno, cast(int, c.body[-1].end_lineno), None, self.block(c.body))
-                          for c in node.cases)
+            # any case may run: the subject is evaluated, then one of the bodies
+            cases = tuple(ir.Handler(*self.case_lines(c), None, self.block(c.body)) for c in node.cases)
             return [ir.ExprStmt(l, l, self.expr(node.subject)), ir.Try(l, e, (), cases, (), ())]
         return [ir.OtherStmt(l, e, ())]
 
@@ -625,7 +407,7 @@ class _Builder:
             other = (self.if_stmt(node.orelse[0]),)
         else:
             other = self.block(node.orelse)
-        return ir.If(l, cast(int, e), self.expr(node.test), self.block(node.body), other, test)
+        return ir.If(l, e, self.expr(node.test), self.block(node.body), other, test)
 
     def small(self, node) -> list:
         l, e = node.lineno, node.end_lineno
@@ -683,15 +465,10 @@ class _Builder:
             return ir.Constant(l, e, value)
         if isinstance(node, ast.Attribute):
             return ir.Attr(l, e, self.expr(node.value), node.attr)
-        if isinstance(node, ast.JoinedStr):
-            if self.concatenated(node):
-                return ir.Constant(l, e, None)  # libcst does not evaluate a concatenation with an f-string
-            return ir.OtherExpr(l, e, "FormattedString", tuple(self.expr(c) for c in _fstring_exprs(node)))
         if isinstance(node, ast.Call):
             if len(node.args) + len(node.keywords) == 1:
                 self.mark_sole(node.args)
-            args: list[ir.Expr] = []
-            keywords: list[ir.Keyword] = []
+            args, keywords = [], []
             for arg in node.args:
                 if isinstance(arg, ast.Starred):
                     value = self.expr(arg.value)
@@ -706,7 +483,10 @@ class _Builder:
             ops = tuple(_COMPARE.get(type(op), "?") for op in node.ops)
             return ir.Compare(l, e, self.expr(node.left), ops, tuple(self.expr(c) for c in node.comparators))
         if isinstance(node, ast.BoolOp):
-            return self.boolop(node)
+            # libcst nests `a and b and c` as ((a and b) and c) and the IR flattens what is not
+            # parenthesized: what `ast` gives (cst_front flattens the same). Lines: the whole chain's.
+            op = "and" if isinstance(node.op, ast.And) else "or"
+            return ir.BoolOp(l, e, op, tuple(self.expr(v) for v in node.values))
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.Not):
                 return ir.Not(l, e, self.expr(node.operand))
@@ -716,7 +496,7 @@ class _Builder:
         if isinstance(node, ast.Subscript):
             sl = node.slice
             elements = sl.elts if isinstance(sl, ast.Tuple) and sl.elts and not self.parenthesized(sl) else [sl]
-            index: list[ir.Expr] = []
+            index = []
             for element in elements:
                 if isinstance(element, ast.Slice):
                     index.append(ir.Slice(l, e, *(self.expr(x) if x is not None else None
@@ -731,7 +511,7 @@ class _Builder:
             return ir.Seq(l, e, kind, elts)
         if isinstance(node, ast.Dict):
             keys, values = [], []
-            for k, v in zip(node.keys, node.values, strict=True):  # in source order, as libcst builds them
+            for k, v in zip(node.keys, node.values):  # in source order
                 keys.append(self.expr(k) if k is not None else None)
                 values.append(self.expr(v))
             return ir.Dict(l, e, tuple(keys), tuple(values))
@@ -741,8 +521,7 @@ class _Builder:
             a = node.args
             return ir.Lambda(l, e, tuple(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)), self.expr(node.body))
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            elts = ((self.expr(node.key), self.expr(node.value)) if isinstance(node, ast.DictComp)
-                    else (self.expr(node.elt),))
+            elts = (self.expr(node.key), self.expr(node.value)) if isinstance(node, ast.DictComp) else (self.expr(node.elt),)
             gens = []
             for comp in node.generators:
                 target = self.expr(comp.target)
@@ -753,97 +532,68 @@ class _Builder:
             return self.expr(node.value)
         if isinstance(node, ast.NamedExpr):
             return ir.Walrus(l, e, self.expr(node.target), self.expr(node.value))
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return ir.OtherExpr(l, e, "Yield", (self.expr(node.value),) if node.value is not None else ())
-        if isinstance(node, ast.Starred):
-            return ir.OtherExpr(l, e, "StarredElement", (self.expr(node.value),))
-        raise NotTaken(type(node).__name__)
+        if isinstance(node, Opaque):
+            return ir.OtherExpr(l, e, node.kind, tuple(self.expr(c) for c in node.children))
+        return self.other_expr(node, l, e)
 
-    def boolop(self, node: ast.BoolOp) -> ir.BoolOp:
-        """libcst nests `a and b and c` as ((a and b) and c); its builder flattens what is not
-        parenthesized, which is what `ast` already gives. Lines are those of the whole chain."""
-        l, e = self.lines(node)
-        op = "and" if isinstance(node.op, ast.And) else "or"
-        return ir.BoolOp(l, e, op, tuple(self.expr(v) for v in node.values))
+    # -- what the front end answers ------------------------------------------------------------
+    def lines(self, node) -> tuple[int, int]:
+        """First and last line of an expression, as libcst's PositionProvider gives them."""
+        raise NotImplementedError
+
+    def text(self, node) -> str:
+        """An expression as libcst prints it (code_for_node): with its own parentheses."""
+        raise NotImplementedError
+
+    def at(self, node) -> None:
+        """Texts from here on belong to the statement `node`."""
+
+    def mark_sole(self, args) -> None:
+        """`args` are the only argument of a call or class header: parentheses around them are
+        their parent's, not theirs."""
+
+    def groups(self, body) -> list:
+        """The statements of a block as libcst sees them: a list of simple statements sharing a
+        line (`a = 1; b = 2`), or one compound statement."""
+        raise NotImplementedError
+
+    def is_suite(self, body) -> bool:
+        """Whether a block follows its colon on the same line (libcst's SimpleStatementSuite)."""
+        raise NotImplementedError
+
+    def is_elif(self, node: ast.If) -> bool:
+        """Whether an `if` that is the whole `orelse` of another was written `elif`."""
+        raise NotImplementedError
 
     def parenthesized(self, node) -> bool:
-        return self.outer(node) != self.span(node)
+        raise NotImplementedError
 
-    def concatenated(self, node: ast.JoinedStr) -> bool:
-        """Whether an f-string is one token or several literals written side by side."""
-        import io
-        import tokenize
+    def withitem_lines(self, item: ast.withitem) -> tuple[int, int]:
+        raise NotImplementedError
 
-        start, end = self.span(node)
-        text = "(" + self.src.text(start, end) + ")"
-        try:
-            tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.STRING]
-        except (tokenize.TokenError, SyntaxError):
-            raise NotTaken("f-string") from None
-        return len(tokens) > 1
+    def case_lines(self, case: ast.match_case) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def pending_body(self, node, qualname: str) -> PendingBody:
+        """The body of the function `node`, left to convert when first read (lazy builders)."""
+        raise NotImplementedError
+
+    def other_expr(self, node, line: int, end: int) -> ir.Expr:
+        """An expression of a kind the shared cases above do not cover."""
+        raise NotImplementedError
+
+
+class Opaque:
+    """An expression the IR keeps as OtherExpr: its kind and the expressions below it (what
+    cst_front makes of f-strings, `yield`, starred elements and whatever else libcst has)."""
+
+    def __init__(self, kind: str, children: list):
+        self.kind = kind
+        self.children = children
 
 
 def _is_self_attr(target) -> bool:
     return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
-
-
-def convert_body(pending: PendingBody) -> ir.Body:
-    """The statement IR of a function body left pending by `extract`: its lines parsed again
-    (under an `if 1:` when the `def` is indented, so every column is the module's own), moved to
-    their lines in the module and converted as `extract` would have. A body `ast` cannot take
-    is libcst's, as its module would have been."""
-    line = pending.line
-    segment = pending.source[pending.start:pending.stop]
-    try:
-        tree = ast.parse(b"if 1:\n" + segment if pending.col else segment)
-        node = cast(ast.If, tree.body[0]).body[0] if pending.col else tree.body[0]
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.lineno != (2 if pending.col else 1):
-            raise NotTaken("not the function")
-        ast.increment_lineno(node, line - node.lineno)
-        builder = _Builder(_Source(segment, first=line), "", False)
-        builder._func_imports, builder._scope = [], pending.qualname
-        return builder.block(node.body)
-    except (NotTaken, SyntaxError, ValueError, RecursionError, MemoryError):
-        from srcreview.index.extract import extract as extract_cst
-
-        return extract_cst(pending.source, "_pending", "_pending.py", "").functions[pending.qualname].body
-
-
-def _dedent(text: str, indent: str) -> str:
-    """Continuation lines of `text` without `indent`, except inside string literals and after a
-    backslash (libcst keeps those as written)."""
-    import io
-    import tokenize
-
-    keep = []  # (start, end) offsets of string tokens spanning lines
-    try:
-        starts = [0]
-        wrapped = "(" + text + ")"
-        for line in io.StringIO(wrapped):
-            starts.append(starts[-1] + len(line))
-        for tok in tokenize.generate_tokens(io.StringIO(wrapped).readline):
-            if tok.type == tokenize.STRING and tok.start[0] != tok.end[0]:
-                keep.append((starts[tok.start[0] - 1] + tok.start[1] - 1, starts[tok.end[0] - 1] + tok.end[1] - 1))
-    except (tokenize.TokenError, SyntaxError):
-        raise NotTaken("text") from None
-    out, at = [], 0
-    for found in re.finditer(r"\r\n|\r|\n", text):
-        end = found.end()
-        if text[:found.start()].endswith("\\") or any(a < found.start() < b for a, b in keep):
-            continue
-        if text.startswith(indent, end):
-            out.append(text[at:end])
-            at = end + len(indent)
-    out.append(text[at:])
-    return "".join(out)
-
-
-def _fstring_exprs(node: ast.JoinedStr | ast.expr):  # a format spec is a JoinedStr
-    for value in cast(ast.JoinedStr, node).values:
-        if isinstance(value, ast.FormattedValue):
-            yield value.value
-            if value.format_spec is not None:
-                yield from _fstring_exprs(value.format_spec)
 
 
 def one_line(text: str) -> str:

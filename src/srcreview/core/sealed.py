@@ -12,6 +12,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from srcreview.core.cachedir import make_dirs
+
 MAGIC = b"srcreview-facts\n"  # the facts cache's (srcreview.index.cache); others name their kind
 
 
@@ -35,7 +37,7 @@ def write_atomic(target: Path, data: bytes) -> bool:
     be written only costs time). No temporary file is left behind, even when the write fails."""
     tmp = None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(target.parent)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

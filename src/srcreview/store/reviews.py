@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from srcreview.core.cachedir import MARKER
 from srcreview.core.sealed import seal, unseal, write_atomic
 
 SCHEMA = 1
@@ -239,6 +240,8 @@ class ReviewCache:
             folders = [f for f in self.root.iterdir() if f.is_dir() and not f.is_symlink()]
             for folder in folders:
                 for item in folder.iterdir():
+                    if item.name == MARKER:
+                        continue
                     stat = item.lstat()
                     entries.append((stat.st_mtime_ns, stat.st_size, item))
         except OSError:

@@ -14,6 +14,8 @@ import argparse
 import json
 import sys
 
+FOREIGN_WHY = "no .srcreview-cache marker: another program's files, never removed"
+
 EPILOG = """\
 examples:
   srcreview cache info
@@ -47,7 +49,7 @@ def run(args) -> int:
     from srcreview.store.admin import clean, human, select, usage
 
     root, origin = default_root()
-    found = usage(root)
+    found = usage(root, default_location=origin != "$SRCREVIEW_CACHE")
     if args.action == "info":
         if args.sources or args.facts or args.reviews or args.unused or args.rev or args.dry_run:
             raise UsageError("cache info takes no --sources, --facts, --reviews, --unused, --rev or --dry-run "
@@ -61,13 +63,17 @@ def run(args) -> int:
                    reviews=args.reviews)
     freed = sum(p.size for p in parts) if args.dry_run else clean(root, parts)
     verb = "would remove" if args.dry_run else "removed"
+    foreign = [p.name for p in found.parts if p.kind == "foreign"]
     if args.format == "json":
         sys.stdout.write(json.dumps({"cache": origin, "dry_run": args.dry_run, "bytes": freed,
-                                     "removed": [p.name for p in parts]}, indent=2) + "\n")
+                                     "removed": [p.name for p in parts], "kept_foreign": foreign}, indent=2) + "\n")
     else:
         for part in parts:
             sys.stdout.write(f"{verb} {part.name} ({human(part.size)})\n")
         sys.stdout.write(f"cache {origin}: {verb} {_count(len(parts), 'part')}, {human(freed)}\n")
+        if foreign:
+            sys.stdout.write(f"kept {_count(len(foreign), 'part')} srcreview did not create ({FOREIGN_WHY}): "
+                             + ", ".join(foreign[:10]) + (", ..." if len(foreign) > 10 else "") + "\n")
     return 0
 
 
@@ -97,9 +103,14 @@ def _info_text(origin: str, found) -> str:
 
     lines = [f"cache {origin}: {human(found.total())}"]
     for kind, title in (("source", "sources"), ("facts", "facts"), ("reviews", "reviews"), ("unused", "unused"),
-                        ("other", "other (another srcreview version's)")):
+                        ("other", "other (another srcreview version's)"),
+                        ("foreign", f"not srcreview's ({FOREIGN_WHY})")):
         parts = [p for p in found.parts if p.kind == kind]
-        if kind == "other" and not parts:
+        if kind in ("other", "foreign") and not parts:
+            continue
+        if kind == "foreign":  # never walked: it may be all of $HOME
+            lines.append(f"  {title}: {_count(len(parts), 'part')}, not measured")
+            lines += [f"    {p.name}" for p in parts]
             continue
         lines.append(f"  {title}: {_count(len(parts), 'part')}, {human(found.total(kind))}")
         width = max((len(p.name) for p in parts), default=0)

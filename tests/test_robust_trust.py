@@ -6,6 +6,7 @@ Every case runs the real CLI on real files made in the test.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from conftest import DEMO_RECIPE, FIXTURE_REV, fixture_source
@@ -83,3 +84,54 @@ def test_a_symlinked_top_directory_is_not_srcreview_s(tmp_path, monkeypatch, cli
     monkeypatch.setenv("SRCREVIEW_CACHE", str(home))
     assert cli("cache", "clean").code == 0
     assert (elsewhere / "precious").read_text() == "keep" and (home / "facts").is_symlink()
+
+
+def _recipe_naming(path: Path, patches: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(DEMO_RECIPE.read_text().replace("[hardware]", f"[runtime]\npatches = {patches}\n\n[hardware]"))
+    return path
+
+
+def test_recipe_patches_stay_inside_the_recipe_s_repository(tmp_path, monkeypatch, cli, make_git_repo):
+    """`[runtime] patches` naming a host directory, `../` out of the repository, or a symlink
+    leaving it is refused before anything is read: no file name of the host reaches a report."""
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    host = tmp_path / "host" / ".ssh"
+    (host / "vllm").mkdir(parents=True)
+    (host / "vllm" / "id_rsa").write_text("PRIVATE KEY")
+    (host / "id_rsa").write_text("PRIVATE KEY")
+    repo = tmp_path / "work"
+    (repo / ".git").mkdir(parents=True)  # a git work tree's root (what the check looks for)
+    (repo / "recipes" / "linked").parent.mkdir(parents=True)
+    (repo / "recipes" / "linked").symlink_to(host)
+    fixture_source(tmp_path / "tree")
+    monkeypatch.chdir(repo)
+    for n, patches in enumerate((f'["{host}"]', '["../../host/.ssh"]', '["linked"]', '["linked/id_rsa"]',
+                                 f'["{host / "id_rsa"}"]', '["/"]')):
+        recipe = _recipe_naming(repo / "recipes" / f"r{n}.toml", patches)
+        result = cli("check", str(recipe.relative_to(repo)), "--source", str(tmp_path / "tree"),
+                     "--rev", FIXTURE_REV, "--format", "json")
+        assert result.code == 65, (patches, result.err)
+        assert result.out == "" and len(result.err.splitlines()) == 1 and "outside the recipe's repository" in result.err
+        assert "id_rsa" not in result.err.replace(json.loads(patches)[0], ""), "only what the recipe wrote is echoed"
+    # the command line may allow a place; inside the repository is always fine
+    allowed = cli("check", "recipes/r0.toml", "--source", str(tmp_path / "tree"), "--rev", FIXTURE_REV,
+                  "--format", "json", "--allow-outside", str(host))
+    assert allowed.code in (0, 1) and "id_rsa" in allowed.out  # the overlay's file, listed as touched
+    (repo / "recipes" / "overlay" / "vllm").mkdir(parents=True)
+    (repo / "recipes" / "overlay" / "vllm" / "extra.py").write_text("X = 1\n")
+    inside = _recipe_naming(repo / "recipes" / "ok.toml", '["overlay"]')
+    ok = cli("check", str(inside.relative_to(repo)), "--source", str(tmp_path / "tree"), "--rev", FIXTURE_REV,
+             "--format", "json")
+    assert ok.code in (0, 1), ok.err
+
+
+def test_without_git_the_recipe_s_directory_bounds_its_paths(tmp_path, monkeypatch, cli):
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "a" / "sibling" / "vllm").mkdir(parents=True)
+    (tmp_path / "a" / "sibling" / "vllm" / "x.py").write_text("X = 1\n")
+    recipe = _recipe_naming(tmp_path / "a" / "recipes" / "r.toml", '["../sibling"]')
+    monkeypatch.chdir(tmp_path)
+    result = cli("check", str(recipe.relative_to(tmp_path)), "--source", "tree", "--rev", FIXTURE_REV)
+    assert result.code == 65 and "outside the recipe's repository" in result.err

@@ -124,13 +124,14 @@ def check_waivers(waivers: Sequence[Waiver], reviews: Sequence[Review], today: _
                 raise DataError(f"{label} names rule {waiver.rule!r} but the finding is from rule {other[0]!r}")
 
 
-def _read_toml(path: Path, shown: str, what: str) -> tuple[dict, str]:
-    raw = read_user_file(path, shown, what, MAX_WAIVER_BYTES)
-    try:
-        text = raw.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise DataError(f"{shown}:{line}: {what} is not valid UTF-8") from None
+def _read_toml(path: Path, shown: str, what: str, text: str | None = None) -> tuple[dict, str]:
+    if text is None:
+        raw = read_user_file(path, shown, what, MAX_WAIVER_BYTES)
+        try:
+            text = raw.decode("utf-8").removeprefix("\ufeff")
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise DataError(f"{shown}:{line}: {what} is not valid UTF-8") from None
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
@@ -142,14 +143,13 @@ def _read_toml(path: Path, shown: str, what: str) -> tuple[dict, str]:
 
 
 def _recipe_waivers(path: Path, shown: str) -> list[Waiver]:
-    from srcreview.model.recipe import is_toml_recipe
+    from srcreview.model.recipe import MAX_RECIPE_BYTES, decode_recipe, is_toml_recipe
 
-    try:
-        if not is_toml_recipe(path.read_text(encoding="utf-8")):
-            return []  # a script, vLLM config or compose file: its waivers live in srcreview.toml
-    except (OSError, UnicodeDecodeError):
-        pass  # _read_toml says what is wrong
-    data, text = _read_toml(path, shown, "recipe")
+    # the recipe was read already: decoded as its reader did (a UTF-16 compose file is one)
+    text = decode_recipe(read_user_file(path, shown, "recipe", MAX_RECIPE_BYTES), shown)
+    if not is_toml_recipe(text):
+        return []  # a script, vLLM config or compose file: its waivers live in srcreview.toml
+    data, text = _read_toml(path, shown, "recipe", text)
     table = data.get("srcreview")
     if table is None:
         return []

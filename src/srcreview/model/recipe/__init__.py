@@ -56,13 +56,30 @@ def load_recipe(path: str | Path, display_path: str | None = None) -> Recipe:
 
 
 def _text(path: Path, shown: str) -> str:
-    raw = read_user_file(path, shown, "recipe", MAX_RECIPE_BYTES)
+    return decode_recipe(read_user_file(path, shown, "recipe", MAX_RECIPE_BYTES), shown)
+
+
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+         (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def decode_recipe(raw: bytes, shown: str) -> str:
+    """A recipe file's text: UTF-8 (a BOM dropped: editors on Windows write one), or UTF-16/32
+    when a BOM says so (PowerShell writes them; docker compose reads them); DataError naming
+    the line otherwise."""
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return raw[len(bom):].decode(codec)
+            except UnicodeDecodeError as exc:
+                line = raw[len(bom):len(bom) + exc.start].decode(codec, "replace").count("\n") + 1
+                raise DataError(f"{shown}:{line}: recipe is not valid {codec.upper()[:6]}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise DataError(f"{shown}:{line}: recipe is not valid UTF-8") from None
-    return text.removeprefix("\ufeff")  # editors on Windows write a BOM
+    return text.removeprefix("\ufeff")
 
 
 def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
@@ -173,7 +190,7 @@ def looks_like_recipe(path: str | Path) -> bool:
             return False
         with open(path, "rb") as fh:
             raw = fh.read(MAX_RECIPE_BYTES + 1)
-        text = raw.decode("utf-8").removeprefix("\ufeff")
+        text = decode_recipe(raw, path.name)
         fmt, _ = detect(text, path.name, path.name)
         if fmt == "command-line" and not (text.startswith("#!") or path.suffix.lower() in _SCRIPT_SUFFIXES):
             return False  # a README or a program that mentions `vllm serve` is not a launch script

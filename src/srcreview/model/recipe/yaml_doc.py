@@ -39,7 +39,11 @@ def parse(text: str, shown: str) -> Located | None:
     """The single document of `text` (None if empty); DataError on invalid YAML."""
     import yaml
 
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)  # checks every character first: a control character is a ReaderError
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise DataError(f"{shown}:{line}: malformed YAML: the character U+{exc.character:04X} is not allowed") from None
     try:
         node = loader.get_single_node()
         if node is None:

@@ -1,0 +1,72 @@
+"""The gate never passes by accident (issue 26): what srcreview could not review, or reviewed
+under rules it did not run, is never a pass.
+
+Every case runs the real CLI on files made in the test (a fixture tree as the source).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import DEMO_RECIPE, FIXTURE_REV, fixture_source
+
+COMPOSE = ("services:\n  llm:\n    image: vllm/vllm-openai:v0.29.0\n"
+           "    command: [\"some/model\", \"--max-model-len\", \"1024\"]\n")
+PASSING = DEMO_RECIPE.read_text().replace('attention_backend = "TRITON_ATTN"\n', "")
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "good.toml").write_text(PASSING)
+    return tmp_path
+
+
+def _check(cli, *args):
+    return cli("check", *args, "--source", "tree", "--rev", FIXTURE_REV, "--format", "concise")
+
+
+@pytest.mark.parametrize(("name", "content", "why"), [
+    ("serve.sh", b"#!/bin/sh\nexport VLLM_X='\x1b]0;title\x07'\nvllm serve some/model --max-model-len 1024\n",
+     "control character"),
+    ("launch", b"#!/bin/bash\nexec vllm serve some/model \\\n  --max-num-seqs \x1b[31m\n", "control character"),
+    ("docker-compose.yml", COMPOSE.encode() + b"# " + b"x" * 1_000_100 + b"\n", "limit"),
+    ("compose.yaml", b"services:\n  llm:\n    image: vllm/vllm-openai\n    command: [\"m\", \xff\xfe]\n", "UTF-8"),
+    ("Dockerfile", b"FROM vllm/vllm-openai:v0.29.0\nCMD [\"vllm\", \"serve\", \"m\", \"\x1b\"]\n", ""),
+    ("stack.yml", b"\xff\xfe" + "services:\n  llm:\n    image: vllm/vllm-openai\n    command: [\"m\", \"--x\"".encode(
+        "utf-16-le") + b"\x00\xd8", "UTF-16"),
+])
+def test_a_directory_run_fails_on_every_recipe_it_cannot_read(workdir, cli, name, content, why):
+    assert _check(cli, "recipes").code == 0, "the good recipe alone passes"
+    (workdir / "recipes" / name).write_bytes(content)
+    result = _check(cli, "recipes")
+    assert result.code in (2, 65) and f"recipes/{name}" in result.err, result.err
+    assert why in result.err and len(result.err.splitlines()) == 1 and result.out == ""
+
+
+def test_a_utf16_compose_file_with_a_bom_is_reviewed(workdir, cli):
+    """docker compose reads it, so srcreview reviews it (UTF-16 and UTF-32, either byte order)."""
+    for n, codec in enumerate(("utf-16", "utf-32", "utf-16-be")):
+        bom = {"utf-16": b"", "utf-32": b"", "utf-16-be": b"\xfe\xff"}[codec]
+        (workdir / "recipes" / f"compose{n}.yml").write_bytes(bom + COMPOSE.encode(codec))
+    result = _check(cli, "recipes")
+    assert result.code in (0, 1, 2), result.err
+    assert all(f"recipes/compose{n}.yml" in result.out for n in range(3)), result.out
+
+
+def test_files_that_are_no_recipe_stay_out(workdir, cli):
+    """What only mentions vLLM is not made a recipe: a README, a k8s manifest, another
+    compose project, a large log."""
+    recipes = workdir / "recipes"
+    (recipes / "README.md").write_text("Run `vllm serve some/model` to start.\n")
+    (recipes / "deploy.yaml").write_text("kind: Deployment\nspec:\n  args: [vllm, serve, m, \"\x1b\"]\n")
+    (recipes / "compose.yml").write_text("services:\n  cache:\n    image: redis:7\n")
+    (recipes / "serve.log").write_bytes(b"vllm serve m\n" * 100_000)
+    result = _check(cli, "recipes")
+    assert result.code == 0, result.err

@@ -70,3 +70,24 @@ def test_files_that_are_no_recipe_stay_out(workdir, cli):
     (recipes / "serve.log").write_bytes(b"vllm serve m\n" * 100_000)
     result = _check(cli, "recipes")
     assert result.code == 0, result.err
+
+
+def test_an_empty_or_missing_rules_directory_is_never_a_pass(workdir, cli):
+    """A submodule not checked out runs no rule: refused, before and after any stored review,
+    and a missing directory is not served the empty one's stored summary."""
+    (workdir / "empty").mkdir()
+    (workdir / "readme-only").mkdir()
+    (workdir / "readme-only" / "README.md").write_text("rules live in a submodule\n")
+    for _ in range(2):  # the second round finds whatever the first one stored
+        for rules, code, why in (("empty", 65, "holds no rule file"), ("readme-only", 65, "holds no rule file"),
+                                 ("no-such-dir", 64, "no such directory")):
+            result = _check(cli, "recipes", "--rules", rules)
+            assert (result.code, result.out) == (code, ""), (rules, result.err)
+            assert why in result.err and len(result.err.splitlines()) == 1
+        assert _check(cli, "recipes").code == 0  # the shipped rules, stored meanwhile
+    for rules, code in (("empty", 65), ("no-such-dir", 64)):
+        listed = cli("rules", "list", "--rules", rules)
+        assert listed.code == code and len(listed.err.splitlines()) == 1 and "Traceback" not in listed.err
+    from srcreview.store.reviews import rules_digest
+
+    assert rules_digest(workdir / "empty") is None and rules_digest(workdir / "no-such-dir") is None

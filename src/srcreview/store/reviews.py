@@ -71,11 +71,16 @@ def rules_digest(directory: Path | None = None) -> str | None:
 
     try:
         folder = Path(directory) if directory is not None else data_dir("rules")
+        if not folder.is_dir():
+            return None  # (glob finds nothing in a missing directory: it would digest as an empty one)
         digest = hashlib.sha256(b"rules\n")
-        for path in sorted(folder.glob("*.toml")):
+        files = sorted(folder.glob("*.toml"))
+        for path in files:
             digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     except (OSError, FileNotFoundError):
         return None
+    if not files:
+        return None  # no rule: never a stored summary, the loader refuses it
     return digest.hexdigest()
 
 

@@ -91,3 +91,56 @@ def test_an_empty_or_missing_rules_directory_is_never_a_pass(workdir, cli):
     from srcreview.store.reviews import rules_digest
 
     assert rules_digest(workdir / "empty") is None and rules_digest(workdir / "no-such-dir") is None
+
+
+def _srcreview(*args: str) -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "srcreview", *args]
+
+
+def test_a_failed_gate_stays_failed_when_its_reader_goes_away(workdir):
+    """`check ... | true`, `| head -1`: the reader leaves, the exit code stays the gate's (1),
+    nothing on stderr; a passing gate stays 0."""
+    import subprocess
+
+    (workdir / "failing.toml").write_text(DEMO_RECIPE.read_text())
+    args = ("check", "failing.toml", "--source", "tree", "--rev", FIXTURE_REV, "-v", "--color", "never")
+    for read_lines in (0, 1):
+        proc = subprocess.Popen(_srcreview(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(read_lines):
+            assert proc.stdout.readline()
+        proc.stdout.close()  # `| true` reads nothing; `| head -1` one line
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=300) == 1 and err == "", err
+    shell = subprocess.run(["bash", "-c", " ".join(_srcreview(*args)) + " | head -c 10 >/dev/null; "
+                            "echo ${PIPESTATUS[0]}"], capture_output=True, text=True, timeout=300)
+    assert shell.stdout.strip() == "1"
+    passing = subprocess.Popen(_srcreview("check", "recipes", "--source", "tree", "--rev", FIXTURE_REV),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    passing.stdout.close()
+    assert passing.wait(timeout=300) == 0 and passing.stderr.read() == b""
+
+
+def test_closed_stdout_and_an_ascii_stdout(workdir):
+    """`>&-` is one line and exit 2 (no output can be written; no file takes its descriptor);
+    `PYTHONIOENCODING=ascii` writes what it cannot encode as JSON escapes, JSON stays valid."""
+    import json
+    import os
+    import subprocess
+
+    (workdir / "failing.toml").write_text(DEMO_RECIPE.read_text().replace('name = "demo', 'name = "café─😀-demo'))
+    closed = subprocess.run(["bash", "-c", " ".join(_srcreview("check", "failing.toml", "--source", "tree",
+                                                                "--rev", FIXTURE_REV)) + " >&-"],
+                            capture_output=True, text=True, timeout=300)
+    assert closed.returncode == 2 and closed.stderr.splitlines() == [
+        "srcreview: error: stdout is closed: nothing can be written (redirect it to /dev/null to discard the output)"]
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    for fmt in ("text", "json", "concise", "sarif", "markdown"):
+        result = subprocess.run(_srcreview("check", "failing.toml", "--source", "tree", "--rev", FIXTURE_REV,
+                                           "--format", fmt), capture_output=True, env=env, timeout=300)
+        assert result.returncode == 1 and result.stderr == b"", result.stderr.decode()[-2000:]
+        assert result.stdout.isascii() and (fmt in ("concise", "sarif") or b"\\u00e9" in result.stdout)  # (no name)
+        if fmt in ("json", "sarif"):
+            document = json.loads(result.stdout)
+            assert fmt == "sarif" or "café─😀-demo" in json.dumps(document, ensure_ascii=False)

@@ -144,3 +144,73 @@ def test_closed_stdout_and_an_ascii_stdout(workdir):
         if fmt in ("json", "sarif"):
             document = json.loads(result.stdout)
             assert fmt == "sarif" or "café─😀-demo" in json.dumps(document, ensure_ascii=False)
+
+
+# --- a waiver holds only for the classification it was written for ----------------------------
+
+def _spec(classification: str):
+    from gate_support import LOADER, SPECULATOR
+
+    return (("spec-draft-attention-backend-ignored", "speculative_config.attention_backend", classification, "high",
+             {"symbols": ("MTPSpeculator.load_draft_model", "load_eagle_model"), "evidence": (LOADER, SPECULATOR)}),)
+
+
+def _gate_with(recipes, waiver_extra: str, now: str, baseline=None):
+    import datetime as dt
+
+    from gate_support import make_review
+
+    from srcreview.gate.policy import evaluate
+    from srcreview.gate.waivers import load_waivers
+
+    review = make_review(recipes / "nested.toml", "recipes/nested.toml", _spec(now))
+    [finding] = review.findings
+    (recipes / "srcreview.toml").write_text(
+        f'[[waivers]]\nfingerprint = "{finding.fingerprint}"\nreason = "accepted while open"\n'
+        f'expires = 2099-01-31\n{waiver_extra}')
+    waivers = load_waivers([(recipes / "nested.toml", "recipes/nested.toml")])
+    return evaluate([review], "plausible:high", waivers=waivers, baseline=baseline, today=dt.date(2026, 12, 1))
+
+
+@pytest.fixture
+def gate_recipes(tmp_path, monkeypatch):
+    from gate_support import copy_recipes
+
+    monkeypatch.chdir(tmp_path)
+    return copy_recipes(tmp_path, "nested.toml")
+
+
+def test_a_waiver_does_not_follow_its_finding_into_a_worse_classification(gate_recipes):
+    written_for_open = 'classification = "plausible"\n'
+    assert _gate_with(gate_recipes, written_for_open, "plausible").exit_code == 0  # waived, as written
+    worse = _gate_with(gate_recipes, written_for_open, "confirmed")
+    assert worse.exit_code == 1 and not worse.waived and len(worse.failing) == 1
+    assert "1 waiver outgrown" in worse.summary() and "written for a plausible finding, it is confirmed now" \
+        in worse.summary() and "srcreview.toml:1" in worse.summary()
+    assert worse.reviews[0].findings[0].waiver is None
+    # a waiver written for the confirmed problem holds, and goes on holding when the finding improves
+    for now in ("confirmed", "plausible", "refuted"):
+        result = _gate_with(gate_recipes, 'classification = "confirmed"\n', now)
+        assert result.exit_code == 0 and len(result.waived) == 1 and not result.outgrown, now
+
+
+def test_an_old_waiver_file_takes_the_classification_from_the_baseline(gate_recipes, tmp_path):
+    from gate_support import make_review
+
+    from srcreview.gate.baseline import load_baseline
+
+    before = make_review(gate_recipes / "nested.toml", "recipes/nested.toml", _spec("plausible"))
+    (tmp_path / "previous.json").write_text(before.model_dump_json())
+    baseline = load_baseline(tmp_path / "previous.json", "previous.json")
+    outgrown = _gate_with(gate_recipes, "", "confirmed", baseline=baseline)
+    assert outgrown.exit_code == 1 and "outgrown" in outgrown.summary()
+    assert _gate_with(gate_recipes, "", "plausible", baseline=baseline).exit_code == 0  # same classification
+    assert _gate_with(gate_recipes, "", "confirmed").exit_code == 0  # no record at all: as before
+
+
+@pytest.mark.parametrize("value", ['"problem"', '"Confirmed"', "1", '""', '["plausible"]'])
+def test_a_waiver_classification_must_be_one_of_the_three(gate_recipes, value):
+    from srcreview.core.errors import DataError
+
+    with pytest.raises(DataError, match=r"srcreview.toml:5: waiver \w+: classification"):
+        _gate_with(gate_recipes, f"classification = {value}\n", "plausible")

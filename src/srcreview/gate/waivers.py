@@ -11,6 +11,16 @@ accepted and until when. It lives either in a `srcreview.toml` in the recipe's d
     reason = "draft uses the target backend; measured OK in run 41"
     expires = 2027-01-31                      # a TOML date or "2027-01-31"
     recipe = "mtp3-nested-triton.toml"        # srcreview.toml only, optional
+    classification = "plausible"              # optional: what the finding was when waived
+
+A fingerprint ignores the classification (a baseline follows a finding through it), so a
+waiver written for an open question would go on waiving the same finding once it is a
+confirmed problem. A waiver therefore holds only while its finding is no more of a problem
+than when it was written: `classification` records that (confirmed, refuted or plausible);
+a waiver file without it takes the classification the baseline (`--baseline`) records for
+the finding, and without a baseline keeps waiving whatever the finding is (as before: add
+`classification` to pin it). A waiver its finding outgrew waives nothing, and
+the gate's summary says which.
 
 A table keyed by fingerprint (`[srcreview.waivers.3f2a9c0d1e2b4a5c]`) works too. A waived
 finding stays in every report, marked waived. A waiver that has expired, matches no finding
@@ -38,7 +48,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 MAX_WAIVER_BYTES = 1_000_000
-_FIELDS = {"fingerprint", "reason", "expires", "rule", "recipe"}
+_FIELDS = {"fingerprint", "reason", "expires", "rule", "recipe", "classification"}
+CLASSIFICATIONS = ("confirmed", "refuted", "plausible")
 _FINGERPRINT = re.compile(r"^[0-9A-Za-z_.:-]{4,128}$")
 
 
@@ -54,6 +65,7 @@ class Waiver:
     rule: str | None = None
     recipe: str | None = None
     recipes: tuple[str, ...] = ()
+    classification: str | None = None  # what the finding was when waived (None: not recorded)
 
     @property
     def source(self) -> str:
@@ -226,16 +238,21 @@ def _parse(raw, table: tuple[str, ...], lines: "_Lines", shown: str, allow_recip
         if expires is None:
             raise DataError(f"{shown}:{where('expires')}: waiver {fingerprint}: expires must be a date "
                             "like 2027-01-31")
-        for optional in ("rule", "recipe"):
+        for optional in ("rule", "recipe", "classification"):
             if optional in body and (not isinstance(body[optional], str) or not body[optional]):
                 raise DataError(f"{shown}:{where(optional)}: waiver {fingerprint}: {optional} must be "
                                 "a non-empty string")
+        classification = body.get("classification")
+        if classification is not None and classification not in CLASSIFICATIONS:
+            raise DataError(f"{shown}:{where('classification')}: waiver {fingerprint}: classification must be "
+                            f"one of {', '.join(CLASSIFICATIONS)} (what the finding was when waived)")
         recipe = body.get("recipe")
         if recipe is not None and ("/" in recipe or "\\" in recipe):
             raise DataError(f"{shown}:{where('recipe')}: waiver {fingerprint}: recipe names a file in this "
                             "directory, without a path")
         waivers.append(Waiver(fingerprint=fingerprint, reason=reason.strip(), expires=expires,
-                              file=shown, line=start, rule=body.get("rule"), recipe=recipe))
+                              file=shown, line=start, rule=body.get("rule"), recipe=recipe,
+                              classification=classification))
     return waivers
 
 

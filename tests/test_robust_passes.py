@@ -214,3 +214,60 @@ def test_a_waiver_classification_must_be_one_of_the_three(gate_recipes, value):
 
     with pytest.raises(DataError, match=r"srcreview.toml:5: waiver \w+: classification"):
         _gate_with(gate_recipes, f"classification = {value}\n", "plausible")
+
+
+# --- a stored verdict is served only under a key that does not live in the cache ---------------
+
+def _forge_entries(cache: Path) -> int:
+    """What a poisoned CI cache holds: every stored review edited to pass (its problems made
+    facts), sealed again the only way one can without the key (sha256 of the new payload)."""
+    import hashlib
+
+    from srcreview.store.reviews import MAGIC
+
+    forged = 0
+    for entry in (cache / "reviews").rglob("*.json"):
+        payload = entry.read_bytes()[len(MAGIC) + 32:]
+        edited = payload.replace(b'"classification":"confirmed"', b'"classification":"refuted"')
+        if edited != payload:
+            entry.write_bytes(MAGIC + hashlib.sha256(edited).digest() + edited)
+            forged += 1
+    return forged
+
+
+def test_a_stored_review_edited_and_sealed_again_is_never_served(workdir, cli, monkeypatch):
+    from conftest import make_tar
+
+    (workdir / "failing.toml").write_text(DEMO_RECIPE.read_text())
+    tree = workdir / "tree"  # as an sdist archive: a source with an identity, whose reviews are stored
+    (workdir / "tree.tar.gz").write_bytes(make_tar({p.relative_to(tree).as_posix(): p.read_bytes()
+                                                    for p in sorted(tree.rglob("*")) if p.is_file()}))
+    args = ("check", "failing.toml", "--source", "tree.tar.gz", "--rev", FIXTURE_REV, "--format", "json")
+    monkeypatch.delenv("SRCREVIEW_CACHE_KEY", raising=False)
+    assert cli(*args).code == 1
+    assert not (workdir / "cache" / "reviews").exists(), "without a key nothing is stored"
+    assert "stored reviews: off" in cli("cache", "info").out
+
+    monkeypatch.setenv("SRCREVIEW_CACHE_KEY", "secret of this pipeline")
+    assert "stored reviews: on" in cli("cache", "info").out
+    computed = cli(*args)
+    assert computed.code == 1 and _forge_entries(workdir / "cache") == 1
+    for key in ("secret of this pipeline", "another pipeline's secret", None):
+        if key is None:
+            monkeypatch.delenv("SRCREVIEW_CACHE_KEY")
+        else:
+            monkeypatch.setenv("SRCREVIEW_CACHE_KEY", key)
+        again = cli(*args)
+        assert (again.code, again.out) == (computed.code, computed.out), f"a forged verdict served under {key!r}"
+        _forge_entries(workdir / "cache")
+
+
+def test_an_unkeyed_seal_does_not_verify_under_a_key():
+    from srcreview.core.sealed import seal, unseal
+    from srcreview.store.reviews import cache_key
+
+    key = cache_key({"SRCREVIEW_CACHE_KEY": "k"})
+    assert cache_key({}) is None and cache_key({"SRCREVIEW_CACHE_KEY": ""}) is None
+    assert unseal(seal(b"payload", b"m\n", key), b"m\n", key) == b"payload"
+    assert unseal(seal(b"payload", b"m\n"), b"m\n", key) is None
+    assert unseal(seal(b"payload", b"m\n", cache_key({"SRCREVIEW_CACHE_KEY": "other"})), b"m\n", key) is None

@@ -32,6 +32,7 @@ def test_cache_clean_never_removes_what_srcreview_did_not_create(tmp_path, monke
     home.mkdir()
     files = _hostile_home(home)
     monkeypatch.setenv("SRCREVIEW_CACHE", str(home))
+    monkeypatch.setenv("SRCREVIEW_CACHE_KEY", "test secret")  # so that reviews are stored too
     monkeypatch.chdir(tmp_path)
     fixture_source(tmp_path / "tree")
     (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())

@@ -54,7 +54,8 @@ def run(args) -> int:
         if args.sources or args.facts or args.reviews or args.unused or args.rev or args.dry_run:
             raise UsageError("cache info takes no --sources, --facts, --reviews, --unused, --rev or --dry-run "
                              "(they are for clean)")
-        sys.stdout.write(_info_json(origin, found) if args.format == "json" else _info_text(origin, found))
+        sys.stdout.write(_info_json(origin, found) if args.format == "json"
+                         else _info_text(origin, found) + _stored_mode_text())
         return 0
     revision = None
     if args.rev:
@@ -119,7 +120,22 @@ def _info_text(origin: str, found) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _stored_mode() -> bool:
+    from srcreview.store.reviews import cache_key
+
+    return cache_key() is not None
+
+
+def _stored_mode_text() -> str:
+    """Whether stored reviews are served (`check` answers a review computed before), and why."""
+    if _stored_mode():
+        return ("stored reviews: on, served only when sealed under $SRCREVIEW_CACHE_KEY "
+                "(an entry another key sealed, or none, is computed again)\n")
+    return ("stored reviews: off ($SRCREVIEW_CACHE_KEY is unset: every check computes its review; set it to a "
+            "secret, in CI from its secrets store, to reuse them)\n")
+
+
 def _info_json(origin: str, found) -> str:
-    return json.dumps({"cache": origin, "bytes": found.total(),
+    return json.dumps({"cache": origin, "bytes": found.total(), "stored_reviews": "on" if _stored_mode() else "off",
                        "parts": [{"kind": p.kind, "name": p.name, "bytes": p.size, "files": p.files}
                                  for p in found.parts]}, indent=2) + "\n"

@@ -136,3 +136,59 @@ def test_without_git_the_recipe_s_directory_bounds_its_paths(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     result = cli("check", str(recipe.relative_to(tmp_path)), "--source", "tree", "--rev", FIXTURE_REV)
     assert result.code == 65 and "outside the recipe's repository" in result.err
+
+
+def _new_file_patch(path: str) -> str:
+    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            "@@ -0,0 +1 @@\n+X = 1\n")
+
+
+def test_layers_that_contradict_the_tree_s_shape_are_refused(tmp_path, monkeypatch, cli):
+    """A file where the tree has a directory, a file inside a file, a symlinked directory in an
+    overlay: refused with one line (exit 65), never skipped or half applied (docs/patches.md)."""
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    for n, path in enumerate(("vllm/config", "vllm/envs.py/inner.py", "vllm")):
+        (tmp_path / f"p{n}.diff").write_text(_new_file_patch(path))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "speculative.py").write_text("X = 1\n")
+    (tmp_path / "o0" / "vllm").mkdir(parents=True)
+    (tmp_path / "o0" / "vllm" / "config").write_text("X = 1\n")  # a file where vllm/config/ is
+    (tmp_path / "o1" / "vllm").mkdir(parents=True)
+    (tmp_path / "o1" / "vllm" / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (tmp_path / "o2" / "vllm" / "envs.py").mkdir(parents=True)
+    (tmp_path / "o2" / "vllm" / "envs.py" / "x.py").write_text("X = 1\n")  # inside a file
+    cases = {("--patch", "p0.diff"): "p0.diff:1: writes the file vllm/config, where the tree has a directory",
+             ("--patch", "p1.diff"): "p1.diff:1: writes vllm/envs.py/inner.py inside vllm/envs.py, a file",
+             ("--patch", "p2.diff"): "p2.diff:1: writes the file vllm, where the tree has a directory",
+             ("--overlay", "o0"): "o0/vllm/config: writes the file vllm/config, where the tree has a directory",
+             ("--overlay", "o1"): "o1/vllm/linked: an overlay holds regular files only (a symlinked directory)",
+             ("--overlay", "o2"): "o2/vllm/envs.py/x.py: writes vllm/envs.py/x.py inside vllm/envs.py, a file"}
+    for (option, value), message in cases.items():
+        result = cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV, option, value)
+        assert result.code == 65 and result.out == "", (value, result.err)
+        assert result.err.splitlines() == [result.err.strip()] and message in result.err, (value, result.err)
+    (tmp_path / "p3.diff").write_text(_new_file_patch("vllm/config/new_module.py"))  # a new file in the directory
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV, "--patch", "p3.diff").code in (0, 1)
+
+
+def test_a_huge_sparse_file_in_an_overlay_is_refused_before_it_is_read(tmp_path, monkeypatch, cli):
+    import resource
+    import time
+
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    (tmp_path / "overlay" / "vllm").mkdir(parents=True)
+    with open(tmp_path / "overlay" / "vllm" / "huge.py", "wb") as handle:
+        handle.truncate(6 << 30)  # 6 GB of holes: nothing on disk, all of it if read
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.monotonic()
+    result = cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV, "--overlay", "overlay")
+    assert result.code == 65 and "over 200000000 bytes (vllm/huge.py)" in result.err
+    assert time.monotonic() - start < 30
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # kB: nothing was read

@@ -39,11 +39,14 @@ def parse_document(name: str, raw: bytes) -> dict:
     except UnicodeDecodeError as exc:
         raise ConfigUnavailable(f"{name} is not valid UTF-8 (byte {exc.start})") from None
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise ConfigUnavailable(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except _NonStandardConstant as exc:
         raise ConfigUnavailable(f"{name} is not valid JSON: {exc.args[0]} is not a JSON value") from None
+    except _HugeInteger as exc:
+        raise ConfigUnavailable(f"{name} holds an integer of {exc.args[0]} digits (at most {MAX_INT_DIGITS}: no "
+                                "config value needs more)") from None
     except RecursionError:
         raise ConfigUnavailable(f"{name} is nested too deeply") from None
     if not isinstance(data, dict):
@@ -53,6 +56,22 @@ def parse_document(name: str, raw: bytes) -> dict:
 
 class _NonStandardConstant(ValueError):
     pass
+
+
+MAX_INT_DIGITS = 64
+
+
+class _HugeInteger(ValueError):
+    pass
+
+
+def _bounded_int(text: str) -> int:
+    """json's integers, refused past MAX_INT_DIGITS digits: Python converts at most 4,300 (a
+    longer one is a bare ValueError), and no config value needs a fraction of that."""
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise _HugeInteger(digits)
+    return int(text)
 
 
 def _refuse_constant(name: str):

@@ -86,7 +86,9 @@ def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
     """The recipes of a file's text, its format chosen by content (see the module docstring)."""
     fmt, doc = detect(text, shown, name or shown)
     if fmt == "toml":
-        return (parse_recipe(text, shown),)
+        recipe = parse_recipe(text, shown)  # (refuses control characters itself)
+        _refuse_huge_integers(recipe, shown)
+        return (recipe,)
     if fmt == "compose":
         from srcreview.model.recipe.compose import read_compose
 
@@ -102,7 +104,38 @@ def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
         recipes = reader(text, shown, shown)
     for recipe in recipes:
         _refuse_control_characters(recipe, shown)
+        _refuse_huge_integers(recipe, shown)
     return tuple(recipes)
+
+
+MAX_INTEGER_DIGITS = 64  # no engine setting or config value takes more (a 64-bit seed has 20)
+
+
+def _refuse_huge_integers(recipe: Recipe, shown: str) -> None:
+    """TOML reads a 4,000-digit hex integer, YAML 1.1 a base-60 one (`1:59:59:...`) of any
+    size: no setting takes one, and every report would fail to print it (Python converts at
+    most 4,300 digits to text). Measured by bits, never converted."""
+    limit = 10 ** MAX_INTEGER_DIGITS
+
+    def check(value, line: int, what: str) -> None:
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                check(item, line, what)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                check(item, line, f"{what}.{key}")
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= limit:
+            raise DataError(f"{shown}:{line}: {what}: an integer of more than {MAX_INTEGER_DIGITS} digits "
+                            "(no engine setting takes one)")
+
+    for setting in recipe.settings:
+        check(setting.value, setting.line, setting.key)
+    for flag in recipe.flags:
+        check(flag.value, flag.line, flag.flag)
+    for table, overrides in (("model", recipe.model_overrides), ("draft_model", recipe.draft_model_overrides)):
+        for item in overrides.items:
+            check(item.value, item.line, f"{table}.{item.key}")
+    check(recipe.extra_tables, recipe.pin_line or 1, "srcreview")
 
 
 def _refuse_control_characters(recipe: Recipe, shown: str) -> None:

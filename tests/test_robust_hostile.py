@@ -180,3 +180,22 @@ def test_a_hostile_hub_is_stopped_while_it_streams(tmp_path, mode, reason):
     assert hub.sent < 3 * MAX_FILE_BYTES, f"{hub.sent} bytes sent: the download was not stopped at the limit"
     if mode == "huge":
         assert hub.sent < MAX_FILE_BYTES, "refused on its announced size, before its body was read"
+
+
+def test_closed_stderr_never_spills_onto_stdout(tmp_path):
+    """`2>&-`: an error has nowhere to go, its exit code stays, and stdout stays the output's."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(["bash", "-c", f"{sys.executable} -m srcreview recipe show nope.toml 2>&-"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert (result.returncode, result.stdout) == (64, "")
+
+
+def test_rules_given_as_a_file_or_nothing_are_usage_errors(tmp_path, monkeypatch, cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rule.toml").write_text('id = "x"\n')
+    (tmp_path / "empty").mkdir()
+    assert _one_line(cli("rules", "list", "--rules", "rule.toml"), 64).endswith("--rules rule.toml: not a directory")
+    assert _one_line(cli("rules", "--doc", "--rules", "empty"), 65).endswith("holds no rule file (*.toml)")
+    assert _one_line(cli("rules", "test", "--rules", "empty"), 65)

@@ -6,6 +6,7 @@ Every case runs the real CLI on files made in the test (a fixture tree as the so
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -271,3 +272,19 @@ def test_an_unkeyed_seal_does_not_verify_under_a_key():
     assert unseal(seal(b"payload", b"m\n", key), b"m\n", key) == b"payload"
     assert unseal(seal(b"payload", b"m\n"), b"m\n", key) is None
     assert unseal(seal(b"payload", b"m\n", cache_key({"SRCREVIEW_CACHE_KEY": "other"})), b"m\n", key) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads every file")
+def test_what_a_directory_run_cannot_read_fails_the_run(workdir, cli):
+    recipes = workdir / "recipes"
+    (recipes / "locked").mkdir()
+    (recipes / "locked").chmod(0)
+    try:
+        result = _check(cli, "recipes")
+        assert result.code == 2 and "recipes/locked: cannot list this directory" in result.err
+    finally:
+        (recipes / "locked").chmod(0o755)
+    (recipes / "secret.toml").write_text(PASSING)
+    (recipes / "secret.toml").chmod(0)
+    result = _check(cli, "recipes")
+    assert result.code in (2, 64) and "recipes/secret.toml" in result.err

@@ -165,6 +165,10 @@ def _closed_standard_streams() -> bool:
                     os.close(null)
             except OSError:  # pragma: no cover
                 pass
+    if sys.stderr is None:  # `2>&-`: errors have nowhere to go, but never onto stdout (print's fallback)
+        import io
+
+        sys.stderr = io.TextIOWrapper(open(os.devnull, "wb"), errors="replace")  # noqa: SIM115 - for the run
     return closed or sys.stdout is None
 
 

@@ -16,9 +16,15 @@ import os
 import re
 from pathlib import Path
 
-from srcreview.core.errors import UsageError
+from srcreview.core.errors import SrcreviewError, UsageError
 from srcreview.core.userfile import shown_path
-from srcreview.model.recipe import _BOMS, _SCRIPT_SUFFIXES, _SERVE, MAX_RECIPE_BYTES, looks_like_recipe
+from srcreview.model.recipe import (
+    _BOMS,
+    _SCRIPT_SUFFIXES,
+    _SERVE,
+    MAX_RECIPE_BYTES,
+    looks_like_recipe,
+)
 
 WAIVER_FILE = "srcreview.toml"  # the waivers beside recipes (srcreview.gate.waivers): never a recipe
 
@@ -54,6 +60,9 @@ def _meant_as_recipe(path: Path) -> bool:
             return False
         with open(path, "rb") as handle:
             raw = handle.read(MAX_RECIPE_BYTES + 1)
+    except PermissionError:  # cannot tell: a file named like a recipe is one, and its reader says why it fails
+        return path.suffix.lower() in (".toml", ".yml", ".yaml", *_SCRIPT_SUFFIXES[1:]) \
+            or bool(_DOCKERFILE_NAME.search(path.name) or _COMPOSE_NAME.search(path.name))
     except OSError:
         return False
     text = _lenient_text(raw)
@@ -109,7 +118,13 @@ def _search(directory: Path) -> list[Path]:
     """Recipe files under `directory`, sorted; hidden and cache directories and symlinked
     directories (which could loop) are not entered; only regular files are read."""
     found = []
-    for root, dirs, files in os.walk(directory):
+
+    def unlisted(error: OSError) -> None:  # its recipes would go unreviewed: never skipped without a word
+        where = Path(error.filename) if error.filename else directory
+        raise SrcreviewError(f"{shown_path(where)}: cannot list this directory ({error.strerror or error}); "
+                             "the recipes in it would not be reviewed")
+
+    for root, dirs, files in os.walk(directory, onerror=unlisted):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
         for name in sorted(files):
             candidate = Path(root) / name

@@ -36,6 +36,10 @@ def _one_line(result, code: int) -> str:
     ("list.toml", '[recipe]\nname = "x"\n[engine]\ncuda_graph_sizes = [1, 0x' + "f" * 100 + "]\n", "list.toml:4"),
     ("model.toml", '[recipe]\nname = "x"\n[engine]\nmax_num_seqs = 1\n[model]\nnum_hidden_layers = 0x' + "f" * 900
      + "\n", "model.toml:6"),
+    ("f60.yaml", "model: m\ngpu_memory_utilization: 1:" + ":".join(["59"] * 300) + ".5\n", "f60.yaml:2"),
+    ("inf.yaml", "model: m\ngpu_memory_utilization: .inf\n", "inf.yaml:2"),
+    ("nan.toml", '[recipe]\nname = "x"\n[engine]\ngpu_memory_utilization = nan\n', "nan.toml:4"),
+    ("inf.toml", '[recipe]\nname = "x"\n[engine.speculative_config]\nx = [-inf]\n', "inf.toml:4"),
     ("compose.yml", "services:\n  llm:\n    image: vllm/vllm-openai\n    command: [m]\n    environment: {}\n"
      "    x-size: 1\n    deploy: {replicas: 1:" + ":".join(["1"] * 80) + "}\n", None),
 ])
@@ -49,7 +53,8 @@ def test_huge_integers_in_recipes_are_one_line(tmp_path, monkeypatch, cli, name,
         if where is None:  # a compose key srcreview does not read: no value of it reaches a report
             assert result.code == 0, result.err
             continue
-        assert _one_line(result, 65).startswith(f"srcreview: error: {where}: ") and "more than 64 digits" in result.err
+        assert _one_line(result, 65).startswith(f"srcreview: error: {where}: ")
+        assert any(why in result.err for why in ("more than 64 digits", "out of range", "not a number any setting"))
 
 
 def _model_recipe(tmp_path: Path, name: str, config: bytes) -> Path:

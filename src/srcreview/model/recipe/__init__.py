@@ -87,7 +87,7 @@ def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
     fmt, doc = detect(text, shown, name or shown)
     if fmt == "toml":
         recipe = parse_recipe(text, shown)  # (refuses control characters itself)
-        _refuse_huge_integers(recipe, shown)
+        _refuse_numbers_no_setting_takes(recipe, shown)
         return (recipe,)
     if fmt == "compose":
         from srcreview.model.recipe.compose import read_compose
@@ -104,17 +104,21 @@ def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
         recipes = reader(text, shown, shown)
     for recipe in recipes:
         _refuse_control_characters(recipe, shown)
-        _refuse_huge_integers(recipe, shown)
+        _refuse_numbers_no_setting_takes(recipe, shown)
     return tuple(recipes)
 
 
 MAX_INTEGER_DIGITS = 64  # no engine setting or config value takes more (a 64-bit seed has 20)
 
 
-def _refuse_huge_integers(recipe: Recipe, shown: str) -> None:
+def _refuse_numbers_no_setting_takes(recipe: Recipe, shown: str) -> None:
     """TOML reads a 4,000-digit hex integer, YAML 1.1 a base-60 one (`1:59:59:...`) of any
     size: no setting takes one, and every report would fail to print it (Python converts at
-    most 4,300 digits to text). Measured by bits, never converted."""
+    most 4,300 digits to text; measured by size here, never converted). `inf` and `nan`
+    (TOML, YAML `.inf`) neither: the JSON report could not carry them (it would write
+    `Infinity`, which is no JSON)."""
+    import math
+
     limit = 10 ** MAX_INTEGER_DIGITS
 
     def check(value, line: int, what: str) -> None:
@@ -127,6 +131,8 @@ def _refuse_huge_integers(recipe: Recipe, shown: str) -> None:
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= limit:
             raise DataError(f"{shown}:{line}: {what}: an integer of more than {MAX_INTEGER_DIGITS} digits "
                             "(no engine setting takes one)")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise DataError(f"{shown}:{line}: {what}: {value} is not a number any setting takes")
 
     for setting in recipe.settings:
         check(setting.value, setting.line, setting.key)

@@ -91,7 +91,11 @@ class _Reader:
             return Located(out, **where)
         if isinstance(node, yaml.SequenceNode):
             return Located([self.read(item, depth + 1) for item in node.value], **where)
-        value = self.loader.construct_object(node, deep=True)
+        try:
+            value = self.loader.construct_object(node, deep=True)
+        except (OverflowError, ValueError):  # a YAML 1.1 base-60 float past float's range (`1:59:...:59.5`)
+            raise DataError(f"{self.shown}:{node.start_mark.line + 1}: the number {node.value[:20]}... "
+                            "is out of range") from None
         if not isinstance(value, (str, int, float, bool)) and value is not None:
             value = str(value)  # dates, binary: as text
         return Located(value, **where)

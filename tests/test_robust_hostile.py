@@ -6,6 +6,7 @@ Real files made in the test, a real HTTP server on 127.0.0.1 for the Hub.
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import time
@@ -101,6 +102,7 @@ class _HostileHub:
         hub = self
         body = dumps({"architectures": ["Qwen3ForCausalLM"], "num_hidden_layers": 2})
         size = 64 << 20 if mode == "huge" else len(body)
+        bomb = gzip.compress(b" " * (64 << 20), compresslevel=9) if mode == "gzip" else b""
         commit = commit_id(mode)
 
         class Handler(BaseHTTPRequestHandler):
@@ -120,6 +122,9 @@ class _HostileHub:
                 self.send_header("Content-Type", "application/json")
                 if chunked:
                     self.send_header("Transfer-Encoding", "chunked")
+                elif hub.mode == "gzip" and self.command == "GET":
+                    self.send_header("Content-Encoding", "gzip")
+                    self.send_header("Content-Length", str(len(bomb)))
                 else:
                     self.send_header("Content-Length", str(size))
                 self.end_headers()
@@ -138,6 +143,10 @@ class _HostileHub:
                             self.wfile.flush()
                             hub.sent += 1
                             time.sleep(1)
+                        elif hub.mode == "gzip":  # 64 MiB of spaces, 64 KiB on the wire
+                            self.wfile.write(bomb)
+                            hub.sent += len(bomb)
+                            return
                         elif hub.mode == "endless":
                             chunk = b" " * 65536
                             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
@@ -168,6 +177,7 @@ class _HostileHub:
     ("trickle", "took over 12 s to send config.json"),
     ("endless", f"sent more than {MAX_FILE_BYTES} bytes of config.json; stopped there"),
     ("huge", f"announced config.json as {64 << 20} bytes, over the {MAX_FILE_BYTES}-byte limit"),
+    ("gzip", f"decodes to more than {MAX_FILE_BYTES} bytes; stopped there"),
 ])
 def test_a_hostile_hub_is_stopped_while_it_streams(tmp_path, mode, reason):
     hub = _HostileHub(mode)

@@ -248,10 +248,12 @@ def _quiet():
 
 
 class _NoProgress:
-    """A progress bar that shows nothing (huggingface_hub would draw one on stderr)."""
+    """A progress bar that shows nothing (huggingface_hub would draw one on stderr). It also
+    counts what the library writes, decoded: a gzip body small on the wire (what
+    _bound_downloads counts) stops here once it decodes past MAX_FILE_BYTES."""
 
-    def __init__(self, *args, **kwargs):
-        pass
+    def __init__(self, *args, initial=0, **kwargs):
+        self.written = initial or 0
 
     def __enter__(self):
         return self
@@ -260,7 +262,9 @@ class _NoProgress:
         return False
 
     def update(self, n=1):
-        pass
+        self.written += n or 0
+        if self.written > MAX_FILE_BYTES:
+            raise DownloadRefused(f"a file from the Hub decodes to more than {MAX_FILE_BYTES} bytes; stopped there")
 
     def close(self):
         pass

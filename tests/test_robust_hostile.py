@@ -28,14 +28,14 @@ def _one_line(result, code: int) -> str:
 
 @pytest.mark.parametrize(("name", "text", "where"), [
     ("b60.yaml", "model: some/model\nmax_model_len: 1:" + ":".join(["59"] * 3000) + "\n", "b60.yaml:2"),
-    ("b60-nested.yaml", "model: m\nspeculative_config:\n  num_speculative_tokens: 1:" + ":".join(["5"] * 40) + "\n",
+    ("b60-nested.yaml", "model: m\nspeculative_config:\n  num_speculative_tokens: 1:" + ":".join(["5"] * 2500) + "\n",
      "b60-nested.yaml:2"),  # (the line of the table a vLLM YAML flag is written in)
     ("hex.toml", '[recipe]\nname = "x"\n[engine]\nmax_model_len = 0x' + "f" * 4000 + "\n", "hex.toml:4"),
-    ("oct.toml", '[recipe]\nname = "x"\n[engine.speculative_config]\nnum_speculative_tokens = 0o' + "7" * 4000 + "\n",
+    ("oct.toml", '[recipe]\nname = "x"\n[engine.speculative_config]\nnum_speculative_tokens = 0o' + "7" * 5000 + "\n",
      "oct.toml:4"),
-    ("bin.toml", '[recipe]\nname = "x"\n[engine]\nseed = 0b' + "1" * 300 + "\n", "bin.toml:4"),
-    ("list.toml", '[recipe]\nname = "x"\n[engine]\ncuda_graph_sizes = [1, 0x' + "f" * 100 + "]\n", "list.toml:4"),
-    ("model.toml", '[recipe]\nname = "x"\n[engine]\nmax_num_seqs = 1\n[model]\nnum_hidden_layers = 0x' + "f" * 900
+    ("bin.toml", '[recipe]\nname = "x"\n[engine]\nseed = 0b' + "1" * 15000 + "\n", "bin.toml:4"),
+    ("list.toml", '[recipe]\nname = "x"\n[engine]\ncuda_graph_sizes = [1, 0x' + "f" * 4000 + "]\n", "list.toml:4"),
+    ("model.toml", '[recipe]\nname = "x"\n[engine]\nmax_num_seqs = 1\n[model]\nnum_hidden_layers = 0x' + "f" * 4000
      + "\n", "model.toml:6"),
     ("f60.yaml", "model: m\ngpu_memory_utilization: 1:" + ":".join(["59"] * 300) + ".5\n", "f60.yaml:2"),
     ("inf.yaml", "model: m\ngpu_memory_utilization: .inf\n", "inf.yaml:2"),
@@ -55,7 +55,7 @@ def test_huge_integers_in_recipes_are_one_line(tmp_path, monkeypatch, cli, name,
             assert result.code == 0, result.err
             continue
         assert _one_line(result, 65).startswith(f"srcreview: error: {where}: ")
-        assert any(why in result.err for why in ("more than 64 digits", "out of range", "not a number any setting"))
+        assert any(why in result.err for why in ("more than 4300 digits", "over the 4300-digit limit", "out of range", "not a number any setting"))
 
 
 def _model_recipe(tmp_path: Path, name: str, config: bytes) -> Path:
@@ -77,7 +77,7 @@ def test_hostile_model_configs_leave_the_config_unknown(tmp_path, monkeypatch, c
     wide["architectures"] = ["Qwen3ForCausalLM"]
     cases = {"digits": (b'{"architectures": ["Qwen3ForCausalLM"], "num_hidden_layers": ' + b"9" * 5000 + b"}",
                         "holds an integer of 5000 digits"),
-             "negative": (b'{"num_hidden_layers": -' + b"1" * 65 + b"}", "holds an integer of 65 digits"),
+             "negative": (b'{"num_hidden_layers": -' + b"1" * 4301 + b"}", "holds an integer of 4301 digits"),
              "wide": (json.dumps(wide).encode(), None)}
     for name, (config, reason) in cases.items():
         recipe = _model_recipe(tmp_path, name, config)

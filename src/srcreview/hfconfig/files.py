@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+from srcreview.core.userfile import MAX_INT_DIGITS  # what Python converts to an int (4,300 digits)
+
 CONFIG_FILE = "config.json"
 OPTIONAL_FILES = (
     "generation_config.json",
@@ -45,8 +47,7 @@ def parse_document(name: str, raw: bytes) -> dict:
     except _NonStandardConstant as exc:
         raise ConfigUnavailable(f"{name} is not valid JSON: {exc.args[0]} is not a JSON value") from None
     except _HugeInteger as exc:
-        raise ConfigUnavailable(f"{name} holds an integer of {exc.args[0]} digits (at most {MAX_INT_DIGITS}: no "
-                                "config value needs more)") from None
+        raise ConfigUnavailable(f"{name} holds an integer of {exc.args[0]} digits (at most {MAX_INT_DIGITS})") from None
     except RecursionError:
         raise ConfigUnavailable(f"{name} is nested too deeply") from None
     if not isinstance(data, dict):
@@ -58,7 +59,6 @@ class _NonStandardConstant(ValueError):
     pass
 
 
-MAX_INT_DIGITS = 64
 
 
 class _HugeInteger(ValueError):
@@ -66,8 +66,8 @@ class _HugeInteger(ValueError):
 
 
 def _bounded_int(text: str) -> int:
-    """json's integers, refused past MAX_INT_DIGITS digits: Python converts at most 4,300 (a
-    longer one is a bare ValueError), and no config value needs a fraction of that."""
+    """json's integers, refused past MAX_INT_DIGITS digits: Python converts no more (a longer
+    one is a bare ValueError from json)."""
     digits = len(text.lstrip("-"))
     if digits > MAX_INT_DIGITS:
         raise _HugeInteger(digits)

@@ -13,7 +13,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from srcreview.core.errors import DataError, SrcreviewError
-from srcreview.core.userfile import read_user_file
+from srcreview.core.userfile import MAX_INT_DIGITS, read_user_file
 from srcreview.model.recipe.model import (
     MAX_SETTINGS,
     EnvVar,
@@ -108,13 +108,13 @@ def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
     return tuple(recipes)
 
 
-MAX_INTEGER_DIGITS = 64  # no engine setting or config value takes more (a 64-bit seed has 20)
+MAX_INTEGER_DIGITS = MAX_INT_DIGITS  # what Python converts to text (4,300 digits): every report prints values
 
 
 def _refuse_numbers_no_setting_takes(recipe: Recipe, shown: str) -> None:
     """TOML reads a 4,000-digit hex integer, YAML 1.1 a base-60 one (`1:59:59:...`) of any
-    size: no setting takes one, and every report would fail to print it (Python converts at
-    most 4,300 digits to text; measured by size here, never converted). `inf` and `nan`
+    size: every report would fail to print it (Python converts at most 4,300 digits to text;
+    measured by size here, never converted). `inf` and `nan`
     (TOML, YAML `.inf`) neither: the JSON report could not carry them (it would write
     `Infinity`, which is no JSON)."""
     import math
@@ -130,7 +130,7 @@ def _refuse_numbers_no_setting_takes(recipe: Recipe, shown: str) -> None:
                 check(item, line, f"{what}.{key}")
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= limit:
             raise DataError(f"{shown}:{line}: {what}: an integer of more than {MAX_INTEGER_DIGITS} digits "
-                            "(no engine setting takes one)")
+                            "(no report can print it)")
         elif isinstance(value, float) and not math.isfinite(value):
             raise DataError(f"{shown}:{line}: {what}: {value} is not a number any setting takes")
 

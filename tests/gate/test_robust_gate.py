@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 from recipe_support import DEMO_RECIPE
 
+from srcreview.core.cachedir import MARKER
+
 FIXTURE = Path(__file__).resolve().parent.parent.parent / "fixtures" / "vllm_snippets" / "rules_spec_decode"
 RECIPE = DEMO_RECIPE.read_text()
 REV = "1234567ab"
@@ -225,17 +227,18 @@ def _archive(root: Path, target: Path) -> None:
         tar.add(root, arcname="vllm-0.0.0")
 
 
-def test_a_same_size_edit_of_a_cached_source_file_is_refused_and_rebuilt(cli, work):
+def test_a_same_size_edit_of_a_cached_source_file_is_refused_and_rebuilt(cli, work, monkeypatch):
     """A --source archive is extracted once into the cache, with a manifest of every file's
     sha256; later runs read the cached tree. Fixed: a same-size edit of a cached file passed the
     quick (size) check and changed the verdicts; now every file read is checked against the
     sha256 recorded when the entry was written. The review stored for the entry's manifest
     stays the review of what was hashed: the edit changes nothing until a review reads the tree
     (here: once the stored reviews are cleaned)."""
+    monkeypatch.setenv("SRCREVIEW_CACHE_KEY", "test secret")  # stored reviews are served only under a key
     _archive(work / "tree", work / "vllm-0.0.0.tar.gz")
     clean = check(cli, "vllm-0.0.0.tar.gz")
     assert clean[0] == 1 and clean[1]["incomplete"] == []
-    [entry] = (work / "cache" / "local").iterdir()
+    [entry] = [p for p in (work / "cache" / "local").iterdir() if p.name != MARKER]
     cached = entry / "tree" / "vllm-0.0.0" / SPEC
     if not cached.exists():
         cached = entry / "tree" / SPEC
@@ -264,7 +267,7 @@ def test_a_same_size_edit_of_a_cached_patched_tree_is_rebuilt(cli, work):
         before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{SPEC}", f"b/{SPEC}")))
     first = check(cli, "tree", "--patch", "p.diff")
     assert first[0] == 1 and first[1]["incomplete"] == []
-    [entry] = (work / "cache" / "patched").iterdir()
+    [entry] = [p for p in (work / "cache" / "patched").iterdir() if p.name != MARKER]
     [blob] = [p for p in (entry / "tree").iterdir() if "# patched" in p.read_text()]
     blob.write_text(blob.read_text().replace("attention_backend", "attention_backenx"))  # same size
     assert check(cli, "tree", "--patch", "p.diff") == first  # fixed: the edit changed the verdicts

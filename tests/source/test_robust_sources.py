@@ -32,6 +32,7 @@ from conftest import (
     srcreview_process,
 )
 
+from srcreview.core.cachedir import MARKER
 from srcreview.core.errors import EXIT_INCOMPLETE, SourceUnavailable
 from srcreview.model.revision import Pin
 from srcreview.source import archive as archive_mod
@@ -96,8 +97,8 @@ def leftovers(cache_dir: Path, kind: str) -> list[str]:
     found = []
     for folder in (cache_dir / ".tmp", cache_dir / kind):
         if folder.is_dir():
-            found += [f"{folder.name}/{p.name}" for p in folder.iterdir() if folder.name == ".tmp" or
-                      p.name.startswith(".")]
+            found += [f"{folder.name}/{p.name}" for p in folder.iterdir() if p.name != MARKER and (
+                      folder.name == ".tmp" or p.name.startswith("."))]  # (the marker is srcreview's own)
     return sorted(found)
 
 
@@ -485,9 +486,9 @@ def test_a_run_killed_mid_download_leaves_nothing_the_cache_trusts(http_server, 
     assert good.returncode == 0, err
     assert out == f"vLLM 123456789 from github tarball: commit {FAKE_SHA}, 4 files\n"
     assert verified_manifest(cache.path_for("github", FAKE_SHA), deep=True)["meta"] == {"provider": "github", "sha": FAKE_SHA}
-    assert [p.name for p in (cache_dir / "github").iterdir()] == [FAKE_SHA]  # the dead run's staging is gone
+    assert [p.name for p in (cache_dir / "github").iterdir() if p.name != MARKER] == [FAKE_SHA]  # staging gone
     # and so is its partial archive (fixed: it stayed in .tmp/ for a day)
-    assert list((cache_dir / ".tmp").iterdir()) == []
+    assert [p.name for p in (cache_dir / ".tmp").iterdir()] == [MARKER]
 
 
 @pytest.mark.parametrize("server", ["hung", "trickling"])
@@ -725,7 +726,7 @@ def test_concurrent_writers_of_one_cache_file_never_tear_it(cache_dir):
         seen.add(version())
     assert all(w.wait() == 0 for w in writers)
     assert version() in ("1", "2")
-    assert [p.name for p in (facts_dir(cache_dir) / "ab").iterdir()] == ["ab" * 20 + ".pickle"]  # no temp file left
+    assert sorted(p.name for p in (facts_dir(cache_dir) / "ab").iterdir()) == [MARKER, "ab" * 20 + ".pickle"]  # no temp
     assert seen - {"0"}, "the reader never saw a writer's version"
 
 

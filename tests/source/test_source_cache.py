@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from srcreview.core.cachedir import MARKER
 from srcreview.core.errors import EXIT_INCOMPLETE
 from srcreview.source.cache import (
     MANIFEST,
@@ -49,7 +50,7 @@ def test_entry_is_built_once_then_reused(tmp_path):
     assert build(cache, builds=builds) == ({"built": True}, True)
     assert builds == ["k"]
     assert (cache.tree_path("trees", "k") / "sub" / "a.txt").read_bytes() == b"hello"
-    assert not [p for p in cache.path_for("trees", "k").parent.iterdir() if p.name.startswith(".")]
+    assert not [p for p in cache.path_for("trees", "k").parent.iterdir() if p.name.startswith(".") and p.name != MARKER]
 
 
 @pytest.mark.parametrize("damage", ["truncate", "delete", "add", "manifest", "no-manifest", "edit-manifest"])
@@ -97,7 +98,7 @@ def test_failed_build_leaves_nothing_behind(tmp_path):
         with cache.entry("trees", "k") as entry:
             (entry.staging() / "half.txt").write_bytes(b"x")
             raise RuntimeError("download failed")
-    assert list((tmp_path / "c" / "trees").iterdir()) == []
+    assert [p.name for p in (tmp_path / "c" / "trees").iterdir()] == [MARKER]  # srcreview's, nothing else
 
 
 def test_scratch_directories_of_live_runs_are_kept_and_of_dead_runs_removed(tmp_path):
@@ -125,7 +126,7 @@ def test_scratch_directories_of_live_runs_are_kept_and_of_dead_runs_removed(tmp_
         with cache.scratch() as other:  # another run starting now keeps the live one
             assert (live / "x").exists() and other != live
         assert not other.exists()
-    assert not live.exists() and list(tmp.iterdir()) == []
+    assert not live.exists() and [p.name for p in tmp.iterdir()] == [MARKER]
     # a directory without a lock (another layout) is kept for an hour, then removed
     old = tmp / "old"
     old.mkdir()

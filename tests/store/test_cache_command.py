@@ -29,6 +29,7 @@ def filled(tmp_path, monkeypatch, cli, cache_dir):
     review and the review itself (of a fixture tree archived: a source with a manifest), an
     older facts schema, a newer one, and what a killed run left in .tmp."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SRCREVIEW_CACHE_KEY", "test secret")  # stored reviews are kept only under a key
     archive = tmp_path / "vllm-0.0.1.tar.gz"
     archive.write_bytes(make_tar(sdist_files(FAKE_SHA)))
     fetched = cli("fetch", "--rev", FAKE_SHA, "--source", str(archive))
@@ -82,7 +83,7 @@ def test_clean_removes_what_the_options_name(filled, cli):
     assert [p["kind"] for p in _info(cli)["parts"]] == ["unused", "other", "reviews"], "locks, facts/v999, reviews"
     assert cli("cache", "clean", "--reviews").code == 0 and not (filled / "reviews" / "v1").exists()
     assert [p["kind"] for p in _info(cli)["parts"]] == ["unused", "other"], "the lock files, facts/v999"
-    assert cli("cache", "clean").code == 0 and _info(cli) == {"cache": "$SRCREVIEW_CACHE", "bytes": 0, "parts": []}
+    assert cli("cache", "clean").code == 0 and _info(cli) == {"cache": "$SRCREVIEW_CACHE", "bytes": 0, "stored_reviews": "on", "parts": []}
 
 
 def test_a_cleaned_cache_is_filled_again_by_the_next_review(filled, cli):

@@ -20,6 +20,16 @@ import pytest
 from conftest import DEMO_RECIPE, FIXTURE_REV, fixture_source, make_tar
 
 from srcreview.core.sealed import seal, unseal
+from srcreview.store.reviews import cache_key
+
+SECRET = "a secret from the CI secrets store"
+KEY = cache_key({"SRCREVIEW_CACHE_KEY": SECRET})
+
+
+@pytest.fixture(autouse=True)
+def _stored_reviews_on(monkeypatch):
+    """Stored reviews are served only under a secret key (issue 26): these tests set one."""
+    monkeypatch.setenv("SRCREVIEW_CACHE_KEY", SECRET)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FORMATS = (("text",), ("text", "-v"), ("concise",), ("json",), ("review",), ("sarif",), ("markdown",), ("registry",))
@@ -85,7 +95,7 @@ def review_entries(cache: Path) -> list[Path]:
     """The stored reviews (not the rules' entries) under a cache root."""
     found = []
     for path in sorted((cache / "reviews").rglob("*.json")):
-        payload = unseal(path.read_bytes(), b"srcreview-review\n")
+        payload = unseal(path.read_bytes(), b"srcreview-review\n", KEY)
         if payload is not None and b'"recipe":' in payload:
             found.append(path)
     return found
@@ -238,12 +248,12 @@ def test_a_damaged_or_edited_entry_is_computed_again(demo, cli, cache_dir, damag
     elif damage == "truncated":
         entry.write_bytes(data[: len(data) // 2])
     elif damage == "other-key":  # a valid entry of another key, copied here
-        body = unseal(data, b"srcreview-review\n").split(b"\n", 1)[1]
-        entry.write_bytes(seal(b"f" * 64 + b"\n" + body, b"srcreview-review\n"))
+        body = unseal(data, b"srcreview-review\n", KEY).split(b"\n", 1)[1]
+        entry.write_bytes(seal(b"f" * 64 + b"\n" + body, b"srcreview-review\n", KEY))
     else:  # sealed again after an edit: the seal holds, the content is no Review
-        key, body = unseal(data, b"srcreview-review\n").split(b"\n", 1)
+        key, body = unseal(data, b"srcreview-review\n", KEY).split(b"\n", 1)
         entry.write_bytes(seal(key + b"\n" + body.replace(b'"findings":[', b'"findings":[{"id": 1},', 1),
-                               b"srcreview-review\n"))
+                               b"srcreview-review\n", KEY))
     code, out, loaded = run_check(*ARGS, "--format", "json", cwd=demo)
     assert loaded != [], "a damaged entry is never trusted"
     assert (code, out) == (computed.code, computed.out)
@@ -262,7 +272,7 @@ def test_the_store_keeps_the_reviews_used_last_within_its_bound(tmp_path):
     from srcreview.store.reviews import ReviewCache
 
     size = len(_review("r0.toml").model_dump_json()) + 200  # an entry, sealed, with its key
-    store = ReviewCache(tmp_path, max_bytes=4 * size)
+    store = ReviewCache(tmp_path, key=KEY, max_bytes=4 * size)
     keys = [f"{n:02d}" + "a" * 62 for n in range(6)]
     for n, key in enumerate(keys[:4]):
         assert store.store(key, _review(f"r{n}.toml"))
@@ -277,7 +287,7 @@ def test_only_reviews_that_read_back_as_themselves_are_stored(tmp_path):
     from srcreview.model.findings import Knob
     from srcreview.store.reviews import ReviewCache
 
-    store = ReviewCache(tmp_path)
+    store = ReviewCache(tmp_path, key=KEY)
     assert not store.store("a" * 64, _review("r.toml", incomplete=("the source was unavailable",)))
     assert not store.store("b" * 64, _review("r.toml", knobs=(Knob(key="k", value=(1, 2), status="accepted"),)))
     assert store.store("c" * 64, _review("r.toml", knobs=(Knob(key="k", value=[1, 2.0, True], status="accepted"),)))

@@ -86,16 +86,25 @@ def _command(name: str):
 class _Output:
     """stdout for a command: a write or flush that fails for lack of space or an I/O error
     (`> /dev/full`) raises OutputError, so it ends as one line and exit 2, never a traceback.
-    A closed pipe (`| head`) stays a BrokenPipeError."""
+    A reader that went away (`| head`, `| true`) is no error and no decision: the rest of the
+    output is dropped and the command runs on, so its exit code stays the gate's (a failed
+    gate is 1 whoever reads it). A character the stream's encoding cannot hold
+    (`PYTHONIOENCODING=ascii`) is written as a JSON escape (`\\u2500`), valid in every format."""
 
     def __init__(self, stream):
         self._stream = stream
+        self.reader_gone = False
+        _escape_unencodable(stream)
 
     def _guarded(self, action, *args):
+        if self.reader_gone:
+            return len(args[0]) if args else None
         try:
             return action(*args)
         except BrokenPipeError:
-            raise
+            self.reader_gone = True
+            _silence_stdout()
+            return len(args[0]) if args else None
         except OSError as exc:
             raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
 
@@ -107,6 +116,60 @@ class _Output:
 
     def __getattr__(self, name):
         return getattr(self._stream, name)
+
+
+def _json_escape(exc: UnicodeError):
+    """A codec error handler: each character the encoding lacks as `\\uXXXX` (a surrogate pair
+    above U+FFFF), which reads the same in text and keeps JSON valid."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = []
+    for char in exc.object[exc.start:exc.end]:
+        code = ord(char)
+        if code > 0xFFFF:
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out), exc.end
+
+
+def _escape_unencodable(stream) -> None:
+    import codecs
+
+    encoding = (getattr(stream, "encoding", None) or "").lower().replace("_", "-")
+    if encoding.startswith("utf") or not hasattr(stream, "reconfigure"):
+        return
+    codecs.register_error("srcreview-json-escape", _json_escape)
+    try:
+        stream.reconfigure(errors="srcreview-json-escape")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - a stream that cannot change
+        pass
+
+
+def _closed_standard_streams() -> bool:
+    """Whether stdout was closed (`>&-`): fds 0-2 are then given the null device, so that no
+    file srcreview opens takes fd 1 and no git child writes into it; true when stdout was."""
+    import os
+
+    closed = False
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed = closed or fd == 1
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+            except OSError:  # pragma: no cover
+                pass
+    if sys.stderr is None:  # `2>&-`: errors have nowhere to go, but never onto stdout (print's fallback)
+        import io
+
+        sys.stderr = io.TextIOWrapper(open(os.devnull, "wb"), errors="replace")  # noqa: SIM115 - for the run
+    return closed or sys.stdout is None
 
 
 def _silence_stdout() -> None:
@@ -127,6 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     runner would take for a workflow command), and its error is one line on stderr."""
     from srcreview.core.textsafe import CiSafeStream
 
+    if _closed_standard_streams():
+        if sys.stderr is not None:
+            print("srcreview: error: stdout is closed: nothing can be written "
+                  "(redirect it to /dev/null to discard the output)", file=sys.stderr)
+        return EXIT_INCOMPLETE
     stdout = sys.stdout
     sys.stdout = guard = CiSafeStream(_Output(stdout))
     try:
@@ -154,8 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("srcreview: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError:  # stderr's reader went away (stdout's never raises this): no decision was made
+        return EXIT_INCOMPLETE
     except Exception:  # a crash is a review that did not complete, never a gate decision (exit 1)
         import traceback
 

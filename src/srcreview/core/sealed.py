@@ -2,31 +2,47 @@
 
 Every entry srcreview keeps in its cache (facts, stored reviews) is written this way, so an
 entry damaged or edited in place after it was written reads as absent and is rebuilt: a cache
-is never trusted over what it caches.
+is never trusted over what it caches. Entries that carry a verdict (stored reviews) are sealed
+under a secret key instead (srcreview.store.reviews), so that no one without it can forge one.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import tempfile
 from pathlib import Path
 
+from srcreview.core.cachedir import make_dirs
+
 MAGIC = b"srcreview-facts\n"  # the facts cache's (srcreview.index.cache); others name their kind
 
 
-def seal(payload: bytes, magic: bytes = MAGIC) -> bytes:
-    """An entry as written: `magic`, the sha256 of the payload, then the payload (see `unseal`)."""
-    return magic + hashlib.sha256(payload).digest() + payload
+def seal(payload: bytes, magic: bytes = MAGIC, key: bytes | None = None) -> bytes:
+    """An entry as written: `magic`, the sha256 of the payload (its HMAC-SHA256 under `key`),
+    then the payload (see `unseal`)."""
+    return magic + _digest(payload, key) + payload
 
 
-def unseal(data: bytes, magic: bytes = MAGIC) -> bytes | None:
-    """The payload of a sealed entry, or None if the entry is not one or its content changed."""
+def unseal(data: bytes, magic: bytes = MAGIC, key: bytes | None = None) -> bytes | None:
+    """The payload of a sealed entry, or None if the entry is not one or its content changed.
+
+    An unkeyed seal only catches damage: whoever can write the cache can seal anything again.
+    A seal under `key` (a secret that does not live in the cache) also proves that the entry
+    was written by someone holding the key, so a cache restored from another CI run, or
+    edited, cannot have a verdict served."""
     head = len(magic) + 32
     if len(data) < head or not data.startswith(magic):
         return None
     payload = data[head:]
-    return payload if hashlib.sha256(payload).digest() == data[len(magic):head] else None
+    return payload if hmac.compare_digest(_digest(payload, key), data[len(magic):head]) else None
+
+
+def _digest(payload: bytes, key: bytes | None) -> bytes:
+    if key is None:
+        return hashlib.sha256(payload).digest()
+    return hmac.new(key, payload, hashlib.sha256).digest()
 
 
 def write_atomic(target: Path, data: bytes) -> bool:
@@ -35,7 +51,7 @@ def write_atomic(target: Path, data: bytes) -> bool:
     be written only costs time). No temporary file is left behind, even when the write fails."""
     tmp = None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(target.parent)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -97,3 +97,30 @@ def shown_path(path: str | Path) -> str:
         return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         return path.name
+
+
+def recipe_root(recipe_file: str | Path) -> Path:
+    """The directory a recipe's paths must stay in: the git work tree holding the recipe (its
+    root: the nearest directory with a `.git`), else the recipe's own directory. A recipe is
+    data someone else may have written; the paths it names must not reach the host (`/etc`,
+    `~/.ssh`, `../..`), whose file names a review would list."""
+    start = Path(recipe_file).resolve().parent
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+def inside(path: Path, roots) -> bool:
+    """Whether `path`, symlinks resolved, lies in one of `roots` (each resolved too)."""
+    try:
+        real = Path(path).resolve()
+    except (OSError, RuntimeError):
+        return False
+    for root in roots:
+        try:
+            real.relative_to(Path(root).resolve())
+            return True
+        except (ValueError, OSError, RuntimeError):
+            continue
+    return False

@@ -47,6 +47,7 @@ from srcreview.model.findings import (
     Finding,
     Review,
     ReviewGate,
+    kind_of,
 )
 
 DEFAULT_FAIL_ON = "confirmed:high"
@@ -117,6 +118,7 @@ class GateResult:
     fixed: tuple[tuple[str, BaselineEntry], ...] = ()
     incomplete: tuple[tuple[str, str], ...] = ()
     stale: tuple[tuple[str, str], ...] = ()  # (recipe path, rule id) of stale rules that failed the gate
+    outgrown: tuple[tuple[str, Finding, Waiver, str], ...] = ()  # (path, finding, waiver, written for): not waived
     baseline: str | None = None
     allow_stale: bool = False
 
@@ -150,6 +152,11 @@ class GateResult:
             parts.append(f"{_count(accepted, 'stale rule')} accepted by --allow-stale")
         if counts["waived"]:
             parts.append(f"{counts['waived']} waived")
+        if self.outgrown:
+            _, finding, waiver, written_for = self.outgrown[0]
+            parts.append(f"{_count(len(self.outgrown), 'waiver')} outgrown (waiver {waiver.fingerprint} at "
+                         f"{waiver.source} was written for a {written_for} finding, it is {finding.classification} "
+                         "now: not waived" + (", and others" if len(self.outgrown) > 1 else "") + ")")
         if counts["problem"]:
             parts.append(_count(counts["problem"], "other problem" if self.fail_on.terms else "problem"))
         parts += [_count(counts["open-question"], "open question"), _count(counts["fact"], "fact")]
@@ -190,12 +197,20 @@ def evaluate(reviews: Sequence[Review], fail_on: FailOn | str = DEFAULT_FAIL_ON,
     buckets: dict[str, list] = {k: [] for k in ("failing", "waived", "new", "worse", "improved", "unchanged",
                                                  "fixed", "incomplete", "stale")}
     annotated = []
+    outgrown: list = []
     for review in reviews:  # in the order given (the JSON lists them so); renderers sort by path
         previous = baseline.entries_for(review, len(reviews)) if baseline is not None else None
         findings, failing = [], []
         for finding in sorted(review.findings, key=lambda f: (f.sort_key(), f.fingerprint)):
             waiver = by_recipe.get((review.recipe.path, finding.fingerprint))
-            status = _baseline.status(finding, previous.get(finding.fingerprint)) if previous is not None else None
+            before = previous.get(finding.fingerprint) if previous is not None else None
+            status = _baseline.status(finding, before) if previous is not None else None
+            if waiver is not None:
+                written_for = waiver.classification or (before.classification if before is not None else None)
+                if written_for is not None and \
+                        KIND_ORDER[finding.kind] > KIND_ORDER[kind_of(written_for, finding.problem)]:
+                    outgrown.append((review.recipe.path, finding, waiver, written_for))
+                    waiver = None  # written for less of a problem than it is now
             finding = finding.model_copy(update={"waiver": waiver.note() if waiver else None, "baseline": status})
             pair = (review.recipe.path, finding)
             if waiver is not None:
@@ -223,4 +238,4 @@ def evaluate(reviews: Sequence[Review], fail_on: FailOn | str = DEFAULT_FAIL_ON,
         EXIT_GATE_FAILED if buckets["failing"] or buckets["stale"] else EXIT_OK
     return GateResult(fail_on=policy, reviews=tuple(annotated), exit_code=exit_code,
                       baseline=baseline.source if baseline is not None else None, allow_stale=allow_stale,
-                      **{k: tuple(v) for k, v in buckets.items()})
+                      outgrown=tuple(outgrown), **{k: tuple(v) for k, v in buckets.items()})

@@ -11,6 +11,16 @@ accepted and until when. It lives either in a `srcreview.toml` in the recipe's d
     reason = "draft uses the target backend; measured OK in run 41"
     expires = 2027-01-31                      # a TOML date or "2027-01-31"
     recipe = "mtp3-nested-triton.toml"        # srcreview.toml only, optional
+    classification = "plausible"              # optional: what the finding was when waived
+
+A fingerprint ignores the classification (a baseline follows a finding through it), so a
+waiver written for an open question would go on waiving the same finding once it is a
+confirmed problem. A waiver therefore holds only while its finding is no more of a problem
+than when it was written: `classification` records that (confirmed, refuted or plausible);
+a waiver file without it takes the classification the baseline (`--baseline`) records for
+the finding, and without a baseline keeps waiving whatever the finding is (as before: add
+`classification` to pin it). A waiver its finding outgrew waives nothing, and
+the gate's summary says which.
 
 A table keyed by fingerprint (`[srcreview.waivers.3f2a9c0d1e2b4a5c]`) works too. A waived
 finding stays in every report, marked waived. A waiver that has expired, matches no finding
@@ -38,7 +48,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 MAX_WAIVER_BYTES = 1_000_000
-_FIELDS = {"fingerprint", "reason", "expires", "rule", "recipe"}
+_FIELDS = {"fingerprint", "reason", "expires", "rule", "recipe", "classification"}
+CLASSIFICATIONS = ("confirmed", "refuted", "plausible")
 _FINGERPRINT = re.compile(r"^[0-9A-Za-z_.:-]{4,128}$")
 
 
@@ -54,6 +65,7 @@ class Waiver:
     rule: str | None = None
     recipe: str | None = None
     recipes: tuple[str, ...] = ()
+    classification: str | None = None  # what the finding was when waived (None: not recorded)
 
     @property
     def source(self) -> str:
@@ -123,13 +135,14 @@ def check_waivers(waivers: Sequence[Waiver], reviews: Sequence[Review], today: _
                 raise DataError(f"{label} names rule {waiver.rule!r} but the finding is from rule {other[0]!r}")
 
 
-def _read_toml(path: Path, shown: str, what: str) -> tuple[dict, str]:
-    raw = read_user_file(path, shown, what, MAX_WAIVER_BYTES)
-    try:
-        text = raw.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise DataError(f"{shown}:{line}: {what} is not valid UTF-8") from None
+def _read_toml(path: Path, shown: str, what: str, text: str | None = None) -> tuple[dict, str]:
+    if text is None:
+        raw = read_user_file(path, shown, what, MAX_WAIVER_BYTES)
+        try:
+            text = raw.decode("utf-8").removeprefix("\ufeff")
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise DataError(f"{shown}:{line}: {what} is not valid UTF-8") from None
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
@@ -141,14 +154,13 @@ def _read_toml(path: Path, shown: str, what: str) -> tuple[dict, str]:
 
 
 def _recipe_waivers(path: Path, shown: str) -> list[Waiver]:
-    from srcreview.model.recipe import is_toml_recipe
+    from srcreview.model.recipe import MAX_RECIPE_BYTES, decode_recipe, is_toml_recipe
 
-    try:
-        if not is_toml_recipe(path.read_text(encoding="utf-8")):
-            return []  # a script, vLLM config or compose file: its waivers live in srcreview.toml
-    except (OSError, UnicodeDecodeError):
-        pass  # _read_toml says what is wrong
-    data, text = _read_toml(path, shown, "recipe")
+    # the recipe was read already: decoded as its reader did (a UTF-16 compose file is one)
+    text = decode_recipe(read_user_file(path, shown, "recipe", MAX_RECIPE_BYTES), shown)
+    if not is_toml_recipe(text):
+        return []  # a script, vLLM config or compose file: its waivers live in srcreview.toml
+    data, text = _read_toml(path, shown, "recipe", text)
     table = data.get("srcreview")
     if table is None:
         return []
@@ -226,16 +238,21 @@ def _parse(raw, table: tuple[str, ...], lines: _Lines, shown: str, allow_recipe:
         if expires is None:
             raise DataError(f"{shown}:{where('expires')}: waiver {fingerprint}: expires must be a date "
                             "like 2027-01-31")
-        for optional in ("rule", "recipe"):
+        for optional in ("rule", "recipe", "classification"):
             if optional in body and (not isinstance(body[optional], str) or not body[optional]):
                 raise DataError(f"{shown}:{where(optional)}: waiver {fingerprint}: {optional} must be "
                                 "a non-empty string")
+        classification = body.get("classification")
+        if classification is not None and classification not in CLASSIFICATIONS:
+            raise DataError(f"{shown}:{where('classification')}: waiver {fingerprint}: classification must be "
+                            f"one of {', '.join(CLASSIFICATIONS)} (what the finding was when waived)")
         recipe = body.get("recipe")
         if recipe is not None and ("/" in recipe or "\\" in recipe):
             raise DataError(f"{shown}:{where('recipe')}: waiver {fingerprint}: recipe names a file in this "
                             "directory, without a path")
         waivers.append(Waiver(fingerprint=fingerprint, reason=reason.strip(), expires=expires,
-                              file=shown, line=start, rule=body.get("rule"), recipe=recipe))
+                              file=shown, line=start, rule=body.get("rule"), recipe=recipe,
+                              classification=classification))
     return waivers
 
 

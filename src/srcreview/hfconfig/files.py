@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+from srcreview.core.userfile import MAX_INT_DIGITS  # what Python converts to an int (4,300 digits)
+
 CONFIG_FILE = "config.json"
 OPTIONAL_FILES = (
     "generation_config.json",
@@ -39,12 +41,14 @@ def parse_document(name: str, raw: bytes) -> dict:
     except UnicodeDecodeError as exc:
         raise ConfigUnavailable(f"{name} is not valid UTF-8 (byte {exc.start})") from None
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise ConfigUnavailable(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") \
             from None
     except _NonStandardConstant as exc:
         raise ConfigUnavailable(f"{name} is not valid JSON: {exc.args[0]} is not a JSON value") from None
+    except _HugeInteger as exc:
+        raise ConfigUnavailable(f"{name} holds an integer of {exc.args[0]} digits (at most {MAX_INT_DIGITS})") from None
     except RecursionError:
         raise ConfigUnavailable(f"{name} is nested too deeply") from None
     if not isinstance(data, dict):
@@ -54,6 +58,21 @@ def parse_document(name: str, raw: bytes) -> dict:
 
 class _NonStandardConstant(ValueError):
     pass
+
+
+
+
+class _HugeInteger(ValueError):
+    pass
+
+
+def _bounded_int(text: str) -> int:
+    """json's integers, refused past MAX_INT_DIGITS digits: Python converts no more (a longer
+    one is a bare ValueError from json)."""
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise _HugeInteger(digits)
+    return int(text)
 
 
 def _refuse_constant(name: str):

@@ -25,6 +25,7 @@ from typing import Any, cast
 from srcreview.hfconfig.facts import ConfigFile, ModelFacts
 from srcreview.hfconfig.files import (
     CONFIG_FILE,
+    MAX_FILE_BYTES,
     OPTIONAL_FILES,
     ConfigUnavailable,
     parse_document,
@@ -103,6 +104,7 @@ class _Hub:
             import huggingface_hub
             from huggingface_hub import errors
 
+            _bound_downloads(huggingface_hub.get_session())
             self._library = (huggingface_hub, errors)
         return self._library
 
@@ -156,6 +158,8 @@ class _Hub:
         at = f"revision {ref.revision}" if ref.revision else "the default branch"
         cause = exc.__cause__ if error(exc, "LocalEntryNotFoundError") else None
         status = _status(exc) or _status(cause)
+        if isinstance(exc, DownloadRefused):
+            return exc.reason
         if isinstance(exc, _CachedAbsent):
             return f"the repository has no {name} at {at} (the huggingface_hub cache says so; offline)"
         if isinstance(exc, _NotCached) or error(exc, "LocalEntryNotFoundError") or error(exc, "OfflineModeIsEnabled"):
@@ -245,10 +249,12 @@ def _quiet():
 
 
 class _NoProgress:
-    """A progress bar that shows nothing (huggingface_hub would draw one on stderr)."""
+    """A progress bar that shows nothing (huggingface_hub would draw one on stderr). It also
+    counts what the library writes, decoded: a gzip body small on the wire (what
+    _bound_downloads counts) stops here once it decodes past MAX_FILE_BYTES."""
 
-    def __init__(self, *args, **kwargs):
-        pass
+    def __init__(self, *args, initial=0, **kwargs):
+        self.written = initial or 0
 
     def __enter__(self):
         return self
@@ -257,7 +263,78 @@ class _NoProgress:
         return False
 
     def update(self, n=1):
-        pass
+        self.written += n or 0
+        if self.written > MAX_FILE_BYTES:
+            raise DownloadRefused(f"a file from the Hub decodes to more than {MAX_FILE_BYTES} bytes; stopped there")
 
     def close(self):
         pass
+
+
+class DownloadRefused(Exception):
+    """A file the Hub sends past what a config file can be: stopped while it streams."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _download_seconds() -> float:
+    """How long one file may take: three times huggingface_hub's per-read timeout
+    (HF_HUB_DOWNLOAD_TIMEOUT, 10 s by default), at least 10 s. The per-read timeout alone lets
+    a server that trickles a byte a second hold a run forever."""
+    from huggingface_hub import constants
+
+    try:
+        return max(10.0, 3 * float(constants.HF_HUB_DOWNLOAD_TIMEOUT))
+    except (TypeError, ValueError):
+        return 30.0
+
+
+def _bound_downloads(session) -> None:
+    """Make every body huggingface_hub's HTTP client reads stop at MAX_FILE_BYTES (announced
+    or received) and after _download_seconds(), while it streams: srcreview fetches config
+    files only, so an endless body, a 64 MiB config.json or a server that trickles a byte a
+    second ends as one reason (DownloadRefused raised out of the library's download loop),
+    never a download to its end or a run held forever. A response hook on the library's
+    own client, so its proxies, headers and retries stay as configured."""
+    import time
+
+    import httpx2
+
+    limit, seconds = MAX_FILE_BYTES, _download_seconds()
+
+    class _Bounded(httpx2.SyncByteStream):
+        def __init__(self, inner, name: str):
+            self.inner, self.name, self.deadline = inner, name, time.monotonic() + seconds
+
+        def __iter__(self):
+            received = 0
+            for chunk in self.inner:
+                received += len(chunk)
+                if received > limit:
+                    raise DownloadRefused(f"the Hub sent more than {limit} bytes of {self.name}; stopped there")
+                if time.monotonic() > self.deadline:
+                    raise DownloadRefused(f"the Hub took over {seconds:.0f} s to send {self.name}; stopped "
+                                          "(HF_HUB_DOWNLOAD_TIMEOUT sets the pace)")
+                yield chunk
+
+        def close(self):
+            self.inner.close()
+
+    def bound(response) -> None:
+        if response.request.method != "GET":
+            return
+        name = response.request.url.path.rpartition("/")[2] or "a file"
+        announced = response.headers.get("Content-Length", "")
+        if announced.isdigit() and len(announced) < 20 and int(announced) > limit:
+            response.close()
+            raise DownloadRefused(f"the Hub announced {name} as {announced} bytes, over the {limit}-byte limit; "
+                                  "not downloaded")
+        response.stream = _Bounded(response.stream, name)
+
+    hooks = session.event_hooks
+    if not any(getattr(h, "__name__", "") == "bound" and getattr(h, "__module__", "") == __name__
+               for h in hooks.get("response", ())):
+        hooks.setdefault("response", []).append(bound)
+        session.event_hooks = hooks

@@ -278,7 +278,10 @@ def _shipped_rules() -> tuple[Rule, ...]:
 def _load_dir(directory: Path) -> tuple[Rule, ...]:
     if not directory.is_dir():
         raise DataError(f"{directory.name}: rules directory is missing")
-    rules = [load_rule_file(p, f"rules/{p.name}") for p in sorted(directory.glob("*.toml"))]
+    files = sorted(directory.glob("*.toml"))
+    if not files:  # a submodule not checked out: no rule run is no pass
+        raise DataError(f"{directory.name}: rules directory holds no rule file (*.toml)")
+    rules = [load_rule_file(p, f"rules/{p.name}") for p in files]
     seen: dict[str, str] = {}
     for rule in rules:
         if rule.id in seen:

@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
+from srcreview.core.cachedir import MARKER as MARKER_FILE
+from srcreview.core.cachedir import make_dirs
 from srcreview.core.errors import SourceUnavailable
 
 MANIFEST = "manifest.json"
@@ -186,9 +188,10 @@ class Entry:
         if self._staging is None:
             self.cache._ensure_writable()
             parent = self.path.parent
-            parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(parent)
             self._staging = Path(tempfile.mkdtemp(prefix=f".{self.key}.", suffix=".tmp", dir=parent))
             os.chmod(self._staging, 0o755)
+            (self._staging / MARKER_FILE).touch()  # the entry is srcreview's, wherever the cache is
             (self._staging / TREE).mkdir()
         return self._staging / TREE
 
@@ -301,7 +304,7 @@ class Cache:
         self._ensure_writable()
         locks = self.root / ".locks"
         try:
-            locks.mkdir(parents=True, exist_ok=True)
+            make_dirs(locks)
             fd = os.open(locks / f"{_check_part(kind, 'kind')}--{_check_part(key, 'key')}.lock",
                          os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
@@ -315,7 +318,7 @@ class Cache:
 
     def _ensure_writable(self) -> None:
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            make_dirs(self.root)
         except OSError as exc:
             raise self._not_writable(exc) from None
         if not os.access(self.root, os.W_OK | os.X_OK):
@@ -369,7 +372,7 @@ class Cache:
         self._ensure_writable()
         tmp = self.root / ".tmp"
         try:
-            tmp.mkdir(parents=True, exist_ok=True)
+            make_dirs(tmp)
             self._sweep(tmp)
             folder = Path(tempfile.mkdtemp(dir=tmp))
             fd = os.open(folder / f"{OWNER}.new", os.O_RDWR | os.O_CREAT, 0o644)
@@ -391,6 +394,8 @@ class Cache:
 
         now = time.time()
         for child in tmp.iterdir():
+            if child.name == MARKER_FILE:
+                continue
             try:
                 fd = os.open(child / OWNER, os.O_RDWR)
             except OSError:  # no lock: another layout, or created this instant (no lock yet)
@@ -415,7 +420,7 @@ class Cache:
         target = self._file(relpath)
         self._ensure_writable()
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(target.parent)
             _write_atomic(target, data)
         except OSError as exc:
             raise self._not_writable(exc) from None

@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from srcreview.core.cachedir import MARKER, make_dirs
 from srcreview.core.errors import SourceUnavailable
 from srcreview.model.revision import Revision
 from srcreview.source.base import (
@@ -292,8 +293,9 @@ class GitCache:
     def _create(self) -> None:
         if self.git_dir.exists():
             self.cache._discard(self.git_dir)
-        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.git_dir.parent)
         tmp = Path(tempfile.mkdtemp(prefix=".vllm.git.", dir=self.git_dir.parent))
+        (tmp / MARKER).touch()  # srcreview's, wherever the cache is (git ignores it)
         try:
             run_git(tmp, "init", "--bare", "--quiet", what="git cache")
             for key, value in (("remote.origin.url", remote_url()),

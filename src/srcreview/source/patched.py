@@ -83,6 +83,10 @@ def load_overlay(root: Path, shown: str) -> Layer:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIPPED_DIRS)
         rel = Path(dirpath).relative_to(root).as_posix()
+        for name in dirnames:  # os.walk lists a symlinked directory and never enters it: never skip it silently
+            if (Path(dirpath) / name).is_symlink():
+                where = name if rel == "." else f"{rel}/{name}"
+                raise DataError(f"{shown}/{where}: an overlay holds regular files only (a symlinked directory)")
         for name in sorted(filenames):
             where = name if rel == "." else f"{rel}/{name}"
             full = Path(dirpath) / name
@@ -90,10 +94,17 @@ def load_overlay(root: Path, shown: str) -> Layer:
                 raise DataError(f"{shown}/{where}: an overlay holds regular files only (no links or devices)")
             if len(files) >= MAX_OVERLAY_FILES:
                 raise DataError(f"--overlay {shown}: more than {MAX_OVERLAY_FILES} files")
-            data = full.read_bytes()
+            room = MAX_OVERLAY_BYTES - total
+            try:  # the size first: a sparse 6 GB file is refused without a byte read
+                if full.stat().st_size > room:
+                    raise DataError(f"--overlay {shown}: over {MAX_OVERLAY_BYTES} bytes ({where})")
+                with open(full, "rb") as handle:
+                    data = handle.read(room + 1)  # (it may have grown since)
+            except OSError as exc:
+                raise UsageError(f"--overlay {shown}/{where}: cannot read: {exc.strerror or exc}") from None
             total += len(data)
             if total > MAX_OVERLAY_BYTES:
-                raise DataError(f"--overlay {shown}: over {MAX_OVERLAY_BYTES} bytes")
+                raise DataError(f"--overlay {shown}: over {MAX_OVERLAY_BYTES} bytes ({where})")
             files.append((where, data))
     if not files:
         raise DataError(f"--overlay {shown}: holds no file")
@@ -174,14 +185,41 @@ def _apply_layers(base: SourceTree, layers: Sequence[Layer]) -> dict[str, _File 
             return None
         return _File.upstream(base.read(path), path)
 
+    written_by: dict[str, str] = {}  # path -> where a layer wrote it (for the message)
     for index, layer in enumerate(layers):
         if layer.kind == "overlay":
             for path, data in layer.files:
                 files[path] = _File.from_layer(data, index)
+                written_by[path] = f"{layer.shown}/{path}"
             continue
         for change in layer.changes:
             _apply_change(layer, index, change, current, files, base)
+            if change.new_path is not None:
+                written_by[change.new_path] = f"{layer.shown}:{change.line}"
+    _refuse_file_directory_clashes(base, files, written_by)
     return files
+
+
+def _refuse_file_directory_clashes(base: SourceTree, files: dict, written_by: dict[str, str]) -> None:
+    """A layer may not write a file where the tree has a directory (`vllm/config` beside
+    `vllm/config/`), nor inside what is a file (`vllm/envs.py/x`): no filesystem holds both,
+    so no engine runs that tree (docs/patches.md)."""
+    written = {p for p, f in files.items() if f is not None}
+    if not written:
+        return
+    listing = (set(base.files()) - {p for p, f in files.items() if f is None}) | written
+    directories = {path.rsplit("/", n)[0] for path in listing for n in range(1, path.count("/") + 1)}
+    label = base.revision.label()
+    for path in sorted(written):
+        if path in directories:
+            raise PatchFailed(f"{written_by.get(path, path)}: writes the file {path}, where the tree has a "
+                              f"directory {path}/ at vLLM {label}")
+        parts = path.split("/")
+        for n in range(1, len(parts)):
+            ancestor = "/".join(parts[:n])
+            if ancestor in listing:
+                raise PatchFailed(f"{written_by.get(path, path)}: writes {path} inside {ancestor}, a file at "
+                                  f"vLLM {label}")
 
 
 def _apply_change(layer: Layer, index: int, change: FilePatch, current, files: dict, base: SourceTree) -> None:

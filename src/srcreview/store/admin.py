@@ -8,6 +8,10 @@ schema directories are never read again), the stored reviews (`<root>/reviews/v<
 srcreview.store.reviews) and what runs leave behind (`.tmp/`, `.locks/`). What this version
 does not know (a newer facts or reviews schema, files another srcreview version keeps) is
 `other`: kept unless the whole cache is cleaned.
+Only what srcreview wrote may be removed: a part counts only when it lies in a directory
+srcreview created and marked (srcreview.core.cachedir), the root or its top-level directory;
+anything else (`SRCREVIEW_CACHE=~/.cache` holds other programs' files) is `foreign`: listed,
+never measured (it may be all of `$HOME`), never removed.
 `usage` measures each part; `clean` removes the parts asked for, each source entry under its
 lock so that no run is building it meanwhile.
 """
@@ -19,6 +23,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from srcreview.core.cachedir import MARKER, is_marked
 from srcreview.core.errors import UsageError
 from srcreview.source.cache import MANIFEST
 
@@ -29,7 +34,7 @@ LEFTOVERS = (".tmp", ".locks")
 class Part:
     """One thing in the cache: a source entry, a facts or reviews schema directory, or leftovers."""
 
-    kind: str  # "source", "facts", "reviews", "unused", "other"
+    kind: str  # "source", "facts", "reviews", "unused", "other", "foreign" (not srcreview's: never removed)
     name: str  # e.g. "registry/0.29.0-98dff2a81", "facts/v6", "reviews/v1", ".tmp"
     size: int
     files: int
@@ -44,8 +49,11 @@ class Usage:
         return sum(p.size for p in self.parts if kind is None or p.kind == kind)
 
 
-def usage(root: Path) -> Usage:
-    """Every part of the cache at `root` with its size (nothing is read but directory entries)."""
+def usage(root: Path, *, default_location: bool = False) -> Usage:
+    """Every part of the cache at `root` with its size (nothing is read but directory entries).
+
+    `default_location`: the root is srcreview's own default directory, srcreview's whether
+    marked or not; any other root is srcreview's only if srcreview created (marked) it."""
     from srcreview.index.cache import facts_dir
     from srcreview.index.facts import SCHEMA_VERSION
     from srcreview.source.registry import RELEASES
@@ -55,23 +63,25 @@ def usage(root: Path) -> Usage:
     # each kind decides where its schema directories live: <root>/facts/v<schema>, <root>/reviews/v<schema>
     schemas = {facts_dir(root).parent: ("facts", SCHEMA_VERSION), reviews_dir(root).parent: ("reviews", REVIEWS_SCHEMA)}
     parts: list[Part] = []
+    root_owned = default_location or is_marked(root)
     for top in _children(root):
-        if top.name in LEFTOVERS:
-            parts.append(_part("unused", top.name, top))
+        if top.name in LEFTOVERS or not top.is_dir() or top.is_symlink():
+            found = [("unused" if top.name in LEFTOVERS else "other", top.name, top)]
         elif top in schemas:
             kind, current = schemas[top]
-            for schema in _children(top):
-                parts.append(_part(_schema_kind(schema.name, kind, current), f"{top.name}/{schema.name}", schema))
-        elif top.name == RELEASES and top.is_dir():
-            for record in _children(top):
-                parts.append(_part("source" if record.suffix == ".json" else "other", f"{top.name}/{record.name}",
-                                   record))
-        elif top.is_dir():
-            for entry in _children(top):
-                kind = "source" if (entry / MANIFEST).is_file() else "other"
-                parts.append(_part(kind, f"{top.name}/{entry.name}", entry))
+            found = [(_schema_kind(s.name, kind, current), f"{top.name}/{s.name}", s) for s in _children(top)]
+        elif top.name == RELEASES:
+            found = [("source" if r.suffix == ".json" else "other", f"{top.name}/{r.name}", r) for r in _children(top)]
         else:
-            parts.append(_part("other", top.name, top))
+            found = [("source" if (e / MANIFEST).is_file() else "other", f"{top.name}/{e.name}", e)
+                     for e in _children(top)]
+        if root_owned or is_marked(top):
+            parts += [_part(*item) for item in found]
+        elif top.is_dir() and not top.is_symlink() and any(is_marked(path) for _, _, path in found):
+            # a directory srcreview did not create, holding some it did (SRCREVIEW_CACHE=~/.cache, facts/v6)
+            parts += [_part(*item) if is_marked(item[2]) else Part("foreign", item[1], 0, 0, item[2]) for item in found]
+        else:
+            parts.append(Part("foreign", top.name, 0, 0, top))
     return Usage(tuple(parts))
 
 
@@ -90,6 +100,8 @@ def select(found: Usage, *, sources: bool, facts: bool, unused: bool, revision=N
     everything = not (sources or facts or unused or reviews or revision is not None)
     chosen = []
     for part in found.parts:
+        if part.kind == "foreign":
+            continue
         if part.kind == "source" and revision is not None:
             if _entry_of(part, revision):
                 chosen.append(part)
@@ -106,6 +118,8 @@ def clean(root: Path, parts: list[Part]) -> int:
     cache = Cache(root)
     freed = 0
     for part in parts:
+        if part.kind == "foreign":
+            raise UsageError(f"{part.name} is not marked as srcreview's: never removed")
         if part.kind == "source" and part.path.is_dir():  # an entry, not an index release record
             kind, key = part.name.split("/", 1)
             try:
@@ -147,8 +161,9 @@ def _entry_of(part: Part, revision) -> bool:
 
 
 def _children(folder: Path) -> list[Path]:
+    """The entries of `folder` but srcreview's marker (cleaning a part never unmarks its folder)."""
     try:
-        return sorted(folder.iterdir())
+        return sorted(p for p in folder.iterdir() if p.name != MARKER)
     except OSError:
         return []
 

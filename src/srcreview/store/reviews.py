@@ -11,8 +11,12 @@ Whatever else a review comes to read (the model's config, once `check` binds it)
 key, or a stored review would stand for inputs it was not computed from.
 
 Entries live under `<cache>/reviews/v<SCHEMA>/`, one file per key, written atomically and
-sealed (srcreview.core.sealed): an entry damaged or edited since it was written, or that does not
-load as the Review it names, is absent, and the review is computed again. Only complete
+sealed (srcreview.core.sealed) with an HMAC under the secret of `$SRCREVIEW_CACHE_KEY`: a key
+that does not live in the cache, so a cache restored from another CI run (or edited and
+sealed again) cannot have a verdict served. Without the secret nothing is stored or served
+(`cache_key()` is None and `check` computes every review); an entry damaged, edited or sealed
+under another key since it was written, or that does not load as the Review it names, is
+absent, and the review is computed again. Only complete
 reviews are stored (an incomplete one may stem from a source that was unavailable for now),
 and only when the Review reads back equal to itself. The directory is bounded (MAX_BYTES):
 storing past the bound removes the entries used least recently (a hit marks an entry used).
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from srcreview.core.cachedir import MARKER
 from srcreview.core.sealed import seal, unseal, write_atomic
 
 SCHEMA = 1
@@ -70,11 +75,16 @@ def rules_digest(directory: Path | None = None) -> str | None:
 
     try:
         folder = Path(directory) if directory is not None else data_dir("rules")
+        if not folder.is_dir():
+            return None  # (glob finds nothing in a missing directory: it would digest as an empty one)
         digest = hashlib.sha256(b"rules\n")
-        for path in sorted(folder.glob("*.toml")):
+        files = sorted(folder.glob("*.toml"))
+        for path in files:
             digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     except (OSError, FileNotFoundError):
         return None
+    if not files:
+        return None  # no rule: never a stored summary, the loader refuses it
     return digest.hexdigest()
 
 
@@ -138,12 +148,25 @@ class StoredRule:
         return rule
 
 
-class ReviewCache:
-    """The stored reviews and rule summaries under one srcreview cache root."""
+KEY_VARIABLE = "SRCREVIEW_CACHE_KEY"
 
-    def __init__(self, root: Path, *, max_bytes: int = MAX_BYTES):
+
+def cache_key(environ=None) -> bytes | None:
+    """The HMAC key of stored reviews, derived from the secret in $SRCREVIEW_CACHE_KEY; None
+    when it is unset or empty (stored reviews are then off)."""
+    secret = (os.environ if environ is None else environ).get(KEY_VARIABLE, "")
+    if not secret:
+        return None
+    return hashlib.sha256(b"srcreview stored reviews\n" + secret.encode("utf-8", "surrogateescape")).digest()
+
+
+class ReviewCache:
+    """The stored reviews and rule summaries under one srcreview cache root, sealed under `key`."""
+
+    def __init__(self, root: Path, *, key: bytes, max_bytes: int = MAX_BYTES):
         self.root = reviews_dir(root)
         self.max_bytes = max_bytes
+        self._key = key
 
     # -- keys
     def rules_key(self, rules_digest: str) -> str:
@@ -215,13 +238,14 @@ class ReviewCache:
                 data = fh.read(MAX_ENTRY_BYTES + len(MAGIC) + 33)
         except OSError:
             return None
-        payload = unseal(data, MAGIC)
+        payload = unseal(data, MAGIC, self._key)
         if payload is None or not payload.startswith(key.encode() + b"\n"):
             return None  # damaged, edited, or another key's entry copied here
         return payload[len(key) + 1:]
 
     def _write(self, key: str, body: bytes) -> bool:
-        if len(body) > MAX_ENTRY_BYTES or not write_atomic(self._path(key), seal(key.encode() + b"\n" + body, MAGIC)):
+        sealed = seal(key.encode() + b"\n" + body, MAGIC, self._key)
+        if len(body) > MAX_ENTRY_BYTES or not write_atomic(self._path(key), sealed):
             return False
         self._bound()
         return True
@@ -239,6 +263,8 @@ class ReviewCache:
             folders = [f for f in self.root.iterdir() if f.is_dir() and not f.is_symlink()]
             for folder in folders:
                 for item in folder.iterdir():
+                    if item.name == MARKER:
+                        continue
                     stat = item.lstat()
                     entries.append((stat.st_mtime_ns, stat.st_size, item))
         except OSError:

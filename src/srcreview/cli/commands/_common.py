@@ -68,6 +68,9 @@ def add_patch_args(parser, *, side: str = "") -> None:
     parser.add_argument("--overlay", dest="layers", action=_LayerAction, kind="overlay", metavar="DIR",
                         help="lay the files under DIR over the source" + side + " (replacing or adding the same "
                              "tree-relative paths); repeatable, in order with --patch")
+    parser.add_argument("--allow-outside", action="append", default=[], metavar="PATH",
+                        help="let a recipe's [runtime] patches name paths under PATH (by default they must "
+                             "stay inside the recipe's git work tree, else its directory); repeatable")
 
 
 def layers_from_args(args, recipe=None, recipe_file: str | Path | None = None) -> list:
@@ -78,6 +81,7 @@ def layers_from_args(args, recipe=None, recipe_file: str | Path | None = None) -
     if not getattr(runtime, "patches", None) and not getattr(args, "layers", None):
         return []  # (without importing the patch reader)
     from srcreview.cli.commands._gate_args import shown_path
+    from srcreview.core.userfile import inside, recipe_root
     from srcreview.source.patched import load_overlay, load_patch
 
     layers = []
@@ -86,6 +90,11 @@ def layers_from_args(args, recipe=None, recipe_file: str | Path | None = None) -
         target = base / written
         shown = shown_path(target)
         where = getattr(recipe, "path", "recipe")
+        allowed = [recipe_root(recipe_file if recipe_file is not None else "recipe"),
+                   *(getattr(args, "allow_outside", None) or ())]
+        if not inside(target, allowed):
+            raise DataError(f"{where}: [runtime] patches: {written}: outside the recipe's repository "
+                            "(its git work tree, else its directory); --allow-outside PATH lets it read there")
         if target.is_dir():
             layers.append(load_overlay(target, shown))
         elif target.is_file():

@@ -50,6 +50,11 @@ def load_rules_arg(args):
     if not getattr(args, "rules", None):
         return load_rules()
     directory = Path(args.rules)
+    if not directory.is_dir():
+        from srcreview.core.errors import UsageError
+
+        raise UsageError(f"--rules {shown_path(directory)}: " + ("not a directory" if directory.exists()
+                                                                 else "no such directory"))
     try:
         return load_rules(directory)
     except DataError as exc:  # the loader names a rule file `rules/NAME.toml`, wherever it is

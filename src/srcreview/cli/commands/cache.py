@@ -14,6 +14,8 @@ import argparse
 import json
 import sys
 
+FOREIGN_WHY = "no .srcreview-cache marker: another program's files, never removed"
+
 EPILOG = """\
 examples:
   srcreview cache info
@@ -47,12 +49,13 @@ def run(args) -> int:
     from srcreview.store.admin import clean, human, select, usage
 
     root, origin = default_root()
-    found = usage(root)
+    found = usage(root, default_location=origin != "$SRCREVIEW_CACHE")
     if args.action == "info":
         if args.sources or args.facts or args.reviews or args.unused or args.rev or args.dry_run:
             raise UsageError("cache info takes no --sources, --facts, --reviews, --unused, --rev or --dry-run "
                              "(they are for clean)")
-        sys.stdout.write(_info_json(origin, found) if args.format == "json" else _info_text(origin, found))
+        sys.stdout.write(_info_json(origin, found) if args.format == "json"
+                         else _info_text(origin, found) + _stored_mode_text())
         return 0
     revision = None
     if args.rev:
@@ -61,13 +64,17 @@ def run(args) -> int:
                    reviews=args.reviews)
     freed = sum(p.size for p in parts) if args.dry_run else clean(root, parts)
     verb = "would remove" if args.dry_run else "removed"
+    foreign = [p.name for p in found.parts if p.kind == "foreign"]
     if args.format == "json":
         sys.stdout.write(json.dumps({"cache": origin, "dry_run": args.dry_run, "bytes": freed,
-                                     "removed": [p.name for p in parts]}, indent=2) + "\n")
+                                     "removed": [p.name for p in parts], "kept_foreign": foreign}, indent=2) + "\n")
     else:
         for part in parts:
             sys.stdout.write(f"{verb} {part.name} ({human(part.size)})\n")
         sys.stdout.write(f"cache {origin}: {verb} {_count(len(parts), 'part')}, {human(freed)}\n")
+        if foreign:
+            sys.stdout.write(f"kept {_count(len(foreign), 'part')} srcreview did not create ({FOREIGN_WHY}): "
+                             + ", ".join(foreign[:10]) + (", ..." if len(foreign) > 10 else "") + "\n")
     return 0
 
 
@@ -97,9 +104,14 @@ def _info_text(origin: str, found) -> str:
 
     lines = [f"cache {origin}: {human(found.total())}"]
     for kind, title in (("source", "sources"), ("facts", "facts"), ("reviews", "reviews"), ("unused", "unused"),
-                        ("other", "other (another srcreview version's)")):
+                        ("other", "other (another srcreview version's)"),
+                        ("foreign", f"not srcreview's ({FOREIGN_WHY})")):
         parts = [p for p in found.parts if p.kind == kind]
-        if kind == "other" and not parts:
+        if kind in ("other", "foreign") and not parts:
+            continue
+        if kind == "foreign":  # never walked: it may be all of $HOME
+            lines.append(f"  {title}: {_count(len(parts), 'part')}, not measured")
+            lines += [f"    {p.name}" for p in parts]
             continue
         lines.append(f"  {title}: {_count(len(parts), 'part')}, {human(found.total(kind))}")
         width = max((len(p.name) for p in parts), default=0)
@@ -108,7 +120,22 @@ def _info_text(origin: str, found) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _stored_mode() -> bool:
+    from srcreview.store.reviews import cache_key
+
+    return cache_key() is not None
+
+
+def _stored_mode_text() -> str:
+    """Whether stored reviews are served (`check` answers a review computed before), and why."""
+    if _stored_mode():
+        return ("stored reviews: on, served only when sealed under $SRCREVIEW_CACHE_KEY "
+                "(an entry another key sealed, or none, is computed again)\n")
+    return ("stored reviews: off ($SRCREVIEW_CACHE_KEY is unset: every check computes its review; set it to a "
+            "secret, in CI from its secrets store, to reuse them)\n")
+
+
 def _info_json(origin: str, found) -> str:
-    return json.dumps({"cache": origin, "bytes": found.total(),
+    return json.dumps({"cache": origin, "bytes": found.total(), "stored_reviews": "on" if _stored_mode() else "off",
                        "parts": [{"kind": p.kind, "name": p.name, "bytes": p.size, "files": p.files}
                                  for p in found.parts]}, indent=2) + "\n"

@@ -154,14 +154,16 @@ class _StoredReviews:
 
 
 def _stored_reviews(args) -> _StoredReviews | None:
-    """The stored reviews, or None when the rule files cannot be read (their loader says why)."""
+    """The stored reviews, or None when off ($SRCREVIEW_CACHE_KEY unset) or the rule files cannot
+    be read (their loader says why)."""
     from pathlib import Path
 
     from srcreview.source.cache import default_root
-    from srcreview.store.reviews import ReviewCache, rules_digest
+    from srcreview.store.reviews import ReviewCache, cache_key, rules_digest
 
-    digest = rules_digest(Path(args.rules) if getattr(args, "rules", None) else None)
-    return _StoredReviews(ReviewCache(default_root()[0]), digest) if digest is not None else None
+    key = cache_key()  # no secret: a stored verdict could be anyone's, so none is served
+    digest = rules_digest(Path(args.rules) if getattr(args, "rules", None) else None) if key is not None else None
+    return _StoredReviews(ReviewCache(default_root()[0], key=key), digest) if digest is not None else None
 
 
 def recalled_reviews(args, recipes, files, stored) -> list:

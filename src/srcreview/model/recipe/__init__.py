@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from srcreview.core.errors import DataError, SrcreviewError
-from srcreview.core.userfile import read_user_file
+from srcreview.core.userfile import MAX_INT_DIGITS, read_user_file
 from srcreview.model.recipe.model import (
     MAX_SETTINGS,
     EnvVar,
@@ -57,20 +57,39 @@ def load_recipe(path: str | Path, display_path: str | None = None) -> Recipe:
 
 
 def _text(path: Path, shown: str) -> str:
-    raw = read_user_file(path, shown, "recipe", MAX_RECIPE_BYTES)
+    return decode_recipe(read_user_file(path, shown, "recipe", MAX_RECIPE_BYTES), shown)
+
+
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+         (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def decode_recipe(raw: bytes, shown: str) -> str:
+    """A recipe file's text: UTF-8 (a BOM dropped: editors on Windows write one), or UTF-16/32
+    when a BOM says so (PowerShell writes them; docker compose reads them); DataError naming
+    the line otherwise."""
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return raw[len(bom):].decode(codec)
+            except UnicodeDecodeError as exc:
+                line = raw[len(bom):len(bom) + exc.start].decode(codec, "replace").count("\n") + 1
+                raise DataError(f"{shown}:{line}: recipe is not valid {codec.upper()[:6]}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise DataError(f"{shown}:{line}: recipe is not valid UTF-8") from None
-    return text.removeprefix("\ufeff")  # editors on Windows write a BOM
+    return text.removeprefix("\ufeff")
 
 
 def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
     """The recipes of a file's text, its format chosen by content (see the module docstring)."""
     fmt, doc = detect(text, shown, name or shown)
     if fmt == "toml":
-        return (parse_recipe(text, shown),)
+        recipe = parse_recipe(text, shown)  # (refuses control characters itself)
+        _refuse_numbers_no_setting_takes(recipe, shown)
+        return (recipe,)
     if fmt == "compose":
         from srcreview.model.recipe.compose import read_compose
 
@@ -86,7 +105,44 @@ def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
         recipes = reader(text, shown, shown)
     for recipe in recipes:
         _refuse_control_characters(recipe, shown)
+        _refuse_numbers_no_setting_takes(recipe, shown)
     return tuple(recipes)
+
+
+MAX_INTEGER_DIGITS = MAX_INT_DIGITS  # what Python converts to text (4,300 digits): every report prints values
+
+
+def _refuse_numbers_no_setting_takes(recipe: Recipe, shown: str) -> None:
+    """TOML reads a 4,000-digit hex integer, YAML 1.1 a base-60 one (`1:59:59:...`) of any
+    size: every report would fail to print it (Python converts at most 4,300 digits to text;
+    measured by size here, never converted). `inf` and `nan`
+    (TOML, YAML `.inf`) neither: the JSON report could not carry them (it would write
+    `Infinity`, which is no JSON)."""
+    import math
+
+    limit = 10 ** MAX_INTEGER_DIGITS
+
+    def check(value, line: int, what: str) -> None:
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                check(item, line, what)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                check(item, line, f"{what}.{key}")
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= limit:
+            raise DataError(f"{shown}:{line}: {what}: an integer of more than {MAX_INTEGER_DIGITS} digits "
+                            "(no report can print it)")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise DataError(f"{shown}:{line}: {what}: {value} is not a number any setting takes")
+
+    for setting in recipe.settings:
+        check(setting.value, setting.line, setting.key)
+    for flag in recipe.flags:
+        check(flag.value, flag.line, flag.flag)
+    for table, overrides in (("model", recipe.model_overrides), ("draft_model", recipe.draft_model_overrides)):
+        for item in overrides.items:
+            check(item.value, item.line, f"{table}.{item.key}")
+    check(recipe.extra_tables, recipe.pin_line or 1, "srcreview")
 
 
 def _refuse_control_characters(recipe: Recipe, shown: str) -> None:
@@ -174,7 +230,7 @@ def looks_like_recipe(path: str | Path) -> bool:
             return False
         with open(path, "rb") as fh:
             raw = fh.read(MAX_RECIPE_BYTES + 1)
-        text = raw.decode("utf-8").removeprefix("\ufeff")
+        text = decode_recipe(raw, path.name)
         fmt, _ = detect(text, path.name, path.name)
         if fmt == "command-line" and not (text.startswith("#!") or path.suffix.lower() in _SCRIPT_SUFFIXES):
             return False  # a README or a program that mentions `vllm serve` is not a launch script

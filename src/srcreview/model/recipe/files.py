@@ -4,7 +4,10 @@ The paths on the command line are taken as given when they are files; a director
 (recursively, in sorted order, hidden directories skipped) for the files `is_recipe_file`
 accepts: every file `srcreview.model.recipe.looks_like_recipe` reads as a recipe in one of its
 formats (srcreview TOML, a `vllm serve` script or Dockerfile, a vLLM YAML config, a compose
-file), never a waiver file.
+file), never a waiver file. A file meant as a recipe that does not read as one (a launch
+script with an escape character, a compose file over the size limit or in an encoding
+srcreview cannot read) is found all the same, so the run fails naming it: a directory run never
+passes by skipping what it could not review.
 """
 
 from __future__ import annotations
@@ -13,15 +16,24 @@ import os
 import re
 from pathlib import Path
 
-from srcreview.core.errors import UsageError
+from srcreview.core.errors import SrcreviewError, UsageError
 from srcreview.core.userfile import shown_path
-from srcreview.model.recipe import MAX_RECIPE_BYTES, looks_like_recipe
+from srcreview.model.recipe import (
+    _BOMS,
+    _SCRIPT_SUFFIXES,
+    _SERVE,
+    MAX_RECIPE_BYTES,
+    looks_like_recipe,
+)
 
 WAIVER_FILE = "srcreview.toml"  # the waivers beside recipes (srcreview.gate.waivers): never a recipe
 
 _SKIPPED_DIRS = {"__pycache__", "node_modules"}
 # a [recipe] or [engine...] table header: how a TOML recipe that does not read is still recognised
 _RECIPE_HEADER = re.compile(r"^[ \t]*\[[ \t]*[\"']?(recipe|engine)[\"']?[ \t]*[\].]", re.M)
+# what docker compose reads by default, and the `-f` files people name after it
+_COMPOSE_NAME = re.compile(r"^(docker-)?compose([.-][^/]*)?\.ya?ml$|\.compose\.ya?ml$", re.I)
+_DOCKERFILE_NAME = re.compile(r"^(Dockerfile|Containerfile)([.-].*)?$|\.(Dockerfile|Containerfile)$", re.I)
 
 
 def is_recipe_file(path: Path) -> bool:
@@ -35,18 +47,41 @@ def is_recipe_file(path: Path) -> bool:
         return False
     if looks_like_recipe(path):
         return True
-    return path.suffix == ".toml" and _has_recipe_header(path)
+    return _meant_as_recipe(path)
 
 
-def _has_recipe_header(path: Path) -> bool:
+def _meant_as_recipe(path: Path) -> bool:
+    """Whether a file that does not read as a recipe is meant as one, by its first megabyte
+    (decoded leniently, any BOM honoured): a TOML file with a `[recipe]` or `[engine]` header,
+    a launch script (`#!` or a shell suffix) or a Dockerfile running vLLM, a compose file (by
+    its name, or a YAML `services:` mapping) that names vLLM."""
     try:
         if not path.is_file():  # a FIFO or a device is never opened
             return False
         with open(path, "rb") as handle:
             raw = handle.read(MAX_RECIPE_BYTES + 1)
+    except PermissionError:  # cannot tell: a file named like a recipe is one, and its reader says why it fails
+        return path.suffix.lower() in (".toml", ".yml", ".yaml", *_SCRIPT_SUFFIXES[1:]) \
+            or bool(_DOCKERFILE_NAME.search(path.name) or _COMPOSE_NAME.search(path.name))
     except OSError:
         return False
-    return bool(_RECIPE_HEADER.search(raw.decode("utf-8", errors="replace")))
+    text = _lenient_text(raw)
+    suffix = path.suffix.lower()
+    if suffix == ".toml":
+        return bool(_RECIPE_HEADER.search(text))
+    if _SERVE.search(text) and (text.startswith("#!") or suffix in _SCRIPT_SUFFIXES):
+        return True
+    if _DOCKERFILE_NAME.search(path.name):
+        return "vllm" in text.lower()
+    compose = _COMPOSE_NAME.search(path.name) or (suffix in (".yml", ".yaml") and re.search(r"^services\s*:", text, re.M))
+    return bool(compose) and "vllm" in text.lower()
+
+
+def _lenient_text(raw: bytes) -> str:
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            return raw[len(bom):].decode(codec, errors="replace")
+    return raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
 
 
 def recipe_files(paths: list[str]) -> list[tuple[Path, str]]:
@@ -83,7 +118,13 @@ def _search(directory: Path) -> list[Path]:
     """Recipe files under `directory`, sorted; hidden and cache directories and symlinked
     directories (which could loop) are not entered; only regular files are read."""
     found = []
-    for root, dirs, files in os.walk(directory):
+
+    def unlisted(error: OSError) -> None:  # its recipes would go unreviewed: never skipped without a word
+        where = Path(error.filename) if error.filename else directory
+        raise SrcreviewError(f"{shown_path(where)}: cannot list this directory ({error.strerror or error}); "
+                             "the recipes in it would not be reviewed")
+
+    for root, dirs, files in os.walk(directory, onerror=unlisted):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
         for name in sorted(files):
             candidate = Path(root) / name

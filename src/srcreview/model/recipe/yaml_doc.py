@@ -39,7 +39,11 @@ def parse(text: str, shown: str) -> Located | None:
     """The single document of `text` (None if empty); DataError on invalid YAML."""
     import yaml
 
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)  # checks every character first: a control character is a ReaderError
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise DataError(f"{shown}:{line}: malformed YAML: the character U+{exc.character:04X} is not allowed") from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -87,7 +91,11 @@ class _Reader:
             return Located(out, **where)
         if isinstance(node, yaml.SequenceNode):
             return Located([self.read(item, depth + 1) for item in node.value], **where)
-        value = self.loader.construct_object(node, deep=True)
+        try:
+            value = self.loader.construct_object(node, deep=True)
+        except (OverflowError, ValueError):  # a YAML 1.1 base-60 float past float's range (`1:59:...:59.5`)
+            raise DataError(f"{self.shown}:{node.start_mark.line + 1}: the number {node.value[:20]}... "
+                            "is out of range") from None
         if not isinstance(value, (str, int, float, bool)) and value is not None:
             value = str(value)  # dates, binary: as text
         return Located(value, **where)

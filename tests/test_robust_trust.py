@@ -1,0 +1,194 @@
+"""Data loss and security (issue 26): srcreview removes only what it wrote, and reads only
+inside what the command line lets it read.
+
+Every case runs the real CLI on real files made in the test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import DEMO_RECIPE, FIXTURE_REV, fixture_source
+
+from srcreview.core.cachedir import MARKER
+
+
+def _hostile_home(home: Path) -> dict[str, bytes]:
+    """What a `$HOME` or `~/.cache` holds before srcreview is pointed at it: other programs'
+    files, some under the very names srcreview uses (facts/, reviews/, .tmp/, registry/)."""
+    files = {".ssh/id_rsa": b"PRIVATE KEY\n", "pip/http/abc": b"cached wheel", "notes.txt": b"mine\n",
+             "facts/v1/ab/old.pickle": b"x" * 30, "reviews/v1/aa/r": b"not a review",
+             ".tmp/download.part": b"half", "registry/thing/manifest.json": b"{}",
+             "releases/vllm-9.9.9.json": b"{}", "facts/v999/x": b"newer?"}
+    for name, data in files.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_bytes(data)
+    return files
+
+
+def test_cache_clean_never_removes_what_srcreview_did_not_create(tmp_path, monkeypatch, cli):
+    home = tmp_path / "home"
+    home.mkdir()
+    files = _hostile_home(home)
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(home))
+    monkeypatch.setenv("SRCREVIEW_CACHE_KEY", "test secret")  # so that reviews are stored too
+    monkeypatch.chdir(tmp_path)
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV).code == 1
+    written = sorted(p.parent.relative_to(home).as_posix() for p in home.rglob(MARKER))
+    assert "facts/v1" not in written and "facts" not in written and "facts/v999" not in written
+    assert any(w.startswith("facts/v") for w in written) and not (home / MARKER).exists(), written
+
+    info = cli("cache", "info")
+    assert info.code == 0 and "not srcreview's" in info.out and ".ssh" in info.out
+    for args in (("--unused",), ("--facts",), ("--reviews",), ("--sources",), ()):
+        result = cli("cache", "clean", *args)
+        assert result.code == 0, result.err
+        for name, data in files.items():
+            assert (home / name).read_bytes() == data, f"clean {args} removed {name}"
+    assert "kept" in result.out and ".ssh" in result.out and "did not create" in result.out
+    assert not [p for p in home.rglob("*.pickle") if "v1" not in p.parts], "srcreview's own facts were removed"
+    # what srcreview wrote is gone, but for its reviews: they went into reviews/v1, which existed
+    # (the current schema's name): a directory srcreview did not create is never emptied
+    left = [p.relative_to(home).parts[:2] for p in home.rglob("*") if p.is_file() and p.name != MARKER
+            and p.relative_to(home).as_posix() not in files]
+    assert left and set(left) == {("reviews", "v1")}
+
+
+def test_a_cache_srcreview_created_is_cleaned_whole(tmp_path, monkeypatch, cli):
+    cache = tmp_path / "fresh"
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(cache))
+    monkeypatch.chdir(tmp_path)
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV).code == 1
+    assert (cache / MARKER).is_file()
+    (cache / "dropped.txt").write_text("inside srcreview's own directory")
+    result = cli("cache", "clean")
+    assert result.code == 0 and "kept" not in result.out
+    assert sorted(p.name for p in cache.iterdir()) == sorted(
+        p.name for p in cache.iterdir() if p.name == MARKER or (p / MARKER).is_file())
+    assert not (cache / "dropped.txt").exists()
+
+
+def test_a_symlinked_top_directory_is_not_srcreview_s(tmp_path, monkeypatch, cli):
+    """A marked directory elsewhere, linked into an unmarked cache, is not followed."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / MARKER).touch()
+    (elsewhere / "precious").write_text("keep")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "facts").symlink_to(elsewhere)
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(home))
+    assert cli("cache", "clean").code == 0
+    assert (elsewhere / "precious").read_text() == "keep" and (home / "facts").is_symlink()
+
+
+def _recipe_naming(path: Path, patches: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(DEMO_RECIPE.read_text().replace("[hardware]", f"[runtime]\npatches = {patches}\n\n[hardware]"))
+    return path
+
+
+def test_recipe_patches_stay_inside_the_recipe_s_repository(tmp_path, monkeypatch, cli, make_git_repo):
+    """`[runtime] patches` naming a host directory, `../` out of the repository, or a symlink
+    leaving it is refused before anything is read: no file name of the host reaches a report."""
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    host = tmp_path / "host" / ".ssh"
+    (host / "vllm").mkdir(parents=True)
+    (host / "vllm" / "id_rsa").write_text("PRIVATE KEY")
+    (host / "id_rsa").write_text("PRIVATE KEY")
+    repo = tmp_path / "work"
+    (repo / ".git").mkdir(parents=True)  # a git work tree's root (what the check looks for)
+    (repo / "recipes" / "linked").parent.mkdir(parents=True)
+    (repo / "recipes" / "linked").symlink_to(host)
+    fixture_source(tmp_path / "tree")
+    monkeypatch.chdir(repo)
+    for n, patches in enumerate((f'["{host}"]', '["../../host/.ssh"]', '["linked"]', '["linked/id_rsa"]',
+                                 f'["{host / "id_rsa"}"]', '["/"]')):
+        recipe = _recipe_naming(repo / "recipes" / f"r{n}.toml", patches)
+        result = cli("check", str(recipe.relative_to(repo)), "--source", str(tmp_path / "tree"),
+                     "--rev", FIXTURE_REV, "--format", "json")
+        assert result.code == 65, (patches, result.err)
+        assert result.out == "" and len(result.err.splitlines()) == 1 and "outside the recipe's repository" in result.err
+        assert "id_rsa" not in result.err.replace(json.loads(patches)[0], ""), "only what the recipe wrote is echoed"
+    # the command line may allow a place; inside the repository is always fine
+    allowed = cli("check", "recipes/r0.toml", "--source", str(tmp_path / "tree"), "--rev", FIXTURE_REV,
+                  "--format", "json", "--allow-outside", str(host))
+    assert allowed.code in (0, 1) and "id_rsa" in allowed.out  # the overlay's file, listed as touched
+    (repo / "recipes" / "overlay" / "vllm").mkdir(parents=True)
+    (repo / "recipes" / "overlay" / "vllm" / "extra.py").write_text("X = 1\n")
+    inside = _recipe_naming(repo / "recipes" / "ok.toml", '["overlay"]')
+    ok = cli("check", str(inside.relative_to(repo)), "--source", str(tmp_path / "tree"), "--rev", FIXTURE_REV,
+             "--format", "json")
+    assert ok.code in (0, 1), ok.err
+
+
+def test_without_git_the_recipe_s_directory_bounds_its_paths(tmp_path, monkeypatch, cli):
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "a" / "sibling" / "vllm").mkdir(parents=True)
+    (tmp_path / "a" / "sibling" / "vllm" / "x.py").write_text("X = 1\n")
+    recipe = _recipe_naming(tmp_path / "a" / "recipes" / "r.toml", '["../sibling"]')
+    monkeypatch.chdir(tmp_path)
+    result = cli("check", str(recipe.relative_to(tmp_path)), "--source", "tree", "--rev", FIXTURE_REV)
+    assert result.code == 65 and "outside the recipe's repository" in result.err
+
+
+def _new_file_patch(path: str) -> str:
+    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            "@@ -0,0 +1 @@\n+X = 1\n")
+
+
+def test_layers_that_contradict_the_tree_s_shape_are_refused(tmp_path, monkeypatch, cli):
+    """A file where the tree has a directory, a file inside a file, a symlinked directory in an
+    overlay: refused with one line (exit 65), never skipped or half applied (docs/patches.md)."""
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    for n, path in enumerate(("vllm/config", "vllm/envs.py/inner.py", "vllm")):
+        (tmp_path / f"p{n}.diff").write_text(_new_file_patch(path))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "speculative.py").write_text("X = 1\n")
+    (tmp_path / "o0" / "vllm").mkdir(parents=True)
+    (tmp_path / "o0" / "vllm" / "config").write_text("X = 1\n")  # a file where vllm/config/ is
+    (tmp_path / "o1" / "vllm").mkdir(parents=True)
+    (tmp_path / "o1" / "vllm" / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (tmp_path / "o2" / "vllm" / "envs.py").mkdir(parents=True)
+    (tmp_path / "o2" / "vllm" / "envs.py" / "x.py").write_text("X = 1\n")  # inside a file
+    cases = {("--patch", "p0.diff"): "p0.diff:1: writes the file vllm/config, where the tree has a directory",
+             ("--patch", "p1.diff"): "p1.diff:1: writes vllm/envs.py/inner.py inside vllm/envs.py, a file",
+             ("--patch", "p2.diff"): "p2.diff:1: writes the file vllm, where the tree has a directory",
+             ("--overlay", "o0"): "o0/vllm/config: writes the file vllm/config, where the tree has a directory",
+             ("--overlay", "o1"): "o1/vllm/linked: an overlay holds regular files only (a symlinked directory)",
+             ("--overlay", "o2"): "o2/vllm/envs.py/x.py: writes vllm/envs.py/x.py inside vllm/envs.py, a file"}
+    for (option, value), message in cases.items():
+        result = cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV, option, value)
+        assert result.code == 65 and result.out == "", (value, result.err)
+        assert result.err.splitlines() == [result.err.strip()] and message in result.err, (value, result.err)
+    (tmp_path / "p3.diff").write_text(_new_file_patch("vllm/config/new_module.py"))  # a new file in the directory
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV, "--patch", "p3.diff").code in (0, 1)
+
+
+def test_a_huge_sparse_file_in_an_overlay_is_refused_before_it_is_read(tmp_path, monkeypatch, cli):
+    import resource
+    import time
+
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    (tmp_path / "overlay" / "vllm").mkdir(parents=True)
+    with open(tmp_path / "overlay" / "vllm" / "huge.py", "wb") as handle:
+        handle.truncate(6 << 30)  # 6 GB of holes: nothing on disk, all of it if read
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.monotonic()
+    result = cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV, "--overlay", "overlay")
+    assert result.code == 65 and "over 200000000 bytes (vllm/huge.py)" in result.err
+    assert time.monotonic() - start < 30
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # kB: nothing was read

@@ -67,7 +67,8 @@ sys.stderr.write('\\nBENCH ' + json.dumps({'analysis': loaded, 'rss_kb': rss}) +
 def run_check(args: list[str], cache_root: str, fmt: str = "json") -> dict:
     """One `check` process: wall and CPU seconds (its worker included), peak RSS (the largest
     of the process and its worker, each on its own), the analysis modules it imported, stdout."""
-    env = dict(os.environ, SRCREVIEW_CACHE=cache_root, SRCREVIEW_CACHE_KEY=os.environ.get("SRCREVIEW_CACHE_KEY") or "bench")
+    env = dict(os.environ, SRCREVIEW_CACHE=cache_root,
+               SRCREVIEW_CACHE_KEY=os.environ.get("SRCREVIEW_CACHE_KEY") or "bench")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", _CHILD, "check", *args, "--format", fmt], capture_output=True,

@@ -161,8 +161,10 @@ def _stored_reviews(args) -> _StoredReviews | None:
     from srcreview.source.cache import default_root
     from srcreview.store.reviews import ReviewCache, cache_key, rules_digest
 
-    key = cache_key()  # no secret: a stored verdict could be anyone's, so none is served
-    digest = rules_digest(Path(args.rules) if getattr(args, "rules", None) else None) if key is not None else None
+    key = cache_key()
+    if key is None:
+        return None  # no secret: a stored verdict could be anyone's, so none is served
+    digest = rules_digest(Path(args.rules) if getattr(args, "rules", None) else None)
     return _StoredReviews(ReviewCache(default_root()[0], key=key), digest) if digest is not None else None
 
 

@@ -73,7 +73,8 @@ def _meant_as_recipe(path: Path) -> bool:
         return True
     if _DOCKERFILE_NAME.search(path.name):
         return "vllm" in text.lower()
-    compose = _COMPOSE_NAME.search(path.name) or (suffix in (".yml", ".yaml") and re.search(r"^services\s*:", text, re.M))
+    compose = _COMPOSE_NAME.search(path.name) or (
+        suffix in (".yml", ".yaml") and re.search(r"^services\s*:", text, re.M))
     return bool(compose) and "vllm" in text.lower()
 
 

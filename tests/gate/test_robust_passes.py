@@ -7,7 +7,6 @@ Every case runs the real CLI on files made in the test (a fixture tree as the so
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest

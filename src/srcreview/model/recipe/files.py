@@ -19,6 +19,7 @@ from pathlib import Path
 from srcreview.core.errors import SrcreviewError, UsageError
 from srcreview.core.userfile import shown_path
 from srcreview.model.recipe import (
+from srcreview.vllm.anchors import PACKAGE
     _BOMS,
     _SCRIPT_SUFFIXES,
     _SERVE,
@@ -72,10 +73,10 @@ def _meant_as_recipe(path: Path) -> bool:
     if _SERVE.search(text) and (text.startswith("#!") or suffix in _SCRIPT_SUFFIXES):
         return True
     if _DOCKERFILE_NAME.search(path.name):
-        return "vllm" in text.lower()
+        return PACKAGE in text.lower()
     compose = _COMPOSE_NAME.search(path.name) or (
         suffix in (".yml", ".yaml") and re.search(r"^services\s*:", text, re.M))
-    return bool(compose) and "vllm" in text.lower()
+    return bool(compose) and PACKAGE in text.lower()
 
 
 def _lenient_text(raw: bytes) -> str:

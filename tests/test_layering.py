@@ -39,7 +39,6 @@ LAYERS = [
 # removed here).
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 KNOWN_CYCLIC: set[str] = set()  # modules on an import cycle
-}
 # Leaves any layer may read: srcreview.vllm.anchors holds vLLM's names (class, module, field
 # names as strings) and imports nothing of the project but core, so reading it from below
 # brings no vLLM behaviour down and can close no cycle; it lets the recipe readers, the source

@@ -159,7 +159,7 @@ class FunctionFacts:
             pending = isinstance(stored, PendingBody)
             load = BODY_LOADERS[type(stored)]
             try:
-                stored = load(stored if pending else stored[4:])
+                stored = load(stored if isinstance(stored, PendingBody) else stored[4:])
             except Exception:  # noqa: BLE001 - neither parser takes it, or a crafted entry that passed its checksum
                 raise SourceUnavailable(f"the {'facts' if pending else 'cached facts'} of {self.qualname} do not load; "
                                         "remove the facts directory of the srcreview cache") from None

@@ -10,10 +10,12 @@ reads (every module of whole releases with `-m releases`).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
+from srcreview.index import ir
 from srcreview.index.builder.ast_front import NotTaken
 from srcreview.index.builder.ast_front import extract as extract_ast
 from srcreview.index.builder.cst_front import extract as extract_cst
@@ -250,6 +252,21 @@ def test_a_class_opening_with_an_f_string_concatenation_has_no_docstring_through
     source = b'class C:\n    "a" f"{b}"\n    x = 1\n'
     assert extract_cst(source, "pkg.mod", "pkg/mod.py", "blob").classes["C"].docstring is None
     _same(source)
+
+
+def test_a_module_with_except_star_gets_its_facts_through_libcst_on_every_python():
+    """Python 3.10 does not parse `except*` (its `ast` has no TryStar): such a module is left to
+    libcst, whose conversion must not name ast.TryStar there (it did: an AttributeError). The
+    shared builder reads `try`/`except*` as a `try` either way."""
+    source = (b"try:\n    X = 1\nexcept* ValueError:\n    X = 2\n\n"
+              b"def f():\n    try:\n        return 1\n    except* OSError:\n        raise\n")
+    facts = extract_cst(source, "pkg.mod", "pkg/mod.py", "blob")
+    assert facts.parse_error is None and facts.constants["X"].start_line == 2 and facts.constants["X"].reassigned
+    [stmt] = facts.functions["f"].body
+    assert isinstance(stmt, ir.Try) and (stmt.line, stmt.end_line) == (7, 10)
+    assert [(h.line, h.end_line) for h in stmt.handlers] == [(9, 10)]
+    if sys.version_info >= (3, 11):
+        _same(source)
 
 
 def test_every_fixture_module_gives_the_same_facts():

@@ -19,7 +19,7 @@ import re
 from bisect import bisect_right
 
 from srcreview.index import ir
-from srcreview.index.builder.core import SIMPLE, Builder
+from srcreview.index.builder.core import SIMPLE, Builder, end_line
 from srcreview.index.facts import ModuleFacts, PendingBody
 
 
@@ -61,7 +61,8 @@ def convert_body(pending: PendingBody) -> ir.Body:
     line = pending.line
     segment = pending.source[pending.start:pending.stop]
     tree = ast.parse(b"if 1:\n" + segment if pending.col else segment)
-    node = tree.body[0].body[0] if pending.col else tree.body[0]
+    first = tree.body[0]
+    node = first.body[0] if pending.col and isinstance(first, ast.If) else first  # under the `if 1:`
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.lineno != (2 if pending.col else 1):
         raise NotTaken("not the function")
     ast.increment_lineno(node, line - node.lineno)
@@ -225,12 +226,12 @@ class AstBuilder(Builder):
         return self.outer(node) != self.span(node)
 
     # -- statements as libcst's lines and blocks ----------------------------------------------
-    def groups(self, body):
-        out = []
+    def groups(self, body) -> list:
+        out: list[ast.stmt | list[ast.stmt]] = []
         for stmt in body:
             if isinstance(stmt, SIMPLE) and out and isinstance(out[-1], list):
                 prev = out[-1][-1]
-                c, at = self.src.next_char(self.src.offset(prev.end_lineno, prev.end_col_offset))
+                c, at = self.src.next_char(self.src.offset(*_end(prev)))
                 if c == _SEMICOLON and at < self.src.offset(stmt.lineno, stmt.col_offset):
                     out[-1].append(stmt)
                     continue
@@ -254,7 +255,7 @@ class AstBuilder(Builder):
         return self.src.line_of(start), self.src.line_of(end - 1)
 
     def case_lines(self, case: ast.match_case) -> tuple[int, int]:
-        return case.pattern.lineno, case.body[-1].end_lineno
+        return case.pattern.lineno, end_line(case.body[-1])
 
     def pending_body(self, node, qualname: str) -> PendingBody:
         starts = self.src.starts
@@ -316,9 +317,15 @@ def _dedent(text: str, indent: str) -> str:
     return "".join(out)
 
 
+def _end(node: ast.stmt) -> tuple[int, int]:
+    """A parsed statement's end (line, column): typeshed allows None, `ast.parse` sets both."""
+    assert node.end_lineno is not None and node.end_col_offset is not None, "a statement without its end"
+    return node.end_lineno, node.end_col_offset
+
+
 def _fstring_exprs(node: ast.JoinedStr):
     for value in node.values:
         if isinstance(value, ast.FormattedValue):
             yield value.value
-            if value.format_spec is not None:
+            if isinstance(value.format_spec, ast.JoinedStr):  # typeshed: an expr; `ast` gives a JoinedStr
                 yield from _fstring_exprs(value.format_spec)

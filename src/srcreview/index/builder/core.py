@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+import sys
+from typing import TypeGuard
 
 from srcreview.index import ir
 from srcreview.index.facts import (
@@ -43,6 +45,12 @@ _UNARY = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}
 # statements libcst keeps in a SimpleStatementLine (several may share a line, `;`-separated)
 SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Raise, ast.Assert, ast.Import,
           ast.ImportFrom, ast.Delete, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
+# `try` statements: `try: ... except* E:` is ast.TryStar from Python 3.11 on; 3.10's ast has no
+# TryStar (it does not parse `except*`: such a module goes to cst_front, which makes it an ast.Try)
+if sys.version_info >= (3, 11):
+    TRY = (ast.Try, ast.TryStar)
+else:
+    TRY = (ast.Try,)
 
 
 class Builder:
@@ -102,7 +110,7 @@ class Builder:
                     else:
                         self.module_block(orelse, f"not ({test})")
                         break
-            elif isinstance(stmt, (ast.Try, ast.TryStar)):
+            elif isinstance(stmt, TRY):
                 self.module_block(stmt.body, "try")
                 for handler in stmt.handlers:
                     self.module_block(handler.body, "except")
@@ -121,6 +129,7 @@ class Builder:
     def add_import(self, node, scope: str) -> None:
         line = node.lineno
         out = self._func_imports if scope else self.imports
+        assert out is not None, "a function's imports are collected only while its body is read"
         if isinstance(node, ast.Import):
             for alias in node.names:
                 name = alias.name
@@ -161,13 +170,14 @@ class Builder:
                     fact = ConstantFact(name, UNKNOWN, previous.text, previous.start_line, previous.end_line,
                                         previous.expr, previous.annotation, previous.guard or guard, True)
                 self.constants[name] = fact
-                if name == "__all__" and isinstance(literal, (list, tuple)) and all(isinstance(v, str) for v in literal):
+                if (name == "__all__" and isinstance(literal, (list, tuple))
+                        and all(isinstance(v, str) for v in literal)):
                     self.all_names = tuple(literal)
 
     # -- classes ---------------------------------------------------------------------------
     def add_class(self, node: ast.ClassDef, prefix: str) -> None:
         qualname = f"{prefix}{node.name}"
-        start, end = node.lineno, node.end_lineno
+        start, end = node.lineno, end_line(node)
         self.at(node)
         bases_nodes = [b for b in node.bases if not isinstance(b, ast.Starred)]
         if len(node.bases) + len(node.keywords) == 1:
@@ -263,11 +273,11 @@ class Builder:
         params = []
         positional = [*a.posonlyargs, *a.args]
         defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-        for arg, default in zip(positional, defaults):
+        for arg, default in zip(positional, defaults, strict=True):  # padded to one per parameter
             params.append(self.param(arg, default, "positional"))
         if a.vararg is not None:
             params.append(self.param(a.vararg, None, "vararg"))
-        for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+        for arg, default in zip(a.kwonlyargs, a.kw_defaults, strict=True):  # one per parameter, None for none
             params.append(self.param(arg, default, "keyword"))
         if a.kwarg is not None:
             params.append(self.param(a.kwarg, None, "kwarg"))
@@ -331,7 +341,7 @@ class Builder:
                 self.scan(node.orelse)
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 self.scan(node.body)
-            elif isinstance(node, (ast.Try, ast.TryStar)):
+            elif isinstance(node, TRY):
                 for handler in node.handlers:
                     self.scan(handler.body)
                 self.scan(node.body)
@@ -376,8 +386,8 @@ class Builder:
                 items.append(ir.WithItem(*self.withitem_lines(item), self.expr(item.context_expr),
                                          self.expr(item.optional_vars) if item.optional_vars is not None else None))
             return [ir.With(l, e, tuple(items), self.block(node.body))]
-        if isinstance(node, (ast.Try, ast.TryStar)):
-            handlers = tuple(ir.Handler(h.lineno, h.end_lineno, self.expr(h.type) if h.type is not None else None,
+        if isinstance(node, TRY):
+            handlers = tuple(ir.Handler(h.lineno, end_line(h), self.expr(h.type) if h.type is not None else None,
                                         self.block(h.body))
                              for h in node.handlers)
             return [ir.Try(l, e, self.block(node.body), handlers, self.block(node.orelse),
@@ -398,7 +408,7 @@ class Builder:
         return [ir.OtherStmt(l, e, ())]
 
     def if_stmt(self, node: ast.If) -> ir.If:
-        l, e = node.lineno, node.end_lineno
+        l = node.lineno
         self.at(node)
         test = one_line(self.text(node.test))
         if not node.orelse:
@@ -407,7 +417,7 @@ class Builder:
             other = (self.if_stmt(node.orelse[0]),)
         else:
             other = self.block(node.orelse)
-        return ir.If(l, e, self.expr(node.test), self.block(node.body), other, test)
+        return ir.If(l, end_line(node), self.expr(node.test), self.block(node.body), other, test)
 
     def small(self, node) -> list:
         l, e = node.lineno, node.end_lineno
@@ -468,7 +478,8 @@ class Builder:
         if isinstance(node, ast.Call):
             if len(node.args) + len(node.keywords) == 1:
                 self.mark_sole(node.args)
-            args, keywords = [], []
+            args: list[ir.Expr] = []
+            keywords: list[ir.Keyword] = []
             for arg in node.args:
                 if isinstance(arg, ast.Starred):
                     value = self.expr(arg.value)
@@ -496,7 +507,7 @@ class Builder:
         if isinstance(node, ast.Subscript):
             sl = node.slice
             elements = sl.elts if isinstance(sl, ast.Tuple) and sl.elts and not self.parenthesized(sl) else [sl]
-            index = []
+            index: list[ir.Expr] = []
             for element in elements:
                 if isinstance(element, ast.Slice):
                     index.append(ir.Slice(l, e, *(self.expr(x) if x is not None else None
@@ -511,7 +522,7 @@ class Builder:
             return ir.Seq(l, e, kind, elts)
         if isinstance(node, ast.Dict):
             keys, values = [], []
-            for k, v in zip(node.keys, node.values):  # in source order
+            for k, v in zip(node.keys, node.values, strict=True):  # in source order; a None key for `**`
                 keys.append(self.expr(k) if k is not None else None)
                 values.append(self.expr(v))
             return ir.Dict(l, e, tuple(keys), tuple(values))
@@ -521,7 +532,10 @@ class Builder:
             a = node.args
             return ir.Lambda(l, e, tuple(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)), self.expr(node.body))
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            elts = (self.expr(node.key), self.expr(node.value)) if isinstance(node, ast.DictComp) else (self.expr(node.elt),)
+            if isinstance(node, ast.DictComp):
+                elts = (self.expr(node.key), self.expr(node.value))
+            else:
+                elts = (self.expr(node.elt),)
             gens = []
             for comp in node.generators:
                 target = self.expr(comp.target)
@@ -592,7 +606,15 @@ class Opaque:
         self.children = children
 
 
-def _is_self_attr(target) -> bool:
+def end_line(node: ast.stmt | ast.excepthandler) -> int:
+    """A statement's last line: typeshed allows None (a node made by hand), every node the
+    builder reads has one (parsed by `ast`, or placed by cst_front)."""
+    end = node.end_lineno
+    assert end is not None, "a statement without its last line"
+    return end
+
+
+def _is_self_attr(target: ast.expr) -> TypeGuard[ast.Attribute]:
     return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
 
 

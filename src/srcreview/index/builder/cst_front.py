@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import gc
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import libcst as cst
@@ -69,6 +70,29 @@ class Suite(list):
     """The statements of a block written on its colon's line (libcst's SimpleStatementSuite)."""
 
 
+class _If(ast.If):
+    """An `if` that tells whether it was written `elif` (`elif_`)."""
+
+    elif_: bool
+
+
+class _WithItem(ast.withitem):
+    """A `with` item with libcst's lines (`ast` gives a withitem none)."""
+
+    lines: tuple[int, int]
+
+
+class _MatchCase(ast.match_case):
+    """A `case` with libcst's lines (`ast` gives a match_case none)."""
+
+    lines: tuple[int, int]
+
+
+# `try: ... except* E:` (libcst parses it whatever the Python): ast.TryStar from Python 3.11 on;
+# 3.10's ast has none, and the shared builder reads both as one kind of `try` (core.TRY)
+_TRY_STAR: Callable[..., ast.stmt] = getattr(ast, "TryStar", ast.Try)
+
+
 class CstBuilder(Builder):
     """The shared builder over a converted libcst tree: positions and texts are libcst's."""
 
@@ -98,15 +122,18 @@ class CstBuilder(Builder):
         return isinstance(body, Suite)
 
     def is_elif(self, node: ast.If) -> bool:
+        assert isinstance(node, _If), "an `if` the converter did not make"
         return node.elif_
 
     def parenthesized(self, node) -> bool:
         return node.cst is not None and bool(node.cst.lpar)
 
     def withitem_lines(self, item: ast.withitem) -> tuple[int, int]:
+        assert isinstance(item, _WithItem), "a `with` item the converter did not make"
         return item.lines
 
     def case_lines(self, case: ast.match_case) -> tuple[int, int]:
+        assert isinstance(case, _MatchCase), "a `case` the converter did not make"
         return case.lines
 
 
@@ -131,6 +158,12 @@ _BINOP = {
     cst.MatrixMultiply: ast.MatMult,
 }
 _UNARY = {cst.Minus: ast.USub, cst.Plus: ast.UAdd, cst.BitInvert: ast.Invert, cst.Not: ast.Not}
+_AUGOP = {
+    cst.AddAssign: ast.Add, cst.SubtractAssign: ast.Sub, cst.MultiplyAssign: ast.Mult, cst.DivideAssign: ast.Div,
+    cst.FloorDivideAssign: ast.FloorDiv, cst.ModuloAssign: ast.Mod, cst.PowerAssign: ast.Pow,
+    cst.BitOrAssign: ast.BitOr, cst.BitAndAssign: ast.BitAnd, cst.BitXorAssign: ast.BitXor,
+    cst.LeftShiftAssign: ast.LShift, cst.RightShiftAssign: ast.RShift, cst.MatrixMultiplyAssign: ast.MatMult,
+}
 _SEQ = {cst.Tuple: ast.Tuple, cst.List: ast.List, cst.Set: ast.Set}
 _COMP = {cst.ListComp: ast.ListComp, cst.SetComp: ast.SetComp, cst.GeneratorExp: ast.GeneratorExp}
 
@@ -147,6 +180,11 @@ class _Converter:
     def placed(self, new, node):
         p = self.pos[node]
         new.lineno, new.end_lineno, new.cst = p.start.line, p.end.line, node
+        return new
+
+    def unplaced(self, new):
+        """A node libcst has none for (the elements of a subscript): no text, no parentheses."""
+        new.cst = None
         return new
 
     def lines(self, node) -> tuple[int, int]:
@@ -185,18 +223,19 @@ class _Converter:
             return self.placed(ast.While(test=self.expr(node.test), body=self.block(node.body),
                                          orelse=self.orelse(node.orelse)), node)
         if isinstance(node, cst.With):
-            items = []
+            items: list[ast.withitem] = []
             for item in node.items:
-                converted = ast.withitem(context_expr=self.expr(item.item),
-                                         optional_vars=self.expr(item.asname.name) if item.asname is not None else None)
+                converted = _WithItem(context_expr=self.expr(item.item),
+                                      optional_vars=self.expr(item.asname.name) if item.asname is not None else None)
                 converted.lines = self.lines(item)
                 items.append(converted)
             kind = ast.AsyncWith if node.asynchronous is not None else ast.With
             return self.placed(kind(items=items, body=self.block(node.body)), node)
         if isinstance(node, (cst.Try, cst.TryStar)):
-            handlers = [self.placed(ast.ExceptHandler(type=self.optional(h.type), name=None, body=self.block(h.body)), h)
+            handlers = [self.placed(ast.ExceptHandler(type=self.optional(h.type), name=None, body=self.block(h.body)),
+                                    h)
                         for h in node.handlers]
-            kind = ast.TryStar if isinstance(node, cst.TryStar) else ast.Try
+            kind = _TRY_STAR if isinstance(node, cst.TryStar) else ast.Try
             return self.placed(kind(body=self.block(node.body), handlers=handlers, orelse=self.orelse(node.orelse),
                                     finalbody=self.orelse(node.finalbody)), node)
         if isinstance(node, cst.FunctionDef):
@@ -214,9 +253,10 @@ class _Converter:
                                             body=self.block(node.body),
                                             decorator_list=[self.expr(d.decorator) for d in node.decorators]), node)
         if isinstance(node, cst.Match):
-            cases = []
+            cases: list[ast.match_case] = []
             for case in node.cases:
-                converted = ast.match_case(pattern=None, guard=None, body=self.block(case.body))
+                # the pattern is not converted: the builder reads a case's lines and body
+                converted = _MatchCase(pattern=ast.MatchAs(), guard=None, body=self.block(case.body))
                 converted.lines = self.lines(case)
                 cases.append(converted)
             return self.placed(ast.Match(subject=self.expr(node.subject), cases=cases), node)
@@ -224,13 +264,14 @@ class _Converter:
 
     def if_stmt(self, node: cst.If, elif_: bool) -> ast.If:
         orelse = node.orelse
+        other: list[ast.stmt]
         if orelse is None:
             other = []
         elif isinstance(orelse, cst.If):
             other = [self.if_stmt(orelse, True)]
         else:
             other = self.block(orelse.body)
-        converted = self.placed(ast.If(test=self.expr(node.test), body=self.block(node.body), orelse=other), node)
+        converted = self.placed(_If(test=self.expr(node.test), body=self.block(node.body), orelse=other), node)
         converted.elif_ = elif_
         return converted
 
@@ -256,9 +297,11 @@ class _Converter:
             new = ast.Assign(targets=[self.expr(t.target) for t in node.targets], value=self.expr(node.value))
         elif isinstance(node, cst.AnnAssign):
             new = ast.AnnAssign(target=self.expr(node.target), annotation=self.expr(node.annotation.annotation),
-                                value=self.optional(node.value))
+                                value=self.optional(node.value),
+                                simple=int(isinstance(node.target, cst.Name) and not node.target.lpar))
         elif isinstance(node, cst.AugAssign):
-            new = ast.AugAssign(target=self.expr(node.target), op=None, value=self.expr(node.value))
+            new = ast.AugAssign(target=self.expr(node.target), op=_AUGOP[type(node.operator)](),
+                                value=self.expr(node.value))
         elif isinstance(node, cst.Return):
             new = ast.Return(value=self.optional(node.value))
         elif isinstance(node, cst.Raise):
@@ -266,12 +309,13 @@ class _Converter:
         elif isinstance(node, cst.Assert):
             new = ast.Assert(test=self.expr(node.test))
         elif isinstance(node, cst.Import):
-            new = ast.Import(names=[ast.alias(name=name, asname=_dotted(a.asname.name) if a.asname is not None else None)
+            new = ast.Import(names=[ast.alias(name=name,
+                                              asname=_dotted(a.asname.name) if a.asname is not None else None)
                                     for a in node.names if (name := _dotted(a.name))])
         elif isinstance(node, cst.ImportFrom):
             names = [ast.alias(name="*")] if isinstance(node.names, cst.ImportStar) else [
-                ast.alias(name=_dotted(a.name), asname=_dotted(a.asname.name) if a.asname is not None else None)
-                for a in node.names]
+                ast.alias(name=name, asname=_dotted(a.asname.name) if a.asname is not None else None)
+                for a in node.names if (name := _dotted(a.name))]  # a Name: every one is kept
             new = ast.ImportFrom(module=_dotted(node.module) if node.module else None, names=names,
                                  level=len(node.relative))
         elif isinstance(node, cst.Del):
@@ -308,7 +352,8 @@ class _Converter:
         elif isinstance(node, cst.Ellipsis):
             new = ast.Constant(value=...)
         elif isinstance(node, cst.Call):
-            args, keywords = [], []
+            args: list[ast.expr] = []
+            keywords: list[ast.keyword] = []
             for arg in node.args:
                 value = self.expr(arg.value)
                 if arg.keyword is not None:
@@ -347,10 +392,10 @@ class _Converter:
                 if isinstance(sl, cst.Index):
                     elements.append(self.expr(sl.value))
                 else:
+                    assert isinstance(sl, cst.Slice), "a subscript element neither an index nor a slice"
                     elements.append(ast.Slice(lower=self.optional(sl.lower), upper=self.optional(sl.upper),
                                               step=self.optional(sl.step)))
-            index = ast.Tuple(elts=elements)  # each element of the subscript, as written
-            index.cst = None
+            index = self.unplaced(ast.Tuple(elts=elements))  # each element of the subscript, as written
             new = ast.Subscript(value=self.expr(node.value), slice=index)
         elif isinstance(node, (cst.Tuple, cst.List, cst.Set)):
             new = _SEQ[type(node)](elts=[self.expr(el.value) if isinstance(el, cst.Element)
@@ -367,14 +412,17 @@ class _Converter:
             p = node.params
             names = [[ast.arg(arg=x.name.value) for x in params]
                      for params in (p.posonly_params, p.params, p.kwonly_params)]
-            new = ast.Lambda(args=ast.arguments(posonlyargs=names[0], args=names[1], kwonlyargs=names[2]),
+            # the parameters' names only: the IR of a lambda keeps no more (defaults are not converted)
+            new = ast.Lambda(args=ast.arguments(posonlyargs=names[0], args=names[1], vararg=None, kwonlyargs=names[2],
+                                                kw_defaults=[None] * len(names[2]), kwarg=None, defaults=[]),
                              body=self.expr(node.body))
         elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             generators = []
             comp = node.for_in
             while comp is not None:
                 generators.append(ast.comprehension(target=self.expr(comp.target), iter=self.expr(comp.iter),
-                                                    ifs=[self.expr(i.test) for i in comp.ifs]))
+                                                    ifs=[self.expr(i.test) for i in comp.ifs],
+                                                    is_async=int(comp.asynchronous is not None)))
                 comp = comp.inner_for_in
             if isinstance(node, cst.DictComp):
                 new = ast.DictComp(key=self.expr(node.key), value=self.expr(node.value), generators=generators)

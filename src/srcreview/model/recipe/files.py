@@ -19,13 +19,13 @@ from pathlib import Path
 from srcreview.core.errors import SrcreviewError, UsageError
 from srcreview.core.userfile import shown_path
 from srcreview.model.recipe import (
-from srcreview.vllm.anchors import PACKAGE
     _BOMS,
     _SCRIPT_SUFFIXES,
     _SERVE,
     MAX_RECIPE_BYTES,
     looks_like_recipe,
 )
+from srcreview.vllm.anchors import PACKAGE
 
 WAIVER_FILE = "srcreview.toml"  # the waivers beside recipes (srcreview.gate.waivers): never a recipe
 

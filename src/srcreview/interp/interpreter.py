@@ -60,6 +60,7 @@ from srcreview.vllm.models import MODEL_CONFIG_UNKNOWN
 from srcreview.vllm.runtime import (
     CAPABILITY_CALLS,
     PLATFORM_PREDICATES,
+    PROBE_CALLS,
     ROOT_CONFIG,
     Runtime,
     builder_locals,
@@ -685,6 +686,9 @@ class Frame:
         callee = self.ev(func_expr)
         if isinstance(callee, Builtin):
             return self.builtin_call(callee.name, arg_exprs, keywords, e)
+        # what is installed: `find_spec("triton")` is answered from the runtime profile
+        if isinstance(callee, External) and callee.name in PROBE_CALLS and len(arg_exprs) == 1:
+            return self.an.runtime.package_probe(self.force(self.ev(arg_exprs[0])))
         if isinstance(callee, External) and callee.name in builtins.TYPING_ARGS and len(arg_exprs) == 1:
             return builtins.typing_args(self.an.index, self.module.module, ir.text(arg_exprs[0]))
         args = tuple(self.ev(a) for a in arg_exprs)

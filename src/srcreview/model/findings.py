@@ -168,6 +168,59 @@ class RevisionInfo(Record):
                           "(a release pins/ does not list yet); None for a commit")
 
 
+class ProfilePackage(Record):
+    """One package of the runtime profile: installed or not, and where that fact comes from."""
+
+    name: str = Field(description="the distribution as the requirement names it (torch, triton, flashinfer-python)")
+    installed: bool
+    requirement: str = Field("", description="the requirement line as written (torch==2.13.0), or empty")
+    source: str = Field(description="where the fact comes from: path:line of the pinned tree's requirement file, "
+                                    "the recipe's [runtime] packages, or the package that pulls it in")
+
+
+class RuntimeProfile(Record):
+    """What the review assumes of the machine the recipe runs on: the release's official
+    container on the recipe's GPU, unless the recipe or the command line says otherwise.
+    Import-time probes (`find_spec("triton")`, `current_platform.is_cuda()`, `HAS_TRITON`) are
+    answered from it; a verdict that rests on it says so."""
+
+    platform: str | None = Field(description="cuda, rocm, xpu, cpu, tpu; None when no GPU is named")
+    platform_from: str = Field(description="what decides the platform: the GPU's vendor, [runtime] platform, --gpu")
+    gpu: str | None = None
+    gpu_from: str = Field("", description="the recipe's [hardware] gpu, or --gpu")
+    compute_capability: str | None = None
+    container: str = Field(description="the container assumed: the release's official image, or the recipe's image")
+    requirements: tuple[str, ...] = Field((), description="the pinned tree's requirement files read, in include order")
+    packages: tuple[ProfilePackage, ...] = ()
+    plugins: str = Field("none", description="out-of-tree platform and general plugins assumed installed")
+
+    def installed(self) -> tuple[str, ...]:
+        """The installed distributions, normalised (PEP 503) and sorted: what the analysis binds."""
+        return tuple(sorted({normalized_package(p.name) for p in self.packages if p.installed}))
+
+    def summary(self) -> str:
+        """One line: what every output prints first."""
+        if self.platform is None:
+            where = "no GPU named: platform open (GPU-dependent rows stay undecided)"
+        else:
+            where = f"{self.platform} ({self.platform_from})"
+        cap = f", compute capability {self.compute_capability}" if self.compute_capability else ""
+        gpu = f" on {self.gpu}" if self.gpu else ""
+        names = [p.name for p in self.packages if p.installed]
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        absent = [p.name for p in self.packages if not p.installed]
+        packages = f"{len(names)} packages ({shown})" if names else "no packages known"
+        return (f"runtime profile: {self.container}{gpu}{cap}; platform {where}; {packages}"
+                + (f"; not installed: {', '.join(absent)}" if absent else "") + f"; plugins: {self.plugins}")
+
+
+def normalized_package(name: str) -> str:
+    """A distribution name as pip compares them (PEP 503): `Flash_Infer.python` -> `flash-infer-python`."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 class RunnerInfo(Record):
     value: Literal["v1", "v2"] | None = None
     status: Literal["resolved", "undecided"] = "undecided"
@@ -256,6 +309,8 @@ class Review(Record):
     recipe: RecipeRef
     revision: RevisionInfo
     runner: RunnerInfo = RunnerInfo()
+    profile: RuntimeProfile | None = Field(None, omit_none=True, description="the runtime the review assumes "
+                                           "(srcreview.vllm.profile): import-time probes are answered from it")
     knobs: tuple[Knob, ...] = ()
     findings: tuple[Finding, ...] = ()
     stale_rules: tuple[StaleRule, ...] = ()

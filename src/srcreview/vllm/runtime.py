@@ -21,6 +21,7 @@ NVIDIA GPU), so `current_platform.is_cuda()` is decided by the evaluator like an
 
 from __future__ import annotations
 
+import re
 import weakref
 from dataclasses import dataclass
 
@@ -79,6 +80,11 @@ PLATFORM_MODULES = {"cuda": "vllm.platforms.cuda"}
 # model's config: the selector's parameter -> the ModelConfig member (a method when it ends in
 # "()"), walked on the bound config; any other parameter stays open
 LAYER_FACTS = {"head_size": "get_head_size()", "dtype": "dtype", "use_mla": "use_mla"}
+# import-time probes of what is installed, answered from the runtime profile (vllm.profile):
+# `find_spec("triton")` is a spec when a distribution of that name is installed
+PROBE_CALLS = ("importlib.util.find_spec",)
+PACKAGES_KEY = "runtime.packages"  # the profile's installed distributions (normalised)
+ABSENT_KEY = "runtime.absent"  # the distributions the recipe says are not installed
 ENV_TABLE = "environment_variables"  # vllm.envs: name -> lambda read by the module's __getattr__
 _NVIDIA_WORDS = ("nvidia", "geforce", "rtx", "tesla", "quadro")
 
@@ -92,6 +98,7 @@ class Runtime:
         self.index = index
         self.bindings = dict(bindings)
         self.platform_calls = 0
+        self.probes: dict[str, tuple[str, int, int]] = {}  # import-time probe -> its first binding (import_probe)
         # every proper prefix of a bound key: the config objects the recipe sets something under
         self.prefix_keys = {k.rsplit(".", i)[0] for k in self.bindings for i in range(1, k.count(".") + 1)}
         self._prefixes: dict[str, str] | None = None
@@ -283,6 +290,46 @@ class Runtime:
                     return v.body
         return None
 
+    # -- runtime profile -------------------------------------------------------------------------
+    def package_probe(self, module_name):
+        """`find_spec(name)` under the runtime profile: a spec when a distribution of that name is
+        installed, None when the recipe says it is not, unknown otherwise (the profile lists what
+        the requirement files name; what they pull in is not all known). Counted as a platform
+        answer: a verdict resting on it rests on the profile."""
+        from srcreview.interp.values import Obj
+
+        if not isinstance(module_name, Const) or not isinstance(module_name.value, str):
+            return Unknown("find_spec of an unknown module")
+        name = re.sub(r"[-_.]+", "-", module_name.value.split(".")[0]).lower()
+        if name in (self.bindings.get(ABSENT_KEY) or ()):
+            self.platform_calls += 1
+            return Const(None)
+        if name in (self.bindings.get(PACKAGES_KEY) or ()):
+            self.platform_calls += 1
+            return Obj(cls="importlib.machinery.ModuleSpec", nonnull=True,
+                       origin=f"find_spec({module_name.value!r}): installed under the runtime profile")
+        if PACKAGES_KEY not in self.bindings:
+            return Unknown(f"find_spec({module_name.value!r}): no runtime profile (no GPU named)")
+        return Unknown(f"find_spec({module_name.value!r}): not among the runtime profile's packages")
+
+    def import_probe(self, module, const, evaluate) -> Const | None:
+        """The value of a module constant bound more than once at import time, when it is a probe
+        the profile decides: its first binding is unconditional and decided (through the profile's
+        answers) to a truthy value, and every later binding sits under `if NAME:` at module level
+        (a path only a found package reaches: its own checks turning the probe off). The profile
+        assumes the official container's packages work on its GPU, so those paths do not run.
+        None when the constant is not such a probe (its value stays unknown)."""
+        if PACKAGES_KEY not in self.bindings or const.expr is None:
+            return None
+        before = self.platform_calls
+        value = evaluate(module, const.expr)
+        if not (isinstance(value, Const) and value.value is True) or self.platform_calls == before:
+            return None
+        if not probe_rebinds_guarded(self.index, module.path, const.name, const.start_line):
+            return None
+        self.probes[const.name] = (module.path, const.start_line, const.end_line)
+        return value
+
     # -- platform and device -------------------------------------------------------------------
     def platform_call(self, method: str):
         """`current_platform.is_cuda()` and the like, from the recipe's GPU vendor."""
@@ -325,6 +372,45 @@ class Runtime:
         if len(values) >= 2 and all(isinstance(v, Const) and isinstance(v.value, int) for v in values[:2]):
             return Const((values[0].value, values[1].value))
         return None
+
+
+def probe_rebinds_guarded(index, path: str, name: str, first_line: int) -> bool:
+    """Whether every module-level binding of `name` after the one at `first_line` lies inside a
+    top-level `if name:` (or `if name and ...:`) block of the module at `path`."""
+    import ast
+
+    def compute():
+        try:
+            tree = ast.parse(index._raw_text(path))
+        except (SyntaxError, ValueError):
+            return False
+        first = next((stmt for stmt in tree.body if stmt.lineno == first_line), None)
+        targets = first.targets if isinstance(first, ast.Assign) else \
+            [first.target] if isinstance(first, ast.AnnAssign) else []
+        if not any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return False  # the first binding is not a plain module-level assignment
+        for stmt in tree.body:
+            if stmt.lineno <= first_line:
+                continue  # the first binding itself (the constant's own site)
+            if isinstance(stmt, ast.If) and _tests_name(stmt.test, name):
+                continue  # its body runs only when the probe found the package
+            for node in ast.walk(stmt):
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+                if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.lineno > first_line:
+                    return False
+        return True
+
+    return _memo(index, f"probe:{path}:{name}", compute)
+
+
+def _tests_name(test, name: str) -> bool:
+    import ast
+
+    if isinstance(test, ast.Name):
+        return test.id == name
+    return isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and any(
+        isinstance(v, ast.Name) and v.id == name for v in test.values)
 
 
 def _identifiers(text: str) -> list[str]:

@@ -20,6 +20,7 @@ _CAPABILITY = re.compile(r"^([0-9]{1,2})\.([0-9])$")  # ASCII digits only: "١٢
 _HEX = re.compile(r"[0-9a-fA-F]{7,40}")
 _VERSION = re.compile(r"[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?((rc|\.post)[0-9]+)?")
 
+PLATFORMS = ("cuda", "rocm", "xpu", "cpu", "tpu")  # vLLM's in-tree platforms (vllm/platforms/)
 Format = Literal["toml", "command-line", "vllm-yaml", "compose"]
 
 
@@ -39,6 +40,18 @@ class RuntimePin(Record):
     image: str | None = None
     patches: tuple[str, ...] = Field((), description="patch files or overlay directories laid over the pinned "
                                                      "source, relative to the recipe, applied in order")
+    platform: str | None = Field(None, description="the platform the runtime profile assumes (cuda, rocm, xpu, "
+                                                   "cpu, tpu); default: the one the recipe's GPU implies")
+    packages: dict[str, bool] = Field(default_factory=dict, description="packages the runtime profile takes as "
+                                      "installed (true) or absent (false), over what the release's requirements "
+                                      "install, e.g. {triton = false}")
+
+    @field_validator("platform")
+    @classmethod
+    def _platform(cls, value: str | None) -> str | None:
+        if value is not None and value not in PLATFORMS:
+            raise ValueError(f"{value[:40]!r} is not a platform ({', '.join(PLATFORMS)})")
+        return value
 
     @field_validator("patches", mode="before")
     @classmethod

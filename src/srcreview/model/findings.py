@@ -199,19 +199,21 @@ class RuntimeProfile(Record):
         return tuple(sorted({normalized_package(p.name) for p in self.packages if p.installed}))
 
     def summary(self) -> str:
-        """One line: what every output prints first."""
+        """One line: what every output prints first (the full list is in the JSON)."""
         if self.platform is None:
-            where = "no GPU named: platform open (GPU-dependent rows stay undecided)"
-        else:
-            where = f"{self.platform} ({self.platform_from})"
-        cap = f", compute capability {self.compute_capability}" if self.compute_capability else ""
+            return (f"runtime profile: platform open ({self.platform_from}): GPU-dependent rows stay undecided; "
+                    f"plugins: {self.plugins}")
         gpu = f" on {self.gpu}" if self.gpu else ""
-        names = [p.name for p in self.packages if p.installed]
-        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-        absent = [p.name for p in self.packages if not p.installed]
-        packages = f"{len(names)} packages ({shown})" if names else "no packages known"
-        return (f"runtime profile: {self.container}{gpu}{cap}; platform {where}; {packages}"
-                + (f"; not installed: {', '.join(absent)}" if absent else "") + f"; plugins: {self.plugins}")
+        cap = f" (compute capability {self.compute_capability})" if self.compute_capability else ""
+        installed = [p for p in self.packages if p.installed]
+        files = ", ".join(self.requirements) or "no requirement file found"
+        notes = [f"{p.name} ({p.source})" for p in installed if not p.source.startswith(self.requirements or ("-",))]
+        absent = [f"{p.name} ({p.source})" for p in self.packages if not p.installed]
+        text = (f"runtime profile: {self.container}{gpu}{cap}; platform {self.platform} ({self.platform_from}); "
+                f"{len(installed)} packages from {files}")
+        text += "".join(f"; {note}" for note in notes)
+        text += f"; not installed: {', '.join(absent)}" if absent else ""
+        return text + f"; plugins: {self.plugins}"
 
 
 def normalized_package(name: str) -> str:

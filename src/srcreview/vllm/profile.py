@@ -36,7 +36,7 @@ def runtime_profile(tree, recipe, *, gpu: str | None = None, gpu_from: str = "")
     that platform, overlaid by the recipe's `[runtime] packages`."""
     pin = recipe.runtime
     gpu = gpu if gpu is not None else recipe.hardware.gpu
-    gpu_from = gpu_from or ("the recipe's [hardware] gpu" if gpu else "")
+    gpu_from = gpu_from or recipe.hardware.gpu_from or ("the recipe's [hardware] gpu" if gpu else "")
     if pin.platform is not None:
         platform, platform_from = pin.platform, "the recipe's [runtime] platform"
     elif platform_of(gpu):
@@ -53,15 +53,14 @@ def runtime_profile(tree, recipe, *, gpu: str | None = None, gpu_from: str = "")
                 if found is not None and found.installed and normalized_package(other) not in packages:
                     packages[normalized_package(other)] = ProfilePackage(
                         name=other, installed=True, requirement="",
-                        source=f"a dependency of {found.requirement or found.name} ({found.source}): {why}")
+                        source=f"pulled in by {found.requirement or found.name} at {found.source}: {why}")
     for name, installed in sorted(pin.packages.items()):
         given = packages.get(normalized_package(name))
         packages[normalized_package(name)] = ProfilePackage(
             name=name, installed=installed, requirement=given.requirement if given else "",
             source="the recipe's [runtime] packages")
-    container = f"the recipe's image {pin.image}" if pin.image else OFFICIAL
-    if pin.image and platform is not None:
-        container += " (assumed built as the release's official image)"
+    container = f"the recipe's image {pin.image}, taken as the release's official build" \
+        if pin.image else OFFICIAL
     return RuntimeProfile(platform=platform, platform_from=platform_from, gpu=gpu, gpu_from=gpu_from,
                           compute_capability=recipe.hardware.compute_capability, container=container,
                           requirements=tuple(files), packages=tuple(packages.values()))

@@ -43,6 +43,11 @@ def add_parser(sub) -> None:
     add_source_args(p)
     add_model_config_arg(p)
     add_patch_args(p)
+    p.add_argument("--gpu", metavar="NAME",
+                   help="the GPU the runtime profile assumes, over the recipe's [hardware] gpu (e.g. \"NVIDIA H100\"): "
+                        "its platform (CUDA for NVIDIA) and the release's requirements for it answer import-time "
+                        "probes (HAS_TRITON, current_platform.is_cuda()); [runtime] platform and [runtime] "
+                        "packages in the recipe change the rest")
     p.add_argument("--format", choices=FORMATS, default="text", help="output on stdout (default: text)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="text: every anchor with its URL and the full trace, hop by hop")
@@ -66,7 +71,7 @@ def run(args) -> int:
     rules = stored.cache.load_rules(stored.rules) if stored is not None else None
     if rules is None:
         rules = _load_rules(args, stored)
-    loaded = [(with_models(r, path, args), path) for path, shown in recipe_files(args.recipes)
+    loaded = [(with_models(_with_gpu(r, args), path, args), path) for path, shown in recipe_files(args.recipes)
               for r in load_recipes(path, display_path=shown)]
     recipes = [r for r, _ in loaded]  # a compose file gives one recipe per vLLM service
     files = [path for _, path in loaded]
@@ -93,6 +98,14 @@ def run(args) -> int:
         sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args),
                                 width=_width() if args.format == "text" else 100))  # (only text reads it: rich)
     return gate.result.exit_code
+
+
+def _with_gpu(recipe, args):
+    """The recipe with `--gpu` as its GPU (the runtime profile says it came from the command line)."""
+    gpu = getattr(args, "gpu", None)
+    if not gpu:
+        return recipe
+    return recipe.model_copy(update={"hardware": recipe.hardware.model_copy(update={"gpu": gpu, "gpu_from": "--gpu"})})
 
 
 def _load_rules(args, stored):

@@ -78,6 +78,8 @@ class RuntimePin(Record):
 class Hardware(Record):
     gpu: str | None = None
     compute_capability: str | None = None
+    gpu_from: str | None = Field(None, omit_none=True, description="who named the GPU when not the recipe "
+                                                                   "(`--gpu`): the runtime profile says so")
 
     @field_validator("compute_capability", mode="before")
     @classmethod

@@ -54,7 +54,7 @@ def _row(index, an, module, table, entry, env) -> Knob:
                                                                       "it does not define"))
         return Knob(key=key, value=env.value, recipe_line=env.line, status="unknown-knob", evidence=tuple(evidence),
                     note=f"{module.path} at this revision does not define {env.name}: nothing reads it")
-    reads = index.anchor(module.path, entry.line, entry.end_line, f"{ENV_TABLE}[{env.name!r}]",
+    reads = index.anchor(module.path, entry.line, entry.end_line, env.name,
                          f"reads: the {ENV_TABLE} entry that parses {env.name}")
     value, raises, parser = _parse(index, an, module, entry)
     evidence = (reads,) + ((parser,) if parser is not None else ())

@@ -18,7 +18,6 @@ import re
 
 from srcreview.core.errors import SourceUnavailable
 from srcreview.model.findings import ProfilePackage, RuntimeProfile, normalized_package
-from srcreview.vllm.runtime import ABSENT_KEY, PACKAGES_KEY, PLATFORM_KEY, platform_of
 
 REQUIREMENTS = "requirements/{platform}.txt"  # the release's requirement file per platform
 # what a pinned package brings that the vLLM tree does not name: PyTorch's Linux CUDA wheels
@@ -34,6 +33,9 @@ def runtime_profile(tree, recipe, *, gpu: str | None = None, gpu_from: str = "")
     """The profile of one review: the recipe's GPU (or `gpu` from the command line), its platform
     (or the recipe's `[runtime] platform`), the packages of the pinned tree's requirement file for
     that platform, overlaid by the recipe's `[runtime] packages`."""
+    import srcreview.interp  # noqa: F401 - first: vllm.runtime and interp import each other (issue 24 leaves the cycle)
+    from srcreview.vllm.runtime import platform_of
+
     pin = recipe.runtime
     gpu = gpu if gpu is not None else recipe.hardware.gpu
     gpu_from = gpu_from or recipe.hardware.gpu_from or ("the recipe's [hardware] gpu" if gpu else "")
@@ -68,6 +70,8 @@ def runtime_profile(tree, recipe, *, gpu: str | None = None, gpu_from: str = "")
 
 def profile_bindings(profile: RuntimeProfile) -> dict:
     """The profile as the analysis reads it: the platform and the installed / absent packages."""
+    from srcreview.vllm.runtime import ABSENT_KEY, PACKAGES_KEY, PLATFORM_KEY
+
     out: dict = {}
     if profile.platform is not None:
         out[PLATFORM_KEY] = profile.platform

@@ -42,7 +42,9 @@ def test_has_triton_is_decided_under_the_profile(vllm_029):
     the probe names it, and the reason says it rests on the profile."""
     result = review_text(vllm_029, _variant({}), "nov2.toml")
     assert "HAS_TRITON is bound more than once" not in result.runner.reason
-    assert "HAS_TRITON decided under the runtime profile" in result.runner.reason
+    assert "rests on the runtime profile (platform cuda, the release's packages, no plugins): HAS_TRITON" \
+        in result.runner.reason
+    assert result.runner.value == "v2"  # as with VLLM_USE_V2_MODEL_RUNNER=1: nothing it supports is missing
     probe = [a for a in result.runner.evidence if "runtime profile" in a.role]
     assert probe and probe[0].path == "vllm/triton_utils/importing.py"
     assert "HAS_TRITON" in vllm_029.read_text(probe[0].path).splitlines()[probe[0].start_line - 1]
@@ -50,8 +52,15 @@ def test_has_triton_is_decided_under_the_profile(vllm_029):
 
 
 def test_a_package_the_recipe_removes_reopens_the_probe(vllm_029):
+    """Triton absent alone leaves `find_spec("pytorch-triton-xpu")` open, so HAS_TRITON is open;
+    with that one absent too HAS_TRITON is False and vLLM falls back to the V1 runner."""
     result = review_text(vllm_029, _variant({}, "packages = { triton = false }"), "notriton.toml")
-    assert "HAS_TRITON decided under the runtime profile" not in result.runner.reason
+    assert result.runner.value is None and "HAS_TRITON is bound more than once" in result.runner.reason
+    assert any(not p.installed and p.name == "triton" for p in result.profile.packages)
+    result = review_text(vllm_029, _variant({}, 'packages = { triton = false, "pytorch-triton-xpu" = false }'),
+                         "notriton2.toml")
+    assert result.runner.value == "v1"
+    assert "not HAS_TRITON -> True" in result.runner.reason
     assert any(not p.installed and p.name == "triton" for p in result.profile.packages)
 
 

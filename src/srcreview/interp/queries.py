@@ -184,10 +184,12 @@ def model_runner(index, bindings: dict) -> RunnerDecision:
                     if any(re.search(rf"\b{re.escape(name)}\b", d.text) for d in frame.decisions))
     for name in probes:
         path, start, end = an.runtime.probes[name]
+        value = an.force(an.resolver.global_name(index.module(path), name, ""))
         evidence.append(index.anchor(path, start, end, name, "decided under the runtime profile: "
-                                     f"{name} is True in the release's container (its package is installed)"))
-    if probes:
-        env_notes.append(f"{', '.join(probes)} decided under the runtime profile")
+                                     f"{name} is {getattr(value, 'value', '?')} in the profile's container"))
+    if probes or frame.platform_answers:
+        env_notes.append(f"rests on the runtime profile (platform {an.runtime.platform}, "
+                         "the release's packages, no plugins)" + (f": {', '.join(probes)}" if probes else ""))
     values = {t for t, _, _ in outcomes}
     if outcomes and values <= {True} or values <= {False} and outcomes:
         value = "v2" if values == {True} else "v1"

@@ -193,6 +193,11 @@ class RuntimeProfile(Record):
     requirements: tuple[str, ...] = Field((), description="the pinned tree's requirement files read, in include order")
     packages: tuple[ProfilePackage, ...] = ()
     plugins: str = Field("none", description="out-of-tree platform and general plugins assumed installed")
+    entry_points: dict[str, tuple[str, ...]] | None = Field(
+        None, description="entry-point group -> names, as the release's own package declares them (its "
+                          "entry_points.txt); with no plugins, what `importlib.metadata.entry_points(group=...)` "
+                          "finds; None when the tree does not say")
+    entry_points_from: str = Field("", description="the file the entry points are read from")
 
     def installed(self) -> tuple[str, ...]:
         """The installed distributions, normalised (PEP 503) and sorted: what the analysis binds."""

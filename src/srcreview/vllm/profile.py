@@ -26,6 +26,7 @@ PULLED_IN = {"cuda": {"torch": (("triton", "PyTorch's Linux CUDA wheels require 
 OFFICIAL = "the release's official container (vllm/vllm-openai)"
 _REQUIREMENT = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(.*)")
 _LINUX_ONLY = re.compile(r"""\s*platform_system\s*==\s*["']Linux["']\s*""")
+ENTRY_POINTS = "vllm.egg-info/entry_points.txt"  # the release's own entry points (in its sdist)
 MAX_INCLUDES = 8  # `-r` depth: the release's files include one or two levels
 
 
@@ -61,21 +62,25 @@ def runtime_profile(tree, recipe, *, gpu: str | None = None, gpu_from: str = "")
         packages[normalized_package(name)] = ProfilePackage(
             name=name, installed=installed, requirement=given.requirement if given else "",
             source="the recipe's [runtime] packages")
+    entry_points = _entry_points(tree)
     container = f"the recipe's image {pin.image}, taken as the release's official build" \
         if pin.image else OFFICIAL
     return RuntimeProfile(platform=platform, platform_from=platform_from, gpu=gpu, gpu_from=gpu_from,
                           compute_capability=recipe.hardware.compute_capability, container=container,
-                          requirements=tuple(files), packages=tuple(packages.values()))
+                          requirements=tuple(files), packages=tuple(packages.values()),
+                          entry_points=entry_points, entry_points_from=ENTRY_POINTS if entry_points is not None else "")
 
 
 def profile_bindings(profile: RuntimeProfile) -> dict:
     """The profile as the analysis reads it: the platform and the installed / absent packages."""
-    from srcreview.vllm.runtime import ABSENT_KEY, PACKAGES_KEY, PLATFORM_KEY
+    from srcreview.vllm.runtime import ABSENT_KEY, ENTRY_POINTS_KEY, PACKAGES_KEY, PLATFORM_KEY
 
     out: dict = {}
     if profile.platform is not None:
         out[PLATFORM_KEY] = profile.platform
         out[PACKAGES_KEY] = profile.installed()
+        if profile.entry_points is not None and profile.plugins == "none":
+            out[ENTRY_POINTS_KEY] = tuple(sorted(profile.entry_points.items()))
     absent = tuple(sorted(normalized_package(p.name) for p in profile.packages if not p.installed))
     if absent:
         out[ABSENT_KEY] = absent
@@ -110,3 +115,22 @@ def _read_requirements(tree, path: str, files: list[str], packages: dict, depth:
         key = normalized_package(match.group(1))
         packages.setdefault(key, ProfilePackage(name=match.group(1), installed=True, requirement=spec.strip(),
                                                 source=f"{path}:{number}"))
+
+
+def _entry_points(tree) -> dict[str, tuple[str, ...]] | None:
+    """Group -> entry-point names the release's package declares (an INI file, `[group]` then
+    `name = module:attr` lines); None when the tree has no such file (a git checkout)."""
+    try:
+        text = tree.read(ENTRY_POINTS).decode("utf-8", "replace")
+    except SourceUnavailable:
+        return None
+    groups: dict[str, list[str]] = {}
+    group = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("[") and line.endswith("]"):
+            group = line[1:-1].strip()
+            groups.setdefault(group, [])
+        elif group is not None and "=" in line and not line.startswith(("#", ";")):
+            groups[group].append(line.split("=", 1)[0].strip())
+    return {g: tuple(sorted(names)) for g, names in sorted(groups.items())}

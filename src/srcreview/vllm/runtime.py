@@ -82,7 +82,9 @@ PLATFORM_MODULES = {"cuda": "vllm.platforms.cuda"}
 LAYER_FACTS = {"head_size": "get_head_size()", "dtype": "dtype", "use_mla": "use_mla"}
 # import-time probes of what is installed, answered from the runtime profile (vllm.profile):
 # `find_spec("triton")` is a spec when a distribution of that name is installed
-PROBE_CALLS = ("importlib.util.find_spec",)
+# and `entry_points(group=...)` finds what the release's own package declares (no plugins)
+PROBE_CALLS = ("importlib.util.find_spec", "importlib.metadata.entry_points")
+ENTRY_POINTS_KEY = "runtime.entry_points"  # ((group, names), ...) when the profile has no plugins
 PACKAGES_KEY = "runtime.packages"  # the profile's installed distributions (normalised)
 ABSENT_KEY = "runtime.absent"  # the distributions the recipe says are not installed
 ENV_TABLE = "environment_variables"  # vllm.envs: name -> lambda read by the module's __getattr__
@@ -291,6 +293,27 @@ class Runtime:
         return None
 
     # -- runtime profile -------------------------------------------------------------------------
+    @property
+    def platform(self) -> str | None:
+        """The platform the runtime profile (or the recipe's GPU) binds: "cuda"..., None when open."""
+        return self.bindings.get(PLATFORM_KEY)
+
+    def probe_call(self, name: str, args, kwargs):
+        """A PROBE_CALLS call with forced arguments, answered from the runtime profile."""
+        if name.endswith("find_spec"):
+            return self.package_probe(args[0]) if len(args) == 1 and not kwargs else Unknown("find_spec")
+        group = dict(kwargs).get("group")
+        if args or not isinstance(group, Const) or not isinstance(group.value, str):
+            return Unknown("entry_points() of an unknown group")
+        table = self.bindings.get(ENTRY_POINTS_KEY)
+        if table is None:
+            return Unknown(f"entry_points(group={group.value!r}): the runtime profile does not say")
+        names = dict(table).get(group.value, ())
+        if names:
+            return Unknown(f"entry_points(group={group.value!r}): the release declares {', '.join(names)}")
+        self.platform_calls += 1
+        return Const(())  # the release declares none in the group, and the profile has no plugins
+
     def package_probe(self, module_name):
         """`find_spec(name)` under the runtime profile: a spec when a distribution of that name is
         installed, None when the recipe says it is not, unknown otherwise (the profile lists what
@@ -315,15 +338,16 @@ class Runtime:
     def import_probe(self, module, const, evaluate) -> Const | None:
         """The value of a module constant bound more than once at import time, when it is a probe
         the profile decides: its first binding is unconditional and decided (through the profile's
-        answers) to a truthy value, and every later binding sits under `if NAME:` at module level
-        (a path only a found package reaches: its own checks turning the probe off). The profile
-        assumes the official container's packages work on its GPU, so those paths do not run.
+        answers) to True or False, and every later binding sits under `if NAME:` at module level
+        (a path only a found package reaches: its own checks turning the probe off). False is
+        then exact (those paths do not run); for True the profile assumes the official
+        container's packages work on its GPU, so they do not run either.
         None when the constant is not such a probe (its value stays unknown)."""
         if PACKAGES_KEY not in self.bindings or const.expr is None:
             return None
         before = self.platform_calls
         value = evaluate(module, const.expr)
-        if not (isinstance(value, Const) and value.value is True) or self.platform_calls == before:
+        if not (isinstance(value, Const) and isinstance(value.value, bool)) or self.platform_calls == before:
             return None
         if not probe_rebinds_guarded(self.index, module.path, const.name, const.start_line):
             return None

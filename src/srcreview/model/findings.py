@@ -211,11 +211,12 @@ class RuntimeProfile(Record):
         gpu = f" on {self.gpu}" if self.gpu else ""
         cap = f" (compute capability {self.compute_capability})" if self.compute_capability else ""
         installed = [p for p in self.packages if p.installed]
-        files = ", ".join(self.requirements) or "no requirement file found"
+        files = ", ".join(self.requirements)
         notes = [f"{p.name} ({p.source})" for p in installed if not p.source.startswith(self.requirements or ("-",))]
         absent = [f"{p.name} ({p.source})" for p in self.packages if not p.installed]
         text = (f"runtime profile: {self.container}{gpu}{cap}; platform {self.platform} ({self.platform_from}); "
-                f"{len(installed)} packages from {files}")
+                + (f"{len(installed)} packages from {files}" if files else
+                   f"packages unknown (the tree has no requirements/{self.platform}.txt)"))
         text += "".join(f"; {note}" for note in notes)
         text += f"; not installed: {', '.join(absent)}" if absent else ""
         return text + f"; plugins: {self.plugins}"
@@ -334,6 +335,16 @@ class Review(Record):
             if finding.fingerprint in seen:
                 raise ValueError(f"fingerprint {finding.fingerprint} names two findings of {self.recipe.path}")
             seen.add(finding.fingerprint)
+
+    def profile_lines(self) -> list[str]:
+        """The runtime profile in words; with the platform open, also the rows decided without it."""
+        if self.profile is None:
+            return []
+        lines = [self.profile.summary()]
+        if self.profile.platform is None:
+            decided = sorted({k.key for k in self.knobs if k.status != "undecided"})
+            lines.append("decided without a GPU: " + (", ".join(decided) if decided else "no knob row"))
+        return lines
 
     def line_of(self, finding: Finding) -> int:
         """The recipe line a finding is shown on: its own, else its knob's, else a trace hop's, else 1.

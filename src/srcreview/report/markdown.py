@@ -89,8 +89,7 @@ def _review(review: Review, failing: set) -> list[str]:
     facts.append(f"runner {runner.value or 'unknown'} ({runner.status})")
     facts += [f"patched with {_code(layer.file)} ({layer.sha256[:12]})" for layer in review.patches]
     lines += [" · ".join(facts), ""]
-    if review.profile is not None:
-        lines.append(f"- {_text(review.profile.summary())}")
+    lines += [f"- {_text(line)}" for line in review.profile_lines()]
     lines += [f"- {_text(model.summary())}" for model in review.models]
     if review.models or review.profile is not None:
         lines.append("")

@@ -14,6 +14,13 @@ speculator runs; `[model]` / `[draft_model]` tables state or override their conf
 and `--model-config` says where they are read from. A config that cannot be read is said once,
 and what depends on it stays plausible.
 
+Every output starts with the runtime profile the review assumes: the release's official container
+on the recipe's GPU (or --gpu), its platform and the packages the release's requirement files
+install for it, no plugins; `[runtime] platform` and `[runtime] packages = {triton = false}` in
+the recipe change it. Each VLLM_* variable the recipe sets is a knob row, decided by the revision's
+vllm/envs.py. Defaults for --rev, --gpu, --model-config, --fail-on and a project waiver file come
+from `[tool.srcreview]` in pyproject.toml or `[defaults]` in srcreview.toml (--show-config).
+
 A review computed before from the same recipe, model configs, source entry, rules and srcreview
 is printed again from the cache without the analysis (`srcreview cache clean --reviews` forgets them).
 """
@@ -36,12 +43,12 @@ def add_parser(sub) -> None:
 
     p = sub.add_parser("check", help="review recipe(s) against the pinned vLLM source",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("recipes", nargs="+", metavar="RECIPE",
+    p.add_argument("recipes", nargs="*", metavar="RECIPE",
                    help="recipe file(s): srcreview TOML, a script or Dockerfile running `vllm serve`, a vLLM "
                         "YAML config or a compose file (one recipe per vLLM service); or directories searched "
                         "for recipes (srcreview.toml waiver files are skipped); several give one result")
     add_source_args(p)
-    add_model_config_arg(p)
+    add_model_config_arg(p, default=None)
     add_patch_args(p)
     p.add_argument("--gpu", metavar="NAME",
                    help="the GPU the runtime profile assumes, over the recipe's [hardware] gpu (e.g. \"NVIDIA H100\"): "
@@ -57,6 +64,10 @@ def add_parser(sub) -> None:
                    help="also merge the sources the reviews relied on into the source registry FILE (created if "
                         "missing; entries srcreview did not write are left as they are)")
     add_gate_args(p)
+    p.add_argument("--show-config", action="store_true",
+                   help="print the defaults in effect (rev, gpu, model_config, fail_on, waivers) and where each "
+                        "comes from: [tool.srcreview] in pyproject.toml or [defaults] in srcreview.toml, found "
+                        "from the working directory up; a flag on the command line wins")
     p.set_defaults(run=run)
 
 
@@ -65,6 +76,15 @@ def run(args) -> int:
     from srcreview.cli.commands._gate_args import run_gate
     from srcreview.model.recipe import load_recipes
     from srcreview.model.recipe.files import recipe_files
+
+    config = _project_defaults(args)
+    if args.show_config:
+        sys.stdout.write(config)
+        return 0
+    if not args.recipes:
+        from srcreview.core.errors import UsageError
+
+        raise UsageError("check: give at least one RECIPE (or --show-config)")
 
     stored = _stored_reviews(args)
     # the rules' summaries when these rule files were validated before, else the rules themselves
@@ -87,7 +107,8 @@ def run(args) -> int:
             reviews[n] = review
             if stored is not None:
                 stored.keep(args, recipes[n], files[n], review, tree)
-    gate = run_gate(args, reviews, rules=rules, recipe_files=[(path, r.path) for r, path in loaded])
+    gate = run_gate(args, reviews, rules=rules, recipe_files=[(path, r.path) for r, path in loaded],
+                    project_waivers=args.project_waivers)
     if args.registry:
         merge_registry(args.registry, gate)
     if args.format == "json":  # a piece at a time: a campaign's whole text is megabytes
@@ -98,6 +119,46 @@ def run(args) -> int:
         sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args),
                                 width=_width() if args.format == "text" else 100))  # (only text reads it: rich)
     return gate.result.exit_code
+
+
+def _project_defaults(args) -> str:
+    """Fill the options the command line leaves unset from the project's defaults
+    (srcreview.core.project); the defaults in effect, one per line, for --show-config."""
+    from pathlib import Path
+
+    from srcreview.cli.commands._gate_args import DEFAULT_FAIL_ON_TEXT, _fail_on
+    from srcreview.core.errors import DataError
+    from srcreview.core.project import find_defaults
+
+    found = find_defaults(Path.cwd())
+    shown = []
+    for key, builtin in (("rev", "the recipe's pin"), ("gpu", "the recipe's [hardware] gpu"),
+                         ("model_config", "hub"), ("fail_on", DEFAULT_FAIL_ON_TEXT), ("waivers", "none")):
+        given = getattr(args, key, None) if key != "waivers" else None
+        default = found.get(key)
+        if given is not None:
+            shown.append(f"{key} = {_shown(given)}  (command line)")
+            continue
+        if default is None:
+            shown.append(f"{key} = {builtin}  (built in)")
+            continue
+        shown.append(f"{key} = {default.value}  ({default.source})")
+        if key == "fail_on":
+            try:
+                args.fail_on = _fail_on(default.value)
+            except argparse.ArgumentTypeError as exc:
+                raise DataError(f"{default.source}: fail_on: {exc}") from None
+        elif key != "waivers":
+            setattr(args, key, default.value)
+    if args.model_config is None:
+        args.model_config = "hub"
+    args.project_waivers = found.path("waivers")
+    head = f"project defaults: {found.shown}" if found.file is not None else "project defaults: none found"
+    return "".join(f"{line}\n" for line in [head, *shown])
+
+
+def _shown(value) -> str:
+    return str(value) if isinstance(value, str) else getattr(value, "text", None) or str(value)
 
 
 def _with_gpu(recipe, args):

@@ -94,3 +94,21 @@ def test_gpu_flag_and_platform_table(vllm_029, cli, tmp_path):
     recipe.write_text(_variant({}, 'platform = "nvidia"'), encoding="utf-8")
     result = cli("check", str(recipe), "--rev", "0.29.0")
     assert result.code == 65 and "is not a platform" in result.err
+
+
+def test_a_variable_named_outside_envs_is_not_unknown(vllm_029):
+    """A VLLM_ name envs.py lacks but another file names (read through os.environ) stays undecided."""
+    from real_reviews import index_for
+
+    name = "VLLM_USE_V2_MODEL_RUNNER"  # defined in envs.py; find one that is not, named elsewhere
+    index = index_for(vllm_029)
+    envs = index.module("vllm.envs")
+    table = {k.value for k in envs.constants["environment_variables"].expr.keys if hasattr(k, "value")}
+    import re
+
+    candidates = sorted({m for path in index.grep("\"VLLM_") if path != envs.path
+                         for m in re.findall(r'"(VLLM_[A-Z0-9_]+)"', vllm_029.read_text(path))} - table)
+    assert name in table and candidates
+    result = review_text(vllm_029, _variant({candidates[0]: "1"}), "elsewhere.toml")
+    (row,) = [k for k in result.knobs if k.key == f"env.{candidates[0]}"]
+    assert row.status == "undecided" and "what reads it is not modelled" in row.note

@@ -86,10 +86,10 @@ def _read(path: Path, shown: str, table: tuple[str, ...]) -> ProjectDefaults | N
     try:
         text = raw.decode("utf-8").removeprefix("\ufeff")
         data = tomllib.loads(text)
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
         if path.name == OWN_FILE:
             return None  # the waiver loader's to report, with its line, when it reads the file
-        raise DataError(f"{shown}: malformed TOML: {exc}") from None
+        raise DataError(f"{shown}: malformed TOML: {str(exc) or 'nesting too deep'}") from None
     body = data
     for part in table:
         body = body.get(part) if isinstance(body, dict) else None

@@ -178,6 +178,11 @@ class ProfilePackage(Record):
                                     "the recipe's [runtime] packages, or the package that pulls it in")
 
 
+class EntryPointGroup(Record):
+    group: str
+    names: tuple[str, ...] = ()
+
+
 class RuntimeProfile(Record):
     """What the review assumes of the machine the recipe runs on: the release's official
     container on the recipe's GPU, unless the recipe or the command line says otherwise.
@@ -193,10 +198,10 @@ class RuntimeProfile(Record):
     requirements: tuple[str, ...] = Field((), description="the pinned tree's requirement files read, in include order")
     packages: tuple[ProfilePackage, ...] = ()
     plugins: str = Field("none", description="out-of-tree platform and general plugins assumed installed")
-    entry_points: dict[str, tuple[str, ...]] | None = Field(
-        None, description="entry-point group -> names, as the release's own package declares them (its "
-                          "entry_points.txt); with no plugins, what `importlib.metadata.entry_points(group=...)` "
-                          "finds; None when the tree does not say")
+    entry_points: tuple[EntryPointGroup, ...] | None = Field(
+        None, description="the entry points the release's own package declares (its entry_points.txt); with "
+                          "no plugins, what `importlib.metadata.entry_points(group=...)` finds; None when the "
+                          "tree does not say")
     entry_points_from: str = Field("", description="the file the entry points are read from")
 
     def installed(self) -> tuple[str, ...]:

@@ -46,6 +46,11 @@ def env_knobs(index, recipe, bindings: dict) -> list[Knob]:
 def _row(index, an, module, table, entry, env) -> Knob:
     key = f"env.{env.name}"
     if entry is None:
+        elsewhere = [path for path in index.grep(env.name) if path != module.path]
+        if elsewhere:  # read around the table (os.environ["VLLM_X"]): not modelled, so not unknown
+            return Knob(key=key, value=env.value, recipe_line=env.line, status="undecided",
+                        note=f"{module.path} does not define {env.name}, but {', '.join(elsewhere[:3])} "
+                             f"{'names' if len(elsewhere) == 1 else 'name'} it: what reads it is not modelled")
         evidence = [index.anchor(module.path, table.start_line, table.start_line, ENV_TABLE,
                                  f"declares: the variables vLLM reads at this revision; {env.name} is not one")]
         line = _warning_line(index, module.path)
@@ -53,7 +58,8 @@ def _row(index, an, module, table, entry, env) -> Knob:
             evidence.append(index.anchor(module.path, line, line, "", "inspected: vLLM warns of a VLLM_ variable "
                                                                       "it does not define"))
         return Knob(key=key, value=env.value, recipe_line=env.line, status="unknown-knob", evidence=tuple(evidence),
-                    note=f"{module.path} at this revision does not define {env.name}: nothing reads it")
+                    note=f"{module.path} at this revision does not define {env.name}, and no other file of the "
+                         "package names it: nothing reads it")
     reads = index.anchor(module.path, entry.line, entry.end_line, env.name,
                          f"reads: the {ENV_TABLE} entry that parses {env.name}")
     value, raises, parser = _parse(index, an, module, entry)

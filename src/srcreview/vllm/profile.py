@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from srcreview.core.errors import SourceUnavailable
-from srcreview.model.findings import ProfilePackage, RuntimeProfile, normalized_package
+from srcreview.model.findings import EntryPointGroup, ProfilePackage, RuntimeProfile, normalized_package
 
 REQUIREMENTS = "requirements/{platform}.txt"  # the release's requirement file per platform
 # what a pinned package brings that the vLLM tree does not name: PyTorch's Linux CUDA wheels
@@ -80,7 +80,7 @@ def profile_bindings(profile: RuntimeProfile) -> dict:
         out[PLATFORM_KEY] = profile.platform
         out[PACKAGES_KEY] = profile.installed()
         if profile.entry_points is not None and profile.plugins == "none":
-            out[ENTRY_POINTS_KEY] = tuple(sorted(profile.entry_points.items()))
+            out[ENTRY_POINTS_KEY] = tuple((g.group, g.names) for g in profile.entry_points)
     absent = tuple(sorted(normalized_package(p.name) for p in profile.packages if not p.installed))
     if absent:
         out[ABSENT_KEY] = absent
@@ -117,7 +117,7 @@ def _read_requirements(tree, path: str, files: list[str], packages: dict, depth:
                                                 source=f"{path}:{number}"))
 
 
-def _entry_points(tree) -> dict[str, tuple[str, ...]] | None:
+def _entry_points(tree) -> tuple[EntryPointGroup, ...] | None:
     """Group -> entry-point names the release's package declares (an INI file, `[group]` then
     `name = module:attr` lines); None when the tree has no such file (a git checkout)."""
     try:
@@ -133,4 +133,4 @@ def _entry_points(tree) -> dict[str, tuple[str, ...]] | None:
             groups.setdefault(group, [])
         elif group is not None and "=" in line and not line.startswith(("#", ";")):
             groups[group].append(line.split("=", 1)[0].strip())
-    return {g: tuple(sorted(names)) for g, names in sorted(groups.items())}
+    return tuple(EntryPointGroup(group=g, names=tuple(sorted(names))) for g, names in sorted(groups.items()))

@@ -29,10 +29,11 @@ def add_source_args(parser, *, rev_required: bool = False) -> None:
                              "registry sdist, GitHub tarball, git) or one of them")
 
 
-def add_model_config_arg(parser, default: str | None = "hub") -> None:
-    """Add --model-config: where the configs of the recipe's models are read from (`default`
-    None: the command fills it, from the project's defaults, else hub)."""
-    parser.add_argument("--model-config", choices=("hub", "cache", "off"), default=default,
+def add_model_config_arg(parser) -> None:
+    """Add --model-config: where the configs of the recipe's models are read from."""
+    from srcreview.cli.commands._gate_args import Given
+
+    parser.add_argument("--model-config", choices=("hub", "cache", "off"), default="hub", action=Given,
                         help="the configs of the models the recipe names, which decide model-dependent "
                              "branches (MTP speculators, draft config rewrites): hub (default: a local "
                              "directory is read, a Hub id through huggingface_hub, honouring HF_ENDPOINT, "

@@ -46,10 +46,19 @@ def _date(text: str) -> str:
         raise argparse.ArgumentTypeError(exc.message.removeprefix("--date: ")) from None
 
 
+class Given(argparse.Action):
+    """`store`, also noting the option in `namespace.given`: a default the project's file sets
+    (srcreview.core.project) yields to a flag the command line gives, even one equal to the default."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.given = (*getattr(namespace, "given", ()), self.dest)
+
+
 def add_gate_args(parser: argparse.ArgumentParser) -> None:
     """--fail-on, --baseline, --date, --sarif FILE, --markdown FILE and --allow-stale."""
     group = parser.add_argument_group("gate (CI)")
-    group.add_argument("--fail-on", type=_fail_on, default=None, metavar="POLICY",
+    group.add_argument("--fail-on", type=_fail_on, default=DEFAULT_FAIL_ON_TEXT, metavar="POLICY", action=Given,
                        help=FAIL_ON_HELP)
     group.add_argument("--baseline", metavar="JSON",
                        help="a previous --format json output: fail only on findings that are new or got worse")

@@ -48,7 +48,7 @@ def add_parser(sub) -> None:
                         "YAML config or a compose file (one recipe per vLLM service); or directories searched "
                         "for recipes (srcreview.toml waiver files are skipped); several give one result")
     add_source_args(p)
-    add_model_config_arg(p, default=None)
+    add_model_config_arg(p)
     add_patch_args(p)
     p.add_argument("--gpu", metavar="NAME",
                    help="the GPU the runtime profile assumes, over the recipe's [hardware] gpu (e.g. \"NVIDIA H100\"): "
@@ -134,7 +134,8 @@ def _project_defaults(args) -> str:
     shown = []
     for key, builtin in (("rev", "the recipe's pin"), ("gpu", "the recipe's [hardware] gpu"),
                          ("model_config", "hub"), ("fail_on", DEFAULT_FAIL_ON_TEXT), ("waivers", "none")):
-        given = getattr(args, key, None) if key != "waivers" else None
+        explicit = key in ("rev", "gpu") or key in getattr(args, "given", ())
+        given = getattr(args, key, None) if explicit and key != "waivers" else None
         default = found.get(key)
         if given is not None:
             shown.append(f"{key} = {_shown(given)}  (command line)")
@@ -150,8 +151,6 @@ def _project_defaults(args) -> str:
                 raise DataError(f"{default.source}: fail_on: {exc}") from None
         elif key != "waivers":
             setattr(args, key, default.value)
-    if args.model_config is None:
-        args.model_config = "hub"
     args.project_waivers = found.path("waivers")
     head = f"project defaults: {found.shown}" if found.file is not None else "project defaults: none found"
     return "".join(f"{line}\n" for line in [head, *shown])

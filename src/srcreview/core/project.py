@@ -6,8 +6,8 @@ From the working directory upwards, the first directory holding either
     [tool.srcreview]                       [defaults]
     rev = "0.29.0"                         rev = "0.29.0"
     gpu = "NVIDIA GeForce RTX 5090"        ...
-    model_config = "cache"
-    fail_on = "plausible:medium"
+    model-config = "cache"
+    fail-on = "plausible:medium"
     waivers = "ci/waivers.toml"
 
 gives the defaults (srcreview.toml first when a directory has both). A `srcreview.toml` is
@@ -34,7 +34,7 @@ else:  # pragma: no cover
 PYPROJECT = "pyproject.toml"
 OWN_FILE = "srcreview.toml"  # the waiver file's name too (srcreview.model.recipe.files.WAIVER_FILE)
 DEFAULTS_TABLE = "defaults"  # srcreview.toml's table of defaults; pyproject.toml: [tool.srcreview]
-KEYS = ("rev", "gpu", "model_config", "fail_on", "waivers")
+KEYS = ("rev", "gpu", "model-config", "fail-on", "waivers")  # as the flags spell them
 MODEL_CONFIG = ("hub", "cache", "off")
 MAX_BYTES = 1_000_000
 
@@ -107,8 +107,8 @@ def _read(path: Path, shown: str, table: tuple[str, ...]) -> ProjectDefaults | N
             raise DataError(f"{shown}:{line}: unknown key {key} in {header} (expected: {', '.join(KEYS)})")
         if not isinstance(value, str) or not value.strip():
             raise DataError(f"{shown}:{line}: {key} must be a non-empty string")
-        if key == "model_config" and value not in MODEL_CONFIG:
-            raise DataError(f"{shown}:{line}: model_config must be one of {', '.join(MODEL_CONFIG)}")
+        if key == "model-config" and value not in MODEL_CONFIG:
+            raise DataError(f"{shown}:{line}: model-config must be one of {', '.join(MODEL_CONFIG)}")
         values.append(Default(key, value, f"{shown}:{line}"))
     return ProjectDefaults(file=path, shown=shown, values=tuple(sorted(values, key=lambda d: KEYS.index(d.key))))
 

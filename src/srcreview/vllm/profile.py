@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from srcreview.core.errors import SourceUnavailable
+from srcreview.core.errors import DataError, SourceUnavailable
 from srcreview.model.findings import EntryPointGroup, ProfilePackage, RuntimeProfile, normalized_package
 
 REQUIREMENTS = "requirements/{platform}.txt"  # the release's requirement file per platform
@@ -35,12 +35,16 @@ def runtime_profile(tree, recipe, *, gpu: str | None = None, gpu_from: str = "")
     (or the recipe's `[runtime] platform`), the packages of the pinned tree's requirement file for
     that platform, overlaid by the recipe's `[runtime] packages`."""
     import srcreview.interp  # noqa: F401 - first: vllm.runtime and interp import each other (issue 24 leaves the cycle)
-    from srcreview.vllm.runtime import platform_of
+    from srcreview.vllm.runtime import PLATFORM_PREDICATES, platform_of
 
     pin = recipe.runtime
     gpu = gpu if gpu is not None else recipe.hardware.gpu
     gpu_from = gpu_from or recipe.hardware.gpu_from or ("the recipe's [hardware] gpu" if gpu else "")
     if pin.platform is not None:
+        platforms = sorted({p for names in PLATFORM_PREDICATES.values() for p in names})
+        if pin.platform not in platforms:
+            raise DataError(f"{recipe.source_file}:{recipe.pin_line or 1}: [runtime] platform {pin.platform[:40]!r} "
+                            f"is not a platform ({', '.join(platforms)})")
         platform, platform_from = pin.platform, "the recipe's [runtime] platform"
     elif platform_of(gpu):
         platform, platform_from = platform_of(gpu), f"{gpu} is an NVIDIA GPU"

@@ -14,13 +14,13 @@ from typing import Any, Literal
 from srcreview.core.records import Field, Record, field_validator
 from srcreview.hfconfig.facts import ModelFacts
 from srcreview.hfconfig.overrides import ModelOverrides
+from srcreview.vllm.anchors import PACKAGE, SPECULATIVE
 
 MAX_SETTINGS = 2_000  # vLLM 0.29 declares about 250 engine arguments; a recipe has tens
 _CAPABILITY = re.compile(r"^([0-9]{1,2})\.([0-9])$")  # ASCII digits only: "١٢.٠" is not 12.0
 _HEX = re.compile(r"[0-9a-fA-F]{7,40}")
 _VERSION = re.compile(r"[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?((rc|\.post)[0-9]+)?")
 
-PLATFORMS = ("cuda", "rocm", "xpu", "cpu", "tpu")  # vLLM's in-tree platforms (vllm/platforms/)
 Format = Literal["toml", "command-line", "vllm-yaml", "compose"]
 
 
@@ -34,24 +34,18 @@ class RuntimePin(Record):
     """The engine a recipe runs on. `version` and `revision` become `--rev` when none is given, so
     they are checked here, as recipe data (exit 65 naming the recipe line), never passed on raw."""
 
-    engine: str = "vllm"
+    engine: str = PACKAGE
     version: str | None = None
     revision: str | None = None
     image: str | None = None
     patches: tuple[str, ...] = Field((), description="patch files or overlay directories laid over the pinned "
                                                      "source, relative to the recipe, applied in order")
-    platform: str | None = Field(None, description="the platform the runtime profile assumes (cuda, rocm, xpu, "
-                                                   "cpu, tpu); default: the one the recipe's GPU implies")
+    platform: str | None = Field(None, description="the platform the runtime profile assumes (one of vLLM's, "
+                                                   "checked by srcreview.vllm.profile); default: the one the "
+                                                   "recipe's GPU implies")
     packages: dict[str, bool] = Field(default_factory=dict, description="packages the runtime profile takes as "
                                       "installed (true) or absent (false), over what the release's requirements "
                                       "install, e.g. {triton = false}")
-
-    @field_validator("platform")
-    @classmethod
-    def _platform(cls, value: str | None) -> str | None:
-        if value is not None and value not in PLATFORMS:
-            raise ValueError(f"{value[:40]!r} is not a platform ({', '.join(PLATFORMS)})")
-        return value
 
     @field_validator("patches", mode="before")
     @classmethod
@@ -198,7 +192,7 @@ class Recipe(Record):
 
     @property
     def uses_speculative_decoding(self) -> bool:
-        return any(key.startswith("speculative_config.") for key in self._by_key())
+        return any(key.startswith(f"{SPECULATIVE}.") for key in self._by_key())
 
     @property
     def needs_revision(self) -> bool:

@@ -44,6 +44,9 @@ def test_the_text_names_the_source_and_the_runner_in_words(workdir, cli, monkeyp
     result = cli("check", "demo.toml", "--source", "tree", "--rev", REV)
     lines = result.out.splitlines()
     assert lines[1] == "vLLM 1234567ab, from the local source"
-    assert lines[2] == "model runner: V2, as VllmConfig.use_v2_model_runner decides under the recipe (-v: why)"
+    assert lines[2].startswith("runtime profile: ")  # issue 24: the profile comes first (wrapped)
+    runner = next(n for n, line in enumerate(lines) if line.startswith("model runner:"))
+    assert lines[runner] == "model runner: V2, as VllmConfig.use_v2_model_runner decides under the recipe (-v: why)"
     verbose = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "-v").out.splitlines()
-    assert verbose[3].startswith("  why: ") and "use_v2_model_runner" in verbose[3]
+    runner = next(n for n, line in enumerate(verbose) if line.startswith("model runner:"))
+    assert verbose[runner + 1].startswith("  why: ") and "use_v2_model_runner" in verbose[runner + 1]

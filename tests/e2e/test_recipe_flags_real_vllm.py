@@ -110,7 +110,8 @@ def test_compose_service_reviews_like_the_toml_recipe_anchored_on_compose_lines(
     assert _meaning(compose_review) == _meaning(toml_review)
     lines = {k["key"]: k["recipe_line"] for k in compose_review["knobs"]}
     assert lines == {"attention_backend": None, "kv_cache_dtype": 11, "max_model_len": 9, "max_num_seqs": 10, "speculative_config.method": 12,
-                     "speculative_config.num_speculative_tokens": 12, "speculative_config.attention_backend": 12}
+                     "speculative_config.num_speculative_tokens": 12, "speculative_config.attention_backend": 12,
+                     "env.VLLM_USE_V2_MODEL_RUNNER": 6}  # issue 24: env vars are knob rows, on the compose line
     ignored = next(f for f in compose_review["findings"] if f["rule"] == "spec-draft-attention-backend-ignored")
     assert ignored["classification"] == "confirmed" and ignored["recipe_line"] == 12
     sarif = json.loads((tmp_path / "out.sarif").read_text())

@@ -31,7 +31,6 @@ from srcreview.core.templates import fill
 from srcreview.index import ir
 from srcreview.index.ir import dotted, iter_calls, iter_statements
 from srcreview.model.findings import Hop
-from srcreview.vllm.anchors import CUDA
 from srcreview.vllm.runtime import PLATFORM_KEY
 
 OUTCOMES = ("admits", "rejects", "undecided")
@@ -124,8 +123,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     tags: set[Tag] = set()
     if result == "undecided":
         tags.add("runtime-branch")
-    elif platform and ctx.bindings.get(PLATFORM_KEY) == CUDA:
-        hops.append(Hop(kind="note", text="the platform is CUDA: the recipe names an NVIDIA GPU"))
+    elif platform and ctx.bindings.get(PLATFORM_KEY):
+        hops.append(Hop(kind="note", text=f"decided under the runtime profile: platform {ctx.bindings[PLATFORM_KEY]}, "
+                                          "the release's packages, no plugins"))
     hops.append(Hop(kind="note", text=f"{name} under the recipe: {result}"))
     reason = "" if result != "undecided" else f"{name} cannot be decided under the recipe"
     return CheckResult(result, evidence=dedupe(evidence, by_role=True), trace=tuple(hops), tags=tuple(sorted(tags)),

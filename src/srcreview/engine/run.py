@@ -59,11 +59,13 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
     from srcreview.index import Index
     from srcreview.interp.domain import install
     from srcreview.vllm.domain import VLLM
+    from srcreview.vllm.profile import runtime_profile
 
     install(VLLM)  # the interpreter's framework model, before the first walk
     index = index if index is not None else Index(tree, cache_dir=cache_dir)
     rules = load_rules() if rules is None else rules
-    bindings = _bindings(index, recipe)
+    profile = runtime_profile(tree, recipe)
+    bindings = _bindings(index, recipe, profile)
     analyzer, incomplete = _prepared(index, recipe, bindings)
     runner, more = _runner(index, recipe, bindings)
     incomplete += more
@@ -90,6 +92,9 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
             if finding is not None:
                 findings.append(finding)
             _apply_knobs(rule, ctx, subject, result, downgrade, knobs)
+    from srcreview.vllm.env_knobs import env_knobs
+
+    knobs.update(((k.key, k.scope), k) for k in env_knobs(index, recipe, bindings))
     from srcreview.source.gaps import split_stale
 
     stale, unevaluable = split_stale(tree, stale)  # what a gutted or unreadable tree hides is not stale
@@ -114,6 +119,7 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
                               source=source_label or getattr(tree, "provider", ""),
                               release_from=revision.pin.origin if revision.pin is not None else None),
         runner=runner,
+        profile=profile,
         knobs=tuple(sorted(knobs.values(), key=_knob_order)),
         findings=tuple(findings),
         stale_rules=tuple(StaleRule(rule=r, missing=tuple(sorted(m))) for r, m in sorted(stale.items())),
@@ -197,13 +203,15 @@ class _RecipeOnly:
 # runner, values, conditions
 
 
-def _bindings(index, recipe) -> dict:
-    """The recipe's bindings in VllmConfig terms (srcreview.vllm.runtime.config_bindings); the recipe's
-    own keys alone when the revision's engine-args builder cannot be read."""
+def _bindings(index, recipe, profile=None) -> dict:
+    """The recipe's bindings in VllmConfig terms (srcreview.vllm.runtime.config_bindings), with the
+    runtime profile's platform and packages; the recipe's own keys alone when the revision's
+    engine-args builder cannot be read."""
     from srcreview.vllm.models import model_bindings
+    from srcreview.vllm.profile import profile_bindings
     from srcreview.vllm.runtime import config_bindings
 
-    bound = {**recipe.bindings, **model_bindings(recipe)}
+    bound = {**recipe.bindings, **model_bindings(recipe), **(profile_bindings(profile) if profile else {})}
     try:
         return config_bindings(index, bound, gpu=recipe.hardware.gpu)
     except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):

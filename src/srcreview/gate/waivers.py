@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from srcreview.core.errors import DataError
+from srcreview.core.project import DEFAULTS_TABLE
 from srcreview.core.userfile import read_user_file
 from srcreview.model.findings import Review, WaiverNote
 from srcreview.model.recipe.files import WAIVER_FILE
@@ -76,8 +77,11 @@ class Waiver:
                           expires=self.expires.isoformat(), source=self.source)
 
 
-def load_waivers(recipes: Iterable[tuple[Path | str, str]]) -> tuple[Waiver, ...]:
-    """Waivers for the reviewed recipes, given as (file on disk, path shown in reports).
+def load_waivers(recipes: Iterable[tuple[Path | str, str]],
+                 project: tuple[Path, str] | None = None) -> tuple[Waiver, ...]:
+    """Waivers for the reviewed recipes, given as (file on disk, path shown in reports), and
+    those of the project's waiver file (`waivers` of the project defaults, srcreview.core.project:
+    (file, shown)), which apply to every reviewed recipe (`recipe = "name.toml"`: those so named).
 
     Each `srcreview.toml` is read once, however many of its directory's recipes are reviewed.
     """
@@ -91,6 +95,8 @@ def load_waivers(recipes: Iterable[tuple[Path | str, str]]) -> tuple[Waiver, ...
             shown_sidecar = str(shown_dir / WAIVER_FILE) if str(shown_dir) != "." else WAIVER_FILE
             entry = by_dir.setdefault(sidecar.resolve(), (shown_sidecar, []))
             entry[1].append((path.name, shown))
+    if project is not None and Path(project[0]).resolve() not in by_dir:
+        by_dir[Path(project[0]).resolve()] = (project[1], [(Path(path).name, shown) for path, shown in recipes])
     for sidecar, (shown_sidecar, members) in sorted(by_dir.items(), key=lambda kv: kv[1][0]):
         for waiver in _sidecar_waivers(sidecar, shown_sidecar):
             if waiver.recipe is None:
@@ -178,9 +184,10 @@ def _recipe_waivers(path: Path, shown: str) -> list[Waiver]:
 def _sidecar_waivers(path: Path, shown: str) -> list[Waiver]:
     data, text = _read_toml(path, shown, "waiver")
     lines = _Lines(text)
-    unknown = sorted(set(data) - {"waivers"})
+    unknown = sorted(set(data) - {"waivers", DEFAULTS_TABLE})  # [defaults]: the project's (core.project)
     if unknown:
-        raise DataError(f"{shown}:{lines.key((), unknown[0])}: unknown key {unknown[0]} (expected: waivers)")
+        raise DataError(f"{shown}:{lines.key((), unknown[0])}: unknown key {unknown[0]} "
+                        f"(expected: waivers, {DEFAULTS_TABLE})")
     return _parse(data.get("waivers"), ("waivers",), lines, shown, allow_recipe=True)
 
 

@@ -33,6 +33,10 @@ class Domain(Protocol):
         """`current_platform.is_cuda()` and the platform each names."""
 
     @property
+    def probe_calls(self) -> Collection[str]:
+        """Out-of-tree calls probing what is installed (`find_spec`): the runtime answers them."""
+
+    @property
     def model_config(self) -> str:
         """The config class that holds the model's own config."""
 

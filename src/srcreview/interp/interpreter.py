@@ -62,6 +62,13 @@ from srcreview.interp.values import (
 )
 
 MAX_EVAL_DEPTH = 6
+
+
+def _decided(value) -> bool:
+    """A constant, an enum member, or a union of them: a value a conditional store may join."""
+    if isinstance(value, Union):
+        return all(_decided(o) for o in value.options)
+    return isinstance(value, (Const, EnumMember))
 _OBJ_FIELDS = dataclass_fields(Obj)
 MAX_UNROLL = 16  # a loop over a constant table of at most this many items is walked item by item
 
@@ -82,6 +89,7 @@ class Frame:
         self.an = analyzer
         self.module = module
         self.fn = fn
+        self.platform_answers = False  # set by Analyzer.summary: the runtime profile answered a question
         self.symbol = symbol
         self.scope = fn.qualname if fn is not None else ""
         self.owner = fn.owner if fn is not None else None
@@ -688,6 +696,10 @@ class Frame:
         callee = self.ev(func_expr)
         if isinstance(callee, Builtin):
             return self.builtin_call(callee.name, arg_exprs, keywords, e)
+        # what is installed: `find_spec("triton")`, `entry_points(group=...)` from the runtime profile
+        if isinstance(callee, External) and callee.name in self.an.domain.probe_calls:
+            return self.an.runtime.probe_call(callee.name, [self.force(self.ev(a)) for a in arg_exprs],
+                                              [(k.name, self.force(self.ev(k.value))) for k in keywords])
         if isinstance(callee, External) and callee.name in builtins.TYPING_ARGS and len(arg_exprs) == 1:
             return builtins.typing_args(self.an.index, self.module.module, ir.text(arg_exprs[0]))
         args = tuple(self.ev(a) for a in arg_exprs)
@@ -994,11 +1006,13 @@ class Analyzer:
                            path=self.runtime.config_path_for(self_cls)) if self_cls else None
             frame = Frame(self, info.module, info.facts, symbol, self_obj, args)
             self._summaries[key] = frame  # before running: recursion sees a partial walk, not a loop
+            before = self.runtime.platform_calls
             self.depth += 1
             try:
                 frame.run()
             finally:
                 self.depth -= 1
+            frame.platform_answers = self.runtime.platform_calls > before
         return frame
 
     def walk_call(self, event, frame_cls=None):
@@ -1110,6 +1124,12 @@ class Analyzer:
             return
         conditional = self.path_conditions() or any(f.loops for f in self.stack)
         if conditional:
+            # the field holds what it held, or the stored value: one of both when each is decided
+            before = self.force(self.resolver.at_path(tuple(path))) if not isinstance(value, LazyCall) else None
+            after = self.force(value) if before is not None else None
+            if _decided(before) and _decided(after):
+                self.runtime.heap[tuple(path)] = union([before, after])
+                return
             where = self.stack[-1].symbol.local if self.stack and self.stack[-1].symbol else "construction"
             self.runtime.heap[tuple(path)] = Unknown(f"{'.'.join(path)} may be set by {where} "
                                                      f"(line {node.line}) under an undecided condition")

@@ -6,6 +6,8 @@ what a function returns under the recipe (`evaluate_function`).
 
 from __future__ import annotations
 
+import re
+
 from srcreview.core.errors import DataError
 from srcreview.interp.interpreter import Frame, analyzer
 from srcreview.interp.resolver import entry_function, self_class
@@ -177,6 +179,17 @@ def model_runner(index, bindings: dict) -> RunnerDecision:
     evidence += [frame_anchor(index, frame, d.line, d.end_line, "decided") for d in frame.decisions]
     assumptions = tuple(assumptions_of(index, frame))
     env_notes = [f"env {k}: not set by the recipe, taken as unset" for k in sorted(frame.env_reads)]
+    # the probes the decisions read (HAS_TRITON): decided under the runtime profile, which says so
+    probes = sorted(name for name in an.runtime.probes
+                    if any(re.search(rf"\b{re.escape(name)}\b", d.text) for d in frame.decisions))
+    for name in probes:
+        path, start, end = an.runtime.probes[name]
+        value = an.force(an.resolver.global_name(index.module(path), name, ""))
+        evidence.append(index.anchor(path, start, end, name, "decided under the runtime profile: "
+                                     f"{name} is {getattr(value, 'value', '?')} in the profile's container"))
+    if probes or frame.platform_answers:
+        env_notes.append(f"rests on the runtime profile (platform {an.runtime.platform}, "
+                         "the release's packages, no plugins)" + (f": {', '.join(probes)}" if probes else ""))
     values = {t for t, _, _ in outcomes}
     if outcomes and values <= {True} or values <= {False} and outcomes:
         value = "v2" if values == {True} else "v1"

@@ -127,6 +127,9 @@ class Resolver:
     def constant_value(self, module, const):
         """A module constant's value: only when bound once, unconditionally, to something static."""
         if const.reassigned:
+            probe = self.runtime.import_probe(module, const, self.interp.evaluate)
+            if probe is not None:
+                return probe
             return Unknown(f"{const.name} is bound more than once at import time")
         if const.guard is not None:
             return Unknown(f"{const.name} is bound conditionally at import time ({const.guard})")

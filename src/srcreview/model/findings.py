@@ -173,6 +173,72 @@ class RevisionInfo(Record):
                                   "(a release pins/ does not list yet); None for a commit")
 
 
+class ProfilePackage(Record):
+    """One package of the runtime profile: installed or not, and where that fact comes from."""
+
+    name: str = Field(description="the distribution as the requirement names it (torch, triton, flashinfer-python)")
+    installed: bool
+    requirement: str = Field("", description="the requirement line as written (torch==2.13.0), or empty")
+    source: str = Field(description="where the fact comes from: path:line of the pinned tree's requirement file, "
+                                    "the recipe's [runtime] packages, or the package that pulls it in")
+
+
+class EntryPointGroup(Record):
+    group: str
+    names: tuple[str, ...] = ()
+
+
+class RuntimeProfile(Record):
+    """What the review assumes of the machine the recipe runs on: the release's official
+    container on the recipe's GPU, unless the recipe or the command line says otherwise.
+    Import-time probes (`find_spec("triton")`, `current_platform.is_cuda()`, `HAS_TRITON`) are
+    answered from it; a verdict that rests on it says so."""
+
+    platform: str | None = Field(description="cuda, rocm, xpu, cpu, tpu; None when no GPU is named")
+    platform_from: str = Field(description="what decides the platform: the GPU's vendor, [runtime] platform, --gpu")
+    gpu: str | None = None
+    gpu_from: str = Field("", description="the recipe's [hardware] gpu, or --gpu")
+    compute_capability: str | None = None
+    container: str = Field(description="the container assumed: the release's official image, or the recipe's image")
+    requirements: tuple[str, ...] = Field((), description="the pinned tree's requirement files read, in include order")
+    packages: tuple[ProfilePackage, ...] = ()
+    plugins: str = Field(default="none", description="out-of-tree platform and general plugins assumed installed")
+    entry_points: tuple[EntryPointGroup, ...] | None = Field(
+        None, description="the entry points the release's own package declares (its entry_points.txt); with "
+                          "no plugins, what `importlib.metadata.entry_points(group=...)` finds; None when the "
+                          "tree does not say")
+    entry_points_from: str = Field("", description="the file the entry points are read from")
+
+    def installed(self) -> tuple[str, ...]:
+        """The installed distributions, normalised (PEP 503) and sorted: what the analysis binds."""
+        return tuple(sorted({normalized_package(p.name) for p in self.packages if p.installed}))
+
+    def summary(self) -> str:
+        """One line: what every output prints first (the full list is in the JSON)."""
+        if self.platform is None:
+            return (f"runtime profile: platform open ({self.platform_from}): GPU-dependent rows stay undecided; "
+                    f"plugins: {self.plugins}")
+        gpu = f" on {self.gpu}" if self.gpu else ""
+        cap = f" (compute capability {self.compute_capability})" if self.compute_capability else ""
+        installed = [p for p in self.packages if p.installed]
+        files = ", ".join(self.requirements)
+        notes = [f"{p.name} ({p.source})" for p in installed if not p.source.startswith(self.requirements or ("-",))]
+        absent = [f"{p.name} ({p.source})" for p in self.packages if not p.installed]
+        text = (f"runtime profile: {self.container}{gpu}{cap}; platform {self.platform} ({self.platform_from}); "
+                + (f"{len(installed)} packages from {files}" if files else
+                   f"packages unknown (the tree has no requirements/{self.platform}.txt)"))
+        text += "".join(f"; {note}" for note in notes)
+        text += f"; not installed: {', '.join(absent)}" if absent else ""
+        return text + f"; plugins: {self.plugins}"
+
+
+def normalized_package(name: str) -> str:
+    """A distribution name as pip compares them (PEP 503): `Flash_Infer.python` -> `flash-infer-python`."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 class RunnerInfo(Record):
     value: Literal["v1", "v2"] | None = None
     status: Literal["resolved", "undecided"] = "undecided"
@@ -262,6 +328,8 @@ class Review(Record):
     recipe: RecipeRef
     revision: RevisionInfo
     runner: RunnerInfo = RunnerInfo()
+    profile: RuntimeProfile | None = Field(None, omit_none=True, description="the runtime the review assumes "
+                                           "(srcreview.vllm.profile): import-time probes are answered from it")
     knobs: tuple[Knob, ...] = ()
     findings: tuple[Finding, ...] = ()
     stale_rules: tuple[StaleRule, ...] = ()
@@ -278,6 +346,16 @@ class Review(Record):
             if finding.fingerprint in seen:
                 raise ValueError(f"fingerprint {finding.fingerprint} names two findings of {self.recipe.path}")
             seen.add(finding.fingerprint)
+
+    def profile_lines(self) -> list[str]:
+        """The runtime profile in words; with the platform open, also the rows decided without it."""
+        if self.profile is None:
+            return []
+        lines = [self.profile.summary()]
+        if self.profile.platform is None:
+            decided = sorted({k.key for k in self.knobs if k.status != "undecided"})
+            lines.append("decided without a GPU: " + (", ".join(decided) if decided else "no knob row"))
+        return lines
 
     def line_of(self, finding: Finding) -> int:
         """The recipe line a finding is shown on: its own, else its knob's, else a trace hop's, else 1.

@@ -87,6 +87,29 @@ SCHEMA: dict = {
                                 },
                             },
                         },
+                        "runtime_profiles": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["platform", "container", "packages", "summary"],
+                                "properties": {
+                                    "platform": {"type": ["string", "null"]},
+                                    "platform_from": {"type": "string"},
+                                    "gpu": {"type": ["string", "null"]},
+                                    "compute_capability": {"type": ["string", "null"]},
+                                    "container": {"type": "string"},
+                                    "requirements": {"type": "array", "items": {"type": "string"}},
+                                    "packages": {"type": "array", "items": {
+                                        "type": "object", "required": ["name", "installed", "source"],
+                                        "properties": {"name": {"type": "string"},
+                                                       "installed": {"type": "boolean"},
+                                                       "requirement": {"type": "string"},
+                                                       "source": {"type": "string"}}}},
+                                    "plugins": {"type": "string"},
+                                    "summary": {"type": "string"},
+                                },
+                            },
+                        },
                         "source_urls": {
                             "type": "array",
                             "items": {
@@ -167,6 +190,11 @@ def document(reviews: Sequence[Review] | Review, *, rules=None, date: str | None
              "files": [{"path": f.path, "sha256": f.sha256} for f in m.files],
              "stated_by_recipe": [f"{v.key} (line {v.line})" for v in m.stated], "unknown": m.unknown}
             for m in configs.values()]
+    profiles = {json.dumps(r.profile.model_dump(mode="json"), sort_keys=True): r.profile
+                for r in reviews if r.profile is not None}
+    if profiles:  # what the machine is assumed to be: import-time probes were answered from it
+        pinned["runtime_profiles"] = [{**p.model_dump(mode="json"), "summary": p.summary()}
+                                      for p in profiles.values()]
     summary, probes = [], []
     for r in reviews:
         for f in r.findings:

@@ -174,6 +174,10 @@ def render(reviews: Sequence[Review], *, gate=None, date: str | None = None,
               for r in reviews for m in r.models]
     if models:
         properties["models"] = models
+    profiles = [{"recipe": r.recipe.path, **r.profile.model_dump(mode="json"), "summary": r.profile.summary()}
+                for r in reviews if r.profile is not None]
+    if profiles:
+        properties["runtimeProfiles"] = profiles
 
     driver = {"name": "srcreview", "version": __version__, "semanticVersion": __version__,
               "rules": [_rule(rule_id, docs.get(rule_id), reviews) for rule_id in rule_ids]}

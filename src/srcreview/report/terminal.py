@@ -72,6 +72,8 @@ def _review(console, review: Review, verbose: bool, failing: set) -> None:
     origin = " (release not in pins/: commit and sdist sha256 from the package index)" \
         if rev.release_from == "index" else ""
     _wrapped(console, f"vLLM {label}{source}{pin}{origin}", 0)
+    for line in review.profile_lines():
+        _wrapped(console, line, 0, hanging=2)
     for layer in review.patches:
         _wrapped(console, f"patched with {layer.kind} {layer.file} (sha256 {layer.sha256[:12]}): "
                           + ", ".join(layer.touched), 0, hanging=2)

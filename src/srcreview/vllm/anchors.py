@@ -106,6 +106,10 @@ COMMON_ARGS = ("model", "max_model_len", "tensor_parallel_size", "gpu_memory_uti
 # ----------------------------------------------------------------------------- platforms
 
 CUDA = "cuda"  # the platform of NVIDIA GPUs (`current_platform.is_cuda()`)
+# import-time probes of what is installed, answered from the runtime profile (vllm.profile):
+# `find_spec("triton")` is a spec when a distribution of that name is installed, and
+# `entry_points(group=...)` finds what the release's own package declares (no plugins)
+PROBE_CALLS = ("importlib.util.find_spec", "importlib.metadata.entry_points")
 # platform predicate -> the platforms for which it is true (vllm/platforms/interface.py)
 PLATFORM_PREDICATES = {
     "is_cuda": (CUDA,), "is_cuda_alike": (CUDA, "rocm"), "is_rocm": ("rocm",), "is_xpu": ("xpu",),

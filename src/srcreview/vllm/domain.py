@@ -20,6 +20,7 @@ class VllmDomain:
     builder = vllm_runtime.BUILDER
     capability_calls = vllm_runtime.CAPABILITY_CALLS
     platform_predicates = vllm_runtime.PLATFORM_PREDICATES
+    probe_calls = vllm_runtime.PROBE_CALLS
     model_config = models.MODEL_CONFIG
     hf_config = models.HF_CONFIG
     undecided = vllm_runtime.UNDECIDED

@@ -22,6 +22,7 @@ NVIDIA GPU), so `current_platform.is_cuda()` is decided by the evaluator like an
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from srcreview.vllm.anchors import (  # noqa: F401 - vLLM's names, re-exported f
     PLATFORM_MODULES,
     PLATFORM_PREDICATES,
     PLATFORM_SELECTOR,
+    PROBE_CALLS,
     REINIT_FIELDS,
     REINIT_HOOK,
     REPLACE_FUNCTIONS,
@@ -56,6 +58,9 @@ from srcreview.vllm.anchors import (  # noqa: F401 - vLLM's names, re-exported f
 PLATFORM_KEY = "hardware.platform"
 CAPABILITY_KEY = "hardware.compute_capability"
 EMPTY_FACTORIES = {"dict": dict, "list": list}  # `field(default_factory=dict)`: a fresh empty one
+PACKAGES_KEY = "runtime.packages"  # the profile's installed distributions (normalised)
+ABSENT_KEY = "runtime.absent"  # the distributions the recipe says are not installed
+ENTRY_POINTS_KEY = "runtime.entry_points"  # ((group, names), ...) when the profile has no plugins
 _NVIDIA_WORDS = ("nvidia", "geforce", "rtx", "tesla", "quadro")
 
 
@@ -68,6 +73,7 @@ class Runtime:
         self.index = index
         self.bindings = dict(bindings)
         self.platform_calls = 0
+        self.probes: dict[str, tuple[str, int, int]] = {}  # import-time probe -> its first binding (import_probe)
         # every proper prefix of a bound key: the config objects the recipe sets something under
         self.prefix_keys = {k.rsplit(".", i)[0] for k in self.bindings for i in range(1, k.count(".") + 1)}
         self._prefixes: dict[str, str] | None = None
@@ -260,6 +266,68 @@ class Runtime:
                     return v.body
         return None
 
+    # -- runtime profile -------------------------------------------------------------------------
+    @property
+    def platform(self) -> str | None:
+        """The platform the runtime profile (or the recipe's GPU) binds: "cuda"..., None when open."""
+        return self.bindings.get(PLATFORM_KEY)
+
+    def probe_call(self, name: str, args, kwargs):
+        """A PROBE_CALLS call with forced arguments, answered from the runtime profile."""
+        if name.endswith("find_spec"):
+            return self.package_probe(args[0]) if len(args) == 1 and not kwargs else Unknown("find_spec")
+        group = dict(kwargs).get("group")
+        if args or not isinstance(group, Const) or not isinstance(group.value, str):
+            return Unknown("entry_points() of an unknown group")
+        table = self.bindings.get(ENTRY_POINTS_KEY)
+        if table is None:
+            return Unknown(f"entry_points(group={group.value!r}): the runtime profile does not say")
+        names = dict(table).get(group.value, ())
+        if names:
+            return Unknown(f"entry_points(group={group.value!r}): the release declares {', '.join(names)}")
+        self.platform_calls += 1
+        return Const(())  # the release declares none in the group, and the profile has no plugins
+
+    def package_probe(self, module_name):
+        """`find_spec(name)` under the runtime profile: a spec when a distribution of that name is
+        installed, None when the recipe says it is not, unknown otherwise (the profile lists what
+        the requirement files name; what they pull in is not all known). Counted as a platform
+        answer: a verdict resting on it rests on the profile."""
+        from srcreview.interp.values import Obj
+
+        if not isinstance(module_name, Const) or not isinstance(module_name.value, str):
+            return Unknown("find_spec of an unknown module")
+        name = re.sub(r"[-_.]+", "-", module_name.value.split(".")[0]).lower()
+        if name in (self.bindings.get(ABSENT_KEY) or ()):
+            self.platform_calls += 1
+            return Const(None)
+        if name in (self.bindings.get(PACKAGES_KEY) or ()):
+            self.platform_calls += 1
+            return Obj(cls="importlib.machinery.ModuleSpec", nonnull=True,
+                       origin=f"find_spec({module_name.value!r}): installed under the runtime profile")
+        if PACKAGES_KEY not in self.bindings:
+            return Unknown(f"find_spec({module_name.value!r}): no runtime profile (no GPU named)")
+        return Unknown(f"find_spec({module_name.value!r}): not among the runtime profile's packages")
+
+    def import_probe(self, module, const, evaluate) -> Const | None:
+        """The value of a module constant bound more than once at import time, when it is a probe
+        the profile decides: its first binding is unconditional and decided (through the profile's
+        answers) to True or False, and every later binding sits under `if NAME:` at module level
+        (a path only a found package reaches: its own checks turning the probe off). False is
+        then exact (those paths do not run); for True the profile assumes the official
+        container's packages work on its GPU, so they do not run either.
+        None when the constant is not such a probe (its value stays unknown)."""
+        if PACKAGES_KEY not in self.bindings or const.expr is None:
+            return None
+        before = self.platform_calls
+        value = evaluate(module, const.expr)
+        if not (isinstance(value, Const) and isinstance(value.value, bool)) or self.platform_calls == before:
+            return None
+        if not probe_rebinds_guarded(self.index, module.path, const.name, const.start_line):
+            return None
+        self.probes[const.name] = (module.path, const.start_line, const.end_line)
+        return value
+
     # -- platform and device -------------------------------------------------------------------
     def platform_call(self, method: str):
         """`current_platform.is_cuda()` and the like, from the recipe's GPU vendor."""
@@ -302,6 +370,46 @@ class Runtime:
         if len(values) >= 2 and all(isinstance(v, Const) and isinstance(v.value, int) for v in values[:2]):
             return Const((values[0].value, values[1].value))
         return None
+
+
+def probe_rebinds_guarded(index, path: str, name: str, first_line: int) -> bool:
+    """Whether every module-level binding of `name` after the one at `first_line` lies inside a
+    top-level `if name:` (or `if name and ...:`) block of the module at `path`."""
+    import ast
+
+    def compute():
+        try:
+            tree = ast.parse(index._raw_text(path))
+        except (SyntaxError, ValueError):
+            return False
+        first = next((stmt for stmt in tree.body if stmt.lineno == first_line), None)
+        targets = first.targets if isinstance(first, ast.Assign) else \
+            [first.target] if isinstance(first, ast.AnnAssign) else []
+        if not any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return False  # the first binding is not a plain module-level assignment
+        for stmt in tree.body:
+            if stmt.lineno <= first_line:
+                continue  # the first binding itself (the constant's own site)
+            if isinstance(stmt, ast.If) and _tests_name(stmt.test, name):
+                continue  # its body runs only when the probe found the package
+            for node in ast.walk(stmt):
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+                if any(isinstance(t, ast.Name) and t.id == name for t in targets) \
+                        and getattr(node, "lineno", 0) > first_line:
+                    return False
+        return True
+
+    return _memo(index, f"probe:{path}:{name}", compute)
+
+
+def _tests_name(test, name: str) -> bool:
+    import ast
+
+    if isinstance(test, ast.Name):
+        return test.id == name
+    return isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and any(
+        isinstance(v, ast.Name) and v.id == name for v in test.values)
 
 
 def _identifiers(text: str) -> list[str]:

@@ -31,7 +31,9 @@ def add_source_args(parser, *, rev_required: bool = False) -> None:
 
 def add_model_config_arg(parser) -> None:
     """Add --model-config: where the configs of the recipe's models are read from."""
-    parser.add_argument("--model-config", choices=("hub", "cache", "off"), default="hub",
+    from srcreview.cli.commands._gate_args import Given
+
+    parser.add_argument("--model-config", choices=("hub", "cache", "off"), default="hub", action=Given,
                         help="the configs of the models the recipe names, which decide model-dependent "
                              "branches (MTP speculators, draft config rewrites): hub (default: a local "
                              "directory is read, a Hub id through huggingface_hub, honouring HF_ENDPOINT, "

@@ -50,10 +50,19 @@ def _date(text: str) -> str:
         raise argparse.ArgumentTypeError(exc.message.removeprefix("--date: ")) from None
 
 
+class Given(argparse.Action):
+    """`store`, also noting the option in `namespace.given`: a default the project's file sets
+    (srcreview.core.project) yields to a flag the command line gives, even one equal to the default."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.given = (*getattr(namespace, "given", ()), self.dest)
+
+
 def add_gate_args(parser: argparse.ArgumentParser) -> None:
     """--fail-on, --baseline, --date, --sarif FILE, --markdown FILE and --allow-stale."""
     group = parser.add_argument_group("gate (CI)")
-    group.add_argument("--fail-on", type=_fail_on, default=DEFAULT_FAIL_ON_TEXT, metavar="POLICY",
+    group.add_argument("--fail-on", type=_fail_on, default=DEFAULT_FAIL_ON_TEXT, metavar="POLICY", action=Given,
                        help=FAIL_ON_HELP)
     group.add_argument("--baseline", metavar="JSON",
                        help="a previous --format json output: fail only on findings that are new or got worse")
@@ -81,13 +90,14 @@ class GateRun:
         return self.result.reviews
 
 
-def run_gate(args, reviews, *, rules=None, known_rules=None, recipe_files=None) -> GateRun:
+def run_gate(args, reviews, *, rules=None, known_rules=None, recipe_files=None, project_waivers=None) -> GateRun:
     """Evaluate the gate for parsed `args` and write the --sarif / --markdown files.
 
     `rules`: rule objects or dicts (id, claim, doc, severity) for SARIF's rule docs;
     `known_rules`: rule ids a waiver may name (default: the ids of `rules`, else of rules/);
     `recipe_files`: (file on disk, shown path) of each review, whose waivers apply (default:
-    matched from the paths in `args.recipes`).
+    matched from the paths in `args.recipes`); `project_waivers`: (file, shown) of the waiver
+    file the project's defaults name, applying to every review.
     """
     from srcreview.core.dates import review_date, today
     from srcreview.gate.baseline import load_baseline
@@ -100,7 +110,7 @@ def run_gate(args, reviews, *, rules=None, known_rules=None, recipe_files=None) 
         policy = parse_fail_on(policy)
     baseline = load_baseline(args.baseline, shown_path(args.baseline)) if getattr(args, "baseline", None) else None
     waivers = load_waivers(recipe_files if recipe_files is not None
-                           else _recipe_files(getattr(args, "recipes", ()), reviews))
+                           else _recipe_files(getattr(args, "recipes", ()), reviews), project=project_waivers)
     if rules is None:
         rules = _shipped_rules()
     if known_rules is None and any(w.rule for w in waivers):

@@ -14,6 +14,13 @@ speculator runs; `[model]` / `[draft_model]` tables state or override their conf
 and `--model-config` says where they are read from. A config that cannot be read is said once,
 and what depends on it stays plausible.
 
+Every output starts with the runtime profile the review assumes: the release's official container
+on the recipe's GPU (or --gpu), its platform and the packages the release's requirement files
+install for it, no plugins; `[runtime] platform` and `[runtime] packages = {triton = false}` in
+the recipe change it. Each VLLM_* variable the recipe sets is a knob row, decided by the revision's
+vllm/envs.py. Defaults for --rev, --gpu, --model-config, --fail-on and a project waiver file come
+from `[tool.srcreview]` in pyproject.toml or `[defaults]` in srcreview.toml (--show-config).
+
 A review computed before from the same recipe, model configs, source entry, rules and srcreview
 is printed again from the cache without the analysis (`srcreview cache clean --reviews` forgets them).
 """
@@ -39,13 +46,18 @@ def add_parser(sub) -> None:
 
     p = sub.add_parser("check", help="review recipe(s) against the pinned vLLM source",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("recipes", nargs="+", metavar="RECIPE",
+    p.add_argument("recipes", nargs="*", metavar="RECIPE",
                    help="recipe file(s): srcreview TOML, a script or Dockerfile running `vllm serve`, a vLLM "
                         "YAML config or a compose file (one recipe per vLLM service); or directories searched "
                         "for recipes (srcreview.toml waiver files are skipped); several give one result")
     add_source_args(p)
     add_model_config_arg(p)
     add_patch_args(p)
+    p.add_argument("--gpu", metavar="NAME",
+                   help="the GPU the runtime profile assumes, over the recipe's [hardware] gpu (e.g. \"NVIDIA H100\"): "
+                        "its platform (CUDA for NVIDIA) and the release's requirements for it answer import-time "
+                        "probes (HAS_TRITON, current_platform.is_cuda()); [runtime] platform and [runtime] "
+                        "packages in the recipe change the rest")
     p.add_argument("--format", choices=tuple(FORMATTERS), default="text", help="output on stdout (default: text)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="text: every anchor with its URL and the full trace, hop by hop")
@@ -55,6 +67,10 @@ def add_parser(sub) -> None:
                    help="also merge the sources the reviews relied on into the source registry FILE (created if "
                         "missing; entries srcreview did not write are left as they are)")
     add_gate_args(p)
+    p.add_argument("--show-config", action="store_true",
+                   help="print the defaults in effect (rev, gpu, model-config, fail-on, waivers) and where each "
+                        "comes from: [tool.srcreview] in pyproject.toml or [defaults] in srcreview.toml, found "
+                        "from the working directory up; a flag on the command line wins")
     p.set_defaults(run=run)
 
 
@@ -66,12 +82,21 @@ def run(args) -> int:
     from srcreview.model.recipe.files import recipe_files
     from srcreview.report import formats
 
+    config = _project_defaults(args)
+    if args.show_config:
+        sys.stdout.write(config)
+        return 0
+    if not args.recipes:
+        from srcreview.core.errors import UsageError
+
+        raise UsageError("check: give at least one RECIPE (or --show-config)")
+
     stored = _stored_reviews(args)
     # the rules' summaries when these rule files were validated before, else the rules themselves
     rules = stored.cache.load_rules(stored.rules) if stored is not None else None
     if rules is None:
         rules = _load_rules(args, stored)
-    loaded = [(with_models(r, path, args), path) for path, shown in recipe_files(args.recipes)
+    loaded = [(with_models(_with_gpu(r, args), path, args), path) for path, shown in recipe_files(args.recipes)
               for r in load_recipes(path, display_path=shown)]
     recipes = [r for r, _ in loaded]  # a compose file gives one recipe per vLLM service
     files = [path for _, path in loaded]
@@ -88,12 +113,61 @@ def run(args) -> int:
             reviews[n] = review
             if stored is not None:
                 stored.keep(args, recipes[n], files[n], review, tree)
-    gate = run_gate(args, reviews, rules=rules, recipe_files=[(path, r.path) for r, path in loaded])
+    gate = run_gate(args, reviews, rules=rules, recipe_files=[(path, r.path) for r, path in loaded],
+                    project_waivers=args.project_waivers)
     if args.registry:
         merge_registry(args.registry, gate)
     sys.stdout.writelines(formats.chunks(args.format, run_of(gate, verbose=args.verbose, color=_color(args),
                                                              width=_width() if args.format == "text" else 100)))
     return gate.result.exit_code
+
+
+def _project_defaults(args) -> str:
+    """Fill the options the command line leaves unset from the project's defaults
+    (srcreview.core.project); the defaults in effect, one per line, for --show-config."""
+    from pathlib import Path
+
+    from srcreview.cli.commands._gate_args import DEFAULT_FAIL_ON_TEXT, _fail_on
+    from srcreview.core.errors import DataError
+    from srcreview.core.project import find_defaults
+
+    found = find_defaults(Path.cwd())
+    shown = []
+    for key, builtin in (("rev", "the recipe's pin"), ("gpu", "the recipe's [hardware] gpu"),
+                         ("model-config", "hub"), ("fail-on", DEFAULT_FAIL_ON_TEXT), ("waivers", "none")):
+        dest = key.replace("-", "_")
+        explicit = key in ("rev", "gpu") or dest in getattr(args, "given", ())
+        given = getattr(args, dest, None) if explicit and key != "waivers" else None
+        default = found.get(key)
+        if given is not None:
+            shown.append(f"{key} = {_shown(given)}  (command line)")
+            continue
+        if default is None:
+            shown.append(f"{key} = {builtin}  (built in)")
+            continue
+        shown.append(f"{key} = {default.value}  ({default.source})")
+        if key == "fail-on":
+            try:
+                args.fail_on = _fail_on(default.value)
+            except argparse.ArgumentTypeError as exc:
+                raise DataError(f"{default.source}: fail-on: {exc}") from None
+        elif key != "waivers":
+            setattr(args, dest, default.value)
+    args.project_waivers = found.path("waivers")
+    head = f"project defaults: {found.shown}" if found.file is not None else "project defaults: none found"
+    return "".join(f"{line}\n" for line in [head, *shown])
+
+
+def _shown(value) -> str:
+    return str(value) if isinstance(value, str) else getattr(value, "text", None) or str(value)
+
+
+def _with_gpu(recipe, args):
+    """The recipe with `--gpu` as its GPU (the runtime profile says it came from the command line)."""
+    gpu = getattr(args, "gpu", None)
+    if not gpu:
+        return recipe
+    return recipe.model_copy(update={"hardware": recipe.hardware.model_copy(update={"gpu": gpu, "gpu_from": "--gpu"})})
 
 
 def _load_rules(args, stored):

@@ -40,6 +40,12 @@ class RuntimePin(Record):
     image: str | None = None
     patches: tuple[str, ...] = Field(default=(), description="patch files or overlay directories laid over the pinned "
                                                              "source, relative to the recipe, applied in order")
+    platform: str | None = Field(default=None, description="the platform the runtime profile assumes (one of "
+                                 "vLLM's, checked by srcreview.vllm.profile); default: the one the recipe's GPU "
+                                 "implies")
+    packages: dict[str, bool] = Field(default_factory=dict, description="packages the runtime profile takes as "
+                                      "installed (true) or absent (false), over what the release's requirements "
+                                      "install, e.g. {triton = false}")
 
     @field_validator("patches", mode="before")
     @classmethod
@@ -66,6 +72,8 @@ class RuntimePin(Record):
 class Hardware(Record):
     gpu: str | None = None
     compute_capability: str | None = None
+    gpu_from: str | None = Field(default=None, omit_none=True, description="who named the GPU when not the recipe "
+                                                                   "(`--gpu`): the runtime profile says so")
 
     @field_validator("compute_capability", mode="before")
     @classmethod

@@ -82,6 +82,9 @@ def _parse_recipe(text: str, shown: str) -> Recipe:
         if table in data and not isinstance(data[table], dict):
             raise DataError(f"{shown}:{lines.of(table)}: [{table}] must be a table")
 
+    if isinstance(data.get("hardware"), dict) and "gpu_from" in data["hardware"]:
+        raise DataError(f"{shown}:{lines.of('hardware', 'gpu_from')}: [hardware] gpu_from is not a recipe key "
+                        "(it records `--gpu`)")
     try:
         info = RecipeInfo.model_validate(data["recipe"])
         runtime = RuntimePin.model_validate(data.get("runtime", {}))

@@ -8,6 +8,7 @@ from srcreview.index.ir import dotted, iter_calls
 
 OUTCOMES = ("registered", "not-registered", "not-applicable", "undecided")
 UNDECIDED_OUTCOMES = ("not-applicable", "undecided")
+VALUE_BLIND = True  # the answer never depends on the value: it runs on values the shell decides too
 
 
 class Params(Params):  # noqa: F811

@@ -8,6 +8,7 @@ from srcreview.checks._knobs import resolve_key
 
 OUTCOMES = ("exists", "missing", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
+VALUE_BLIND = True  # the answer never depends on the value: it runs on values the shell decides too
 
 
 class Params(Params):  # noqa: F811 - each kind names its model Params

@@ -29,6 +29,7 @@ from srcreview.model.findings import (
     ToolInfo,
     fingerprint,
 )
+from srcreview.model.recipe.shell_values import SHELL_TAG, is_unknown, unknown_in
 from srcreview.rules.loader import Condition, Rule, load_rules
 
 KNOB_PRECEDENCE = {"accepted": 1, "applied": 2, "undecided": 3, "ignored": 4, "invalid-value": 5, "unknown-knob": 6}
@@ -56,7 +57,7 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
     incomplete += more
     ctx = CheckContext(index=index, tree=tree, recipe=recipe, bindings=bindings, runner=runner, analyzer=analyzer)
     ctx.template_values = _Values(ctx)
-    knobs = _base_knobs(recipe)
+    knobs = _base_knobs(recipe, ctx)
     findings: list[Finding] = []
     stale: dict[str, set[str]] = {}
     applied: set[str] = set()
@@ -190,10 +191,35 @@ def _bindings(index, recipe) -> dict:
     from srcreview.vllm.models import model_bindings
 
     bound = {**recipe.bindings, **model_bindings(recipe)}
+    unknown = {k: v for k, v in bound.items() if is_unknown(v)}
+    decided = {k: v for k, v in bound.items() if k not in unknown}
     try:
-        return config_bindings(index, bound, gpu=recipe.hardware.gpu)
+        out = config_bindings(index, decided, gpu=recipe.hardware.gpu)
     except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):
-        return bound
+        out = decided
+    return {**out, **_unknown_bindings(index, unknown)}
+
+
+def _unknown_bindings(index, unknown: dict) -> dict:
+    """Values the shell decides, bound as the interpreter's unknown at the key and at the
+    config path the engine puts it on: set (not the default), but never a constant."""
+    from srcreview.interp import key_paths
+    from srcreview.interp.values import Unknown
+
+    if not unknown:
+        return {}
+    try:
+        paths = key_paths(index)
+    except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):
+        paths = {}
+    out = {}
+    for key, value in unknown.items():
+        found = unknown_in(value)
+        out[key] = Unknown(found.reason if found is not None else "the shell decides it")
+        where = paths.get(key)
+        if where is not None:
+            out[where.path] = out[key]
+    return out
 
 
 def _prepared(index, recipe, bindings):
@@ -401,6 +427,11 @@ def _applies(rule: Rule, ctx: CheckContext) -> tuple[bool, bool]:
 def _run_check(rule: Rule, ctx: CheckContext, subject) -> tuple[CheckResult, str]:
     kind = check_kind(rule.check.kind)
     params = kind.Params.model_validate(rule.check.params)
+    if subject is not None and is_unknown(getattr(subject, "value", None)) and not getattr(kind, "VALUE_BLIND", False):
+        # a value the shell decides is no value to check: only a kind that never reads it may run
+        found = unknown_in(subject.value)
+        return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=(SHELL_TAG,), reason=found.reason,
+                           open=(f"{subject.key}: {found.reason}",)), ""
     try:
         return kind.run(ctx, params, subject), ""
     except ANALYSIS_ERRORS as exc:
@@ -533,7 +564,7 @@ def _finding_keys(rule: Rule, ctx: CheckContext, subject, values) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def _base_knobs(recipe) -> dict[tuple[str, str], Knob]:
+def _base_knobs(recipe, ctx: CheckContext | None = None) -> dict[tuple[str, str], Knob]:
     rows = {}
     for s in recipe.settings:
         if s.key in DRAFT_KEYS:
@@ -542,7 +573,25 @@ def _base_knobs(recipe) -> dict[tuple[str, str], Knob]:
             scope = "target"
         else:
             scope = "engine"
+        found = unknown_in(s.value)
+        if found is not None:  # never accepted: vLLM starts with whatever the shell gives it
+            rows[(s.key, scope)] = Knob(key=s.key, value=str(s.value) if found is s.value else s.value, scope=scope,
+                                        recipe_line=s.line, status="undecided", tags=(SHELL_TAG,), note=found.reason)
+            continue
         rows[(s.key, scope)] = Knob(key=s.key, value=s.value, scope=scope, recipe_line=s.line, status="accepted")
+    for item in recipe.open:  # what the recipe says that cannot be read as a setting: open, said out loud
+        rows[(item.what, "engine")] = Knob(key=item.what, scope="engine", recipe_line=item.line, status="undecided",
+                                           tags=("recipe-open",), note=item.reason)
+    for item in recipe.notes:  # what the parser drops: the recipe's words say it, vLLM does not use it
+        evidence = ()
+        if item.source and ctx is not None:
+            path, _, lines = item.source.rpartition(":")
+            start, _, end = lines.partition("-")
+            evidence = (ctx.anchor(path, int(start), int(end or start), "parse_args",
+                                   "rewrites the command line before argparse reads it"),)
+        rows.setdefault((item.what, "engine"), Knob(key=item.what, scope="engine", recipe_line=item.line,
+                                                    status="ignored", tags=("parser-form",), note=item.reason,
+                                                    evidence=evidence))
     return rows
 
 

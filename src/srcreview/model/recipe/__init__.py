@@ -43,7 +43,10 @@ def load_recipes(path: str | Path, display_path: str | None = None) -> tuple[Rec
     """Every recipe in a file (a compose file holds one per vLLM service); DataError if invalid,
     UsageError if unreadable."""
     shown = display_path or str(path)
-    return read_recipes(_text(Path(path), shown), shown, name=Path(path).name)
+    from srcreview.model.recipe.named_files import FileAccess
+
+    return read_recipes(_text(Path(path), shown), shown, name=Path(path).name,
+                        access=FileAccess(base=Path(path).parent))
 
 
 def load_recipe(path: str | Path, display_path: str | None = None) -> Recipe:
@@ -65,15 +68,19 @@ def _text(path: Path, shown: str) -> str:
     return text.removeprefix("\ufeff")  # editors on Windows write a BOM
 
 
-def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
-    """The recipes of a file's text, its format chosen by content (see the module docstring)."""
+def read_recipes(text: str, shown: str, name: str = "", access=None) -> tuple[Recipe, ...]:
+    """The recipes of a file's text, its format chosen by content (see the module docstring);
+    `access` (named_files.FileAccess): where the files a recipe names are read, None: nowhere."""
+    from srcreview.model.recipe.named_files import FileAccess
+
+    access = access if access is not None else FileAccess()
     fmt, doc = detect(text, shown, name or shown)
     if fmt == "toml":
         return (parse_recipe(text, shown),)
     if fmt == "compose":
         from srcreview.model.recipe.compose import read_compose
 
-        recipes = read_compose(doc, text, shown, shown)
+        recipes = read_compose(doc, text, shown, shown, access)
     elif fmt == "vllm-yaml":
         from srcreview.model.recipe.vllm_yaml import read_config
 
@@ -82,7 +89,7 @@ def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
         from srcreview.model.recipe import command_line
 
         reader = command_line.read_dockerfile if fmt == "dockerfile" else command_line.read_script
-        recipes = reader(text, shown, shown)
+        recipes = reader(text, shown, shown, access)
     for recipe in recipes:
         _refuse_control_characters(recipe, shown)
     return tuple(recipes)

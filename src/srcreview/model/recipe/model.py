@@ -111,10 +111,13 @@ class RawFlag(Record):
 
     flag: str = Field(description="as written, with its dashes: --max-model-len, -q, --speculative-config.method")
     value: Any = Field(None, description="the text after `=` (--flag=value), or a YAML value with its type")
-    following: tuple[str, ...] = Field((), description="the words after the flag up to the next flag; how many it "
-                                                       "takes depends on its definition")
+    following: tuple[Any, ...] = Field((), description="the words after the flag up to the next flag (text, or "
+                                                       "an UnknownValue the shell decides); how many it takes "
+                                                       "depends on its definition")
     line: int
     column: int | None = None
+    origin: str | None = Field(None, description="file:line of a flag read from a file the recipe names "
+                                                 "(`--config x.yaml`); `line` is then the recipe line naming it")
 
 
 class ServerOption(Record):
@@ -124,6 +127,18 @@ class ServerOption(Record):
     flag: str
     value: Any = None
     line: int
+
+
+class OpenItem(Record):
+    """Part of a recipe srcreview cannot read as a setting, said out loud: words the shell
+    decides (`$EXTRA_ARGS`, a model `$MODEL`), a `--config` file that cannot be read or is
+    refused, a flag form the revision's parser does not let us settle. Each becomes an
+    `undecided` knob row with the reason, never a silent pass."""
+
+    what: str = Field(description="as written: the flag, word or file")
+    line: int
+    reason: str
+    source: str = Field("", description="path:start-end of the pinned source that decides it (a parser note)")
 
 
 class Recipe(Record):
@@ -138,6 +153,12 @@ class Recipe(Record):
     file: str = Field("", description="the file the recipe is read from (path without #service); default: path")
     flags: tuple[RawFlag, ...] = Field((), description="command-line flags not yet mapped to engine keys")
     server_options: tuple[ServerOption, ...] = ()
+    open: tuple[OpenItem, ...] = Field((), description="what the recipe says that srcreview cannot settle (see OpenItem)")
+    notes: tuple[OpenItem, ...] = Field((), description="what the revision's parser does with the recipe's words "
+                                        "that the words alone do not show (a JSON value replaced by dotted "
+                                        "arguments, a false YAML value dropped)")
+    files: tuple[str, ...] = Field((), description="other files the recipe names that were read (`--config x.yaml`, "
+                                   "env_file), relative to the recipe")
     pin_line: int | None = Field(None, description="the line that pins the engine (runtime table, image tag)")
     model_overrides: ModelOverrides = Field(ModelOverrides(), description="[model]: config.json values of the "
                                             "target model the recipe states")

@@ -55,6 +55,7 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
     analyzer, incomplete = _prepared(index, recipe, bindings)
     runner, more = _runner(index, recipe, bindings)
     incomplete += more
+    incomplete += [f"{recipe.source_file}:{item.line}: {item.reason}" for item in recipe.open if item.incomplete]
     ctx = CheckContext(index=index, tree=tree, recipe=recipe, bindings=bindings, runner=runner, analyzer=analyzer)
     ctx.template_values = _Values(ctx)
     knobs = _base_knobs(recipe, ctx)

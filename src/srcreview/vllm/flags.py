@@ -31,7 +31,7 @@ from srcreview.model.recipe.model import (
     Setting,
     normalize_key,
 )
-from srcreview.model.recipe.shell_values import UnknownValue
+from srcreview.model.recipe.shell_values import UnknownValue, holds_placeholder
 
 PARSERS = ("EngineArgs.add_cli_args", "AsyncEngineArgs.add_cli_args")
 SERVE_PARSER = "make_arg_parser"
@@ -209,6 +209,10 @@ def map_flags(recipe: Recipe, index) -> Recipe:
             positionals += list(raw.following)
             continue
         base = raw.flag
+        if not forms.found and base.startswith("--") and "_" in base and base not in table:
+            open_items.append(OpenItem(what=raw.flag, line=raw.line, reason=_unsettled(forms, "underscored flag names")))
+            positionals += list(raw.following[1:] if raw.value is None else raw.following)
+            continue
         flag, negated = table.get(base), False
         if flag is None and base.startswith("--no-"):
             positive = table.get("--" + base[5:])
@@ -238,8 +242,9 @@ def map_flags(recipe: Recipe, index) -> Recipe:
         else:
             raise DataError(f"{shown}:{raw.line}: {raw.flag} expects a value")
         positionals += following
-        if base in ("--model",) and forms.model_option and flag is not None:
-            # `--model X` names the served model, as the positional does
+        if flag is not None and flag.engine and flag.dest == "model":
+            # `--model X` names the served model, as the positional does (vllm serve moves it there;
+            # the older api_server entry point reads it as EngineArgs.model)
             info = _served_model(info, value, raw, shown, open_items)
             continue
         if flag is not None and not flag.engine:
@@ -419,6 +424,8 @@ def _typed(value: Any, annotation: str | None, shown: str, line: int, flag: str)
         try:
             return json.loads(text)
         except ValueError as exc:
+            if holds_placeholder(text) is not None:
+                return holds_placeholder(text)  # {"model": <draft>}: the reader fills it in
             raise DataError(f"{shown}:{line}: {flag}: invalid JSON: {exc.msg} (column {exc.colno})") from None
     if words == {"int"} and _INT.fullmatch(text):
         return int(text)

@@ -176,8 +176,8 @@ def _env_files(item: Located | None, access: FileAccess, shown: str) -> tuple[li
     for name in _env_file_names(item):
         found = read_named(name, access, "env_file")
         if found.text is None:
-            open_items.append(OpenItem(what=name, line=line, reason=found.reason + "; the variables it sets are "
-                                       "the shell's to decide"))
+            open_items.append(OpenItem(what=name, line=line, incomplete=True, reason=found.reason + "; the variables "
+                                       "it sets are unknown here"))
             continue
         for number, raw in enumerate(found.text.splitlines(), start=1):
             text = raw.strip()

@@ -30,7 +30,7 @@ def with_config_file(recipe: Recipe, access: FileAccess, shown: str) -> Recipe:
     flag = named[0]  # stays among the flags: the revision's table maps it (a server option) and its file name
     open_items = list(recipe.open)
     if flag.value is not None:  # `--config=x.yaml`
-        open_items.append(OpenItem(what=f"{CONFIG_FLAG}={flag.value}", line=flag.line, reason=(
+        open_items.append(OpenItem(what=f"{CONFIG_FLAG}={flag.value}", line=flag.line, incomplete=True, reason=(
             f"the config file is not read: vLLM's parser pulls a config file from `{CONFIG_FLAG} FILE` (two words); "
             "whether this revision reads the `=` form is not settled")))
         return recipe.model_copy(update={"open": tuple(open_items)})
@@ -39,12 +39,12 @@ def with_config_file(recipe: Recipe, access: FileAccess, shown: str) -> Recipe:
                         "specified!')")
     name = flag.following[0]
     if isinstance(name, UnknownValue):
-        open_items.append(OpenItem(what=f"{CONFIG_FLAG} {name}", line=flag.line,
+        open_items.append(OpenItem(what=f"{CONFIG_FLAG} {name}", line=flag.line, incomplete=True,
                                    reason=f"the config file is not read: {name.reason}"))
         return recipe.model_copy(update={"open": tuple(open_items)})
     found = read_named(name, access, "config file")
     if found.text is None:
-        open_items.append(OpenItem(what=f"{CONFIG_FLAG} {name}", line=flag.line, reason=found.reason))
+        open_items.append(OpenItem(what=f"{CONFIG_FLAG} {name}", line=flag.line, reason=found.reason, incomplete=True))
         return recipe.model_copy(update={"open": tuple(open_items)})
     if not found.shown.endswith((".yaml", ".yml")):
         raise DataError(f"{shown}:{flag.line}: {CONFIG_FLAG} {name}: vLLM reads YAML config files only (.yaml or .yml)")

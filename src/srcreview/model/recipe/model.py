@@ -139,6 +139,8 @@ class OpenItem(Record):
     line: int
     reason: str
     source: str = Field("", description="path:start-end of the pinned source that decides it (a parser note)")
+    incomplete: bool = Field(False, description="a file the recipe names that was not read: the review does not "
+                             "cover what it sets (the review is incomplete, exit 2)")
 
 
 class Recipe(Record):

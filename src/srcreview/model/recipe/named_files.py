@@ -70,7 +70,7 @@ def read_named(name: str, access: FileAccess, what: str) -> Named:
     from srcreview.core.userfile import read_user_file
 
     try:
-        raw = read_user_file(candidate, shown, what, MAX_NAMED_BYTES)
+        raw = read_user_file(candidate, shown, what.removesuffix(" file"), MAX_NAMED_BYTES)
     except SrcreviewError as exc:
         return Named(shown, reason=f"{what} {name} cannot be read: {exc.message.split(': ', 1)[-1]}")
     try:

@@ -58,9 +58,19 @@ def unknown_in(value: Any) -> UnknownValue | None:
 
 
 def placeholder(text: str) -> UnknownValue | None:
-    """`<model>`, `<port>`: a word the recipe's author leaves to the reader."""
+    """`<model>`, `<port>`, `...`: a word the recipe's author leaves to the reader."""
     if _PLACEHOLDER.fullmatch(text):
         return UnknownValue(text=text, reason=f"{text} is a placeholder the recipe leaves to be filled in")
+    if text in ("...", "…"):
+        return UnknownValue(text=text, reason=f"{text} stands for words the recipe leaves out")
+    return None
+
+
+def holds_placeholder(text: str) -> UnknownValue | None:
+    """A value with a `<placeholder>` inside (`{"model": <eagle3_model_name>}`)."""
+    found = _PLACEHOLDER.search(text)
+    if found:
+        return UnknownValue(text=text, reason=f"{found.group(0)} is a placeholder the recipe leaves to be filled in")
     return None
 
 

@@ -249,7 +249,9 @@ def _words(item: Located | None, lines: list[str], shown: str) -> list[Word] | N
         return words
     if not isinstance(item.value, str):
         raise DataError(f"{shown}:{item.line}: a command must be a string or a list")
-    words = [w for cmd in commands(_mark_compose(item.value), shown, item.line, item.column) for w in cmd]
+    # compose splits the string as a shell would, but substitutes nothing itself beyond its own `${...}`
+    words = [Word(w.text, w.line, w.column, w.quoted)
+             for cmd in commands(_mark_compose(item.value), shown, item.line, item.column) for w in cmd]
     return _placed(words, lines, item)
 
 

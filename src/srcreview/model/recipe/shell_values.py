@@ -110,7 +110,7 @@ def _expand(part: Expansion, variables: dict[str, Any], where: str) -> str | Unk
     if isinstance(value, UnknownValue):
         return UnknownValue(text=part.text, reason=value.reason if value.text == part.name else
                             f"the shell decides {part.text}: {part.name} = {value.text} ({value.reason})",
-                            default=_default_of(part))
+                            default=value.default if part.op in ("", "-", "?", ":?") else _default_of(part))
     if value is None:
         default = _default_of(part)
         note = f" (it is {default!r} when the variable is unset)" if default is not None else ""

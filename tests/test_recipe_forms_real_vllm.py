@@ -9,6 +9,8 @@ never makes a confirmed finding. 0.33.0 is a `releases` test.
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 from pathlib import Path
 
@@ -168,3 +170,31 @@ def test_config_file_flags_come_before_the_command_line_and_name_their_file(form
     assert got["kv_cache_dtype"] == ("fp8", 3, "--kv-cache-dtype (configs/serve.yaml:2)")
     assert got["enable_prefix_caching"] == (False, 3, "--enable-prefix-caching (configs/serve.yaml:4)")
     assert [(o.flag, o.value) for o in mapped.server_options] == [("--config", "configs/serve.yaml")]
+
+
+FORMS_BLOCK = re.compile(r"(<!-- generated: recipe-forms check (?P<path>\S+) -->\n)(?P<body>.*?)(<!-- end generated -->)",
+                         re.S)
+
+
+def test_readme_shows_each_form_as_the_tool_prints_it(vllm_029, cli, monkeypatch):
+    """README.md "Recipes you already have": each block is `srcreview check PATH` now (text, 100
+    columns). Regenerate with `SRCREVIEW_UPDATE_REPORTS=1 pytest tests/test_recipe_forms_real_vllm.py`."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+
+    def output(match) -> str:
+        path = match.group("path")
+        result = cli("check", path, "--color", "never", "--fail-on", "none")
+        assert result.code in (0, 2), result.err
+        shown = f"$ srcreview check {path}\n{result.out}" + (f"(exit {result.code})\n" if result.code else "")
+        return match.group(1) + f"```text\n{shown}```\n" + match.group(4)
+
+    readme = ROOT / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    assert len(FORMS_BLOCK.findall(text)) == 4
+    fresh = FORMS_BLOCK.sub(output, text)
+    if fresh != text and os.environ.get("SRCREVIEW_UPDATE_REPORTS"):
+        readme.write_text(fresh, encoding="utf-8")
+        text = fresh
+    assert fresh == text, "stale recipe-forms outputs: SRCREVIEW_UPDATE_REPORTS=1 pytest tests/test_recipe_forms_real_vllm.py"

@@ -160,6 +160,8 @@ def recipe_from_words(words: list[Word], *, path: str, file: str, name: str, env
             continue
         raise DataError(f"{shown}:{word.line}: unexpected word {word.text[:60]!r} after the model "
                         f"{model!r} (vllm serve takes one model)")
+    if not model:
+        model = _model_option(flags) or model
     recipe = Recipe(path=path, file=file if file != path else "", format=fmt,
                     info=RecipeInfo(name=directives.name or name, model=model or None),
                     runtime=directives.runtime(runtime, shown), hardware=directives.hardware(shown),
@@ -168,6 +170,16 @@ def recipe_from_words(words: list[Word], *, path: str, file: str, name: str, env
     from srcreview.model.recipe.config_file import with_config_file
 
     return with_config_file(recipe, access, shown)
+
+
+def _model_option(flags: list[RawFlag]) -> str | None:
+    """The model `--model X` names, known before the revision maps the flags, so the model's
+    config is bound like a positional model's (the mapping checks the flag is the model's)."""
+    for flag in flags:
+        if flag.flag == "--model":
+            value = flag.value if flag.value is not None else (flag.following[0] if flag.following else None)
+            return value if isinstance(value, str) and value else None
+    return None
 
 
 def env_from_assignments(words: list[Word]) -> list[EnvVar]:

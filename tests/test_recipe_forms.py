@@ -248,3 +248,17 @@ def test_yaml_false_is_a_no_flag_only_where_one_is_registered():
     assert {s.key for s in mapped.settings} == {"max_model_len"}  # --enforce-eager is store_true: no --no- form
     (note,) = mapped.notes
     assert note.what == "--enforce-eager" and "dropped" in note.reason
+
+
+def test_recipe_show_says_what_the_shell_decides_and_what_is_open(tmp_path):
+    from srcreview.report.recipe import render_json, render_text
+
+    _write(tmp_path, {"serve.sh": "P=1\nvllm serve m --data-parallel-rpc-port $P --max-model-len $LEN "
+                                  "--config gone.yaml -cc.mode=3 --compilation-config.level=1\n"})
+    (recipe,) = load_recipes(tmp_path / "serve.sh", "serve.sh")
+    text = render_text(at_revision(recipe, _index("serve_parser_forms")), "fixture")
+    assert "data_parallel_rpc_port = 1  (--data-parallel-rpc-port)" in text
+    assert "max_model_len = $LEN  (the shell decides it)" in text
+    assert "--config gone.yaml: config file gone.yaml cannot be read" in text
+    assert "-cc: replaced by the dotted --compilation-config.… arguments" in text
+    assert '"text": "$LEN"' in render_json(at_revision(recipe, _index("serve_parser_forms")))

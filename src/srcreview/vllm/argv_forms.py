@@ -15,6 +15,7 @@ the flag mapping leaves such arguments open instead of calling them unknown.
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass, field
 
 from srcreview.core.errors import DataError
@@ -43,12 +44,12 @@ class ParserForms:
 
 def parser_forms(index) -> ParserForms:
     """The rewrites the revision's `parse_args` makes (see the module doc); memoized per index."""
-    from srcreview.vllm.flags import _MEMO
+    if index not in _MEMO:
+        _MEMO[index] = _read(index)
+    return _MEMO[index]
 
-    cache = _MEMO.setdefault(index, {})
-    if "forms" not in cache:
-        cache["forms"] = _read(index)
-    return cache["forms"]
+
+_MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _read(index) -> ParserForms:

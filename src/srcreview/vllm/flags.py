@@ -12,6 +12,13 @@ the index's facts of that revision, never from a list of ours.
 
 A flag the revision does not register becomes a setting under its dest-like key, so the
 `engine-key-exists` rule reports it as an unknown knob with the closest declared name.
+
+Before that, the words go through the rewrites the revision's own `parse_args` makes
+(srcreview.vllm.argv_forms: `-O3`, dotted `-cc.x=v`, `--x_y`), in its order: dotted arguments
+are merged per written key and placed last, replacing a JSON value of the same flag (a note
+says so); `--model X` is the served model; a YAML `key: false` is `--no-key` only where that
+is registered. A form the revision's parser does not let us read is open, never unknown.
+Values the shell decides (UnknownValue) pass through untyped.
 """
 
 from __future__ import annotations

@@ -98,6 +98,7 @@ def read_recipes(text: str, shown: str, name: str = "", access=None) -> tuple[Re
 def _refuse_control_characters(recipe: Recipe, shown: str) -> None:
     """As the TOML reader does: ESC sequences and bidi overrides are no recipe value (they
     would drive the terminal, or hide text, wherever the value is shown)."""
+    from srcreview.model.recipe.shell_values import UnknownValue
     from srcreview.model.recipe.toml_recipe import _HOSTILE_CHARS
 
     def check(value, line: int, what: str) -> None:
@@ -108,6 +109,8 @@ def _refuse_control_characters(recipe: Recipe, shown: str) -> None:
         if isinstance(value, dict):
             check([*map(str, value), *value.values()], line, what)
             return
+        if isinstance(value, UnknownValue):
+            value = value.text
         bad = _HOSTILE_CHARS.search(value) if isinstance(value, str) else None
         if bad:
             raise DataError(f"{shown}:{line}: {what} contains the control character U+{ord(bad.group(0)):04X}")
@@ -121,6 +124,8 @@ def _refuse_control_characters(recipe: Recipe, shown: str) -> None:
         check([flag.value, *flag.following], flag.line, flag.flag)
     for env in recipe.env:
         check(env.name + env.value, env.line, f"env {env.name}")
+    for item in recipe.open:
+        check(item.what, item.line, "a word")
 
 
 def detect(text: str, shown: str, name: str) -> tuple[str, object]:

@@ -31,7 +31,7 @@ from srcreview.model.recipe.model import (
 )
 from srcreview.model.recipe.named_files import FileAccess
 from srcreview.model.recipe.shell import Word, command_list, commands, is_assignment
-from srcreview.model.recipe.shell_values import ScriptVariables, UnknownValue, resolve
+from srcreview.model.recipe.shell_values import ScriptVariables, UnknownValue, resolve, tail
 
 # `python -m <module>` entry points that run the OpenAI-compatible server (older launch scripts)
 SERVER_MODULES = ("vllm.entrypoints.openai.api_server",)
@@ -98,7 +98,7 @@ def parse_args(words: list[Word], variables: dict | None = None,
                 following.append(value(words[i]))
                 i += 1
             if eq:
-                inline_value = value(_after_eq(word, len(name) + 1)) if word.expands else inline
+                inline_value = value(tail(word, len(name) + 1)) if word.expands else inline
                 flags.append(RawFlag(flag=name, value=inline_value, following=tuple(following),
                                      line=word.line, column=word.column))
             else:
@@ -107,26 +107,6 @@ def parse_args(words: list[Word], variables: dict | None = None,
         positionals.append(word)
         i += 1
     return positionals, flags
-
-
-def _after_eq(word: Word, cut: int) -> Word:
-    """The part of `--flag=value` after the `=`, with its expansions."""
-    from srcreview.model.recipe.shell_values import _value_word
-
-    return _value_word(Word("x=" + word.text[cut:], word.line, word.column, word.quoted,
-                            ("x=",) + _drop(word.parts, cut)))
-
-
-def _drop(parts: tuple, cut: int) -> tuple:
-    out, seen = [], 0
-    for part in parts:
-        text = part if isinstance(part, str) else part.text
-        if seen >= cut:
-            out.append(part)
-        elif seen + len(text) > cut and isinstance(part, str):
-            out.append(text[cut - seen:])
-        seen += len(text)
-    return tuple(out)
 
 
 def _is_number(text: str) -> bool:

@@ -202,8 +202,11 @@ class ScriptVariables:
 
 def _value_word(word: Word) -> Word:
     """The `value` of an assignment word `NAME=value`, with its parts."""
-    name, _, value = word.text.partition("=")
-    cut = len(name) + 1
+    return tail(word, len(word.text.partition("=")[0]) + 1)
+
+
+def tail(word: Word, cut: int) -> Word:
+    """The word from character `cut` of its text on (after `NAME=` or `--flag=`), with its parts."""
     parts: list = []
     seen = 0
     for part in word.parts:
@@ -213,7 +216,7 @@ def _value_word(word: Word) -> Word:
         elif seen + len(text) > cut and not isinstance(part, Expansion):
             parts.append(text[cut - seen:])
         seen += len(text)
-    return Word(value, word.line, word.column + cut, word.quoted, tuple(parts))
+    return Word(word.text[cut:], word.line, word.column + cut, word.quoted, tuple(parts))
 
 
 class _Sourced(dict):

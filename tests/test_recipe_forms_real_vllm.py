@@ -198,3 +198,18 @@ def test_readme_shows_each_form_as_the_tool_prints_it(vllm_029, cli, monkeypatch
         readme.write_text(fresh, encoding="utf-8")
         text = fresh
     assert fresh == text, "stale recipe-forms outputs: SRCREVIEW_UPDATE_REPORTS=1 pytest tests/test_recipe_forms_real_vllm.py"
+
+
+def test_words_the_shell_may_split_leave_the_flags_before_them_open(forms, cli, tmp_path):
+    _, review = _check(cli, "shell_values/extra_args.sh")
+    knobs = {k["key"]: k for k in review["knobs"]}
+    assert knobs["$EXTRA_ARGS"]["status"] == "undecided" and knobs["$EXTRA_ARGS"]["recipe_line"] == 4
+    for key in ("max_model_len", "kv_cache_dtype"):
+        assert knobs[key]["status"] == "undecided" and "$EXTRA_ARGS (line 4) may set it again" in knobs[key]["note"]
+    assert not [f for f in review["findings"] if f["classification"] == "confirmed"]
+    # the same command without the words the shell adds: fp9 is refused, for certain
+    (forms / "shell_values" / "plain.sh").write_text("#!/bin/sh\n# srcreview: version=0.29.0\n"
+                                                     "vllm serve m --max-model-len 4096 --kv-cache-dtype fp9\n")
+    _, plain = _check(cli, "shell_values/plain.sh")
+    assert [(f["rule"], f["classification"]) for f in plain["findings"] if f["classification"] == "confirmed"] == [
+        ("engine-value-admitted", "confirmed")]

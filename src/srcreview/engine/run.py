@@ -192,7 +192,9 @@ def _bindings(index, recipe) -> dict:
     from srcreview.vllm.models import model_bindings
 
     bound = {**recipe.bindings, **model_bindings(recipe)}
-    unknown = {k: v for k, v in bound.items() if is_unknown(v)}
+    unknown = {k: _shell_decides(recipe, recipe.setting(k)) for k in bound if recipe.setting(k) is not None}
+    unknown.update({k: unknown_in(v).reason for k, v in bound.items() if is_unknown(v)})
+    unknown = {k: reason for k, reason in unknown.items() if reason}
     decided = {k: v for k, v in bound.items() if k not in unknown}
     try:
         out = config_bindings(index, decided, gpu=recipe.hardware.gpu)
@@ -201,9 +203,9 @@ def _bindings(index, recipe) -> dict:
     return {**out, **_unknown_bindings(index, unknown)}
 
 
-def _unknown_bindings(index, unknown: dict) -> dict:
-    """Values the shell decides, bound as the interpreter's unknown at the key and at the
-    config path the engine puts it on: set (not the default), but never a constant."""
+def _unknown_bindings(index, unknown: dict[str, str]) -> dict:
+    """Values the shell decides (key -> why), bound as the interpreter's unknown at the key and
+    at the config path the engine puts it on: set (not the default), but never a constant."""
     from srcreview.interp import key_paths
     from srcreview.interp.values import Unknown
 
@@ -214,9 +216,8 @@ def _unknown_bindings(index, unknown: dict) -> dict:
     except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):
         paths = {}
     out = {}
-    for key, value in unknown.items():
-        found = unknown_in(value)
-        out[key] = Unknown(found.reason if found is not None else "the shell decides it")
+    for key, reason in unknown.items():
+        out[key] = Unknown(reason)
         where = paths.get(key)
         if where is not None:
             out[where.path] = out[key]
@@ -425,14 +426,28 @@ def _applies(rule: Rule, ctx: CheckContext) -> tuple[bool, bool]:
 # checks, findings, knobs
 
 
+def _shell_decides(recipe, setting) -> str:
+    """Why the shell decides the value of `setting` (it holds an UnknownValue, or words the shell
+    may split into flags come after it), or ""."""
+    found = unknown_in(getattr(setting, "value", None))
+    if found is not None:
+        return found.reason
+    key = getattr(setting, "key", None)
+    for item in recipe.open:
+        if key in item.may_set:
+            return f"{item.what} (line {item.line}) may set it again: the shell decides those words"
+    return ""
+
+
 def _run_check(rule: Rule, ctx: CheckContext, subject) -> tuple[CheckResult, str]:
     kind = check_kind(rule.check.kind)
     params = kind.Params.model_validate(rule.check.params)
-    if subject is not None and is_unknown(getattr(subject, "value", None)) and not getattr(kind, "VALUE_BLIND", False):
+    if subject is not None and not getattr(kind, "VALUE_BLIND", False):
         # a value the shell decides is no value to check: only a kind that never reads it may run
-        found = unknown_in(subject.value)
-        return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=(SHELL_TAG,), reason=found.reason,
-                           open=(f"{subject.key}: {found.reason}",)), ""
+        reason = _shell_decides(ctx.recipe, subject)
+        if reason:
+            return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=(SHELL_TAG,), reason=reason,
+                               open=(f"{subject.key}: {reason}",)), ""
     try:
         return kind.run(ctx, params, subject), ""
     except ANALYSIS_ERRORS as exc:
@@ -583,6 +598,11 @@ def _base_knobs(recipe, ctx: CheckContext | None = None) -> dict[tuple[str, str]
     for item in recipe.open:  # what the recipe says that cannot be read as a setting: open, said out loud
         rows[(item.what, "engine")] = Knob(key=item.what, scope="engine", recipe_line=item.line, status="undecided",
                                            tags=("recipe-open",), note=item.reason)
+        for (key, scope), row in list(rows.items()):
+            if key in item.may_set and row.status == "accepted":
+                rows[(key, scope)] = row.model_copy(update={
+                    "status": "undecided", "tags": tuple(sorted({*row.tags, SHELL_TAG})),
+                    "note": f"{item.what} (line {item.line}) may set it again: the shell decides those words"})
     for item in recipe.notes:  # what the parser drops: the recipe's words say it, vLLM does not use it
         evidence = ()
         if item.source and ctx is not None:

@@ -198,7 +198,7 @@ def map_flags(recipe: Recipe, index) -> Recipe:
         if _is_dotted(raw.flag):
             if not forms.dotted:
                 open_items.append(OpenItem(what=raw.flag, line=raw.line, reason=_unsettled(forms, "dotted arguments")))
-                positionals += list(raw.following[1:] if raw.value is None else raw.following)
+                positionals += _placed(raw.following[1:] if raw.value is None else raw.following, raw)
                 continue
             base, _, sub = raw.flag.partition(".")
             following = list(raw.following)
@@ -208,17 +208,17 @@ def map_flags(recipe: Recipe, index) -> Recipe:
                 value = following.pop(0)
             else:
                 raise DataError(f"{shown}:{raw.line}: {raw.flag} expects a value")
-            positionals += following
+            positionals += _placed(following, raw)
             dotted.setdefault(base, []).append((raw, sub, _dotted_value(value, sub, forms)))
             continue
         if raw.flag.startswith("-O") and raw.flag != "-O" and not forms.optimization_flag and raw.flag not in table:
             open_items.append(OpenItem(what=raw.flag, line=raw.line, reason=_unsettled(forms, "-O<level>")))
-            positionals += list(raw.following)
+            positionals += _placed(raw.following, raw)
             continue
         base = raw.flag
         if not forms.found and base.startswith("--") and "_" in base and base not in table:
             open_items.append(OpenItem(what=raw.flag, line=raw.line, reason=_unsettled(forms, "underscored flag names")))
-            positionals += list(raw.following[1:] if raw.value is None else raw.following)
+            positionals += _placed(raw.following[1:] if raw.value is None else raw.following, raw)
             continue
         flag, negated = table.get(base), False
         if flag is None and base.startswith("--no-"):
@@ -248,7 +248,7 @@ def map_flags(recipe: Recipe, index) -> Recipe:
             value = True  # an unknown bare flag: reported as an unknown knob below
         else:
             raise DataError(f"{shown}:{raw.line}: {raw.flag} expects a value")
-        positionals += following
+        positionals += _placed(following, raw)
         if flag is not None and flag.engine and flag.dest == "model":
             # `--model X` names the served model, as the positional does (vllm serve moves it there;
             # the older api_server entry point reads it as EngineArgs.model)
@@ -270,10 +270,12 @@ def map_flags(recipe: Recipe, index) -> Recipe:
                 raise DataError(f"{shown}:{raw.line}: more than {MAX_SETTINGS} engine settings; a vLLM recipe has tens")
     for written, leaves in dotted.items():  # appended after the command line, in first-use order
         _place_dotted(written, leaves, table, settings, notes, shown, forms.source)
-    for word in positionals:
+    for word, line, before in positionals:
         if isinstance(word, UnknownValue):
-            open_items.append(OpenItem(what=str(word), line=recipe.flags[0].line if recipe.flags else 1,
-                                       reason=f"a word after the flags: {word.reason}"))
+            may_set = tuple(k for k, s in settings.items() if (s.line, s.column or 0) <= before) if word.split else ()
+            open_items.append(OpenItem(what=str(word), line=line, may_set=may_set, reason=(
+                f"{word.reason}; unquoted, the shell may make flags of it, and they win over the ones before"
+                if word.split else f"a word after the flags: {word.reason}")))
             continue
         if info.model is None:
             info = info.model_copy(update={"model": word})
@@ -283,6 +285,11 @@ def map_flags(recipe: Recipe, index) -> Recipe:
     ordered = tuple(sorted(settings.values(), key=lambda s: (s.line, s.column or 0)))
     return recipe.model_copy(update={"settings": ordered, "flags": (), "server_options": tuple(server),
                                      "info": info, "open": tuple(open_items), "notes": tuple(notes)})
+
+
+def _placed(words, raw) -> list[tuple]:
+    """Words left after a flag, with the line and position they are at (what is before them)."""
+    return [(word, raw.line, (raw.line, raw.column or 0)) for word in words]
 
 
 def _is_dotted(flag: str) -> bool:

@@ -141,6 +141,8 @@ class OpenItem(Record):
     source: str = Field("", description="path:start-end of the pinned source that decides it (a parser note)")
     incomplete: bool = Field(False, description="a file the recipe names that was not read: the review does not "
                              "cover what it sets (the review is incomplete, exit 2)")
+    may_set: tuple[str, ...] = Field((), description="engine keys the item may set again (words the shell may split "
+                                     "into flags, after the flags that set them): their values are not certain")
 
 
 class Recipe(Record):

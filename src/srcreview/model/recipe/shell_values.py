@@ -27,6 +27,7 @@ class UnknownValue(Record):
     text: str
     reason: str
     default: str | None = None
+    split: bool = False  # unquoted (or `...`): the shell may make any number of words of it, flags included
 
     def __repr__(self) -> str:  # how messages and traces show it: as the user wrote it
         return self.text
@@ -62,7 +63,7 @@ def placeholder(text: str) -> UnknownValue | None:
     if _PLACEHOLDER.fullmatch(text):
         return UnknownValue(text=text, reason=f"{text} is a placeholder the recipe leaves to be filled in")
     if text in ("...", "…"):
-        return UnknownValue(text=text, reason=f"{text} stands for words the recipe leaves out")
+        return UnknownValue(text=text, reason=f"{text} stands for words the recipe leaves out", split=True)
     return None
 
 
@@ -91,7 +92,8 @@ def resolve(word: Word, variables: dict[str, Any], where: str = "the script") ->
             default = None
             if value.default is not None and len(word.parts) == 1:
                 default = value.default
-            return UnknownValue(text=word.text, reason=value.reason, default=default)
+            return UnknownValue(text=word.text, reason=value.reason, default=default,
+                                split=not word.quoted and not part.outer)
         out.append(value)
     return "".join(out)
 

@@ -77,8 +77,12 @@ def phase_analysis(rev: str, source: str | None, cache_dir: str) -> dict:
     start = time.perf_counter()
     from srcreview.index import Index
     from srcreview.interp import field_reads, model_runner, trace
+    from srcreview.interp.domain import install
     from srcreview.interp.interpreter import analyzer
+    from srcreview.vllm.domain import VLLM
     from srcreview.vllm.drafting import component
+
+    install(VLLM)
 
     index = Index(tree, cache_dir=Path(cache_dir))
     answers = {}

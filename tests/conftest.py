@@ -396,3 +396,13 @@ def offline_workdir(tmp_path, monkeypatch) -> Path:
     fixture_source(tmp_path / "tree")
     (tmp_path / "recipes").mkdir()
     return tmp_path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _vllm_domain():
+    """Tests that walk vLLM-shaped trees without the engine run over vLLM's framework model, as
+    the engine and `srcreview graph` install it."""
+    from srcreview.interp.domain import install
+    from srcreview.vllm.domain import VLLM
+
+    install(VLLM)

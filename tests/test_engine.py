@@ -206,7 +206,7 @@ def test_a_container_rebuilt_with_the_targets_own_value_still_inherits():
 
 def test_top_level_keys_are_bound_at_their_config_paths():
     from srcreview.index import Index
-    from srcreview.interp import config_bindings, key_paths
+    from srcreview.vllm.runtime import config_bindings, key_paths
 
     index = Index(_tree())
     paths = key_paths(index)

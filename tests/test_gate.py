@@ -212,12 +212,12 @@ def test_namespace_without_gate_options_uses_defaults(nested):
 def test_a_crash_is_an_incomplete_review_not_a_gate_failure(cli, tmp_path, monkeypatch, cache_dir):
     """An unexpected exception inside a command exits 2, never 1 (which would read as 'gate failed').
     (An empty cache: no stored review answers instead of the analysis.)"""
-    import srcreview.cli.commands.check as check
+    import srcreview.api as api
 
     def explode(*args, **kwargs):
         raise RuntimeError("analysis bug")
 
-    monkeypatch.setattr(check, "review_recipes", explode)
+    monkeypatch.setattr(api, "review_recipes", explode)
     recipe = copy_recipes(tmp_path, "nested.toml") / "nested.toml"
     result = cli("check", str(recipe), "--rev", "0.29.0")
     assert result.code == EXIT_INCOMPLETE and "internal error" in result.err

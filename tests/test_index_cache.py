@@ -78,8 +78,11 @@ import pytest
 from pathlib import Path
 from srcreview.index import Index
 from srcreview.interp import trace, field_reads
+from srcreview.interp.domain import install
 from srcreview.model.revision import Revision
 from srcreview.source.base import DirectoryTree
+from srcreview.vllm.domain import VLLM
+install(VLLM)
 tree = DirectoryTree(Path({str(FIXTURES / "aliasing")!r}), Revision(requested="fixture", sha={SHA!r}))
 index = Index(tree, cache_dir=Path({str(tmp_path)!r}))
 t = trace(index, "Drafter.load", {{}}, sink="get_model")

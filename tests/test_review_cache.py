@@ -27,16 +27,20 @@ FORMATS = (("text",), ("text", "-v"), ("concise",), ("json",), ("review",), ("sa
 ANALYSIS = ("libcst", "networkx", "pydantic", "srcreview.index", "srcreview.interp", "srcreview.vllm", "srcreview.checks",
             "srcreview.rules.loader",
             "srcreview.engine.run")
+# vLLM's names (a leaf of strings the recipe readers and source providers read too) and the empty
+# package init it sits in are not the analysis; any other module of srcreview.vllm still counts
+NAMES_ONLY = ("srcreview.vllm", "srcreview.vllm.anchors")
 _CHILD = """\
 import json, sys
 from srcreview.cli.main import main
 code = main(sys.argv[1:])
 sys.stdout.flush()
-analysis = %r
-loaded = sorted(m for m in sys.modules if m in analysis or m.split(".")[0] in analysis)
+analysis, names_only = %r, %r
+loaded = sorted(m for m in sys.modules if (m in analysis or m.split(".")[0] in analysis
+                or any(m.startswith(a + ".") for a in analysis)) and m not in names_only)
 sys.stderr.write("\\nLOADED " + json.dumps(loaded) + "\\n")
 sys.exit(code)
-""" % (ANALYSIS,)
+""" % (ANALYSIS, NAMES_ONLY)
 
 
 def run_check(*args: str, cwd: Path, pythonpath: Path | None = None, env: dict | None = None):

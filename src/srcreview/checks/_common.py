@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.model.findings import Anchor, Hop
+from srcreview.vllm.anchors import ROOT_CONFIG
 
 _OPTIONAL = re.compile(r"^(?:Optional\[(.+)\]|(.+?)\s*\|\s*None|None\s*\|\s*(.+))$")
 
@@ -103,7 +104,7 @@ def split_field(spec: str) -> tuple[str, str]:
     return cls, name
 
 
-def class_info(ctx: CheckContext, name: str, container: str = "VllmConfig"):
+def class_info(ctx: CheckContext, name: str, container: str = ROOT_CONFIG):
     """The class a rule names; when the name is ambiguous in the tree, the one the container
     config class (VllmConfig) refers to by that name, else None."""
     from srcreview.core.errors import DataError
@@ -123,7 +124,7 @@ def class_info(ctx: CheckContext, name: str, container: str = "VllmConfig"):
     return index.class_info(symbol.qualname) if symbol is not None else None
 
 
-def declared_field(ctx: CheckContext, spec: str, container: str = "VllmConfig"):
+def declared_field(ctx: CheckContext, spec: str, container: str = ROOT_CONFIG):
     """The FieldFact a rule names ("SpeculativeConfig.attention_backend"), None when the revision
     does not declare it. A class not found by name is looked up where the container config
     imports it, so a module that cannot be read raises (the question stays open) rather than

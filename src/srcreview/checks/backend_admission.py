@@ -15,6 +15,7 @@ from srcreview.checks._backend import backend_class
 from srcreview.checks._common import dedupe
 from srcreview.core.templates import fill
 from srcreview.model.findings import Hop
+from srcreview.vllm.anchors import ATTN_SELECTOR, BACKEND_VALIDATE
 
 OUTCOMES = ("admits", "refuses", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
@@ -27,8 +28,6 @@ class Params(Params):  # noqa: F811
 
 
 def anchors(params: Params) -> list[str]:
-    from srcreview.vllm.runtime import ATTN_SELECTOR
-
     return [ATTN_SELECTOR]
 
 
@@ -46,7 +45,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     evidence = [enum_anchor] if enum_anchor is not None else []
     hops = [Hop(kind="field", text=enum_anchor.role, anchor=enum_anchor)] if enum_anchor is not None else []
     details = {"class": cls, "capability": ctx.template_values.get("hardware.compute_capability"),
-               "part": params.part or "validate_configuration"}
+               "part": params.part or BACKEND_VALIDATE}
     if found.cls is None or found.cls != info.qualname:
         why = found.reason or f"the selector's verdict on {cls} could not be obtained"
         return CheckResult("undecided", evidence=tuple(evidence), trace=tuple(hops), details=details,
@@ -83,16 +82,16 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
             details["consequence"] = ("The platform was not shown to raise for a refused explicit backend: "
                                       "it may fall back to another backend")
         return CheckResult("refuses", evidence=dedupe(evidence, by_role=True), trace=tuple(hops), details=details,
-                           symbols=(f"{cls}.{params.part or 'validate_configuration'}",))
+                           symbols=(f"{cls}.{params.part or BACKEND_VALIDATE}",))
     open_ = tuple(found.open) if params.part is None else tuple(
         t.anchor.role.replace("`", "") for t in tests if t.outcome == "open")
     if outcome == "admits":
         return CheckResult("admits", evidence=dedupe(evidence, by_role=True), trace=tuple(hops), details=details,
-                           symbols=(f"{cls}.{params.part or 'validate_configuration'}",))
+                           symbols=(f"{cls}.{params.part or BACKEND_VALIDATE}",))
     why = ("; ".join(open_) if open_ else
-           f"no test of {short(found.cls)}.validate_configuration asks {params.part} on a path the recipe decides")
+           f"no test of {short(found.cls)}.{BACKEND_VALIDATE} asks {params.part} on a path the recipe decides")
     details["open"] = why
     tags = ("model-config-unknown",) if "model" in why else ("runtime-branch",)
     return CheckResult("undecided", evidence=dedupe(evidence, by_role=True), trace=tuple(hops), details=details,
                        tags=tags, reason=why, open=open_ or (why,), possible=("admits", "refuses"),
-                       symbols=(f"{cls}.{params.part or 'validate_configuration'}",))
+                       symbols=(f"{cls}.{params.part or BACKEND_VALIDATE}",))

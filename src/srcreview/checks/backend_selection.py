@@ -13,6 +13,7 @@ from srcreview.checks import CheckContext, CheckResult, Params, stale
 from srcreview.checks._common import dedupe
 from srcreview.core.templates import fill
 from srcreview.model.findings import Hop
+from srcreview.vllm.anchors import ATTN_SELECTOR, PLATFORM_SELECTOR
 
 OUTCOMES = ("selects", "selects-other", "none-admitted", "undecided", "not-applicable")
 UNDECIDED_OUTCOMES = ("undecided",)
@@ -25,8 +26,6 @@ class Params(Params):  # noqa: F811
 
 
 def anchors(params: Params) -> list[str]:
-    from srcreview.vllm.runtime import ATTN_SELECTOR
-
     return [ATTN_SELECTOR]
 
 
@@ -54,7 +53,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     evidence = dedupe(list(found.evidence) + ([declaration] if declaration is not None else []), by_role=True)
     hops = tuple(Hop(kind="branch" if "priority list" in a.role else "call", text=a.role, anchor=a)
                  for a in evidence[:6])
-    symbols = ("get_attn_backend_cls", "priorities")
+    symbols = (PLATFORM_SELECTOR, "priorities")
     if found.verdict == "not-applicable":
         details["how"] = f"the selector passes the platform {found.selected}, the backend the recipe names"
         if not expected:

@@ -25,6 +25,7 @@ from srcreview.core.templates import fill
 from srcreview.index import ir
 from srcreview.index.ir import dotted, iter_calls, iter_statements
 from srcreview.model.findings import Hop
+from srcreview.vllm.anchors import CUDA
 from srcreview.vllm.runtime import PLATFORM_KEY
 
 OUTCOMES = ("admits", "rejects", "undecided")
@@ -107,7 +108,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     tags: set[str] = set()
     if result == "undecided":
         tags.add("runtime-branch")
-    elif platform and ctx.bindings.get(PLATFORM_KEY) == "cuda":
+    elif platform and ctx.bindings.get(PLATFORM_KEY) == CUDA:
         hops.append(Hop(kind="note", text="the platform is CUDA: the recipe names an NVIDIA GPU"))
     hops.append(Hop(kind="note", text=f"{name} under the recipe: {result}"))
     reason = "" if result != "undecided" else f"{name} cannot be decided under the recipe"

@@ -22,12 +22,23 @@ from __future__ import annotations
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._common import declared_field, dedupe
 from srcreview.model.findings import Anchor, Hop
+from srcreview.vllm.anchors import (
+    BUILDER,
+    DRAFT_MODEL_CONFIG,
+    ENGINE_CLASS,
+    HF_CONFIG,
+    LOADER_CONFIG_ARGUMENT,
+    MODEL_LOADER,
+    ROOT_CONFIG,
+    RUNNERS,
+    SPECULATIVE,
+    SPECULATIVE_CLASS,
+)
 from srcreview.vllm.models import MODEL_CONFIG_UNKNOWN
-from srcreview.vllm.runtime import MODEL_LOADER
 
 OUTCOMES = ("nested", "target", "fixed", "no-draft-model", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
-MODEL_WORDS = ("draft_model_config", "hf_config", "architectures", "model_type", "num_nextn_predict_layers")
+MODEL_WORDS = (DRAFT_MODEL_CONFIG, HF_CONFIG, "architectures", "model_type", "num_nextn_predict_layers")
 
 
 class Params(Params):  # noqa: F811
@@ -38,20 +49,18 @@ class Params(Params):  # noqa: F811
     # nested key): the rule is stale at a revision that does not declare it
     field: str | None = None
     sink: str = MODEL_LOADER
-    argument: str = "vllm_config"
+    argument: str = LOADER_CONFIG_ARGUMENT
 
 
 def anchors(params: Params) -> list[str]:
     """What the check starts from, in the order it meets them (a parse-ahead hint): the runner
     classes (their __init__ builds the speculative component), then the model loader."""
-    from srcreview.vllm.runtime import RUNNERS
-
     return [f"{module}.{cls}" for module, cls, _, _ in RUNNERS.values()] + [params.sink]
 
 
 def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     from srcreview.vllm import drafting
-    from srcreview.vllm.runtime import RUNNERS, key_paths
+    from srcreview.vllm.runtime import key_paths
 
     runner = ctx.runner.value
     absent = [f"{cls}.__init__ ({module})" for module, cls, _, _ in RUNNERS.values()
@@ -59,10 +68,10 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     if len(absent) == len(RUNNERS):
         return stale(absent)
     templated = params.setting == "*"
-    setting = subject.key.removeprefix("speculative_config.") if templated else params.setting
+    setting = subject.key.removeprefix(f"{SPECULATIVE}.") if templated else params.setting
     where = key_paths(ctx.index).get(setting)
     if where is None and not templated:
-        return stale([f"EngineArgs.{setting} -> VllmConfig (create_engine_config)"])
+        return stale([f"{ENGINE_CLASS}.{setting} -> {ROOT_CONFIG} ({BUILDER})"])
     if params.field and declared_field(ctx, params.field) is None:
         return stale([params.field])
     if runner is None:  # after the anchors: a rule is stale whatever the recipe
@@ -111,7 +120,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         if path is None:  # no engine-level twin: where the draft takes it from is not traced
             outcomes.append("undecided")
             possible.append(set())
-            reasons.append(f"speculative_config.{setting} has no top-level twin whose config path could be followed")
+            reasons.append(f"{SPECULATIVE}.{setting} has no top-level twin whose config path could be followed")
             tags.add("not-traced")
             continue
         value = ctx.memoized(f"draft-value:{runner}:{candidate.cls}:{params.sink}:{params.argument}:{where.path}:{setting}",
@@ -174,7 +183,7 @@ def _nested_reads(ctx: CheckContext, trace, setting: str) -> list[Anchor]:
     from srcreview.checks._common import class_info
     from srcreview.interp import field_reads
 
-    info = class_info(ctx, "SpeculativeConfig")
+    info = class_info(ctx, SPECULATIVE_CLASS)
     if info is None or trace is None:
         return []
     field = f"{info.symbol.local}.{setting}"

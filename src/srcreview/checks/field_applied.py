@@ -20,6 +20,7 @@ from srcreview.checks._common import (
     traced,
 )
 from srcreview.model.findings import Hop
+from srcreview.vllm.anchors import PACKAGE_DIR
 
 OUTCOMES = ("applied", "not-applied", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
@@ -127,7 +128,7 @@ def mentions(ctx: CheckContext, attr: str) -> list[tuple[str, object]]:
     def compute():
         pattern = re.compile(rf"\.{re.escape(attr)}\b|[\"']{re.escape(attr)}[\"']")
         found = []
-        for path in ctx.index.grep_re(pattern.pattern, prefix="vllm/", literal=attr):
+        for path in ctx.index.grep_re(pattern.pattern, prefix=PACKAGE_DIR, literal=attr):
             lines = ctx.tree.read_text(path).splitlines()
             hits = [n for n, line in enumerate(lines, 1) if pattern.search(line)]
             module = ctx.index.module(path, allow_unparsable=True)

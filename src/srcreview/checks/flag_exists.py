@@ -5,6 +5,7 @@ from __future__ import annotations
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.index import ir
 from srcreview.index.ir import dotted, iter_calls
+from srcreview.vllm.anchors import ENGINE_PARSER
 
 OUTCOMES = ("registered", "not-registered", "not-applicable", "undecided")
 UNDECIDED_OUTCOMES = ("not-applicable", "undecided")
@@ -12,7 +13,7 @@ VALUE_BLIND = True  # the answer never depends on the value: it runs on values t
 
 
 class Params(Params):  # noqa: F811
-    parser: str = "EngineArgs.add_cli_args"
+    parser: str = ENGINE_PARSER
 
 
 def run(ctx: CheckContext, params: Params, setting) -> CheckResult:

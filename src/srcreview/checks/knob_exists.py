@@ -5,6 +5,7 @@ from __future__ import annotations
 from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._common import field_anchor
 from srcreview.checks._knobs import resolve_key
+from srcreview.vllm.anchors import ENGINE_CLASS, ROOT_CONFIG
 
 OUTCOMES = ("exists", "missing", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
@@ -12,8 +13,8 @@ VALUE_BLIND = True  # the answer never depends on the value: it runs on values t
 
 
 class Params(Params):  # noqa: F811 - each kind names its model Params
-    engine_class: str = "EngineArgs"
-    container_class: str = "VllmConfig"
+    engine_class: str = ENGINE_CLASS
+    container_class: str = ROOT_CONFIG
 
 
 def run(ctx: CheckContext, params: Params, setting) -> CheckResult:

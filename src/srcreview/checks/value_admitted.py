@@ -18,14 +18,15 @@ from srcreview.checks import CheckContext, CheckResult, Params, short, stale
 from srcreview.checks._common import admits_none, field_anchor, owner_of
 from srcreview.checks._knobs import resolve_key
 from srcreview.interp.values import Obj
+from srcreview.vllm.anchors import ENGINE_CLASS, ROOT_CONFIG, SPECULATIVE
 
 OUTCOMES = ("admitted", "not-admitted", "not-applicable", "undecided")
 UNDECIDED_OUTCOMES = ("undecided", "not-applicable")
 
 
 class Params(Params):  # noqa: F811
-    engine_class: str = "EngineArgs"
-    container_class: str = "VllmConfig"
+    engine_class: str = ENGINE_CLASS
+    container_class: str = ROOT_CONFIG
     auto_means_none: bool = True
 
 
@@ -111,7 +112,7 @@ def _draft_landing(ctx: CheckContext, setting):
     from srcreview.vllm.construction import check_field
     from srcreview.vllm.runtime import key_paths
 
-    name = setting.key.removeprefix("speculative_config.")
+    name = setting.key.removeprefix(f"{SPECULATIVE}.")
     if name == setting.key or "." in name or ctx.analyzer is None or ctx.runner.value is None:
         return None
     where = key_paths(ctx.index).get(name)

@@ -31,10 +31,17 @@ from srcreview.model.findings import (
 )
 from srcreview.model.recipe.shell_values import SHELL_TAG, is_unknown, unknown_in
 from srcreview.rules.loader import Condition, Rule, load_rules
+from srcreview.vllm.anchors import (
+    DRAFT_KEYS,
+    ENGINE_CLASS,
+    ROOT_CONFIG,
+    SPECULATION_KEYS,
+    SPECULATIVE,
+    SPECULATIVE_CLASS,
+    TARGET_KEYS,
+)
 
 KNOB_PRECEDENCE = {"accepted": 1, "applied": 2, "undecided": 3, "ignored": 4, "invalid-value": 5, "unknown-knob": 6}
-TARGET_KEYS = ("attention_backend", "kv_cache_dtype")
-DRAFT_KEYS = ("speculative_config.attention_backend", "speculative_config.kv_cache_dtype")
 MAX_EVIDENCE = 40
 
 
@@ -48,7 +55,10 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
               source_label: str = "") -> tuple[Review, frozenset[str]]:
     """The review, and the ids of the rules whose `when` held (for the example harness)."""
     from srcreview.index import Index
+    from srcreview.interp.domain import install
+    from srcreview.vllm.domain import VLLM
 
+    install(VLLM)  # the interpreter's framework model, before the first walk
     index = index if index is not None else Index(tree, cache_dir=cache_dir)
     rules = load_rules() if rules is None else rules
     bindings = _bindings(index, recipe)
@@ -155,7 +165,7 @@ def anchor_names(recipe, rules: tuple[Rule, ...]) -> list[str]:
                 return False
         return True
 
-    names: dict[str, int] = {"VllmConfig": 0}  # the bindings and the runner read it before any rule
+    names: dict[str, int] = {ROOT_CONFIG: 0}  # the bindings and the runner read it before any rule
     for rule in rules:
         if not may_apply(rule):
             continue
@@ -168,8 +178,8 @@ def anchor_names(recipe, rules: tuple[Rule, ...]) -> list[str]:
             found += kind.anchors(kind.Params.model_validate(params))
         for name in found:
             # the engine starts with EngineArgs (bindings), then VllmConfig (bindings, runner)
-            if isinstance(name, str) and name and "{" not in name and name.split(".")[0] != "EngineArgs":
-                names.setdefault(name, 0 if name.startswith("VllmConfig.") else 2 if rule.requires_runner else 1)
+            if isinstance(name, str) and name and "{" not in name and name.split(".")[0] != ENGINE_CLASS:
+                names.setdefault(name, 0 if name.startswith(f"{ROOT_CONFIG}.") else 2 if rule.requires_runner else 1)
     return sorted(names, key=lambda n: names[n])
 
 
@@ -186,10 +196,10 @@ class _RecipeOnly:
 
 
 def _bindings(index, recipe) -> dict:
-    """The recipe's bindings in VllmConfig terms (srcreview.interp.config_bindings); the recipe's
+    """The recipe's bindings in VllmConfig terms (srcreview.vllm.runtime.config_bindings); the recipe's
     own keys alone when the revision's engine-args builder cannot be read."""
-    from srcreview.interp import config_bindings
     from srcreview.vllm.models import model_bindings
+    from srcreview.vllm.runtime import config_bindings
 
     bound = {**recipe.bindings, **model_bindings(recipe)}
     unknown = {k: _shell_decides(recipe, recipe.setting(k)) for k in bound if recipe.setting(k) is not None}
@@ -250,14 +260,11 @@ def _subjects(rule: Rule, ctx: CheckContext) -> list:
     if rule.for_each == "setting":
         return list(recipe.settings)
     if rule.for_each == "nested-setting":
-        return [s for s in recipe.settings if s.key.startswith("speculative_config.")
+        return [s for s in recipe.settings if s.key.startswith(f"{SPECULATIVE}.")
                 and s.key.split(".", 1)[1] not in SPECULATION_KEYS and "." not in s.key.split(".", 1)[1]]
     # "draft-setting": top-level settings the draft may take (speculative_config has the same key)
     twins = _nested_fields(ctx)
     return [s for s in recipe.settings if "." not in s.key and s.key in twins]
-
-
-SPECULATION_KEYS = ("method", "num_speculative_tokens", "model")  # they choose speculation, not the draft's config
 
 
 def _nested_fields(ctx: CheckContext) -> frozenset[str]:
@@ -265,7 +272,7 @@ def _nested_fields(ctx: CheckContext) -> frozenset[str]:
 
     def compute():
         try:
-            info = class_info(ctx, "SpeculativeConfig")
+            info = class_info(ctx, SPECULATIVE_CLASS)
         except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):
             return frozenset()
         return frozenset(f.name for f in info.fields) if info is not None else frozenset()
@@ -338,7 +345,7 @@ def _declared_default(ctx: CheckContext, key: str) -> Any:
     from srcreview.index import UNKNOWN
 
     try:
-        decl = resolve_key(ctx, key, "EngineArgs", "VllmConfig")
+        decl = resolve_key(ctx, key, ENGINE_CLASS, ROOT_CONFIG)
     except ANALYSIS_ERRORS:
         return None
     if decl.status != "exists":
@@ -608,7 +615,9 @@ def _base_knobs(recipe, ctx: CheckContext | None = None) -> dict[tuple[str, str]
         if item.source and ctx is not None:
             path, _, lines = item.source.rpartition(":")
             start, _, end = lines.partition("-")
-            evidence = (ctx.anchor(path, int(start), int(end or start), "parse_args",
+            from srcreview.vllm.anchors import ARGV_PARSER
+
+            evidence = (ctx.anchor(path, int(start), int(end or start), ARGV_PARSER.rsplit(".", 1)[-1],
                                    "rewrites the command line before argparse reads it"),)
         rows.setdefault((item.what, "engine"), Knob(key=item.what, scope="engine", recipe_line=item.line,
                                                     status="ignored", tags=("parser-form",), note=item.reason,
@@ -665,7 +674,7 @@ def _knob_evidence(evidence: tuple[Anchor, ...]) -> tuple[Anchor, ...]:
 
 def _knob_order(k: Knob) -> tuple:
     scope = {"engine": 0, "target": 1, "draft": 2}[k.scope]
-    return (k.key.startswith("speculative_config."), k.key, scope)
+    return (k.key.startswith(f"{SPECULATIVE}."), k.key, scope)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from srcreview.hfconfig import (
     parse_model_ref,
     unknown_facts,
 )
+from srcreview.vllm.anchors import DRAFT_MODEL_KEY, DRAFT_REVISION_KEY
 
 MODES = ("hub", "cache", "off")
 
@@ -33,9 +34,9 @@ def model_refs(recipe) -> list[tuple[str, str | None, str]]:
     target = recipe.value("model", recipe.info.model)
     if isinstance(target, str) and target:
         refs.append((target, _text(recipe.value("revision")), "target"))
-    draft = recipe.value("speculative_config.model")
+    draft = recipe.value(DRAFT_MODEL_KEY)
     if isinstance(draft, str) and draft and draft != target:
-        refs.append((draft, _text(recipe.value("speculative_config.revision")), "draft"))
+        refs.append((draft, _text(recipe.value(DRAFT_REVISION_KEY)), "draft"))
     return refs
 
 

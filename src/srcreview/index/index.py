@@ -17,6 +17,7 @@ from srcreview.index.facts import (
     FunctionFacts,
     ModuleFacts,
 )
+from srcreview.vllm.anchors import PACKAGE_DIR
 
 MAX_RESOLVE_DEPTH = 12
 # Larger modules are not parsed (libcst, the fallback extractor, needs about 1 s and 350 MB per
@@ -87,7 +88,7 @@ class FunctionInfo:
 class Index:
     """Facts of one SourceTree, parsed on demand and cached by blob id + schema version."""
 
-    def __init__(self, tree, cache_dir: Path | None = None, package: str = "vllm/"):
+    def __init__(self, tree, cache_dir: Path | None = None, package: str = PACKAGE_DIR):
         self.tree = tree
         self.package = package  # the part of the tree searched by name ("" for any Python tree)
         self._cache = None

@@ -134,10 +134,9 @@ from srcreview.interp.results import (
     Site,
     Trace,
 )
-from srcreview.vllm.runtime import config_bindings, key_paths
 
 __all__ = [
     "Assumption", "FieldReads", "Hop", "Outcome", "Read", "RunnerDecision",
-    "Site", "Trace", "config_bindings", "evaluate_function", "key_paths", "field_reads", "model_runner", "render_trace",
+    "Site", "Trace", "evaluate_function", "field_reads", "model_runner", "render_trace",
     "trace",
 ]

@@ -15,8 +15,10 @@ from __future__ import annotations
 from dataclasses import fields as dataclass_fields
 from dataclasses import replace
 
+from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 from srcreview.index import ir
 from srcreview.interp import builtins
+from srcreview.interp import domain as domains
 from srcreview.interp.builtins import binop
 from srcreview.interp.events import (
     CallEvent,
@@ -55,14 +57,6 @@ from srcreview.interp.values import (
     item_of,
     merge_envs,
     union,
-)
-from srcreview.vllm.models import MODEL_CONFIG_UNKNOWN
-from srcreview.vllm.runtime import (
-    CAPABILITY_CALLS,
-    PLATFORM_PREDICATES,
-    ROOT_CONFIG,
-    Runtime,
-    builder_locals,
 )
 
 MAX_EVAL_DEPTH = 6
@@ -673,12 +667,12 @@ class Frame:
         func_expr, arg_exprs, keywords = e.func, e.args, e.keywords
         text = ir.text(e)
         # hardware capability questions are answered from the recipe, whatever object asks them
-        if isinstance(func_expr, ir.Attr) and func_expr.attr in CAPABILITY_CALLS:
+        if isinstance(func_expr, ir.Attr) and func_expr.attr in self.an.domain.capability_calls:
             self.ev(func_expr.value)
             args = [self.ev(a) for a in arg_exprs]
             return self.an.runtime.capability_call(func_expr.attr, args, self.an.force)
         # which platform: `current_platform.is_cuda()` is answered from the recipe's GPU vendor
-        if isinstance(func_expr, ir.Attr) and func_expr.attr in PLATFORM_PREDICATES and not arg_exprs \
+        if isinstance(func_expr, ir.Attr) and func_expr.attr in self.an.domain.platform_predicates and not arg_exprs \
                 and ir.text(func_expr.value).split(".")[-1].endswith("platform"):
             self.ev(func_expr.value)
             return self.an.runtime.platform_call(func_expr.attr)
@@ -741,7 +735,7 @@ class Frame:
             inner = self.config_path_of(expr.value)
             return inner + (expr.attr,) if inner is not None else None
         if isinstance(expr, ir.Name) and self.symbol is not None:  # the builder's `kernel_config` local
-            field = builder_locals(self.an.index, self.symbol.qualname).get(expr.id)
+            field = self.an.domain.builder_locals(self.an.index, self.symbol.qualname).get(expr.id)
             return (field,) if field else None
         return None
 
@@ -925,7 +919,8 @@ class Analyzer:
 
     def __init__(self, index, bindings: dict):
         self.index = index
-        self.runtime = Runtime(index, bindings)
+        self.domain = domains.current()
+        self.runtime = self.domain.runtime(index, bindings)
         self.resolver = Resolver(index, self.runtime, self)
         self._summaries: dict = {}
         self._returns: dict = {}
@@ -943,20 +938,15 @@ class Analyzer:
         """Walk the engine's config construction once (srcreview.vllm.construction): every
         later question reads the config as the engine built it."""
         if self.construction is None:
-            from srcreview.vllm.construction import Construction, build
-
-            self.construction = Construction(False)  # a question asked while building sees no build
-            self.construction = build(self)
+            self.construction = self.domain.construct(self)
         return self.construction
 
     def walk_hooks(self, cls: str) -> None:
         """Walk a config class's post-init hooks (its object at its config path), as the engine
         runs them when it builds the config: their stores land on the heap."""
-        from srcreview.vllm.construction import hooks
-
         self.runtime.walked.add(cls)  # first: a read inside the walk sees the declared defaults
         path = self.runtime.config_path_for(cls)
-        entries = [(q, Obj(cls=cls, path=path, nonnull=True, origin="self")) for q in hooks(self.index, cls)]
+        entries = [(q, Obj(cls=cls, path=path, nonnull=True, origin="self")) for q in self.domain.hooks(self.index, cls)]
         if not entries:
             return
         saved = (self.effects, self.constructing)
@@ -1338,7 +1328,7 @@ class Analyzer:
             return capability
         short = qualname.rsplit(".", 1)[-1]
         return Derived(cls=qualname, nonnull=True,
-                       path=self.runtime.config_path_for(qualname) if short == ROOT_CONFIG else None,
+                       path=self.runtime.config_path_for(qualname) if short == self.domain.root_config else None,
                        origin=f"{short}(...)", overrides=tuple(kwargs), opaque=bool(args) or forwards)
 
     def evaluate_call(self, lazy: LazyCall):

@@ -21,6 +21,7 @@ from srcreview.interp.results import (
     unique,
 )
 from srcreview.interp.values import ClassRef, Const, FuncRef, Obj, OneOf, Ref, Unknown
+from srcreview.vllm.anchors import RUNNER_SELECTOR
 
 
 def field_reads(index, source, field: str, bindings: dict | None = None, helpers: bool = True) -> FieldReads:
@@ -162,11 +163,11 @@ class _Matcher:
 def model_runner(index, bindings: dict) -> RunnerDecision:
     """v1 or v2, from VllmConfig.use_v2_model_runner evaluated under the bindings."""
     try:
-        symbol = index.find_one("VllmConfig.use_v2_model_runner", "function")
+        symbol = index.find_one(RUNNER_SELECTOR, "function")
     except DataError as exc:
         return RunnerDecision(None, str(exc))
     if symbol is None:
-        return RunnerDecision(None, f"VllmConfig.use_v2_model_runner does not exist at {index.tree.revision.label()}")
+        return RunnerDecision(None, f"{RUNNER_SELECTOR} does not exist at {index.tree.revision.label()}")
     an = analyzer(index, bindings)
     frame = an.summary(symbol.qualname, self_class(index, symbol))
     outcomes = []

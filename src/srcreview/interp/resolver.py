@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from srcreview.core.errors import DataError
+from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 from srcreview.index import ir
 from srcreview.index.facts import UNKNOWN
 from srcreview.interp.builtins import BUILTIN_NAMES, const_attr
@@ -37,14 +38,6 @@ from srcreview.interp.values import (
     Super,
     Unknown,
 )
-from srcreview.vllm import models
-from srcreview.vllm.models import HF_CONFIG
-from srcreview.vllm.runtime import (
-    UNDECIDED,
-    factory_class,
-    self_written,
-    static_default,
-)
 
 
 class Resolver:
@@ -54,6 +47,7 @@ class Resolver:
         self.index = index
         self.runtime = runtime
         self.interp = interp  # evaluates the expressions that give a name its value
+        self.domain = interp.domain  # the framework model (srcreview.interp.domain)
         self._canon: dict = {}
         self._instance_attr: dict = {}
         self._root_args: dict = {}
@@ -159,7 +153,7 @@ class Resolver:
             return const_attr(receiver.value, name)
         if isinstance(receiver, DictVal) and name in DICT_VIEWS:
             return BoundBuiltin(name, receiver)  # a view of a dict with abstract values (Frame.loop)
-        if isinstance(receiver, Unknown) and models.MODEL_CONFIG_UNKNOWN in receiver.reason:
+        if isinstance(receiver, Unknown) and MODEL_CONFIG_UNKNOWN in receiver.reason:
             return receiver  # whatever it is read from, the model's config is what is not known
         return Unknown(f"attribute {name} of an unknown value")
 
@@ -172,9 +166,9 @@ class Resolver:
             if obj.ref:
                 self.runtime.model_reads.add((obj.ref, obj.prefix + name))
             return obj.attribute(name)
-        if name == HF_CONFIG and self._is_model_config(obj) and not (
+        if name == self.domain.hf_config and self._is_model_config(obj) and not (
                 isinstance(obj, Derived) and obj.override(name) is not None):
-            return models.hf_config(self, obj)
+            return self.domain.model_hf_config(self, obj)
         if isinstance(obj, Derived):
             known = obj.override(name)
             cls = self.canonical(obj.cls) if isinstance(obj.cls, str) else None
@@ -189,7 +183,7 @@ class Resolver:
                 home = self.runtime.config_path_for(cls) if cls else None
                 if home is not None and home + (name,) in self.runtime.heap:
                     return self.runtime.heap[home + (name,)]  # its post-init hooks (walked) set it
-                if cls and name in self_written(self.index, cls):
+                if cls and name in self.domain.self_written(self.index, cls):
                     # its own methods assign it, and the walk of its hooks did not say what to
                     return Unknown(f"{cls.rsplit('.', 1)[-1]}.{name} may be rewritten by its own hooks")
                 return known
@@ -242,24 +236,23 @@ class Resolver:
 
     def at_path(self, path: tuple[str, ...]):
         """The config object or value at a path under the root VllmConfig."""
-        from srcreview.vllm.runtime import ROOT_CONFIG
-
+        root_config = self.domain.root_config
         try:
-            root = self.index.class_info(ROOT_CONFIG)
+            root = self.index.class_info(root_config)
         except DataError:
             root = None
         if root is None:
-            return Unknown(f"{'.'.join(path)}: no {ROOT_CONFIG} in the tree")
+            return Unknown(f"{'.'.join(path)}: no {root_config} in the tree")
         value = Obj(cls=root.qualname, path=(), nonnull=True, origin="self")
         for name in path:
             value = self.attribute(self.interp.force(value), name)
         return value
 
     def _is_model_config(self, obj: Obj) -> bool:
-        if not isinstance(obj.cls, str) or obj.cls.rsplit(".", 1)[-1] != models.MODEL_CONFIG:
+        if not isinstance(obj.cls, str) or obj.cls.rsplit(".", 1)[-1] != self.domain.model_config:
             return False
         cls = self.canonical(obj.cls)
-        return cls is not None and cls.rsplit(".", 1)[-1] == models.MODEL_CONFIG
+        return cls is not None and cls.rsplit(".", 1)[-1] == self.domain.model_config
 
     def _config_value(self, obj, path, info, f, value_type):
         """The value of a field (None: not known here). On EngineArgs: the recipe's value of
@@ -282,8 +275,8 @@ class Resolver:
                 return None  # the recipe sets keys of this table (speculative_config)
             if runtime.self_set(engine.qualname, f.name):
                 return None  # EngineArgs fills it in itself (`_set_default_args`)
-            value = static_default(self.index, info, f)
-            return Const(value, origin=(f.name,)) if value is not UNDECIDED else None
+            value = self.domain.static_default(self.index, info, f)
+            return Const(value, origin=(f.name,)) if value is not self.domain.undecided else None
         if path is None:
             return None
         key = tuple(path)
@@ -299,17 +292,17 @@ class Resolver:
             return None  # the class's own hooks may set it
         decided, value = runtime.engine_default(path)
         if decided:
-            return Const(value, origin=key) if value is not UNDECIDED else None
+            return Const(value, origin=key) if value is not self.domain.undecided else None
         if len(key) == 1:
             passed = self.root_argument(key[0])
             if passed is not _NOT_PASSED:
                 return Const(passed.value, origin=key) if isinstance(passed, Const) else None
         if runtime.constructed(owner, f.name):
             return None  # the engine passes it while it builds the config: not the declared default
-        value = static_default(self.index, info, f)
-        if value is not UNDECIDED:
+        value = self.domain.static_default(self.index, info, f)
+        if value is not self.domain.undecided:
             return Const(value, origin=key)
-        if factory_class(f) is not None and isinstance(value_type, Obj):
+        if self.domain.factory_class(f) is not None and isinstance(value_type, Obj):
             return replace(value_type, path=key, nonnull=True, alias=False)
         return None
 
@@ -320,7 +313,7 @@ class Resolver:
             return self._root_args[name]
         self._root_args[name] = Unknown(f"{name}: being computed")  # a cycle reads it as unknown
         engine = self.runtime.engine_class()
-        builder = engine.methods.get("create_engine_config") if engine is not None else None
+        builder = engine.methods.get(self.domain.builder) if engine is not None else None
         value = _NOT_PASSED
         if builder is not None:
             an = self.interp
@@ -330,7 +323,7 @@ class Resolver:
                 frame = an.frame_for(builder.qualname, Obj(cls=engine.qualname, nonnull=True, origin="self"))
             finally:
                 an.effects, an.constructing = saved
-            call = next((c for c in frame.calls if _names_root(c.target)), None)
+            call = next((c for c in frame.calls if _names_root(c.target, self.domain.root_config)), None)
             if call is not None:
                 given = next((v for k, v in call.kwargs if k == name), _NOT_PASSED)
                 value = self.interp.force(given) if given is not _NOT_PASSED else _NOT_PASSED
@@ -663,12 +656,10 @@ def self_class(index, symbol) -> str | None:
 _NOT_PASSED = object()
 
 
-def _names_root(target) -> bool:
+def _names_root(target, root_config: str) -> bool:
     """A call target naming the root config class (`VllmConfig(...)`)."""
-    from srcreview.vllm.runtime import ROOT_CONFIG
-
     name = target.qualname if isinstance(target, (ClassRef, FuncRef)) else target.dotted if isinstance(target, Ref) else ""
-    return name.rsplit(".", 1)[-1] == ROOT_CONFIG
+    return name.rsplit(".", 1)[-1] == root_config
 
 
 def _obj_fields(value: Obj) -> dict:

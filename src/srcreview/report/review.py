@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from srcreview.core.textsafe import dumps
 from srcreview.model.findings import SEVERITY_ORDER, Review
+from srcreview.vllm.anchors import SPECULATIVE
 
 SCHEMA_VERSION = "operator-workflow/v1"
 MAX_SOURCE_URLS = 60
@@ -267,7 +268,7 @@ def _probe(finding, rule, review) -> dict | None:
 
 
 def _settings(review):
-    return [k for k in review.knobs if k.scope != "draft" or k.key.startswith("speculative_config.")]
+    return [k for k in review.knobs if k.scope != "draft" or k.key.startswith(f"{SPECULATIVE}.")]
 
 
 def _value(review, finding):

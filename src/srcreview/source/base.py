@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from srcreview.core.errors import SourceUnavailable
 from srcreview.model.revision import Revision
+from srcreview.vllm.anchors import PACKAGE
 
 DEFAULT_REPO_URL = "https://github.com/vllm-project/vllm"
 
@@ -81,7 +82,6 @@ def _plain_relpath(path: str) -> bool:
 
 
 HIDDEN = ": the modules under it cannot be read"
-PACKAGE = "vllm"  # the package the analysis reads
 
 
 def in_package(path: str) -> bool:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from srcreview.vllm.anchors import PACKAGE
+
 _MODULE = re.compile(r"[a-z_][a-z0-9_]*")  # a module qualifier; classes are CapWords
 _IN_MODULE = re.compile(r"(?P<symbol>.+?) \((?P<module>[a-z_]\w*(?:\.[a-z_]\w*)+)\)")  # `Cls.__init__ (vllm.a.b)`
 SHOWN = 3  # unreadable entries named in one message
@@ -68,7 +70,7 @@ def absent_modules(tree, missing) -> list[str]:
     if not wanted:
         return []
     present: set[str] = set()
-    for path in [*tree.files("vllm"), *getattr(tree, "symlinks", list)()]:
+    for path in [*tree.files(PACKAGE), *getattr(tree, "symlinks", list)()]:
         if path.endswith(".py"):
             present.update(path[:-3].split("/"))
     return [q for q in wanted if q not in present]

@@ -25,11 +25,12 @@ from srcreview.core.errors import SourceUnavailable, UsageError
 from srcreview.model.revision import VERSION, Pin, Revision
 from srcreview.source.base import DirectoryTree, Progress, VerificationFailed
 from srcreview.source.cache import Cache
+from srcreview.vllm.anchors import DISTRIBUTION
 
 # The network, archive and HTML modules are imported inside the functions that download:
 # a run served from the cache (every warm `check`) never needs them.
 
-PROJECT = "vllm"
+PROJECT = DISTRIBUTION
 KIND = "registry"
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 

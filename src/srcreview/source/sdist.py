@@ -17,8 +17,8 @@ import re
 from srcreview.core.errors import SourceUnavailable
 from srcreview.model.revision import Pin, Revision, load_pins
 from srcreview.source.base import SourceTree, VerificationFailed
+from srcreview.vllm.anchors import VERSION_FILE
 
-VERSION_FILE = "vllm/_version.py"
 _COMMIT_TEXT = re.compile(r"g?([0-9a-fA-F]{7,40})")
 _LOCAL_COMMIT = re.compile(r"\+g([0-9a-f]{7,40})\b")
 _NAMES = {"__version__": "version", "version": "version", "__commit_id__": "commit", "commit_id": "commit"}

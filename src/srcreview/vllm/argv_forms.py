@@ -19,8 +19,7 @@ import weakref
 from dataclasses import dataclass, field
 
 from srcreview.core.errors import DataError
-
-PARSER = "FlexibleArgumentParser.parse_args"
+from srcreview.vllm.anchors import ARGV_PARSER as PARSER
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ what the selector hands it. Both are derived here by walking the source under th
   the keywords of the selector config it passes on (block size, non-causal, batch invariance,
   ... from the config; the KV dtype the attention layer passes, which is the recipe's). What
   the model's layers pass is bound where vLLM's ModelConfig derives it from the model's bound
-  config (runtime.LAYER_FACTS: head size, dtype, MLA-ness, each walked on the config, bound
+  config (anchors.LAYER_FACTS: head size, dtype, MLA-ness, each walked on the config, bound
   only when the walk gives a constant); the rest (sinks, sliding window, ...) stays open, and
   so does every test on it.
 - the platform's `get_attn_backend_cls`, walked with the backend selected: the keywords it adds
@@ -42,16 +42,22 @@ from srcreview.interp.values import (
     Ref,
     Unknown,
 )
-from srcreview.vllm.runtime import (
+from srcreview.vllm.anchors import (
     ATTN_SELECTOR,
     BACKEND_ENUM,
     BACKEND_VALIDATE,
+    CACHE_DTYPE,
     CURRENT_CONFIG,
-    PLATFORM_KEY,
+    HF_CONFIG,
+    LAYER_FACTS,
+    MODEL_CONFIG,
+    MODEL_CONFIG_FIELD,
     PLATFORM_MODULES,
     PLATFORM_SELECTOR,
     ROOT_CONFIG,
+    SELECTOR_KV_DTYPE,
 )
+from srcreview.vllm.runtime import PLATFORM_KEY
 
 MODEL_REASON = "{name}: the model's attention layers pass it ({why})"
 NOT_BOUND = "the model's config is not bound"
@@ -223,10 +229,10 @@ def _selector_call(an) -> SelectorCall:
     root = index.find_one(ROOT_CONFIG, "class")
     fn = index.function_at(symbol)
     args = {}
-    cache_dtype = _config_value(an, root, ("cache_config", "cache_dtype"))
+    cache_dtype = _config_value(an, root, CACHE_DTYPE)
     evidence = [index.symbol_anchor(symbol, "the selector: what it passes the platform")]
     for p in fn.facts.params:
-        if p.name == "kv_cache_dtype":  # the target's attention layers pass the cache config's dtype
+        if p.name == SELECTOR_KV_DTYPE:  # the target's attention layers pass the cache config's dtype
             args[p.name] = cache_dtype if isinstance(cache_dtype, Const) else Unknown(
                 "kv_cache_dtype: cache_config.cache_dtype is not decided under the recipe (an unset or "
                 "auto KV dtype may be resolved from the model's quantization config)")
@@ -258,21 +264,20 @@ def _selector_call(an) -> SelectorCall:
 
 def _layer_fact(an, root, name: str):
     """(value, anchor) of what the model's layers pass as `name`: the ModelConfig member that
-    derives it (runtime.LAYER_FACTS) walked on the model's bound config; open otherwise."""
-    from srcreview.vllm.models import MODEL_CONFIG, MODELS_KEY
-    from srcreview.vllm.runtime import LAYER_FACTS
+    derives it (anchors.LAYER_FACTS) walked on the model's bound config; open otherwise."""
+    from srcreview.vllm.models import MODELS_KEY
 
     member = LAYER_FACTS.get(name)
     if root is None or an.runtime.bindings.get(MODELS_KEY) is None:
         return Unknown(MODEL_REASON.format(name=name, why=NOT_BOUND)), None
     if member is None:
         return Unknown(MODEL_REASON.format(name=name, why="not derived from the model's config")), None
-    model = an.force(an.resolver.attribute(Obj(cls=root.qualname, path=(), nonnull=True), "model_config"))
+    model = an.force(an.resolver.attribute(Obj(cls=root.qualname, path=(), nonnull=True), MODEL_CONFIG_FIELD))
     info = an.index._class_info_abs(an.resolver.canonical(model.cls)) if isinstance(model, Obj) and \
         isinstance(model.cls, str) else None
     if info is None:
         return Unknown(MODEL_REASON.format(name=name, why=f"no {MODEL_CONFIG} in the tree")), None
-    hf = an.force(an.resolver.attribute(model, "hf_config"))
+    hf = an.force(an.resolver.attribute(model, HF_CONFIG))
     if isinstance(hf, Unknown):  # the model's config was not obtained: say that, not where the walk stops
         return Unknown(MODEL_REASON.format(name=name, why=hf.reason.removeprefix("model-config-unknown: "))), None
     attr = member.removesuffix("()")

@@ -31,9 +31,8 @@ from dataclasses import dataclass
 
 from srcreview.interp.events import RaiseEvent
 from srcreview.interp.values import Obj, Unknown
-from srcreview.vllm.runtime import ROOT_CONFIG
+from srcreview.vllm.anchors import ROOT_CONFIG, SPECULATIVE
 
-SPECULATIVE = "speculative_config"
 AFTER_VALIDATORS = ("model_validator",)
 FIELD_VALIDATORS = ("field_validator",)
 

@@ -2,7 +2,7 @@
 loads a draft model, and what config the draft model is built with.
 
 Every answer is derived by interpreting the source under the recipe; only the anchor points
-are named, once, in the runtime model (srcreview.vllm.runtime.RUNNERS): the runner class of
+are named, once, among vLLM's names (srcreview.vllm.anchors.RUNNERS): the runner class of
 each model runner, the attribute holding its speculative component, its model-loading method,
 and the model loader (`get_model`).
 
@@ -39,9 +39,9 @@ from srcreview.interp.values import (
     Unknown,
 )
 from srcreview.model.findings import Anchor
+from srcreview.vllm.anchors import REINIT_HOOK, RUNNERS, SPECULATIVE
 
 COMPONENT_ORIGIN = "the speculative component"
-SPECULATIVE = "speculative_config"
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,6 @@ class DraftValue:
 
 
 def component(an, runner: str) -> Component:
-    from srcreview.vllm.runtime import RUNNERS
 
     index = an.index
     module, cls_name, attribute, _ = RUNNERS[runner]
@@ -165,7 +164,6 @@ def _classes(an, value, site: Anchor, conds: tuple, depth: int):
 
 def draft_loading(an, runner: str, cls: str, sink: str, max_depth: int = 8) -> Loading:
     from srcreview.interp.callgraph import trace
-    from srcreview.vllm.runtime import RUNNERS
 
     index = an.index
     module, cls_name, attribute, load = RUNNERS[runner]
@@ -262,7 +260,6 @@ def rewriters(an, path: tuple[str, ...]) -> list[str]:
     """The architecture hooks (REINIT_HOOK) that may store `path` of the config they are given,
     under the recipe: each walked with its config parameter bound to the recipe's config; a
     store it reaches (on any path the recipe leaves open) counts."""
-    from srcreview.vllm.runtime import REINIT_HOOK
 
     def compute():
         index = an.index
@@ -329,7 +326,7 @@ def classify(value, path: tuple[str, ...], top_key: str | None) -> tuple[str, st
     nested = (SPECULATIVE, top_key) if top_key else None
     if isinstance(value, Const):
         if value.origin is not None and value.origin == nested:
-            return "nested", f"speculative_config.{top_key} ({_show(value.value)})", ""
+            return "nested", f"{SPECULATIVE}.{top_key} ({_show(value.value)})", ""
         if value.origin is not None and (value.origin == tuple(path) or value.origin == (top_key,)):
             return "target", f"the target's {'.'.join(path)} ({_show(value.value)})", ""
         if value.origin is not None:
@@ -337,7 +334,7 @@ def classify(value, path: tuple[str, ...], top_key: str | None) -> tuple[str, st
         return "fixed", f"the constant {_show(value.value)}", ""
     if isinstance(value, Obj) and value.path is not None and not isinstance(value, Derived):
         if value.path == nested:
-            return "nested", f"speculative_config.{top_key}", ""
+            return "nested", f"{SPECULATIVE}.{top_key}", ""
         if value.path == tuple(path):
             return "target", f"the target's {'.'.join(path)}", ""
     if isinstance(value, Unknown):

@@ -39,12 +39,14 @@ from srcreview.model.recipe.model import (
     normalize_key,
 )
 from srcreview.model.recipe.shell_values import UnknownValue, holds_placeholder
+from srcreview.vllm.anchors import (  # noqa: F401 - vLLM's names, re-exported for modules importing them from here
+    ENGINE_CLASS,
+    FRONTEND_CLASS,
+    PARSERS,
+    SERVE_MARK,
+    SERVE_PARSER,
+)
 
-PARSERS = ("EngineArgs.add_cli_args", "AsyncEngineArgs.add_cli_args")
-SERVE_PARSER = "make_arg_parser"
-SERVE_MARK = "model_tag"  # the serve parser's positional: tells it from other make_arg_parser functions
-ENGINE_CLASS = "EngineArgs"
-FRONTEND_CLASS = "FrontendArgs"
 MAX_JSON_DEPTH = 16
 _INT = re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")

@@ -31,10 +31,9 @@ from srcreview.interp.values import (
     Partial,
     Unknown,
 )
+from srcreview.vllm.anchors import HF_CONFIG, MODEL_CONFIG  # noqa: F401 - re-exported
 
 MODELS_KEY = "@models"  # the binding holding ModelConfigs (no dot: never a config path)
-MODEL_CONFIG = "ModelConfig"  # the config class whose hf_config is the model's config
-HF_CONFIG = "hf_config"
 
 
 @dataclass(frozen=True)

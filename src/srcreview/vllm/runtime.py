@@ -27,59 +27,32 @@ from dataclasses import dataclass
 from srcreview.index import ir
 from srcreview.index.ir import dotted, iter_calls, iter_statements
 from srcreview.interp.values import Const, Unknown
+from srcreview.vllm.anchors import (  # noqa: F401 - vLLM's names, re-exported for modules importing them from here
+    ALIASES,
+    ATTN_SELECTOR,
+    BACKEND_ENUM,
+    BACKEND_VALIDATE,
+    BUILDER,
+    CAPABILITY_CALLS,
+    CURRENT_CONFIG,
+    ENGINE_CLASS,
+    ENV_TABLE,
+    FIELD_COPY,
+    LAYER_FACTS,
+    MODEL_LOADER,
+    PLATFORM_MODULES,
+    PLATFORM_PREDICATES,
+    PLATFORM_SELECTOR,
+    REINIT_FIELDS,
+    REINIT_HOOK,
+    REPLACE_FUNCTIONS,
+    ROOT_CONFIG,
+    RUNNERS,
+)
 
-ENGINE_CLASS = "EngineArgs"
-BUILDER = "create_engine_config"
-ROOT_CONFIG = "VllmConfig"
 PLATFORM_KEY = "hardware.platform"
 CAPABILITY_KEY = "hardware.compute_capability"
-CAPABILITY_CALLS = ("get_device_capability", "has_device_capability", "is_device_capability",
-                    "is_device_capability_family")
-# platform predicate -> the platforms for which it is true (vllm/platforms/interface.py)
-PLATFORM_PREDICATES = {
-    "is_cuda": ("cuda",), "is_cuda_alike": ("cuda", "rocm"), "is_rocm": ("rocm",), "is_xpu": ("xpu",),
-    "is_cpu": ("cpu",), "is_tpu": ("tpu",), "is_zen_cpu": (), "is_out_of_tree": (), "is_unspecified": (),
-}
-# functions that copy a config dataclass with some fields changed (modelled as `Derived`)
-REPLACE_FUNCTIONS = ("dataclasses.replace", "copy.replace", "vllm.config.utils.replace")
-# fields of the root config whose change in a copy runs its post-init hooks again (the draft's
-# model config: per-architecture hooks may rewrite the backend and KV dtype of the copy)
-REINIT_FIELDS = ("model_config",)
-# the hooks that run again then: each architecture's `verify_and_update_config(vllm_config)`
-REINIT_HOOK = "verify_and_update_config"
-# the model runners: runner -> (module, runner class, attribute holding its speculative
-# component, the method that loads the models). Which class the attribute holds, and whether
-# the load method loads a draft model through it, is derived from the source (interp.drafting).
-RUNNERS = {
-    "v1": ("vllm.v1.worker.gpu_model_runner", "GPUModelRunner", "drafter", "load_model"),
-    "v2": ("vllm.v1.worker.gpu.model_runner", "GPUModelRunner", "speculator", "load_model"),
-}
-# config objects the engine builds once and hands to two places: EngineArgs.create_engine_config
-# passes its model and parallel configs to the speculative config as the target's
-# (`create_speculative_config(target_model_config=model_config, target_parallel_config=...)`,
-# 0.25-0.33), so a read through the speculative config reads the root config's field
-ALIASES = {
-    ("speculative_config", "target_model_config"): ("model_config",),
-    ("speculative_config", "target_parallel_config"): ("parallel_config",),
-}
-FIELD_COPY = "get_field"  # vllm.config.utils.get_field(Cls, "name"): an EngineArgs field with Cls's default
 EMPTY_FACTORIES = {"dict": dict, "list": list}  # `field(default_factory=dict)`: a fresh empty one
-MODEL_LOADER = "model_loader.get_model"  # builds a model with the current config: the draft's sink
-# attention backend selection (interp.backends): the selector the target's attention layers
-# call, the accessor of the config it runs under, the registry Enum naming each backend's
-# class, the classmethod the platform asks of a backend (it returns the reasons it refuses),
-# the platform's selector method, per platform module
-ATTN_SELECTOR = "selector.get_attn_backend"
-CURRENT_CONFIG = "get_current_vllm_config"
-BACKEND_ENUM = "AttentionBackendEnum"
-BACKEND_VALIDATE = "validate_configuration"
-PLATFORM_SELECTOR = "get_attn_backend_cls"
-PLATFORM_MODULES = {"cuda": "vllm.platforms.cuda"}
-# what the model's attention layers pass the selector, as vLLM's ModelConfig derives it from the
-# model's config: the selector's parameter -> the ModelConfig member (a method when it ends in
-# "()"), walked on the bound config; any other parameter stays open
-LAYER_FACTS = {"head_size": "get_head_size()", "dtype": "dtype", "use_mla": "use_mla"}
-ENV_TABLE = "environment_variables"  # vllm.envs: name -> lambda read by the module's __getattr__
 _NVIDIA_WORDS = ("nvidia", "geforce", "rtx", "tesla", "quadro")
 
 

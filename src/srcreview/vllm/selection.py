@@ -28,6 +28,7 @@ from srcreview.index import ir
 from srcreview.interp.interpreter import Frame, analyzer
 from srcreview.interp.results import frame_anchor
 from srcreview.interp.values import Const, EnumMember, FuncRef, Union
+from srcreview.vllm.anchors import BACKEND_ENUM, BACKEND_VALIDATE
 from srcreview.vllm.backends import (
     Admission,
     admission,
@@ -35,7 +36,6 @@ from srcreview.vllm.backends import (
     selector_call,
     selector_value,
 )
-from srcreview.vllm.runtime import BACKEND_ENUM, BACKEND_VALIDATE
 
 NONE_ADMITTED = "none"  # no candidate admits the recipe: the platform raises, start-up fails
 UNREADABLE = "a backend the analysis cannot read"

@@ -128,6 +128,22 @@ def tree_from_args(args, recipe=None, *, progress: bool = True, verify: bool = F
     return apply_layers(tree, layers or ())
 
 
+def workspace(args):
+    """The srcreview.api.Workspace these options name: the rev (--rev, else each recipe's pin),
+    the layers (the recipe's patches, then --patch/--overlay), the tree (drawing download progress
+    on a terminal) and the user's facts cache."""
+    import sys
+
+    from srcreview.api import Workspace
+    from srcreview.index.cache import default_cache_dir
+
+    return Workspace(rev=lambda recipe: rev_from_args(args, recipe),
+                     layers=lambda recipe, recipe_file: layers_from_args(args, recipe, recipe_file),
+                     open_tree=lambda recipe, layers: tree_from_args(args, recipe, progress=sys.stderr.isatty(),
+                                                                     layers=layers),
+                     cache_dir=default_cache_dir())
+
+
 def check_revs(revs, option: str = "--rev") -> None:
     """Usage errors in `revs` before any source is fetched: each a valid rev, and each release in
     pins/ or listed by the package index (one listing request, only when pins/ lacks one)."""

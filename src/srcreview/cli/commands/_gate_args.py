@@ -113,15 +113,11 @@ def run_gate(args, reviews, *, rules=None, known_rules=None, recipe_files=None) 
 
 def render_gate_format(fmt: str, run: GateRun) -> str:
     """Render `sarif` or `markdown` for a gate run."""
-    if fmt == "sarif":
-        from srcreview.report import sarif
+    from srcreview.report.formats import Run, render
 
-        return sarif.render(run.result.reviews, gate=run.result, date=run.date, rules=run.rules)
-    if fmt == "markdown":
-        from srcreview.report import markdown
-
-        return markdown.render(run.result.reviews, gate=run.result, date=run.date)
-    raise UsageError(f"--format: {fmt!r} is not a gate format ({', '.join(GATE_FORMATS)})")
+    if fmt not in GATE_FORMATS:
+        raise UsageError(f"--format: {fmt!r} is not a gate format ({', '.join(GATE_FORMATS)})")
+    return render(fmt, Run(gate=run.result, rules=run.rules, date=run.date))
 
 
 def shipped_rule_ids() -> set[str] | None:

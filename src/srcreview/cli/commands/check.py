@@ -23,8 +23,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-FORMATS = ("text", "concise", "json", "review", "sarif", "markdown", "registry")
-
 
 def add_parser(sub) -> None:
     from srcreview.cli.commands._common import (
@@ -33,6 +31,7 @@ def add_parser(sub) -> None:
         add_source_args,
     )
     from srcreview.cli.commands._gate_args import add_gate_args
+    from srcreview.report.formats import FORMATTERS
 
     p = sub.add_parser("check", help="review recipe(s) against the pinned vLLM source",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -43,7 +42,7 @@ def add_parser(sub) -> None:
     add_source_args(p)
     add_model_config_arg(p)
     add_patch_args(p)
-    p.add_argument("--format", choices=FORMATS, default="text", help="output on stdout (default: text)")
+    p.add_argument("--format", choices=tuple(FORMATTERS), default="text", help="output on stdout (default: text)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="text: every anchor with its URL and the full trace, hop by hop")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="text: colors (default: auto)")
@@ -56,10 +55,12 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from srcreview.cli.commands._common import with_models
+    from srcreview import api
+    from srcreview.cli.commands._common import with_models, workspace
     from srcreview.cli.commands._gate_args import run_gate
     from srcreview.model.recipe import load_recipes
     from srcreview.model.recipe.files import recipe_files
+    from srcreview.report import formats
 
     stored = _stored_reviews(args)
     # the rules' summaries when these rule files were validated before, else the rules themselves
@@ -77,7 +78,8 @@ def run(args) -> int:
 
         if not all(isinstance(r, Rule) for r in rules):  # summaries: the engine needs the rules themselves
             rules = _load_rules(args, stored)
-        computed = review_recipes(args, [recipes[n] for n in missing], rules, files=[files[n] for n in missing])
+        computed = api.review_recipes(workspace(args), [recipes[n] for n in missing], rules,
+                                      files=[files[n] for n in missing])
         for n, (review, tree) in zip(missing, computed):
             reviews[n] = review
             if stored is not None:
@@ -85,13 +87,8 @@ def run(args) -> int:
     gate = run_gate(args, reviews, rules=rules, recipe_files=[(path, r.path) for r, path in loaded])
     if args.registry:
         merge_registry(args.registry, gate)
-    if args.format == "json":  # a piece at a time: a campaign's whole text is megabytes
-        from srcreview.report import json as report
-
-        sys.stdout.writelines(report.chunks(list(gate.reviews), gate=gate.result))
-    else:
-        sys.stdout.write(render(args.format, gate, rules=rules, verbose=args.verbose, color=_color(args),
-                                width=_width() if args.format == "text" else 100))  # (only text reads it: rich)
+    sys.stdout.writelines(formats.chunks(args.format, run_of(gate, verbose=args.verbose, color=_color(args),
+                                                             width=_width() if args.format == "text" else 100)))
     return gate.result.exit_code
 
 
@@ -206,84 +203,11 @@ def observed_on(gate) -> str:
     return gate.date or today().isoformat()
 
 
-def review_recipes(args, recipes, rules, files=None) -> list[tuple[object, object]]:
-    """(review, source tree) of each recipe; recipes pinned to the same revision (with the same
-    patches) share the tree and its index. `files`: the recipes' files, which their `[runtime]
-    patches` are relative to."""
-    from functools import partial
+def run_of(gate, **options):
+    """The srcreview.report.formats.Run of a gate run (`options`: verbose, color, width)."""
+    from srcreview.report.formats import Run
 
-    from srcreview.cli.commands._common import (
-        layers_from_args,
-        rev_from_args,
-        tree_from_args,
-    )
-    from srcreview.engine.patched import mark_patched
-    from srcreview.engine.run import anchor_names, review
-    from srcreview.index import Index
-    from srcreview.index.cache import default_cache_dir
-    from srcreview.index.prefetch import start
-    from srcreview.vllm.flags import at_revision
-
-    planned = []  # (tree key, layers) of each recipe
-    for n, recipe in enumerate(recipes):
-        layers = layers_from_args(args, recipe, files[n] if files else None)
-        planned.append(((rev_from_args(args, recipe), tuple(layer.sha256 for layer in layers)), layers))
-    trees: dict[tuple, tuple[object, object]] = {}
-    reviews = []
-    for n, (recipe, (key, layers)) in enumerate(zip(recipes, planned)):
-        if key not in trees:
-            tree = tree_from_args(args, recipe, progress=sys.stderr.isatty(), layers=layers)
-            trees[key] = (tree, Index(tree, cache_dir=default_cache_dir()))
-        tree, index = trees[key]
-        recipe = at_revision(recipe, index)  # command-line flags, as this revision defines them
-        # the second core runs the same review with the rules in reverse order: it parses what
-        # the review meets last while the review parses what it meets first
-        ahead = start(index, anchor_names(recipe, rules),
-                      partial(review, recipe, tree, rules=tuple(reversed(rules)), index=index))
-        try:
-            reviews.append((mark_patched(review(recipe, tree, rules=rules, index=index), tree), tree))
-        finally:
-            if ahead is not None:
-                ahead.stop()
-        # memory: no recipe's walks and no raw text after its review (what was found in the text
-        # is kept, and on disk: a later recipe reads the files again only for a new question),
-        # and no index after its tree's last recipe
-        index.forget_analyses()
-        index.forget_text()
-        # its raw-text answers are known now: a next recipe here starts a worker only for anchors
-        # not cached yet, and reads no tree for it
-        index.reviewed_before = True
-        if key not in [k for k, _ in planned[n + 1:]]:
-            del trees[key]
-    return reviews
-
-
-def render(fmt: str, gate, *, rules=None, verbose: bool = False, color: bool = False, width: int = 100) -> str:
-    """The registry of output formats: each a pure render over the (gate-annotated) reviews."""
-    reviews = list(gate.reviews)
-    if fmt == "json":
-        from srcreview.report import json as report
-
-        return report.render(reviews, gate=gate.result)
-    if fmt == "review":
-        from srcreview.report import review as report
-
-        return report.render(reviews, rules=rules, date=gate.date)
-    if fmt == "registry":
-        from srcreview.report import registry
-
-        return registry.render(reviews, date=observed_on(gate))
-    if fmt == "concise":
-        from srcreview.report import concise
-
-        return concise.render(reviews, gate=gate.result)
-    if fmt in ("sarif", "markdown"):
-        from srcreview.cli.commands._gate_args import render_gate_format
-
-        return render_gate_format(fmt, gate)
-    from srcreview.report import terminal
-
-    return terminal.render(reviews, gate=gate.result, verbose=verbose, color=color, width=width)
+    return Run(gate=gate.result, rules=gate.rules, date=gate.date, observed_on=observed_on(gate), **options)
 
 
 def _width() -> int:

@@ -63,7 +63,10 @@ def run(args) -> int:
     from srcreview.index import Index
     from srcreview.index.cache import default_cache_dir
     from srcreview.interp import field_reads, render_trace, trace
+    from srcreview.interp.domain import install
+    from srcreview.vllm.domain import VLLM
 
+    install(VLLM)
     if args.depth is not None and not 1 <= args.depth <= 20:
         raise UsageError("--depth: must be between 1 and 20")
     recipe = None

@@ -32,10 +32,8 @@ from srcreview.model.recipe.model import (
 from srcreview.model.recipe.named_files import FileAccess
 from srcreview.model.recipe.shell import Word, command_list, commands, is_assignment
 from srcreview.model.recipe.shell_values import ScriptVariables, UnknownValue, resolve, tail
+from srcreview.vllm.anchors import CLI_MODULE, PACKAGE, SERVER_MODULES
 
-# `python -m <module>` entry points that run the OpenAI-compatible server (older launch scripts)
-SERVER_MODULES = ("vllm.entrypoints.openai.api_server",)
-CLI_MODULE = "vllm.entrypoints.cli.main"
 _WRAPPERS = {"exec", "env", "nohup", "time", "command", "sudo", "stdbuf"}
 _REDIRECT = re.compile(r"^[0-9]*(>>?|<)(&?[0-9-]*)?$")
 _IMAGE = re.compile(r"(?:^|/)vllm-openai(?::(?P<tag>[A-Za-z0-9._-]+))?(?:@sha256:[0-9a-f]{64})?$")
@@ -57,7 +55,7 @@ def serve_args(words: list[Word]) -> tuple[list[Word], list[Word]] | None:
     rest = words[i:]
     for j, word in enumerate(rest):
         name = PurePosixPath(word.text).name
-        if name == "vllm" and j + 1 < len(rest) and rest[j + 1].text == "serve":
+        if name == PACKAGE and j + 1 < len(rest) and rest[j + 1].text == "serve":
             return env, rest[j + 2:]
         if word.text == "-m" and j + 1 < len(rest):
             module = rest[j + 1].text

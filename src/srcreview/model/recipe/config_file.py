@@ -15,8 +15,7 @@ from srcreview.core.errors import DataError
 from srcreview.model.recipe.model import OpenItem, Recipe
 from srcreview.model.recipe.named_files import FileAccess, read_named
 from srcreview.model.recipe.shell_values import UnknownValue
-
-CONFIG_FLAG = "--config"
+from srcreview.vllm.anchors import CONFIG_FLAG
 
 
 def with_config_file(recipe: Recipe, access: FileAccess, shown: str) -> Recipe:

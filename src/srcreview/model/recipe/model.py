@@ -14,6 +14,7 @@ from typing import Any, Literal
 from srcreview.core.records import Field, Record, field_validator
 from srcreview.hfconfig.facts import ModelFacts
 from srcreview.hfconfig.overrides import ModelOverrides
+from srcreview.vllm.anchors import PACKAGE, SPECULATIVE
 
 MAX_SETTINGS = 2_000  # vLLM 0.29 declares about 250 engine arguments; a recipe has tens
 _CAPABILITY = re.compile(r"^([0-9]{1,2})\.([0-9])$")  # ASCII digits only: "١٢.٠" is not 12.0
@@ -33,7 +34,7 @@ class RuntimePin(Record):
     """The engine a recipe runs on. `version` and `revision` become `--rev` when none is given, so
     they are checked here, as recipe data (exit 65 naming the recipe line), never passed on raw."""
 
-    engine: str = "vllm"
+    engine: str = PACKAGE
     version: str | None = None
     revision: str | None = None
     image: str | None = None
@@ -208,7 +209,7 @@ class Recipe(Record):
 
     @property
     def uses_speculative_decoding(self) -> bool:
-        return any(key.startswith("speculative_config.") for key in self._by_key())
+        return any(key.startswith(f"{SPECULATIVE}.") for key in self._by_key())
 
     @property
     def needs_revision(self) -> bool:

@@ -20,15 +20,11 @@ from srcreview.model.recipe.model import (
     RuntimePin,
 )
 from srcreview.model.recipe.yaml_doc import Located
+from srcreview.vllm.anchors import COMMON_ARGS
 
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
-# keys every vLLM config file is likely to use; a YAML mapping with none of them is someone else's
-COMMON_KEYS = {"model", "max-model-len", "max_model_len", "tensor-parallel-size", "tensor_parallel_size",
-               "gpu-memory-utilization", "gpu_memory_utilization", "kv-cache-dtype", "kv_cache_dtype",
-               "speculative-config", "speculative_config", "served-model-name", "served_model_name",
-               "dtype", "quantization", "max-num-seqs", "max_num_seqs", "attention-backend", "attention_backend",
-               "enable-prefix-caching", "enable_prefix_caching", "trust-remote-code", "trust_remote_code",
-               "port", "host", "max-num-batched-tokens", "max_num_batched_tokens"}
+# keys every vLLM config file is likely to use, either spelling; a YAML mapping with none of them is someone else's
+COMMON_KEYS = {key for arg in COMMON_ARGS for key in (arg, arg.replace("_", "-"))}
 
 
 def looks_like_config(doc: Located | None) -> bool:

@@ -1,0 +1,117 @@
+"""Every name of vLLM the tool's code relies on, defined once (CodeQL's framework layer: a check
+names vLLM's concepts, never spells vLLM's classes, paths or fields itself).
+
+Each name says what it is in vLLM and why srcreview needs it. When vLLM renames one, this is the
+one place to change (the rules/ TOML files are data and name what they check themselves);
+tests/test_vllm_literals.py holds every module outside srcreview/vllm/ to importing from here.
+A leaf: it imports nothing from the project, so any layer may read it (tests/test_layering.py).
+"""
+
+from __future__ import annotations
+
+# ----------------------------------------------------------------------------- distribution
+
+PACKAGE = "vllm"  # the import package (and the command, `vllm serve`) whose modules the analysis reads
+DISTRIBUTION = "vllm"  # the project on the package index, whose sdists carry the source of a release
+PACKAGE_DIR = f"{PACKAGE}/"  # where its modules sit in a source tree: the files indexed and searched
+VERSION_FILE = f"{PACKAGE}/_version.py"  # written into an sdist: the version and commit it was built from
+
+# ----------------------------------------------------------------------------- classes
+
+ROOT_CONFIG = "VllmConfig"  # the root config object: every sub-config is one of its fields
+ENGINE_CLASS = "EngineArgs"  # the engine arguments a recipe's keys are (flags become its fields)
+FRONTEND_CLASS = "FrontendArgs"  # the API server's own arguments: flags that are not engine settings
+SPECULATIVE_CLASS = "SpeculativeConfig"  # the speculative-decoding config: its fields may configure the draft
+MODEL_CONFIG = "ModelConfig"  # the config class whose hf_config is the model's config
+BACKEND_ENUM = "AttentionBackendEnum"  # the registry Enum naming each attention backend's class
+
+# ----------------------------------------------------------------------------- functions and methods
+
+BUILDER = "create_engine_config"  # EngineArgs' method that builds VllmConfig from the arguments
+ENGINE_PARSER = f"{ENGINE_CLASS}.add_cli_args"  # registers the engine's command-line flags
+PARSERS = (ENGINE_PARSER, "AsyncEngineArgs.add_cli_args")  # every parser of engine flags
+SERVE_PARSER = "make_arg_parser"  # builds the `vllm serve` parser (frontend flags, then the engine's)
+SERVE_MARK = "model_tag"  # the serve parser's positional: tells it from other make_arg_parser functions
+# the method of vLLM's argument parser that rewrites argv before argparse (-O3, -cc.x=v, --x_y,
+# --model, --config FILE): its forms are read from its statements (vllm.argv_forms)
+ARGV_PARSER = "FlexibleArgumentParser.parse_args"
+CONFIG_FLAG = "--config"  # `vllm serve --config FILE`: a YAML file of flags the parser pulls in
+RUNNER_SELECTOR = f"{ROOT_CONFIG}.use_v2_model_runner"  # decides which model runner (v1, v2) runs
+CAPABILITY_CALLS = ("get_device_capability", "has_device_capability", "is_device_capability",
+                    "is_device_capability_family")  # the platform's device-capability questions
+# functions that copy a config dataclass with some fields changed (modelled as `Derived`)
+REPLACE_FUNCTIONS = ("dataclasses.replace", "copy.replace", f"{PACKAGE}.config.utils.replace")
+# the hooks that run again when a copy of the root config changes REINIT_FIELDS: each
+# architecture's `verify_and_update_config(vllm_config)`
+REINIT_HOOK = "verify_and_update_config"
+FIELD_COPY = "get_field"  # vllm.config.utils.get_field(Cls, "name"): an EngineArgs field with Cls's default
+MODEL_LOADER = "model_loader.get_model"  # builds a model with the current config: the draft's sink
+LOADER_CONFIG_ARGUMENT = "vllm_config"  # the loader's parameter that receives the config it builds under
+# attention backend selection (vllm.backends, vllm.selection): the selector the target's attention
+# layers call, the accessor of the config it runs under, the classmethod the platform asks of a
+# backend (it returns the reasons it refuses), the platform's selector method
+ATTN_SELECTOR = "selector.get_attn_backend"
+CURRENT_CONFIG = "get_current_vllm_config"
+BACKEND_VALIDATE = "validate_configuration"
+PLATFORM_SELECTOR = "get_attn_backend_cls"
+ENV_TABLE = "environment_variables"  # vllm.envs: name -> lambda read by the module's __getattr__
+
+# ----------------------------------------------------------------------------- modules
+
+# `python -m <module>` entry points that run the OpenAI-compatible server (older launch scripts)
+SERVER_MODULES = (f"{PACKAGE}.entrypoints.openai.api_server",)
+CLI_MODULE = f"{PACKAGE}.entrypoints.cli.main"  # `python -m vllm.entrypoints.cli.main serve`
+# the model runners: runner -> (module, runner class, attribute holding its speculative
+# component, the method that loads the models). Which class the attribute holds, and whether
+# the load method loads a draft model through it, is derived from the source (vllm.drafting).
+RUNNERS = {
+    "v1": (f"{PACKAGE}.v1.worker.gpu_model_runner", "GPUModelRunner", "drafter", "load_model"),
+    "v2": (f"{PACKAGE}.v1.worker.gpu.model_runner", "GPUModelRunner", "speculator", "load_model"),
+}
+PLATFORM_MODULES = {"cuda": f"{PACKAGE}.platforms.cuda"}  # the platform's selector, per platform module
+
+# ----------------------------------------------------------------------------- config fields and key paths
+
+SPECULATIVE = "speculative_config"  # VllmConfig's field holding the SpeculativeConfig; the recipe's table
+MODEL_CONFIG_FIELD = "model_config"  # VllmConfig's field holding the target's ModelConfig
+# fields of the root config whose change in a copy runs its post-init hooks again (the draft's
+# model config: per-architecture hooks may rewrite the backend and KV dtype of the copy)
+REINIT_FIELDS = (MODEL_CONFIG_FIELD,)
+CACHE_DTYPE = ("cache_config", "cache_dtype")  # where VllmConfig holds the KV-cache dtype
+SELECTOR_KV_DTYPE = "kv_cache_dtype"  # the selector's parameter the target's attention layers fill with it
+HF_CONFIG = "hf_config"  # ModelConfig's field holding the model's config (config.json)
+DRAFT_MODEL_CONFIG = "draft_model_config"  # SpeculativeConfig's ModelConfig of the draft model
+# config objects the engine builds once and hands to two places: EngineArgs.create_engine_config
+# passes its model and parallel configs to the speculative config as the target's
+# (`create_speculative_config(target_model_config=model_config, target_parallel_config=...)`,
+# 0.25-0.33), so a read through the speculative config reads the root config's field
+ALIASES = {
+    (SPECULATIVE, "target_model_config"): (MODEL_CONFIG_FIELD,),
+    (SPECULATIVE, "target_parallel_config"): ("parallel_config",),
+}
+# what the model's attention layers pass the selector, as vLLM's ModelConfig derives it from the
+# model's config: the selector's parameter -> the ModelConfig member (a method when it ends in
+# "()"), walked on the bound config; any other parameter stays open
+LAYER_FACTS = {"head_size": "get_head_size()", "dtype": "dtype", "use_mla": "use_mla"}
+# the engine keys that configure the target's attention; under SPECULATIVE, the draft's
+TARGET_KEYS = ("attention_backend", "kv_cache_dtype")
+DRAFT_KEYS = tuple(f"{SPECULATIVE}.{key}" for key in TARGET_KEYS)
+# keys of SPECULATIVE that choose speculation (which method, how many tokens, which draft model),
+# not the draft's config
+SPECULATION_KEYS = ("method", "num_speculative_tokens", "model")
+DRAFT_MODEL_KEY = f"{SPECULATIVE}.model"  # the draft model the recipe names (a Hub id or a directory)
+DRAFT_REVISION_KEY = f"{SPECULATIVE}.revision"  # the Hub revision of that draft model
+# engine arguments every vLLM config file is likely to use (a YAML mapping with none of them is
+# someone else's), as the Python fields spell them; a file may write them with dashes too
+COMMON_ARGS = ("model", "max_model_len", "tensor_parallel_size", "gpu_memory_utilization", "kv_cache_dtype",
+               SPECULATIVE, "served_model_name", "dtype", "quantization", "max_num_seqs", "attention_backend",
+               "enable_prefix_caching", "trust_remote_code", "port", "host", "max_num_batched_tokens")
+
+# ----------------------------------------------------------------------------- platforms
+
+CUDA = "cuda"  # the platform of NVIDIA GPUs (`current_platform.is_cuda()`)
+# platform predicate -> the platforms for which it is true (vllm/platforms/interface.py)
+PLATFORM_PREDICATES = {
+    "is_cuda": (CUDA,), "is_cuda_alike": (CUDA, "rocm"), "is_rocm": ("rocm",), "is_xpu": ("xpu",),
+    "is_cpu": ("cpu",), "is_tpu": ("tpu",), "is_zen_cpu": (), "is_out_of_tree": (), "is_unspecified": (),
+}

@@ -216,11 +216,11 @@ def _bindings(index, recipe) -> dict:
 def _unknown_bindings(index, unknown: dict[str, str]) -> dict:
     """Values the shell decides (key -> why), bound as the interpreter's unknown at the key and
     at the config path the engine puts it on: set (not the default), but never a constant."""
-    from srcreview.interp import key_paths
-    from srcreview.interp.values import Unknown
-
     if not unknown:
         return {}
+    from srcreview.interp.values import Unknown
+    from srcreview.vllm.runtime import key_paths
+
     try:
         paths = key_paths(index)
     except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):

@@ -40,9 +40,12 @@ def test_flags_map_through_the_revisions_engine_args(vllm_release, version, tmp_
     assert got["enforce_eager"] == (True, 3, "--enforce-eager")
     assert got["enable_prefix_caching"] == (False, 3, "--no-enable-prefix-caching")
     assert got["kv_cache_dtype"] == ("fp8", 3, "--kv-cache-dtype")
-    assert got["speculative_config.method"][:2] == ("mtp", 4)
-    assert got["speculative_config.num_speculative_tokens"][:2] == (3, 4)
+    # the dotted argument replaces the JSON of line 4: vLLM's parse_args appends the dotted keys as one
+    # `--speculative-config <json>` after the command line and argparse keeps the last (changed on
+    # purpose in issue 24: they were merged before)
+    assert "speculative_config.method" not in got and "speculative_config.num_speculative_tokens" not in got
     assert got["speculative_config.attention_backend"] == ("TRITON_ATTN", 5, "--speculative-config.attention_backend")
+    assert [(n.what, n.line) for n in mapped.notes] == [("--speculative-config", 4)]
     assert got["cudagraph_capture_sizes"] == ([1, 2, 4], 6, "--cudagraph-capture-sizes")
     assert got["max_modle_len"] == (5, 6, "--max-modle-len")  # not registered: the unknown-knob rule's case
     assert [(o.flag, o.value) for o in mapped.server_options] == [("--host", "0.0.0.0"), ("--port", "8000")]

@@ -32,7 +32,7 @@ def test_shell_script_quoting_continuations_env_and_json():
     )
     (recipe,) = read_recipes(text, "serve.sh")
     assert recipe.format == "command-line" and recipe.path == "serve.sh" and recipe.name == "serve"
-    assert recipe.info.model == "$MODEL"  # never expanded
+    assert recipe.info.model == "Qwen/Qwen3-8B"  # the script's own assignment on line 4, certain before line 5
     assert [(e.name, e.value, e.line) for e in recipe.env] == [("VLLM_USE_V2_MODEL_RUNNER", "1", 3),
                                                                ("CUDA_VISIBLE_DEVICES", "0", 5)]
     assert flags(recipe) == [

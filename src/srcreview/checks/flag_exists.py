@@ -13,6 +13,7 @@ from srcreview.vllm.anchors import ENGINE_PARSER
 
 OUTCOMES = ("registered", "not-registered", "not-applicable", "undecided")
 UNDECIDED_OUTCOMES = ("not-applicable", "undecided")
+VALUE_BLIND = True  # the answer never depends on the value: it runs on values the shell decides too
 
 
 class Details(TypedDict, total=False):

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 OUTCOMES = ("exists", "missing", "undecided")
 UNDECIDED_OUTCOMES = ("undecided",)
+VALUE_BLIND = True  # the answer never depends on the value: it runs on values the shell decides too
 
 
 class Details(TypedDict, total=False):

@@ -32,6 +32,7 @@ from srcreview.model.findings import (
     ToolInfo,
     fingerprint,
 )
+from srcreview.model.recipe.shell_values import SHELL_TAG, is_unknown, unknown_in
 from srcreview.rules.loader import Condition, Rule, load_rules
 from srcreview.vllm.anchors import (
     DRAFT_KEYS,
@@ -69,9 +70,10 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
     analyzer, incomplete = _prepared(index, recipe, bindings)
     runner, more = _runner(index, recipe, bindings)
     incomplete += more
+    incomplete += [f"{recipe.source_file}:{item.line}: {item.reason}" for item in recipe.open if item.incomplete]
     ctx = CheckContext(index=index, tree=tree, recipe=recipe, bindings=bindings, runner=runner, analyzer=analyzer)
     ctx.template_values = _Values(ctx)
-    knobs = _base_knobs(recipe)
+    knobs = _base_knobs(recipe, ctx)
     findings: list[Finding] = []
     stale: dict[str, set[str]] = {}
     applied: set[str] = set()
@@ -212,10 +214,36 @@ def _bindings(index, recipe, profile=None) -> dict:
     from srcreview.vllm.runtime import config_bindings
 
     bound = {**recipe.bindings, **model_bindings(recipe), **(profile_bindings(profile) if profile else {})}
+    unknown = {k: _shell_decides(recipe, recipe.setting(k)) for k in bound if recipe.setting(k) is not None}
+    unknown.update({k: unknown_in(v).reason for k, v in bound.items() if is_unknown(v)})
+    unknown = {k: reason for k, reason in unknown.items() if reason}
+    decided = {k: v for k, v in bound.items() if k not in unknown}
     try:
-        return config_bindings(index, bound, gpu=recipe.hardware.gpu)
+        out = config_bindings(index, decided, gpu=recipe.hardware.gpu)
     except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):
-        return bound
+        out = decided
+    return {**out, **_unknown_bindings(index, unknown)}
+
+
+def _unknown_bindings(index, unknown: dict[str, str]) -> dict:
+    """Values the shell decides (key -> why), bound as the interpreter's unknown at the key and
+    at the config path the engine puts it on: set (not the default), but never a constant."""
+    if not unknown:
+        return {}
+    from srcreview.interp.values import Unknown
+    from srcreview.vllm.runtime import key_paths
+
+    try:
+        paths = key_paths(index)
+    except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):
+        paths = {}
+    out = {}
+    for key, reason in unknown.items():
+        out[key] = Unknown(reason)
+        where = paths.get(key)
+        if where is not None:
+            out[where.path] = out[key]
+    return out
 
 
 def _prepared(index, recipe, bindings):
@@ -421,9 +449,28 @@ def _applies(rule: Rule, ctx: CheckContext) -> tuple[bool, bool]:
 # checks, findings, knobs
 
 
+def _shell_decides(recipe, setting) -> str:
+    """Why the shell decides the value of `setting` (it holds an UnknownValue, or words the shell
+    may split into flags come after it), or ""."""
+    found = unknown_in(getattr(setting, "value", None))
+    if found is not None:
+        return found.reason
+    key = getattr(setting, "key", None)
+    for item in recipe.open:
+        if key in item.may_set:
+            return f"{item.what} (line {item.line}) may set it again: the shell decides those words"
+    return ""
+
+
 def _run_check(rule: Rule, ctx: CheckContext, subject) -> tuple[CheckResult, str]:
     kind = check_kind(rule.check.kind)
     params = kind.Params.model_validate(rule.check.params)
+    if subject is not None and not getattr(kind, "VALUE_BLIND", False):
+        # a value the shell decides is no value to check: only a kind that never reads it may run
+        reason = _shell_decides(ctx.recipe, subject)
+        if reason:
+            return CheckResult(kind.UNDECIDED_OUTCOMES[0], tags=(SHELL_TAG,), reason=reason,
+                               open=(f"{subject.key}: {reason}",)), ""
     try:
         return kind.run(ctx, params, subject), ""
     except ANALYSIS_ERRORS as exc:
@@ -557,7 +604,7 @@ def _finding_keys(rule: Rule, ctx: CheckContext, subject, values) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def _base_knobs(recipe) -> dict[tuple[str, str], Knob]:
+def _base_knobs(recipe, ctx: CheckContext | None = None) -> dict[tuple[str, str], Knob]:
     rows: dict[tuple[str, str], Knob] = {}
     for s in recipe.settings:
         scope: Scope
@@ -567,7 +614,32 @@ def _base_knobs(recipe) -> dict[tuple[str, str], Knob]:
             scope = "target"
         else:
             scope = "engine"
+        found = unknown_in(s.value)
+        if found is not None:  # never accepted: vLLM starts with whatever the shell gives it
+            rows[(s.key, scope)] = Knob(key=s.key, value=str(s.value) if found is s.value else s.value, scope=scope,
+                                        recipe_line=s.line, status="undecided", tags=(SHELL_TAG,), note=found.reason)
+            continue
         rows[(s.key, scope)] = Knob(key=s.key, value=s.value, scope=scope, recipe_line=s.line, status="accepted")
+    for item in recipe.open:  # what the recipe says that cannot be read as a setting: open, said out loud
+        rows[(item.what, "engine")] = Knob(key=item.what, scope="engine", recipe_line=item.line, status="undecided",
+                                           tags=("recipe-open",), note=item.reason)
+        for (key, scope), row in list(rows.items()):
+            if key in item.may_set and row.status == "accepted":
+                rows[(key, scope)] = row.model_copy(update={
+                    "status": "undecided", "tags": tuple(sorted({*row.tags, SHELL_TAG})),
+                    "note": f"{item.what} (line {item.line}) may set it again: the shell decides those words"})
+    for item in recipe.notes:  # what the parser drops: the recipe's words say it, vLLM does not use it
+        evidence = ()
+        if item.source and ctx is not None:
+            path, _, lines = item.source.rpartition(":")
+            start, _, end = lines.partition("-")
+            from srcreview.vllm.anchors import ARGV_PARSER
+
+            evidence = (ctx.anchor(path, int(start), int(end or start), ARGV_PARSER.rsplit(".", 1)[-1],
+                                   "rewrites the command line before argparse reads it"),)
+        rows.setdefault((item.what, "engine"), Knob(key=item.what, scope="engine", recipe_line=item.line,
+                                                    status="ignored", tags=("parser-form",), note=item.reason,
+                                                    evidence=evidence))
     return rows
 
 

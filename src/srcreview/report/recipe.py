@@ -31,7 +31,7 @@ def render_text(recipe, revision_label: str | None = None) -> str:
     if recipe.flags:
         lines.append("  flags, as written (the revision's EngineArgs maps them to settings; give --rev):")
         for f in recipe.flags:
-            words = [str(f.value)] if f.value is not None else list(f.following)
+            words = [str(f.value)] if f.value is not None else [str(w) for w in f.following]
             lines.append(f"    {_where(f.line, f.column):>{width}}  {f.flag} {' '.join(words)}".rstrip())
     if recipe.env:
         lines.append("  env:")
@@ -41,6 +41,16 @@ def render_text(recipe, revision_label: str | None = None) -> str:
         lines.append("  server options (not engine settings; not reviewed):")
         for o in recipe.server_options:
             lines.append(f"    {o.line:>{width}}  {o.flag} {_value(o.value)}")
+    if recipe.files:
+        lines.append("  files it names, read: " + ", ".join(recipe.files))
+    if recipe.open:
+        lines.append("  open (not read as settings):")
+        for item in recipe.open:
+            lines.append(f"    {item.line:>{width}}  {item.what}: {item.reason}")
+    if recipe.notes:
+        lines.append("  the parser drops:")
+        for item in recipe.notes:
+            lines.append(f"    {item.line:>{width}}  {item.what}: {item.reason}")
     return "".join(_safe(line) + "\n" for line in lines)
 
 
@@ -53,6 +63,10 @@ def _where(line: int, column: int | None) -> str:
 
 
 def _value(value) -> str:
+    from srcreview.model.recipe.shell_values import is_unknown
+
+    if is_unknown(value):  # as written, and said: the shell decides it
+        return f"{value if not isinstance(value, (list, dict)) else value!r}  (the shell decides it)"
     return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
 
 

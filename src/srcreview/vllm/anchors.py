@@ -32,6 +32,10 @@ ENGINE_PARSER = f"{ENGINE_CLASS}.add_cli_args"  # registers the engine's command
 PARSERS = (ENGINE_PARSER, "AsyncEngineArgs.add_cli_args")  # every parser of engine flags
 SERVE_PARSER = "make_arg_parser"  # builds the `vllm serve` parser (frontend flags, then the engine's)
 SERVE_MARK = "model_tag"  # the serve parser's positional: tells it from other make_arg_parser functions
+# the method of vLLM's argument parser that rewrites argv before argparse (-O3, -cc.x=v, --x_y,
+# --model, --config FILE): its forms are read from its statements (vllm.argv_forms)
+ARGV_PARSER = "FlexibleArgumentParser.parse_args"
+CONFIG_FLAG = "--config"  # `vllm serve --config FILE`: a YAML file of flags the parser pulls in
 RUNNER_SELECTOR = f"{ROOT_CONFIG}.use_v2_model_runner"  # decides which model runner (v1, v2) runs
 CAPABILITY_CALLS = ("get_device_capability", "has_device_capability", "is_device_capability",
                     "is_device_capability_family")  # the platform's device-capability questions

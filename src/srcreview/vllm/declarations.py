@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -281,6 +282,9 @@ def _option(option: Option, value) -> Verdict:
                                                                  or value in option.members)) \
                 or (not isinstance(value, bool) and value in option.values):
             return Verdict("admitted")
+        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?[0-9]+\s*", value) and option.values \
+                and all(type(v) is int for v in option.values) and int(value) in option.values:
+            return Verdict("admitted")  # an IntEnum from the command line's text: pydantic's lax mode takes "3"
         return Verdict("refused", f"{value!r} is not a member of {option.text.rsplit('.', 1)[-1]}")
     if kind == "list":
         if not isinstance(value, list):

@@ -12,6 +12,13 @@ the index's facts of that revision, never from a list of ours.
 
 A flag the revision does not register becomes a setting under its dest-like key, so the
 `engine-key-exists` rule reports it as an unknown knob with the closest declared name.
+
+Before that, the words go through the rewrites the revision's own `parse_args` makes
+(srcreview.vllm.argv_forms: `-O3`, dotted `-cc.x=v`, `--x_y`), in its order: dotted arguments
+are merged per written key and placed last, replacing a JSON value of the same flag (a note
+says so); `--model X` is the served model; a YAML `key: false` is `--no-key` only where that
+is registered. A form the revision's parser does not let us read is open, never unknown.
+Values the shell decides (UnknownValue) pass through untyped.
 """
 
 from __future__ import annotations
@@ -25,11 +32,13 @@ from typing import Any
 from srcreview.core.errors import DataError
 from srcreview.model.recipe.model import (
     MAX_SETTINGS,
+    OpenItem,
     Recipe,
     ServerOption,
     Setting,
     normalize_key,
 )
+from srcreview.model.recipe.shell_values import UnknownValue, holds_placeholder
 from srcreview.vllm.anchors import (  # noqa: F401 - vLLM's names, re-exported for modules importing them from here
     ENGINE_CLASS,
     FRONTEND_CLASS,
@@ -170,25 +179,68 @@ def _is_list(annotation: str | None) -> bool:
 
 
 def map_flags(recipe: Recipe, index) -> Recipe:
-    """`recipe` with its raw flags turned into settings and server options (see module doc)."""
+    """`recipe` with its raw flags turned into settings and server options (see module doc),
+    after the rewrites the revision's own parser makes (srcreview.vllm.argv_forms)."""
+    from srcreview.vllm.argv_forms import parser_forms
+
     table = flag_table(index)
+    forms = parser_forms(index)
     shown = recipe.source_file
     settings: dict[str, Setting] = {s.key: s for s in recipe.settings}
     server: list[ServerOption] = list(recipe.server_options)
-    positionals: list[str] = []
+    open_items: list[OpenItem] = list(recipe.open)
+    notes: list[OpenItem] = list(recipe.notes)
+    positionals: list = []
+    dotted: dict[str, list] = {}  # written key (-cc, --compilation-config) -> [(raw, path, value)], in order
+    info = recipe.info
     for raw in recipe.flags:
-        base, dot, sub = raw.flag.partition(".") if raw.flag.startswith("--") else (raw.flag, "", "")
+        raw = _rewritten(raw, forms)
+        if raw is None:
+            continue
+        if _is_dotted(raw.flag):
+            if not forms.dotted:
+                open_items.append(OpenItem(what=raw.flag, line=raw.line, reason=_unsettled(forms, "dotted arguments")))
+                positionals += _placed(raw.following[1:] if raw.value is None else raw.following, raw)
+                continue
+            base, _, sub = raw.flag.partition(".")
+            following = list(raw.following)
+            if raw.value is not None:
+                value = raw.value
+            elif following:
+                value = following.pop(0)
+            else:
+                raise DataError(f"{shown}:{raw.line}: {raw.flag} expects a value")
+            positionals += _placed(following, raw)
+            dotted.setdefault(base, []).append((raw, sub, _dotted_value(value, sub, forms)))
+            continue
+        if raw.flag.startswith("-O") and raw.flag != "-O" and not forms.optimization_flag and raw.flag not in table:
+            open_items.append(OpenItem(what=raw.flag, line=raw.line, reason=_unsettled(forms, "-O<level>")))
+            positionals += _placed(raw.following, raw)
+            continue
+        base = raw.flag
+        if not forms.found and base.startswith("--") and "_" in base and base not in table:
+            open_items.append(OpenItem(what=raw.flag, line=raw.line, reason=_unsettled(forms, "underscored flag names")))
+            positionals += _placed(raw.following[1:] if raw.value is None else raw.following, raw)
+            continue
         flag, negated = table.get(base), False
         if flag is None and base.startswith("--no-"):
             positive = table.get("--" + base[5:])
             if positive is not None and positive.negatable:
                 flag, negated = positive, True
         following = list(raw.following)
-        if raw.value is not None:
+        if isinstance(raw.value, bool) and flag is not None and flag.boolean:
+            # a YAML config's `key: true` is `--key`; `key: false` is `--no-key` where that is
+            # registered, otherwise nothing (vLLM's load_config_file)
+            if not raw.value and (negated or not flag.negatable):
+                notes.append(OpenItem(what=raw.flag, line=raw.line, reason=f"{raw.flag.lstrip('-')}: false is "
+                                      f"dropped: vLLM passes a false value only as a registered --no- flag"))
+                continue
+            value = raw.value != negated
+        elif raw.value is not None:
             value = raw.value
         elif flag is not None and flag.boolean:
             value = not negated
-        elif flag is not None and flag.many and not dot:
+        elif flag is not None and flag.many:
             value, following = following, []
             if not value:
                 raise DataError(f"{shown}:{raw.line}: {raw.flag} expects a value")
@@ -198,7 +250,12 @@ def map_flags(recipe: Recipe, index) -> Recipe:
             value = True  # an unknown bare flag: reported as an unknown knob below
         else:
             raise DataError(f"{shown}:{raw.line}: {raw.flag} expects a value")
-        positionals += following
+        positionals += _placed(following, raw)
+        if flag is not None and flag.engine and flag.dest == "model":
+            # `--model X` names the served model, as the positional does (vllm serve moves it there;
+            # the older api_server entry point reads it as EngineArgs.model)
+            info = _served_model(info, value, raw, shown, open_items)
+            continue
         if flag is not None and not flag.engine:
             server.append(ServerOption(flag=raw.flag, value=value, line=raw.line))
             continue
@@ -207,26 +264,151 @@ def map_flags(recipe: Recipe, index) -> Recipe:
             annotation = None
         else:
             key, annotation = flag.dest, flag.annotation
-        if dot:
-            key = f"{key}.{normalize_key(sub)}"
-            typed = _scalar(value)
-        else:
-            typed = _typed(value, annotation, shown, raw.line, raw.flag)
+        typed = _typed(value, annotation, shown, raw.line, raw.flag)
         for setting in _settings(key, typed, raw, shown):
             settings.pop(setting.key, None)  # argparse: the last occurrence wins
             settings[setting.key] = setting
             if len(settings) > MAX_SETTINGS:
                 raise DataError(f"{shown}:{raw.line}: more than {MAX_SETTINGS} engine settings; a vLLM recipe has tens")
-    info = recipe.info
-    if positionals:
+    for written, leaves in dotted.items():  # appended after the command line, in first-use order
+        _place_dotted(written, leaves, table, settings, notes, shown, forms.source)
+    for word, line, before in positionals:
+        if isinstance(word, UnknownValue):
+            may_set = tuple(k for k, s in settings.items() if (s.line, s.column or 0) <= before) if word.split else ()
+            open_items.append(OpenItem(what=str(word), line=line, may_set=may_set, reason=(
+                f"{word.reason}; unquoted, the shell may make flags of it, and they win over the ones before"
+                if word.split else f"a word after the flags: {word.reason}")))
+            continue
         if info.model is None:
-            info = info.model_copy(update={"model": positionals.pop(0)})
-        if positionals:
-            raise DataError(f"{shown}:{recipe.flags[0].line}: unexpected word {positionals[0][:60]!r} "
-                            f"(vllm serve takes one model)")
+            info = info.model_copy(update={"model": word})
+            continue
+        raise DataError(f"{shown}:{recipe.flags[0].line}: unexpected word {str(word)[:60]!r} "
+                        f"(vllm serve takes one model)")
     ordered = tuple(sorted(settings.values(), key=lambda s: (s.line, s.column or 0)))
     return recipe.model_copy(update={"settings": ordered, "flags": (), "server_options": tuple(server),
-                                     "info": info})
+                                     "info": info, "open": tuple(open_items), "notes": tuple(notes)})
+
+
+def _placed(words, raw) -> list[tuple]:
+    """Words left after a flag, with the line and position they are at (what is before them)."""
+    return [(word, raw.line, (raw.line, raw.column or 0)) for word in words]
+
+
+def _is_dotted(flag: str) -> bool:
+    """`--compilation-config.mode`, `-cc.pass_config.x`: a dotted argument (a `.` in the name)."""
+    return flag.startswith("-") and "." in flag.lstrip("-")[1:]
+
+
+def _rewritten(raw, forms):
+    """The flag as the revision's parse_args hands it to argparse: underscores as dashes in a
+    long name (up to the first `.`), `-O<level>` / `-O=<level>` / `-O <n>` as the optimization
+    flag. None when nothing is left of it."""
+    flag = raw.flag
+    if forms.underscores and flag.startswith("--"):
+        head, dot, rest = flag[2:].partition(".")
+        flag = "--" + head.replace("_", "-") + dot + rest
+    if forms.optimization_flag and flag.startswith("-O") and not flag.startswith("--"):
+        if flag != "-O":
+            level = flag[2:] + ("" if raw.value is None else f"={raw.value}")
+            return raw.model_copy(update={"flag": forms.optimization_flag, "value": level})
+        if raw.value is not None:
+            return raw.model_copy(update={"flag": forms.optimization_flag})
+        if raw.following and raw.following[0] in forms.optimization_levels:
+            return raw.model_copy(update={"flag": forms.optimization_flag})
+    return raw if flag == raw.flag else raw.model_copy(update={"flag": flag})
+
+
+def _unsettled(forms, what: str) -> str:
+    if not forms.found:
+        return f"how this revision's parser reads {what} is not settled: " + "; ".join(forms.missing)
+    return f"how this revision's parser reads {what} is not settled: {forms.where} shows no such rewrite"
+
+
+def _dotted_value(value: Any, sub: str, forms) -> Any:
+    """A dotted argument's value as parse_args reads it: `key+` splits on commas into a list;
+    else JSON, else a human-readable int (1k, 80g), else the text."""
+    if isinstance(value, UnknownValue) or not isinstance(value, str):
+        return value
+    if forms.list_suffix and sub.endswith(forms.list_suffix):
+        return value.split(",")
+    if forms.dotted_json:
+        try:
+            return json.loads(value)
+        except ValueError:
+            pass
+    if forms.dotted_human_int:
+        number = _human_int(value)
+        if number is not None:
+            return number
+    return value
+
+
+def _human_int(text: str) -> int | None:
+    """vLLM's human_readable_int: 1k = 1000, 1K = 1024, 25.6k = 25600, else a plain int."""
+    text = text.strip()
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgGtT])", text)
+    if match:
+        number, suffix = match.groups()
+        if suffix.islower():
+            return int(float(number) * 10 ** (3 * "kmgt".index(suffix) + 3))
+        return int(number) * 2 ** (10 * "KMGT".index(suffix) + 10) if "." not in number else None
+    return int(text) if _INT.fullmatch(text) else None
+
+
+def _place_dotted(written: str, leaves: list, table, settings: dict, notes: list, shown: str, source: str) -> None:
+    """The dotted arguments of one written key, merged as parse_args merges them (nested keys
+    merge, lists concatenate, a later scalar wins), in place of every value an earlier
+    `<key> <json>` gave: they come last on argparse's command line, and the last value wins."""
+    flag = table.get(written)
+    key = flag.dest if flag is not None else normalize_key(written.lstrip("-"))
+    merged: dict[tuple, tuple] = {}
+    for raw, sub, value in leaves:
+        path = tuple(sub.removesuffix("+").split("."))
+        for leaf in list(_leaves(path, value)):
+            at, item = leaf
+            for old in [p for p in merged if p[:len(at)] == at and p != at or at[:len(p)] == p and p != at]:
+                del merged[old]  # a scalar replaced by a mapping, or a mapping by a scalar
+            if at in merged and isinstance(merged[at][0], list) and isinstance(item, list):
+                item = merged[at][0] + item
+            merged[at] = (item, raw)
+    replaced = sorted({(s.line, re.match(r"-*[^.( ]*", s.written_as).group(0)) for k, s in settings.items()
+                       if k == key or k.startswith(key + ".")})
+    for k in [k for k in settings if k == key or k.startswith(key + ".")]:
+        del settings[k]
+    if replaced:
+        first = leaves[0][0]
+        notes.append(OpenItem(what=replaced[0][1], line=replaced[0][0], reason=(
+            f"replaced by the dotted {written}.… arguments (line {first.line}): vLLM's parser appends them as one "
+            f"JSON value after the command line, and argparse keeps the last value"), source=source))
+    for path, (value, raw) in merged.items():
+        setting_key = ".".join((key,) + tuple(normalize_key(p) for p in path))
+        written_as = raw.flag if raw.origin is None else f"{raw.flag} ({raw.origin})"
+        settings.pop(setting_key, None)
+        settings[setting_key] = Setting(key=setting_key, value=value, line=raw.line, column=raw.column,
+                                        written_as=written_as)
+    if len(settings) > MAX_SETTINGS:
+        raise DataError(f"{shown}:{leaves[-1][0].line}: more than {MAX_SETTINGS} engine settings; a vLLM recipe has tens")
+
+
+def _leaves(path: tuple, value: Any, depth: int = 0):
+    if depth > MAX_JSON_DEPTH:
+        return
+    if isinstance(value, dict) and value:
+        for sub, item in value.items():
+            yield from _leaves(path + (str(sub),), item, depth + 1)
+        return
+    yield path, value
+
+
+def _served_model(info, value, raw, shown: str, open_items: list):
+    """`--model X`: the served model (the positional one wins only if they agree)."""
+    if isinstance(value, UnknownValue):
+        open_items.append(OpenItem(what=f"{raw.flag} {value}", line=raw.line, reason=f"the served model: {value.reason}"))
+        return info
+    if info.model is not None and info.model != value:
+        raise DataError(f"{shown}:{raw.line}: {raw.flag} {str(value)[:60]!r} and the positional model "
+                        f"{info.model!r} both name the model")
+    return info.model_copy(update={"model": value})
 
 
 def _settings(key: str, value: Any, raw, shown: str, depth: int = 0):
@@ -240,6 +422,8 @@ def _settings(key: str, value: Any, raw, shown: str, depth: int = 0):
             yield from _settings(f"{key}.{sub}", item, raw, shown, depth + 1)
         return
     written = raw.flag if "." not in key or "." in raw.flag else f"{raw.flag}.{key.split('.', 1)[1]}"
+    if raw.origin:
+        written = f"{written} ({raw.origin})"
     yield Setting(key=key, value=value, line=raw.line, column=raw.column, written_as=written)
 
 
@@ -256,6 +440,8 @@ def _typed(value: Any, annotation: str | None, shown: str, line: int, flag: str)
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
+            if holds_placeholder(text) is not None:
+                return holds_placeholder(text)  # {"model": <draft>}: the reader fills it in
             raise DataError(f"{shown}:{line}: {flag}: invalid JSON: {exc.msg} (column {exc.colno})") from None
     if words == {"int"} and _INT.fullmatch(text):
         return int(text)

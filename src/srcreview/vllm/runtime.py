@@ -94,7 +94,9 @@ class Runtime:
             return None
         key = ".".join(path)
         if key in self.bindings:
-            return Const(self.bindings[key], origin=tuple(path))
+            value = self.bindings[key]
+            # a value the recipe leaves to the shell ($PORT) is bound, but unknown
+            return value if isinstance(value, Unknown) else Const(value, origin=tuple(path))
         return None
 
     def havoc(self, prefix, names, reason: str, cls: str | None = None, only_none: bool = False) -> None:
@@ -249,6 +251,8 @@ class Runtime:
         key = f"env.{name}"
         if key in self.bindings:
             value = self.bindings[key]
+            if isinstance(value, Unknown):
+                return value
             return Const(value if isinstance(value, str) or value is None else str(value))
         return None
 

@@ -44,7 +44,10 @@ def load_recipes(path: str | Path, display_path: str | None = None) -> tuple[Rec
     """Every recipe in a file (a compose file holds one per vLLM service); DataError if invalid,
     UsageError if unreadable."""
     shown = display_path or str(path)
-    return read_recipes(_text(Path(path), shown), shown, name=Path(path).name)
+    from srcreview.model.recipe.named_files import FileAccess
+
+    return read_recipes(_text(Path(path), shown), shown, name=Path(path).name,
+                        access=FileAccess(base=Path(path).parent))
 
 
 def load_recipe(path: str | Path, display_path: str | None = None) -> Recipe:
@@ -83,8 +86,12 @@ def decode_recipe(raw: bytes, shown: str) -> str:
     return text.removeprefix("\ufeff")
 
 
-def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
-    """The recipes of a file's text, its format chosen by content (see the module docstring)."""
+def read_recipes(text: str, shown: str, name: str = "", access=None) -> tuple[Recipe, ...]:
+    """The recipes of a file's text, its format chosen by content (see the module docstring);
+    `access` (named_files.FileAccess): where the files a recipe names are read, None: nowhere."""
+    from srcreview.model.recipe.named_files import FileAccess
+
+    access = access if access is not None else FileAccess()
     fmt, doc = detect(text, shown, name or shown)
     if fmt == "toml":
         recipe = parse_recipe(text, shown)  # (refuses control characters itself)
@@ -93,7 +100,7 @@ def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
     if fmt == "compose":
         from srcreview.model.recipe.compose import read_compose
 
-        recipes = read_compose(doc, text, shown, shown)
+        recipes = read_compose(doc, text, shown, shown, access)
     elif fmt == "vllm-yaml":
         from srcreview.model.recipe.vllm_yaml import read_config
 
@@ -102,7 +109,7 @@ def read_recipes(text: str, shown: str, name: str = "") -> tuple[Recipe, ...]:
         from srcreview.model.recipe import command_line
 
         reader = command_line.read_dockerfile if fmt == "dockerfile" else command_line.read_script
-        recipes = reader(text, shown, shown)
+        recipes = reader(text, shown, shown, access)
     for recipe in recipes:
         _refuse_control_characters(recipe, shown)
         _refuse_numbers_no_setting_takes(recipe, shown)
@@ -148,6 +155,7 @@ def _refuse_numbers_no_setting_takes(recipe: Recipe, shown: str) -> None:
 def _refuse_control_characters(recipe: Recipe, shown: str) -> None:
     """As the TOML reader does: ESC sequences and bidi overrides are no recipe value (they
     would drive the terminal, or hide text, wherever the value is shown)."""
+    from srcreview.model.recipe.shell_values import UnknownValue
     from srcreview.model.recipe.toml_recipe import _HOSTILE_CHARS
 
     def check(value, line: int, what: str) -> None:
@@ -158,6 +166,8 @@ def _refuse_control_characters(recipe: Recipe, shown: str) -> None:
         if isinstance(value, dict):
             check([*map(str, value), *value.values()], line, what)
             return
+        if isinstance(value, UnknownValue):
+            value = value.text
         bad = _HOSTILE_CHARS.search(value) if isinstance(value, str) else None
         if bad:
             raise DataError(f"{shown}:{line}: {what} contains the control character U+{ord(bad.group(0)):04X}")
@@ -171,6 +181,8 @@ def _refuse_control_characters(recipe: Recipe, shown: str) -> None:
         check([flag.value, *flag.following], flag.line, flag.flag)
     for env in recipe.env:
         check(env.name + env.value, env.line, f"env {env.name}")
+    for item in recipe.open:
+        check(item.what, item.line, "a word")
 
 
 def detect(text: str, shown: str, name: str) -> tuple[str, Any]:

@@ -5,6 +5,11 @@ The reader keeps each flag as written, with the words after it and its position
 typed is the pinned revision's business (srcreview.vllm.flags). Environment assignments
 before the command (`VAR=1 vllm serve`, `export VAR=1`, Dockerfile `ENV`) are the recipe's
 env; a Dockerfile's `FROM vllm/vllm-openai:v0.29.0` pins the release.
+
+A word the shell substitutes (`$PORT`, `${PORT:-8000}`, `$(...)`) is resolved from the
+script's own certain assignments, else kept as an UnknownValue (srcreview.model.recipe.
+shell_values); `--config FILE` is read, as vLLM's parser reads it, from the recipe's directory
+(srcreview.model.recipe.named_files).
 """
 
 from __future__ import annotations
@@ -19,12 +24,15 @@ from srcreview.model.recipe.model import (
     MAX_SETTINGS,
     EnvVar,
     Format,
+    OpenItem,
     RawFlag,
     Recipe,
     RecipeInfo,
     RuntimePin,
 )
-from srcreview.model.recipe.shell import Word, commands, is_assignment
+from srcreview.model.recipe.named_files import FileAccess
+from srcreview.model.recipe.shell import Word, command_list, commands, is_assignment
+from srcreview.model.recipe.shell_values import ScriptVariables, UnknownValue, resolve, tail
 from srcreview.vllm.anchors import CLI_MODULE, PACKAGE, SERVER_MODULES
 
 _WRAPPERS = {"exec", "env", "nohup", "time", "command", "sudo", "stdbuf"}
@@ -59,8 +67,15 @@ def serve_args(words: list[Word]) -> tuple[list[Word], list[Word]] | None:
     return None
 
 
-def parse_args(words: list[Word]) -> tuple[list[Word], list[RawFlag]]:
-    """Positional words and flags (each with the words that follow it up to the next flag)."""
+def parse_args(words: list[Word], variables: dict | None = None,
+               where: str = "the script") -> tuple[list[Word], list[RawFlag]]:
+    """Positional words and flags (each with the words that follow it up to the next flag),
+    values as the shell gives them (`variables`: see shell_values.resolve)."""
+    variables = variables if variables is not None else {}
+
+    def value(w: Word):
+        return resolve(w, variables, where)
+
     positionals: list[Word] = []
     flags: list[RawFlag] = []
     i = 0
@@ -79,10 +94,11 @@ def parse_args(words: list[Word]) -> tuple[list[Word], list[RawFlag]]:
             while i < len(words) and not (words[i].text.startswith("-") and len(words[i].text) > 1
                                           and not _is_number(words[i].text)) \
                     and not (not words[i].quoted and _REDIRECT.match(words[i].text)):
-                following.append(words[i].text)
+                following.append(value(words[i]))
                 i += 1
             if eq:
-                flags.append(RawFlag(flag=name, value=inline, following=tuple(following),
+                inline_value = value(tail(word, len(name) + 1)) if word.expands else inline
+                flags.append(RawFlag(flag=name, value=inline_value, following=tuple(following),
                                      line=word.line, column=word.column))
             else:
                 flags.append(RawFlag(flag=name, following=tuple(following), line=word.line, column=word.column))
@@ -98,21 +114,52 @@ def _is_number(text: str) -> bool:
 
 def recipe_from_words(words: list[Word], *, path: str, file: str, name: str, env: list[EnvVar],
                       runtime: RuntimePin, pin_line: int | None, directives: Directives, fmt: Format,
-                      shown: str) -> Recipe:
-    """The recipe of the words after `vllm serve` (MODEL first when given positionally)."""
-    positionals, flags = parse_args(words)
+                      shown: str, variables: dict | None = None, where: str = "the script",
+                      access: FileAccess = FileAccess()) -> Recipe:
+    """The recipe of the words after `vllm serve` (MODEL first when given positionally; words
+    the shell may split into several, such as an unquoted `$EXTRA_ARGS`, are open)."""
+    positionals, flags = parse_args(words, variables, where)
     if len(flags) > MAX_SETTINGS:
         raise DataError(f"{shown}:{flags[MAX_SETTINGS].line}: more than {MAX_SETTINGS} settings; "
                         "a vLLM recipe has tens")
-    model = positionals[0].text if positionals else None
-    if len(positionals) > 1:
-        extra = positionals[1]
-        raise DataError(f"{shown}:{extra.line}: unexpected word {extra.text[:60]!r} after the model "
+    open_items: list[OpenItem] = []
+    model = None
+    for word in positionals:
+        value = resolve(word, variables or {}, where)
+        if isinstance(value, UnknownValue) and not word.quoted and value.text == word.text and word.expands:
+            # unquoted: the shell may split it into any number of words, flags included
+            open_items.append(OpenItem(what=word.text, line=word.line, reason=f"{value.reason}; unquoted, it may "
+                                       "expand to any words, engine arguments included"))
+            continue
+        if isinstance(value, UnknownValue):
+            open_items.append(OpenItem(what=word.text, line=word.line, reason=f"the served model: {value.reason}"))
+            model = model or ""
+            continue
+        if model is None:
+            model = value
+            continue
+        raise DataError(f"{shown}:{word.line}: unexpected word {word.text[:60]!r} after the model "
                         f"{model!r} (vllm serve takes one model)")
-    return Recipe(path=path, file=file if file != path else "", format=fmt,
-                  info=RecipeInfo(name=directives.name or name, model=model),
-                  runtime=directives.runtime(runtime, shown), hardware=directives.hardware(shown),
-                  env=tuple(env), flags=tuple(flags), pin_line=directives.pin_line or pin_line)
+    if not model:
+        model = _model_option(flags) or model
+    recipe = Recipe(path=path, file=file if file != path else "", format=fmt,
+                    info=RecipeInfo(name=directives.name or name, model=model or None),
+                    runtime=directives.runtime(runtime, shown), hardware=directives.hardware(shown),
+                    env=tuple(env), flags=tuple(flags), pin_line=directives.pin_line or pin_line,
+                    open=tuple(open_items))
+    from srcreview.model.recipe.config_file import with_config_file
+
+    return with_config_file(recipe, access, shown)
+
+
+def _model_option(flags: list[RawFlag]) -> str | None:
+    """The model `--model X` names, known before the revision maps the flags, so the model's
+    config is bound like a positional model's (the mapping checks the flag is the model's)."""
+    for flag in flags:
+        if flag.flag == "--model":
+            value = flag.value if flag.value is not None else (flag.following[0] if flag.following else None)
+            return value if isinstance(value, str) and value else None
+    return None
 
 
 def env_from_assignments(words: list[Word]) -> list[EnvVar]:
@@ -142,12 +189,15 @@ def is_vllm_image(image: str) -> bool:
 # files
 
 
-def read_script(text: str, shown: str, file: str) -> list[Recipe]:
+def read_script(text: str, shown: str, file: str, access: FileAccess = FileAccess()) -> list[Recipe]:
     """Every `vllm serve` of a shell script (or a one-line command)."""
     directives = read_directives(text, shown)
     exported: list[EnvVar] = []
     found = []
-    for words in commands(text, shown):
+    variables = ScriptVariables()
+    for words, operator in command_list(text, shown):
+        seen_before = variables.snapshot()
+        variables.see(words, operator)
         if words[0].text == "export" and not words[0].quoted:
             exported += env_from_assignments([w for w in words[1:] if is_assignment(w)])
             continue
@@ -155,18 +205,18 @@ def read_script(text: str, shown: str, file: str) -> list[Recipe]:
             continue  # plain shell variables are not the server's environment
         served = serve_args(words)
         if served is not None:
-            found.append((served, list(exported)))
+            found.append((served, list(exported), seen_before))
     if not found:
         raise DataError(f"{shown}:1: no `vllm serve` command found")
     stem = PurePosixPath(file).stem or file
     recipes = []
-    for number, ((env_words, args), env) in enumerate(found, start=1):
+    for number, ((env_words, args), env, seen) in enumerate(found, start=1):
         path = file if len(found) == 1 else f"{file}#{number}"
         recipes.append(recipe_from_words(args, path=path, file=file,
                                          name=stem if len(found) == 1 else f"{stem}#{number}",
                                          env=_merge_env(env, env_from_assignments(env_words)),
                                          runtime=RuntimePin(), pin_line=None, directives=directives,
-                                         fmt="command-line", shown=shown))
+                                         fmt="command-line", shown=shown, variables=seen, access=access))
     return recipes
 
 
@@ -185,7 +235,7 @@ def looks_like_dockerfile(text: str) -> bool:
     return False
 
 
-def read_dockerfile(text: str, shown: str, file: str) -> list[Recipe]:
+def read_dockerfile(text: str, shown: str, file: str, access: FileAccess = FileAccess()) -> list[Recipe]:
     """The server a Dockerfile's last stage runs: ENTRYPOINT + CMD (or the vLLM image's own
     `vllm serve` entrypoint followed by CMD), its ENV, and its `FROM` image as the pin."""
     directives = read_directives(text, shown)
@@ -219,10 +269,13 @@ def read_dockerfile(text: str, shown: str, file: str) -> list[Recipe]:
         raise DataError(f"{shown}:1: the Dockerfile runs no `vllm serve` (ENTRYPOINT/CMD, or a vllm/vllm-openai "
                         "base image)")
     stem = PurePosixPath(file).parent.name or PurePosixPath(file).stem
+    # shell form runs under /bin/sh -c with the stage's ENV set; exec form substitutes nothing
+    variables = {e.name: e.value for e in env}
     return [recipe_from_words(served[1], path=file, file=file, name=stem or file,
                               env=_merge_env(env, env_from_assignments(served[0])),
                               runtime=runtime, pin_line=image_line if runtime.version or runtime.revision else None,
-                              directives=directives, fmt="command-line", shown=shown)]
+                              directives=directives, fmt="command-line", shown=shown, variables=variables,
+                              where="the Dockerfile", access=access)]
 
 
 def _instructions(text: str):

@@ -7,6 +7,13 @@ recipe's env, its image tag the pin when the tag is a release (`v0.29.0`) or a n
 commit. Hardware, which compose does not state, comes from `x-srcreview:` (in the service or
 at the top level: `gpu`, `compute_capability`, `name`) or a `# srcreview:` comment. Other
 services are skipped.
+
+Values: compose itself substitutes `$VAR` / `${VAR:-default}` in `command:` from the deploying
+shell's environment and `.env` (not from the service's `environment:`): unknown here, with the
+default shown. `$$VAR` reaches the container as `$VAR`; under `sh -c` the container's shell
+substitutes it from the service's `environment:` and `env_file:` (read, relative to the compose
+file), which are certain. `volumes:` that mount a directory of the compose file's tree let
+`--config /mounted/x.yaml` be read from the host side.
 """
 
 from __future__ import annotations
@@ -21,9 +28,14 @@ from srcreview.model.recipe.command_line import (
     serve_args,
 )
 from srcreview.model.recipe.directives import KEYS, Directives, read_directives
-from srcreview.model.recipe.model import EnvVar, Recipe, RuntimePin
-from srcreview.model.recipe.shell import Word, commands
+from srcreview.model.recipe.model import EnvVar, OpenItem, Recipe, RuntimePin
+from srcreview.model.recipe.named_files import FileAccess, read_named
+from srcreview.model.recipe.shell import Expansion, Word, commands
+from srcreview.model.recipe.shell_values import UnknownValue
 from srcreview.model.recipe.yaml_doc import Located
+
+_COMPOSE_VAR = re.compile(r"\$(?:\{(?P<braced>[^}]*)\}|(?P<name>[A-Za-z_][A-Za-z0-9_]*))")
+_SENTINEL = re.compile("\x00([^\x00\x01]*)\x01")
 
 _DEFAULTED = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?-([^}]*)\}")
 _SERVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -34,7 +46,7 @@ def looks_like_compose(doc: Located | None) -> bool:
         and isinstance(doc.value["services"].value, dict)
 
 
-def read_compose(doc: Located, text: str, shown: str, file: str) -> list[Recipe]:
+def read_compose(doc: Located, text: str, shown: str, file: str, access: FileAccess = FileAccess()) -> list[Recipe]:
     lines = text.splitlines()
     file_directives = read_directives(text, shown)
     top = _x_srcreview(doc.value.get("x-srcreview"), shown)
@@ -48,20 +60,151 @@ def read_compose(doc: Located, text: str, shown: str, file: str) -> list[Recipe]
         if not _SERVICE.match(name):
             raise DataError(f"{shown}:{service.key_line or service.line}: {name[:60]!r} is not a compose service name")
         env_words, args = served
+        args = _compose_values(args)
         directives = _combine(file_directives, top, _x_srcreview(service.value.get("x-srcreview"), shown))
         image = service.value.get("image")
         image_text = _text(image, shown, "image") if image is not None else ""
         runtime = pin_of_image(_defaults(image_text)) if image_text else RuntimePin()
-        env = _environment(service.value.get("environment"), shown)
+        env_files, open_items = _env_files(service.value.get("env_file"), access, shown)
+        env = env_files + _environment(service.value.get("environment"), shown)
         env += [EnvVar(name=w.text.partition("=")[0], value=w.text.partition("=")[2], line=w.line) for w in env_words]
+        env = _dedup(env)
+        variables = {e.name: e.value for e in env}
+        for item in _unset_environment(service.value.get("environment")):
+            variables[item] = UnknownValue(text=item, reason=f"the shell decides ${item}: the service's environment "
+                                           "passes the deploying shell's value through")
         pinned = image is not None and (runtime.version or runtime.revision)
-        recipes.append(recipe_from_words(args, path=f"{file}#{name}", file=file, name=name, env=_dedup(env),
-                                         runtime=runtime, pin_line=image.line if pinned and image is not None else None,
-                                         directives=directives, fmt="compose", shown=shown))
+        mounts = _mounts(service.value.get("volumes"))
+        recipe = recipe_from_words(args, path=f"{file}#{name}", file=file, name=name, env=env,
+                                   runtime=runtime, pin_line=image.line if pinned and image is not None else None,
+                                   directives=directives, fmt="compose", shown=shown, variables=variables,
+                                   where="the service's environment",
+                                   access=FileAccess(access.base, access.root, mounts))
+        files = tuple(n for n in _env_file_names(service.value.get("env_file")) if not any(
+            o.what == n for o in open_items))
+        recipes.append(recipe.model_copy(update={"open": tuple(open_items) + recipe.open,
+                                                 "files": files + recipe.files}))
     if not recipes:
         raise DataError(f"{shown}:{doc.value['services'].line}: no service runs `vllm serve` "
                         "(a vllm/vllm-openai image, or a command that runs it)")
     return recipes
+
+
+def _compose_values(words: list[Word]) -> list[Word]:
+    """Compose's own substitutions (sentinels left by _mark_compose) as Expansion parts the
+    container cannot resolve (`outer`), beside the shell's own parts of a `sh -c` command."""
+    out = []
+    for word in words:
+        if "\x00" not in word.text:
+            out.append(word)
+            continue
+        parts: list = []
+        for part in (word.parts or (word.text,)):
+            if not isinstance(part, str):
+                parts.append(part)
+                continue
+            at = 0
+            for match in _SENTINEL.finditer(part):
+                if match.start() > at:
+                    parts.append(part[at:match.start()])
+                parts.append(_outer(match.group(1).replace("\x02", "$")))
+                at = match.end()
+            if at < len(part):
+                parts.append(part[at:])
+        text = "".join(p if isinstance(p, str) else p.text for p in parts)
+        out.append(Word(text, word.line, word.column, word.quoted, tuple(parts)))
+    return out
+
+
+def _outer(raw: str) -> Expansion:
+    braced = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])(.*))?\}", raw, re.S)
+    if braced:
+        return Expansion(raw, braced.group(1), braced.group(2) or "", braced.group(3) or "", outer=True)
+    return Expansion(raw, raw.lstrip("${").rstrip("}") or None, outer=True)
+
+
+def _mark_compose(text: str) -> str:
+    """`text` with compose's own substitutions hidden in sentinels (for _compose_values) and
+    `$$` turned into the container's `$`."""
+    out, i = [], 0
+    while i < len(text):
+        if text.startswith("$$", i):
+            out.append("$")
+            i += 2
+            continue
+        match = _COMPOSE_VAR.match(text, i)
+        if match:
+            out.append("\x00" + match.group(0).replace("$", "\x02") + "\x01")
+            i = match.end()
+            continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
+
+
+def _unset_environment(item: Located | None) -> list[str]:
+    if item is None or not isinstance(item.value, dict):
+        return [e.value for e in (item.value if item is not None and isinstance(item.value, list) else ())
+                if isinstance(e.value, str) and "=" not in e.value]
+    return [name for name, value in item.value.items() if value.value is None]
+
+
+def _env_file_names(item: Located | None) -> list[str]:
+    if item is None or item.value is None:
+        return []
+    entries = item.value if isinstance(item.value, list) else [item]
+    names = []
+    for entry in entries:
+        value = entry.value.get("path").value if isinstance(entry.value, dict) and entry.value.get("path") else \
+            entry.value
+        if isinstance(value, str):
+            names.append(value)
+    return names
+
+
+def _env_files(item: Located | None, access: FileAccess, shown: str) -> tuple[list[EnvVar], list[OpenItem]]:
+    """The variables of the service's `env_file:` files (NAME=value lines), in order, and what
+    could not be read (an open question each)."""
+    env: list[EnvVar] = []
+    open_items: list[OpenItem] = []
+    line = item.line if item is not None else 0
+    for name in _env_file_names(item):
+        found = read_named(name, access, "env_file")
+        if found.text is None:
+            open_items.append(OpenItem(what=name, line=line, incomplete=True, reason=found.reason + "; the variables "
+                                       "it sets are unknown here"))
+            continue
+        for number, raw in enumerate(found.text.splitlines(), start=1):
+            text = raw.strip()
+            if not text or text.startswith("#"):
+                continue
+            key, eq, value = text.removeprefix("export ").partition("=")
+            key = key.strip()
+            if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", key):
+                raise DataError(f"{found.shown}:{number}: an env_file line must be NAME=value")
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            env.append(EnvVar(name=key, value=value, line=line))
+    return env, open_items
+
+
+def _mounts(item: Located | None) -> tuple[tuple[str, str], ...]:
+    """(container path, host path) of the bind mounts of the compose file's own tree (`./x:/y`)."""
+    out = []
+    for entry in (item.value if item is not None and isinstance(item.value, list) else ()):
+        value = entry.value
+        if isinstance(value, dict):
+            source, target = value.get("source"), value.get("target")
+            pair = (source.value if source else None, target.value if target else None)
+        elif isinstance(value, str) and ":" in value:
+            pair = tuple(value.split(":")[:2])
+        else:
+            continue
+        source, target = pair
+        if isinstance(source, str) and isinstance(target, str) and source.startswith(".") and target.startswith("/"):
+            out.append((target, source))
+    return tuple(out)
 
 
 def _served(service: Located, lines: list[str], shown: str) -> tuple[list[Word], list[Word]] | None:
@@ -96,11 +239,14 @@ def _words(item: Located | None, lines: list[str], shown: str) -> list[Word] | N
             if isinstance(part.value, (dict, list)) or part.value is None:
                 raise DataError(f"{shown}:{part.line}: a command item must be a string")
             quoted = getattr(part.node, "style", None) in ("'", '"')
-            words.append(Word(_defaults(str(part.value)), part.line, part.column + (1 if quoted else 0), quoted=True))
+            words.append(Word(_mark_compose(str(part.value)), part.line, part.column + (1 if quoted else 0),
+                              quoted=True))
         return words
     if not isinstance(item.value, str):
         raise DataError(f"{shown}:{item.line}: a command must be a string or a list")
-    words = [w for cmd in commands(item.value, shown, item.line, item.column) for w in cmd]
+    # compose splits the string as a shell would, but substitutes nothing itself beyond its own `${...}`
+    words = [Word(w.text, w.line, w.column, w.quoted)
+             for cmd in commands(_mark_compose(item.value), shown, item.line, item.column) for w in cmd]
     return _placed(words, lines, item)
 
 
@@ -108,7 +254,7 @@ def _placed(words: list[Word], lines: list[str], item: Located) -> list[Word]:
     line, column = item.line - 1, item.column - 1
     out = []
     for word in words:
-        needle = word.text.split("\n", 1)[0][:40]
+        needle = _SENTINEL.sub(lambda m: m.group(1).replace("\x02", "$"), word.text).split("\n", 1)[0][:40]
         found = None
         for number in range(line, min(item.end_line, len(lines))):
             start = column if number == line else 0
@@ -117,10 +263,10 @@ def _placed(words: list[Word], lines: list[str], item: Located) -> list[Word]:
                 found = (number, at)
                 break
         if found is None:
-            out.append(Word(_defaults(word.text), item.line, item.column, word.quoted))
+            out.append(Word(word.text, item.line, item.column, word.quoted, word.parts))
             continue
         line, column = found[0], found[1] + len(needle)
-        out.append(Word(_defaults(word.text), found[0] + 1, found[1] + 1, word.quoted))
+        out.append(Word(word.text, found[0] + 1, found[1] + 1, word.quoted, word.parts))
     return out
 
 

@@ -37,6 +37,21 @@ def looks_like_config(doc: Located | None) -> bool:
 
 def read_config(doc: Located, text: str, shown: str, file: str) -> Recipe:
     directives = read_directives(text, shown)
+    model, flags = config_flags(doc, shown)
+    return Recipe(path=file, format="vllm-yaml", info=RecipeInfo(name=directives.name or PurePosixPath(file).stem,
+                                                                  model=model),
+                  runtime=directives.runtime(RuntimePin(), shown), hardware=directives.hardware(shown),
+                  flags=tuple(flags), pin_line=directives.pin_line)
+
+
+def config_flags(doc: Located, shown: str, origin: str | None = None) -> tuple[str | None, list[RawFlag]]:
+    """(the `model` the config names, one flag `--key` per other top-level key with its YAML
+    value), as vLLM's `load_config_file` turns the file into arguments; `origin`: the file's
+    name when it is read through `--config` from another recipe."""
+    if doc is None:
+        return None, []
+    if not isinstance(doc.value, dict):
+        raise DataError(f"{shown}:{doc.line}: a vLLM config is a mapping of flag names to values")
     flags: list[RawFlag] = []
     model = None
     for key, item in doc.value.items():
@@ -48,8 +63,5 @@ def read_config(doc: Located, text: str, shown: str, file: str) -> Recipe:
         if len(flags) == MAX_SETTINGS:
             raise DataError(f"{shown}:{item.line}: more than {MAX_SETTINGS} settings; a vLLM config has tens")
         flags.append(RawFlag(flag=f"--{key}", value=item.plain(), line=item.key_line or item.line,
-                             column=item.key_column))
-    return Recipe(path=file, format="vllm-yaml", info=RecipeInfo(name=directives.name or PurePosixPath(file).stem,
-                                                                  model=model),
-                  runtime=directives.runtime(RuntimePin(), shown), hardware=directives.hardware(shown),
-                  flags=tuple(flags), pin_line=directives.pin_line)
+                             column=item.key_column, origin=f"{origin}:{item.key_line or item.line}" if origin else None))
+    return model, flags

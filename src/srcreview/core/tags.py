@@ -22,7 +22,7 @@ Tag = Literal[
     "runtime-branch", "runner-undecided", "model-config-unknown", "not-traced", "unresolved-type",
     "value-undecided", "dynamic-registration", "no-covering-test", "ambiguous-symbol",
     "source-unavailable", "unparsable-source", "unreadable-source", "analysis-unavailable", "analysis-error",
-    "undecided",
+    "undecided", "shell-value", "recipe-open",
 ]
 
 TAG_MEANINGS: dict[Tag, str] = {
@@ -54,4 +54,7 @@ TAG_MEANINGS: dict[Tag, str] = {
     "analysis-error": "the analysis failed on this check (a defect of srcreview, reported); the outcome is "
                       "left undecided",
     "undecided": "the check's outcome is undecided",
+    "shell-value": "the value is the shell's to decide ($VAR, $(...), a <placeholder>): unknown until it runs",
+    "recipe-open": "part of the recipe srcreview cannot read as a setting (words the shell may split, a file "
+                   "it cannot read): said as an open row, never a silent pass",
 }

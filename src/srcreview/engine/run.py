@@ -215,7 +215,7 @@ def _bindings(index, recipe, profile=None) -> dict:
 
     bound = {**recipe.bindings, **model_bindings(recipe), **(profile_bindings(profile) if profile else {})}
     unknown = {k: _shell_decides(recipe, recipe.setting(k)) for k in bound if recipe.setting(k) is not None}
-    unknown.update({k: unknown_in(v).reason for k, v in bound.items() if is_unknown(v)})
+    unknown.update({k: u.reason for k, v in bound.items() if is_unknown(v) and (u := unknown_in(v)) is not None})
     unknown = {k: reason for k, reason in unknown.items() if reason}
     decided = {k: v for k, v in bound.items() if k not in unknown}
     try:
@@ -623,9 +623,9 @@ def _base_knobs(recipe, ctx: CheckContext | None = None) -> dict[tuple[str, str]
     for item in recipe.open:  # what the recipe says that cannot be read as a setting: open, said out loud
         rows[(item.what, "engine")] = Knob(key=item.what, scope="engine", recipe_line=item.line, status="undecided",
                                            tags=("recipe-open",), note=item.reason)
-        for (key, scope), row in list(rows.items()):
+        for (key, row_scope), row in list(rows.items()):
             if key in item.may_set and row.status == "accepted":
-                rows[(key, scope)] = row.model_copy(update={
+                rows[(key, row_scope)] = row.model_copy(update={
                     "status": "undecided", "tags": tuple(sorted({*row.tags, SHELL_TAG})),
                     "note": f"{item.what} (line {item.line}) may set it again: the shell decides those words"})
     for item in recipe.notes:  # what the parser drops: the recipe's words say it, vLLM does not use it

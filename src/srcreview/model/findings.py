@@ -178,7 +178,7 @@ class ProfilePackage(Record):
 
     name: str = Field(description="the distribution as the requirement names it (torch, triton, flashinfer-python)")
     installed: bool
-    requirement: str = Field("", description="the requirement line as written (torch==2.13.0), or empty")
+    requirement: str = Field(default="", description="the requirement line as written (torch==2.13.0), or empty")
     source: str = Field(description="where the fact comes from: path:line of the pinned tree's requirement file, "
                                     "the recipe's [runtime] packages, or the package that pulls it in")
 
@@ -197,17 +197,18 @@ class RuntimeProfile(Record):
     platform: str | None = Field(description="cuda, rocm, xpu, cpu, tpu; None when no GPU is named")
     platform_from: str = Field(description="what decides the platform: the GPU's vendor, [runtime] platform, --gpu")
     gpu: str | None = None
-    gpu_from: str = Field("", description="the recipe's [hardware] gpu, or --gpu")
+    gpu_from: str = Field(default="", description="the recipe's [hardware] gpu, or --gpu")
     compute_capability: str | None = None
     container: str = Field(description="the container assumed: the release's official image, or the recipe's image")
-    requirements: tuple[str, ...] = Field((), description="the pinned tree's requirement files read, in include order")
+    requirements: tuple[str, ...] = Field(default=(), description="the pinned tree's requirement files read, in "
+                                          "include order")
     packages: tuple[ProfilePackage, ...] = ()
     plugins: str = Field(default="none", description="out-of-tree platform and general plugins assumed installed")
     entry_points: tuple[EntryPointGroup, ...] | None = Field(
         None, description="the entry points the release's own package declares (its entry_points.txt); with "
                           "no plugins, what `importlib.metadata.entry_points(group=...)` finds; None when the "
                           "tree does not say")
-    entry_points_from: str = Field("", description="the file the entry points are read from")
+    entry_points_from: str = Field(default="", description="the file the entry points are read from")
 
     def installed(self) -> tuple[str, ...]:
         """The installed distributions, normalised (PEP 503) and sorted: what the analysis binds."""
@@ -328,7 +329,7 @@ class Review(Record):
     recipe: RecipeRef
     revision: RevisionInfo
     runner: RunnerInfo = RunnerInfo()
-    profile: RuntimeProfile | None = Field(None, omit_none=True, description="the runtime the review assumes "
+    profile: RuntimeProfile | None = Field(default=None, omit_none=True, description="the runtime the review assumes "
                                            "(srcreview.vllm.profile): import-time probes are answered from it")
     knobs: tuple[Knob, ...] = ()
     findings: tuple[Finding, ...] = ()

@@ -65,7 +65,7 @@ def _read(index) -> ParserForms:
     fn = index.function(symbol.qualname)
     if fn is None:
         return ParserForms(missing=(f"{PARSER} cannot be read",))
-    tests: list[tuple[str, list]] = []
+    tests: list[tuple[str, tuple]] = []
     constants: set[str] = set()
     calls: list[str] = []
     for stmt in ir.iter_statements(fn.facts.body):
@@ -85,7 +85,8 @@ def _read(index) -> ParserForms:
                     out.append(expr.value)
         return out
 
-    optimization, levels = None, frozenset()
+    optimization = None
+    levels: frozenset = frozenset()
     dotted = json_values = human = False
     suffix = None
     for test, body in tests:

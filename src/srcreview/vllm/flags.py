@@ -219,7 +219,8 @@ def map_flags(recipe: Recipe, index) -> Recipe:
             continue
         base = raw.flag
         if not forms.found and base.startswith("--") and "_" in base and base not in table:
-            open_items.append(OpenItem(what=raw.flag, line=raw.line, reason=_unsettled(forms, "underscored flag names")))
+            open_items.append(OpenItem(what=raw.flag, line=raw.line,
+                                       reason=_unsettled(forms, "underscored flag names")))
             positionals += _placed(raw.following[1:] if raw.value is None else raw.following, raw)
             continue
         flag, negated = table.get(base), False
@@ -371,7 +372,7 @@ def _place_dotted(written: str, leaves: list, table, settings: dict, notes: list
             if at in merged and isinstance(merged[at][0], list) and isinstance(item, list):
                 item = merged[at][0] + item
             merged[at] = (item, raw)
-    replaced = sorted({(s.line, re.match(r"-*[^.( ]*", s.written_as).group(0)) for k, s in settings.items()
+    replaced = sorted({(s.line, re.sub(r"[.( ].*", "", s.written_as, flags=re.S)) for k, s in settings.items()
                        if k == key or k.startswith(key + ".")})
     for k in [k for k in settings if k == key or k.startswith(key + ".")]:
         del settings[k]
@@ -387,7 +388,8 @@ def _place_dotted(written: str, leaves: list, table, settings: dict, notes: list
         settings[setting_key] = Setting(key=setting_key, value=value, line=raw.line, column=raw.column,
                                         written_as=written_as)
     if len(settings) > MAX_SETTINGS:
-        raise DataError(f"{shown}:{leaves[-1][0].line}: more than {MAX_SETTINGS} engine settings; a vLLM recipe has tens")
+        raise DataError(f"{shown}:{leaves[-1][0].line}: more than {MAX_SETTINGS} engine settings; "
+                        "a vLLM recipe has tens")
 
 
 def _leaves(path: tuple, value: Any, depth: int = 0):
@@ -403,7 +405,8 @@ def _leaves(path: tuple, value: Any, depth: int = 0):
 def _served_model(info, value, raw, shown: str, open_items: list):
     """`--model X`: the served model (the positional one wins only if they agree)."""
     if isinstance(value, UnknownValue):
-        open_items.append(OpenItem(what=f"{raw.flag} {value}", line=raw.line, reason=f"the served model: {value.reason}"))
+        open_items.append(OpenItem(what=f"{raw.flag} {value}", line=raw.line,
+                                   reason=f"the served model: {value.reason}"))
         return info
     if info.model is not None and info.model != value:
         raise DataError(f"{shown}:{raw.line}: {raw.flag} {str(value)[:60]!r} and the positional model "

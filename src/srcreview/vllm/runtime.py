@@ -88,7 +88,7 @@ class Runtime:
         self.walk_hooks: Callable[[str], None] | None = None
 
     # -- config values -------------------------------------------------------------------------
-    def binding(self, path) -> Const | None:
+    def binding(self, path) -> Const | Unknown | None:
         """The recipe's value at a config path (("speculative_config", "method")), if it sets one."""
         if path is None:
             return None
@@ -246,7 +246,7 @@ class Runtime:
         return ""
 
     # -- environment -----------------------------------------------------------------------------
-    def env_binding(self, name) -> Const | None:
+    def env_binding(self, name) -> Const | Unknown | None:
         """The recipe's value of env var `name` (a string, as the process would see it), if set."""
         key = f"env.{name}"
         if key in self.bindings:

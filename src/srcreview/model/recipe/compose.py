@@ -69,7 +69,7 @@ def read_compose(doc: Located, text: str, shown: str, file: str, access: FileAcc
         env = env_files + _environment(service.value.get("environment"), shown)
         env += [EnvVar(name=w.text.partition("=")[0], value=w.text.partition("=")[2], line=w.line) for w in env_words]
         env = _dedup(env)
-        variables = {e.name: e.value for e in env}
+        variables: dict[str, str | UnknownValue] = {e.name: e.value for e in env}
         for item in _unset_environment(service.value.get("environment")):
             variables[item] = UnknownValue(text=item, reason=f"the shell decides ${item}: the service's environment "
                                            "passes the deploying shell's value through")
@@ -155,8 +155,8 @@ def _env_file_names(item: Located | None) -> list[str]:
     entries = item.value if isinstance(item.value, list) else [item]
     names = []
     for entry in entries:
-        value = entry.value.get("path").value if isinstance(entry.value, dict) and entry.value.get("path") else \
-            entry.value
+        path = entry.value.get("path") if isinstance(entry.value, dict) else None
+        value = path.value if path else entry.value
         if isinstance(value, str):
             names.append(value)
     return names

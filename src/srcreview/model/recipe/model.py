@@ -126,7 +126,7 @@ class RawFlag(Record):
                                                        "depends on its definition")
     line: int
     column: int | None = None
-    origin: str | None = Field(None, description="file:line of a flag read from a file the recipe names "
+    origin: str | None = Field(default=None, description="file:line of a flag read from a file the recipe names "
                                                  "(`--config x.yaml`); `line` is then the recipe line naming it")
 
 
@@ -148,11 +148,12 @@ class OpenItem(Record):
     what: str = Field(description="as written: the flag, word or file")
     line: int
     reason: str
-    source: str = Field("", description="path:start-end of the pinned source that decides it (a parser note)")
-    incomplete: bool = Field(False, description="a file the recipe names that was not read: the review does not "
-                             "cover what it sets (the review is incomplete, exit 2)")
-    may_set: tuple[str, ...] = Field((), description="engine keys the item may set again (words the shell may split "
-                                     "into flags, after the flags that set them): their values are not certain")
+    source: str = Field(default="", description="path:start-end of the pinned source that decides it (a parser note)")
+    incomplete: bool = Field(default=False, description="a file the recipe names that was not read: the review "
+                             "does not cover what it sets (the review is incomplete, exit 2)")
+    may_set: tuple[str, ...] = Field(default=(), description="engine keys the item may set again (words the shell "
+                                     "may split into flags, after the flags that set them): their values are not "
+                                     "certain")
 
 
 class Recipe(Record):
@@ -167,12 +168,13 @@ class Recipe(Record):
     file: str = Field(default="", description="the file the recipe is read from (path without #service); default: path")
     flags: tuple[RawFlag, ...] = Field(default=(), description="command-line flags not yet mapped to engine keys")
     server_options: tuple[ServerOption, ...] = ()
-    open: tuple[OpenItem, ...] = Field(default=(), description="what the recipe says that srcreview cannot settle (see OpenItem)")
-    notes: tuple[OpenItem, ...] = Field(default=(), description="what the revision's parser does with the recipe's words "
-                                        "that the words alone do not show (a JSON value replaced by dotted "
+    open: tuple[OpenItem, ...] = Field(default=(), description="what the recipe says that srcreview cannot settle "
+                                       "(see OpenItem)")
+    notes: tuple[OpenItem, ...] = Field(default=(), description="what the revision's parser does with the recipe's "
+                                        "words that the words alone do not show (a JSON value replaced by dotted "
                                         "arguments, a false YAML value dropped)")
-    files: tuple[str, ...] = Field(default=(), description="other files the recipe names that were read (`--config x.yaml`, "
-                                   "env_file), relative to the recipe")
+    files: tuple[str, ...] = Field(default=(), description="other files the recipe names that were read "
+                                   "(`--config x.yaml`, env_file), relative to the recipe")
     pin_line: int | None = Field(default=None, description="the line that pins the engine (runtime table, image tag)")
     model_overrides: ModelOverrides = Field(default=ModelOverrides(), description="[model]: config.json values of the "
                                             "target model the recipe states")

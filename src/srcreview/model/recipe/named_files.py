@@ -28,7 +28,7 @@ class FileAccess:
     root: Path | None = None
     mounts: tuple[tuple[str, str], ...] = field(default=())  # (container path, host path relative to base)
 
-    def within(self, root: Path) -> "FileAccess":
+    def within(self, root: Path) -> FileAccess:
         return FileAccess(self.base, root, self.mounts)
 
 

@@ -139,9 +139,9 @@ def command_list(text: str, shown: str, first_line: int = 1, first_column: int =
             end = text.find("'", i + 1)
             if end < 0:
                 raise DataError(f"{shown}:{line}: unterminated single quote")
-            part = text[i + 1:end]
-            chars.append(part)
-            parts.append((part, False))
+            single = text[i + 1:end]
+            chars.append(single)
+            parts.append((single, False))
             quoted = True
             line, column = _advance(line, column, text[i:end + 1])
             i = end + 1

@@ -14,10 +14,11 @@ import re
 from typing import Any
 
 from srcreview.core.records import Record
+from srcreview.core.tags import Tag
 from srcreview.model.recipe.shell import Expansion, Word
 
 _PLACEHOLDER = re.compile(r"<[A-Za-z][A-Za-z0-9 _./:-]{0,60}>")
-SHELL_TAG = "shell-value"
+SHELL_TAG: Tag = "shell-value"
 
 
 class UnknownValue(Record):

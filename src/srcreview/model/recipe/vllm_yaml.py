@@ -44,7 +44,7 @@ def read_config(doc: Located, text: str, shown: str, file: str) -> Recipe:
                   flags=tuple(flags), pin_line=directives.pin_line)
 
 
-def config_flags(doc: Located, shown: str, origin: str | None = None) -> tuple[str | None, list[RawFlag]]:
+def config_flags(doc: Located | None, shown: str, origin: str | None = None) -> tuple[str | None, list[RawFlag]]:
     """(the `model` the config names, one flag `--key` per other top-level key with its YAML
     value), as vLLM's `load_config_file` turns the file into arguments; `origin`: the file's
     name when it is read through `--config` from another recipe."""
@@ -63,5 +63,6 @@ def config_flags(doc: Located, shown: str, origin: str | None = None) -> tuple[s
         if len(flags) == MAX_SETTINGS:
             raise DataError(f"{shown}:{item.line}: more than {MAX_SETTINGS} settings; a vLLM config has tens")
         flags.append(RawFlag(flag=f"--{key}", value=item.plain(), line=item.key_line or item.line,
-                             column=item.key_column, origin=f"{origin}:{item.key_line or item.line}" if origin else None))
+                             column=item.key_column,
+                             origin=f"{origin}:{item.key_line or item.line}" if origin else None))
     return model, flags

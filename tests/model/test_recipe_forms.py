@@ -22,7 +22,7 @@ from srcreview.source.base import DirectoryTree
 from srcreview.vllm.argv_forms import parser_forms
 from srcreview.vllm.flags import at_revision
 
-SNIPPETS = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets"
+SNIPPETS = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_snippets"
 
 
 def _index(name: str) -> Index:

@@ -21,7 +21,7 @@ from srcreview.model.recipe import load_recipes, read_recipes
 from srcreview.vllm.argv_forms import parser_forms
 from srcreview.vllm.flags import at_revision
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FORMS = ROOT / "fixtures" / "recipe_forms"
 pytestmark = pytest.mark.network
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from real_reviews import review_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "thinkingcap-awq-vllm029-5090-16k-mtp3-triton-bf16.toml"
 
 pytestmark = pytest.mark.network

@@ -178,7 +178,7 @@ FORMS_BLOCK = re.compile(r"(<!-- generated: recipe-forms check (?P<path>\S+) -->
 
 def test_readme_shows_each_form_as_the_tool_prints_it(vllm_029, cli, monkeypatch):
     """README.md "Recipes you already have": each block is `srcreview check PATH` now (text, 100
-    columns). Regenerate with `SRCREVIEW_UPDATE_REPORTS=1 pytest tests/test_recipe_forms_real_vllm.py`."""
+    columns). Regenerate with `SRCREVIEW_UPDATE_REPORTS=1 pytest tests/e2e/test_recipe_forms_real_vllm.py`."""
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
@@ -197,7 +197,7 @@ def test_readme_shows_each_form_as_the_tool_prints_it(vllm_029, cli, monkeypatch
     if fresh != text and os.environ.get("SRCREVIEW_UPDATE_REPORTS"):
         readme.write_text(fresh, encoding="utf-8")
         text = fresh
-    assert fresh == text, "stale recipe-forms outputs: SRCREVIEW_UPDATE_REPORTS=1 pytest tests/test_recipe_forms_real_vllm.py"
+    assert fresh == text, "stale recipe-forms outputs: SRCREVIEW_UPDATE_REPORTS=1 pytest tests/e2e/test_recipe_forms_real_vllm.py"
 
 
 def test_words_the_shell_may_split_leave_the_flags_before_them_open(forms, cli, tmp_path):

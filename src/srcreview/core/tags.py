@@ -22,7 +22,7 @@ Tag = Literal[
     "runtime-branch", "runner-undecided", "model-config-unknown", "not-traced", "unresolved-type",
     "value-undecided", "dynamic-registration", "no-covering-test", "ambiguous-symbol",
     "source-unavailable", "unparsable-source", "unreadable-source", "analysis-unavailable", "analysis-error",
-    "undecided", "shell-value", "recipe-open",
+    "undecided", "shell-value", "recipe-open", "parser-form",
 ]
 
 TAG_MEANINGS: dict[Tag, str] = {
@@ -55,6 +55,8 @@ TAG_MEANINGS: dict[Tag, str] = {
                       "left undecided",
     "undecided": "the check's outcome is undecided",
     "shell-value": "the value is the shell's to decide ($VAR, $(...), a <placeholder>): unknown until it runs",
+    "parser-form": "what the revision's argument parser does with the recipe's words (a JSON value replaced by "
+                   "dotted arguments, a false YAML value dropped): the words alone do not show it",
     "recipe-open": "part of the recipe srcreview cannot read as a setting (words the shell may split, a file "
                    "it cannot read): said as an open row, never a silent pass",
 }

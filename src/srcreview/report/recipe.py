@@ -43,14 +43,10 @@ def render_text(recipe, revision_label: str | None = None) -> str:
             lines.append(f"    {o.line:>{width}}  {o.flag} {_value(o.value)}")
     if recipe.files:
         lines.append("  files it names, read: " + ", ".join(recipe.files))
-    if recipe.open:
-        lines.append("  open (not read as settings):")
-        for item in recipe.open:
-            lines.append(f"    {item.line:>{width}}  {item.what}: {item.reason}")
-    if recipe.notes:
-        lines.append("  the parser drops:")
-        for item in recipe.notes:
-            lines.append(f"    {item.line:>{width}}  {item.what}: {item.reason}")
+    for title, items in (("open (not read as settings)", recipe.open), ("the parser drops", recipe.notes)):
+        if items:
+            lines.append(f"  {title}:")
+            lines.extend(f"    {item.line:>{width}}  {item.what}: {item.reason}" for item in items)
     return "".join(_safe(line) + "\n" for line in lines)
 
 

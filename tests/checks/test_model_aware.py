@@ -150,7 +150,7 @@ def test_defaults_applied_through_setattr_are_seen_and_a_missing_one_still_raise
     function): missing those stores would make the `is None` raise look certain."""
     write_model(tmp_path / "target", {"config.json": QWEN35_MTP})
     fine = review(_recipe(_text("./target"), tmp_path), tree)
-    assert "startup-rejected" not in _verdicts(fine)
+    assert _verdicts(fine).get("startup-rejected") != "confirmed"  # the stores are seen: the raise is not certain
 
     level0 = review(_recipe(_text("./target").replace("[env]", "[engine]\noptimization_level = 0\n[env]"), tmp_path), tree)
     rejected = next(f for f in level0.findings if f.rule == "startup-rejected")

@@ -27,11 +27,13 @@ REFUSAL_RULES = frozenset({
     "triton-fp8-capability-gate",
 })
 REFUSING_KNOB_STATUSES = frozenset({"invalid-value", "unknown-knob"})
-START_KNOB_STATUSES = frozenset({"accepted", "applied", "ignored"})
+START_KNOB_STATUSES = frozenset({"accepted", "applied", "ignored", "overridden"})
 
 
 def srcreview_verdict(review: dict) -> tuple[str, str]:
-    """srcreview's start-up verdict for one review of ``check --format json``, and why.
+    """srcreview's start-up verdict for one review of ``check --format json``, and why: the
+    review's ``startup`` verdict when it has one (``no-refusal-found`` counts as ``starts``),
+    else, as the review would say it:
 
     - ``rejected``: a problem (confirmed) of a refusal rule (REFUSAL_RULES), or a knob whose
       status is ``invalid-value`` or ``unknown-knob``;
@@ -40,6 +42,10 @@ def srcreview_verdict(review: dict) -> tuple[str, str]:
     - ``starts``: otherwise: every knob ``accepted``, ``applied`` or ``ignored`` (an ignored
       value does not take effect, but does not stop start-up) and no refusal rule open.
     """
+    startup = review.get("startup")
+    if startup:  # the review's own verdict (srcreview.engine.startup): what srcreview claims
+        verdict = {"no-refusal-found": "starts"}.get(startup["verdict"], startup["verdict"])
+        return verdict, ", ".join(startup.get("reasons", []))
     findings = review.get("findings", [])
     knobs = review.get("knobs", [])
     refusing = sorted({f["rule"] for f in findings if f["rule"] in REFUSAL_RULES and f.get("kind") == "problem"})

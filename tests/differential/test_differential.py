@@ -80,6 +80,17 @@ def test_verdict():
     assert v(_review([("kv_cache_dtype", "applied")], [("spec-draft-kv-cache-dtype-inherits", "open-question")]))[0] \
         == "starts"
     assert v(_review([("kv_cache_dtype", "applied")], incomplete={"reason": "x"}))[0] == "undecided"
+    assert v(_review([("enforce_eager", "overridden")]))[0] == "starts"
+    # the review's own start-up verdict, when it says one, is what srcreview claims
+    assert v({"startup": {"verdict": "no-refusal-found", "reasons": []}, "knobs": []}) == ("starts", "")
+    assert v({"startup": {"verdict": "undecided", "reasons": ["a", "b"]}}) == ("undecided", "a, b")
+
+
+def test_refusal_rules_are_the_rules_that_stop_startup():
+    """The harness's fallback list and the rules' own `stops_startup` say the same."""
+    from srcreview.rules.loader import load_rules
+
+    assert srcreview_side.REFUSAL_RULES == {r.id for r in load_rules() if r.stops_startup}
 
 
 def test_cells():

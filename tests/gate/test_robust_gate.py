@@ -185,7 +185,8 @@ def test_a_stale_rule_fails_the_gate_unless_allowed(cli, work):
     assert text.code == 1
     assert "Stale rules at this revision: 1 (they fail the gate: update the rules, or accept them with " \
            "--allow-stale)" in " ".join(text.out.split())  # wrapped at the terminal's width
-    assert text.out.endswith("gate: failed (--fail-on none; 1 stale rule; 1 problem; 3 open questions; 2 facts)\n")
+    assert text.out.endswith("gate: failed (--fail-on none; 1 stale rule; 1 problem; 3 open questions; 2 facts; "
+                             "start-up rejected)\n")
     code, doc = check(cli, "tree", "--fail-on", "none", "--allow-stale")
     assert code == 0 and doc["gate"]["status"] == "passed" and doc["gate"]["stale"] == []
     assert doc["stale_rules"] == [{"rule": RULE, "missing": ["SpeculativeConfig.attention_backend"]}]
@@ -201,7 +202,7 @@ def test_a_stale_rule_fails_the_gate_unless_allowed(cli, work):
                   "--format", "concise")
     assert allowed.code == 0 and f"stale rule {RULE}: missing SpeculativeConfig.attention_backend\n" in allowed.out
     assert allowed.out.endswith("gate: passed (--fail-on none; 1 stale rule accepted by --allow-stale; 1 problem; "
-                                "3 open questions; 2 facts)\n")
+                                "3 open questions; 2 facts; start-up rejected)\n")
 
 
 def test_stale_rules_in_sarif_and_markdown(cli, work):

@@ -147,8 +147,9 @@ def test_cli_concise_and_the_terminal_width(cli, monkeypatch, tmp_path):
     concise = cli(*base, "--format", "concise")
     assert concise.code == 1, concise.err
     body = concise.out.splitlines()
-    assert body[0].startswith("demo.toml: runtime profile: ")  # issue 24: the profile first, then one line a finding
-    assert all(re.match(r"^demo\.toml:\d+: ", line) for line in body[1:-1]) and body[-1].startswith("gate: failed")
+    # issue 23: the start-up verdict first; issue 24: the runtime profile; then one line a finding
+    assert body[0].startswith("demo.toml: start-up: ") and body[1].startswith("demo.toml: runtime profile: ")
+    assert all(re.match(r"^demo\.toml:\d+: ", line) for line in body[2:-1]) and body[-1].startswith("gate: failed")
     for columns in ("70", "150"):
         monkeypatch.setenv("COLUMNS", columns)
         text = cli(*base).out

@@ -68,8 +68,7 @@ def test_a_value_the_declaration_refuses_is_invalid(key, value, path, mark):
 
 ADMITTED = [
     ("max_num_seqs", 1), ("max_num_seqs", "5"), ("max_num_seqs", 5.0), ("max_num_seqs", 10**30),
-    ("long_prefill_token_threshold", 64), ("gpu_share", 1), ("gpu_share", "0.5"), ("async_scheduling", "yes"),
-    ("async_scheduling", 1), ("policy", "priority"), ("stream_interval", "auto"), ("kv_cache_dtype", "fp8_e4m3"),
+    ("long_prefill_token_threshold", 64), ("gpu_share", 1), ("gpu_share", "0.5"), ("policy", "priority"), ("stream_interval", "auto"), ("kv_cache_dtype", "fp8_e4m3"),
     ("speculative_config.num_speculative_tokens", 1), ("speculative_config.draft_tensor_parallel_size", 2),
 ]
 
@@ -79,6 +78,19 @@ def test_a_value_pydantic_admits_stays_accepted(key, value):
     result = _review({**SPEC, key: value})
     assert _knob(result, key).status == "accepted"
     assert _finding(result, key) is None
+
+
+@pytest.mark.parametrize("value", ["yes", 1, True])
+def test_a_value_a_hook_rewrites_is_overridden_not_accepted(value):
+    """pydantic admits it (as True), then VllmConfig.__post_init__ turns async scheduling off
+    under a speculative config: the engine runs with False, anchored on that store."""
+    result = _review({**SPEC, "async_scheduling": value})
+    knob = _knob(result, "async_scheduling")
+    assert knob.status == "overridden" and knob.effective == "False"
+    line = next(n for n, text in enumerate((TREE / "vllm/config/vllm.py").read_text().splitlines(), 1)
+                if "async_scheduling = False" in text)
+    assert [(a.path, a.start_line) for a in knob.evidence] == [("vllm/config/vllm.py", line)]
+    assert _finding(result, "async_scheduling") is None
 
 
 def test_the_field_refusal_is_reported_once_not_also_as_a_start_up_rejection():

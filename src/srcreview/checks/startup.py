@@ -18,8 +18,9 @@ from srcreview.model.findings import Hop
 if TYPE_CHECKING:
     from srcreview.interp.interpreter import Analyzer
 
-OUTCOMES = ("rejected", "none-found")
-UNDECIDED_OUTCOMES = ("none-found",)
+OUTCOMES = ("rejected", "undecided", "none-found")
+UNDECIDED_OUTCOMES = ("undecided", "none-found")
+SHOWN = 5  # open raises named in a finding (the review's start-up line counts them all)
 
 
 class Details(TypedDict, total=False):
@@ -27,6 +28,7 @@ class Details(TypedDict, total=False):
 
     raises: str
     hooks: str
+    count: int
 
 
 class Params(BaseParams):
@@ -35,8 +37,11 @@ class Params(BaseParams):
 
 def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
     construction = cast("Analyzer", ctx.analyzer).prepare()  # the engine gives every check its analyzer
+    if not construction.rejections and construction.open_raises:
+        return _undecided(ctx, construction)
     if not construction.rejections:
-        return CheckResult("none-found", reason="no raise is certain under the recipe while the config is built")
+        return CheckResult("none-found", reason="no raise is reachable under the recipe on the walked path while the "
+                                                "config is built")
     evidence, hops, texts, symbols = [], [], [], []
     for rejection in construction.rejections:
         event = rejection.raise_event
@@ -46,14 +51,65 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
                           "that raises on every path under the recipe")
         evidence.append(call)
         hops.append(Hop(kind="call", text=f"{fn}: {event.text}", anchor=call))
-        for qualname, path, line, end in event.chain:
-            anchor = ctx.anchor(path, line, end, short(qualname).split(".")[-1], f"raises: {event.text}")
+        for qualname, path, line, end, text in event.chain:
+            anchor = ctx.anchor(path, line, end, short(qualname).split(".")[-1], f"raises: {text}")
             evidence.append(anchor)
-            hops.append(Hop(kind="sink", text=f"{short(qualname)} raises {event.text}", anchor=anchor))
+            hops.append(Hop(kind="sink", text=f"{short(qualname)} raises {text}", anchor=anchor))
             symbols.append(short(qualname))
-        texts.append(event.text.split("(")[0] if "<" in event.text else event.text)
+        texts.append(_readable(event.text))
         symbols.append(fn)
     details: Details = {"raises": "; ".join(dict.fromkeys(texts)),
                         "hooks": ", ".join(short(h) for h in construction.hooks)}
     return CheckResult("rejected", evidence=tuple(evidence), trace=tuple(hops), details=details,
                        symbols=tuple(dict.fromkeys(symbols)))
+
+
+def _readable(text: str) -> str:
+    """A raise's text for a message: an exception whose message is computed is named by its type
+    (each alternative of "one of ..." on its own)."""
+    if text.startswith("one of "):
+        return "one of " + "; ".join(_readable(part) for part in text[len("one of "):].split("; "))
+    return text.split("(")[0] if "<" in text or text.endswith("(None)") else text
+
+
+def _undecided(ctx: CheckContext, construction) -> CheckResult:
+    """Raises reached under conditions the recipe does not decide: start-up is undecided. The
+    finding names the first few (by file and line) and what each depends on."""
+    evidence, texts, symbols, opened = [], [], [], []
+    for rejection in sorted(construction.open_raises, key=open_order)[:SHOWN]:
+        event = rejection.raise_event
+        fn = short(rejection.function)
+        path, line, end = open_site(rejection)
+        evidence.append(ctx.anchor(path, line, end, fn.split(".")[-1], f"may raise {_readable(event.text)} "
+                                   f"if {depends_on(event)}"))
+        opened.append(f"{fn} may raise {_readable(event.text)} ({path}:{line}) if {depends_on(event)}")
+        texts.append(_readable(event.text))
+        symbols.append(fn)
+    count = len(construction.open_raises)
+    details: Details = {"raises": "; ".join(dict.fromkeys(texts)), "count": count,
+                        "hooks": ", ".join(short(h) for h in construction.hooks)}
+    return CheckResult("undecided", evidence=tuple(evidence), details=details, open=tuple(opened),
+                       reason=f"{count} raise{'s' if count != 1 else ''} on the start-up path "
+                              f"depend{'s' if count == 1 else ''} on what the recipe does not say",
+                       symbols=tuple(dict.fromkeys(symbols)))
+
+
+def open_site(rejection) -> tuple[str, int, int]:
+    """Where an open raise is: the raise itself (the innermost of a call's chain)."""
+    event = rejection.raise_event
+    if event.chain:
+        _, path, line, end, _ = event.chain[-1]
+        return path, line, end
+    return rejection.path, event.line, event.end_line
+
+
+def open_order(rejection) -> tuple:
+    path, line, _ = open_site(rejection)
+    return (path, line, rejection.raise_event.text)
+
+
+def depends_on(event) -> str:
+    """The undecided conditions a raise is under, with why each is undecided (at most two)."""
+    parts = [f"{c.text} ({c.reason})" if c.reason else c.text for c in event.conditions[:2]]
+    more = len(event.conditions) - 2
+    return " and ".join(parts) + (f" and {more} more" if more > 0 else "") if parts else "inside a loop or a try"

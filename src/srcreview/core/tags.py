@@ -22,7 +22,7 @@ Tag = Literal[
     "runtime-branch", "runner-undecided", "model-config-unknown", "not-traced", "unresolved-type",
     "value-undecided", "dynamic-registration", "no-covering-test", "ambiguous-symbol",
     "source-unavailable", "unparsable-source", "unreadable-source", "analysis-unavailable", "analysis-error",
-    "undecided", "shell-value", "recipe-open", "parser-form",
+    "undecided", "shell-value", "recipe-open", "parser-form", "startup-open",
 ]
 
 TAG_MEANINGS: dict[Tag, str] = {
@@ -57,6 +57,8 @@ TAG_MEANINGS: dict[Tag, str] = {
     "shell-value": "the value is the shell's to decide ($VAR, $(...), a <placeholder>): unknown until it runs",
     "parser-form": "what the revision's argument parser does with the recipe's words (a JSON value replaced by "
                    "dotted arguments, a false YAML value dropped): the words alone do not show it",
+    "startup-open": "a raise on the start-up path reads the value under a condition the recipe does not decide "
+                    "(the model's config, the GPU, a value the engine fills in): vLLM may refuse to start with it",
     "recipe-open": "part of the recipe srcreview cannot read as a setting (words the shell may split, a file "
                    "it cannot read): said as an open row, never a silent pass",
 }

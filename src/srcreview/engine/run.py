@@ -44,7 +44,8 @@ from srcreview.vllm.anchors import (
     TARGET_KEYS,
 )
 
-KNOB_PRECEDENCE = {"accepted": 1, "applied": 2, "undecided": 3, "ignored": 4, "invalid-value": 5, "unknown-knob": 6}
+KNOB_PRECEDENCE = {"accepted": 1, "applied": 2, "undecided": 3, "overridden": 4, "ignored": 5, "invalid-value": 6,
+                   "unknown-knob": 7}
 MAX_EVIDENCE = 40
 
 
@@ -95,8 +96,17 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
                 findings.append(finding)
             _apply_knobs(rule, ctx, subject, result, downgrade, knobs)
     from srcreview.vllm.env_knobs import env_knobs
+    from srcreview.vllm.startup_knobs import open_raise_rows, rewrite_rows
 
     knobs.update(((k.key, k.scope), k) for k in env_knobs(index, recipe, bindings))
+    # what start-up does with a value decides over what a rule found: a hook's store, a raise
+    # that may refuse it
+    for row in rewrite_rows(ctx, analyzer.construction) + open_raise_rows(ctx, analyzer.construction):
+        for scope in [sc for sc in _SCOPES if (row.key, sc) in knobs] or ["engine"]:
+            old = knobs.get((row.key, scope))
+            if old is None or KNOB_PRECEDENCE[row.status] > KNOB_PRECEDENCE[old.status]:
+                knobs[(row.key, scope)] = row.model_copy(update={"scope": scope,
+                                                                 "value": old.value if old else row.value})
     from srcreview.source.gaps import split_stale
 
     stale, unevaluable = split_stale(tree, stale)  # what a gutted or unreadable tree hides is not stale
@@ -111,6 +121,9 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
         matches = revision.matches_commit(pin)
     else:
         matches = revision.version == pin
+    from srcreview.engine.startup import startup_verdict
+
+    ordered_knobs = tuple(sorted(knobs.values(), key=_knob_order))
     return Review(
         tool=ToolInfo(version=__version__),
         recipe=RecipeRef(path=recipe.path, file=recipe.file or None, name=recipe.name,
@@ -122,12 +135,13 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
                               release_from=revision.pin.origin if revision.pin is not None else None),
         runner=runner,
         profile=profile,
-        knobs=tuple(sorted(knobs.values(), key=_knob_order)),
+        knobs=ordered_knobs,
         findings=tuple(findings),
         stale_rules=tuple(StaleRule(rule=r, missing=tuple(sorted(m))) for r, m in sorted(stale.items())),
         missing_tests=tuple(missing_tests),
         incomplete=tuple(sorted(set(incomplete))),
         models=_models(recipe, analyzer),
+        startup=startup_verdict(rules, findings, ordered_knobs, incomplete),
     ), frozenset(applied)
 
 

@@ -166,6 +166,14 @@ class GateResult:
         incomplete = len({path for path, _ in self.incomplete})
         if incomplete:
             parts.append(f"{_count(incomplete, 'review')} could not complete")
+        verdicts = [r.startup.verdict for r in self.reviews if r.startup is not None]
+        if verdicts:  # the start-up verdict (srcreview.engine.startup), as the first lines say it
+            words = {"rejected": "rejected", "undecided": "undecided", "no-refusal-found": "no refusal found"}
+            if len(verdicts) == 1:
+                parts.append(f"start-up {words[verdicts[0]]}")
+            else:
+                parts.append("start-up: " + ", ".join(f"{verdicts.count(v)} {word}" for v, word in words.items()
+                                                      if v in verdicts))
         return "; ".join(parts)
 
     def annotate(self, reviews: Iterable[Review]) -> tuple[Review, ...]:

@@ -72,6 +72,10 @@ class Domain(Protocol):
     def hooks(self, index: Any, cls: str) -> list[str]:
         """The post-init hooks of `cls`, in the order they run."""
 
+    def hook_entries(self, analyzer: Any, cls: str, obj: Any) -> list[tuple]:
+        """The walks building `cls` at `obj` runs: `(hook, obj[, arguments])`, the arguments a
+        mapping or an object whose `resolve()` gives one when the walk reaches the hook."""
+
 
 _installed: list[Domain] = []
 

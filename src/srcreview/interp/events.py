@@ -87,13 +87,53 @@ class RaiseEvent:
     text: str
     conditions: tuple[Condition, ...]
     in_loop: bool = False  # inside a loop body that may not run, or a try that may catch it
-    # for a call that raises: where the raise is, callee first ((qualname, path, line, end_line), ...)
+    # for a call that raises: where the raises are, callee first ((qualname, path, line, end_line,
+    # text), ...); a callee that raises on every path by different raises lists each
     chain: tuple = ()
+    # what its undecided conditions read: config paths (("scheduler_config", "max_num_seqs")) and
+    # bare names (("max_model_len",), a parameter); what a knob's row rests on (Frame.cond_reads)
+    reads: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
 
     @property
     def certain(self) -> bool:
         """Reached on the path the recipe decides: no undecided condition, nothing skipping it."""
         return not self.conditions and not self.in_loop
+
+
+def raises_on_every_path(symbol, raises: list[RaiseEvent]) -> RaiseEvent:
+    """The raise a call of `symbol` stands for when its walk returns on no path: its raises are
+    the alternatives. One raise (or one text) is that raise; several name each, with the
+    undecided conditions that choose between them, so that no single raise is claimed certain
+    when only "one of them" is."""
+    alternatives = list(dict.fromkeys(raises))
+    chain: tuple = ()
+    texts = []
+    for event in alternatives:
+        when = " and ".join(c.text if c.taken is not False else f"not ({c.text})" for c in event.conditions)
+        text = f"{event.text} (if {when})" if when and len(alternatives) > 1 else event.text
+        texts.append(text)
+        chain += ((symbol.qualname, symbol.path, event.line, event.end_line, text),) + event.chain
+    unique = list(dict.fromkeys(texts))
+    text = unique[0] if len({e.text for e in alternatives}) == 1 else "one of " + "; ".join(unique)
+    first = alternatives[0]
+    return RaiseEvent(first.line, first.end_line, text, (), False, chain)
+
+
+MAY_RAISE_LIMIT = 24  # possible raises a call hands to its caller: enough to name them, bounded
+
+
+def may_raise(symbol, raises: list[RaiseEvent]) -> tuple[RaiseEvent, ...]:
+    """The raises a call of `symbol` may reach when its walk also returns on some path: each
+    stays a possible raise of the caller (an effects walk must not lose a raise because it sits
+    one call down), named through the callee."""
+    out = []
+    for event in list(dict.fromkeys(raises))[:MAY_RAISE_LIMIT]:
+        conditions = event.conditions or (Condition(f"{symbol.local}() returns on another path", event.line,
+                                                    event.end_line, "the callee also returns"),)
+        out.append(RaiseEvent(event.line, event.end_line, event.text, conditions, event.in_loop,
+                              ((symbol.qualname, symbol.path, event.line, event.end_line, event.text),) + event.chain,
+                              event.reads))
+    return tuple(out)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ the builtins (Python's own behaviour over constants).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import fields as dataclass_fields
 from dataclasses import replace
@@ -31,6 +32,8 @@ from srcreview.interp.events import (
     ReadEvent,
     ReturnEvent,
     StoreEvent,
+    may_raise,
+    raises_on_every_path,
 )
 from srcreview.interp.resolver import Resolver
 from srcreview.interp.values import (
@@ -62,6 +65,8 @@ from srcreview.interp.values import (
 )
 
 MAX_EVAL_DEPTH = 6
+_READ = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?!\w*\()")  # a name or attribute chain, not a call
+_WORDS = frozenset({"not", "and", "or", "in", "is", "None", "True", "False", "if", "else", "self", "lambda"})
 
 
 def _decided(value) -> bool:
@@ -218,14 +223,18 @@ class Frame:
             if s.exc is not None:
                 self.ev(s.exc)
             self.raises.append(RaiseEvent(s.line, s.end_line, ir.text(s.exc) if s.exc is not None else "raise",
-                                          tuple(self.conds), self.loops > 0))
+                                          tuple(self.conds), self.loops > 0, reads=self.cond_reads(self.conds)))
             return True
         if kind is ir.Assert:
             truth, reason = self.truth(self.ev(s.test))
             if truth is False:
                 self.raises.append(RaiseEvent(s.line, s.end_line, f"assert {s.text}", tuple(self.conds),
-                                              self.loops > 0))
+                                              self.loops > 0, reads=self.cond_reads(self.conds)))
                 return True
+            if truth is None and self.an.effects:  # an assert the walk cannot decide may fail
+                failing = Condition(f"not ({s.text})", s.line, s.end_line, reason or "undecided", True)
+                self.raises.append(RaiseEvent(s.line, s.end_line, f"assert {s.text}", (*self.conds, failing),
+                                              self.loops > 0, reads=self.cond_reads((*self.conds, failing))))
             return False
         if kind is ir.For:
             return self.loop(s.target, s.iter, s.body, s.orelse)
@@ -281,8 +290,35 @@ class Frame:
         if raised is None:
             return False
         self.raises.append(RaiseEvent(s.line, s.end_line, raised.text, tuple(self.conds), self.loops > 0,
-                                      raised.chain))
+                                      raised.chain, self.cond_reads(self.conds) + raised.reads))
         return True
+
+    def possible_raises(self, events) -> None:
+        """Raises a call in the current statement may reach (Analyzer._note_may_raise): kept
+        as raises of this frame at the statement, under this frame's conditions and theirs."""
+        line, end = self.current
+        own = self.cond_reads(self.conds)
+        for event in events:
+            self.raises.append(RaiseEvent(line, end, event.text, (*self.conds, *event.conditions),
+                                          self.loops > 0 or event.in_loop, event.chain, own + event.reads))
+
+    def cond_reads(self, conds) -> tuple[tuple[str, ...], ...]:
+        """What undecided conditions read, from their text: `self.a.b` as the config path of
+        this frame's `self` (when it has one) extended by `a.b`, and each bare name as itself
+        (a parameter or local: the recipe key of that name, when there is one)."""
+        if not conds:
+            return ()
+        base = self.self_obj.path if isinstance(self.self_obj, Obj) else None
+        out: list[tuple[str, ...]] = []
+        for cond in conds:
+            for match in _READ.finditer(cond.text):
+                dotted = match.group(0)
+                if dotted.startswith("self."):
+                    if base is not None:
+                        out.append(tuple(base) + tuple(dotted.split(".")[1:]))
+                elif "." not in dotted and dotted not in _WORDS:
+                    out.append((dotted,))
+        return tuple(dict.fromkeys(out))
 
     def if_stmt(self, s) -> bool:
         test = self.effect(self.ev(s.test))
@@ -968,15 +1004,15 @@ class Analyzer:
         runs them when it builds the config: their stores land on the heap."""
         self.runtime.walked.add(cls)  # first: a read inside the walk sees the declared defaults
         path = self.runtime.config_path_for(cls)
-        entries = [(q, Obj(cls=cls, path=path, nonnull=True, origin="self"))
-                   for q in self.domain.hooks(self.index, cls)]
+        entries = self.domain.hook_entries(self, cls, Obj(cls=cls, path=path, nonnull=True, origin="self"))
         if not entries:
             return
         saved = (self.effects, self.constructing)
         try:
-            self.construct(entries, keep=True)
+            frames = self.construct(entries, keep=True)
         finally:
             self.effects, self.constructing = saved
+        self.runtime.hook_walks.extend((entry[0], frame) for entry, frame in zip(entries, frames, strict=True))
 
     def frame_for(self, qualname: str, self_obj, args: dict | None = None) -> Frame:
         """The walk of a function with `self` bound to a given object (cached)."""
@@ -1041,12 +1077,13 @@ class Analyzer:
         key = (symbol.qualname, _value_key(self_obj), _args_key(bound))
         runtime = self.runtime
         if key in self._returns:
-            value, env_reads, platform, raised = self._returns[key]
+            value, env_reads, platform, raised, may = self._returns[key]
             runtime.platform_calls += platform
             self._note_env(env_reads)
             self._note_raised(raised)
+            self._note_may_raise(may)
             return value
-        self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0, None)
+        self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0, None, ())
         platform_before = runtime.platform_calls
         self.depth += 1
         try:
@@ -1055,15 +1092,16 @@ class Analyzer:
         finally:
             self.depth -= 1
         value = self.returns_of(frame, fn)
-        raised = None
+        raised, may = None, ()
         if self.effects and not frame.returns and frame.raises:
-            first = frame.raises[0]
-            raised = RaiseEvent(first.line, first.end_line, first.text, (), False,
-                                ((symbol.qualname, symbol.path, first.line, first.end_line),) + first.chain)
+            raised = raises_on_every_path(symbol, frame.raises)
+        elif self.effects and frame.raises:
+            may = may_raise(symbol, frame.raises)
         self._returns[key] = (value, tuple(sorted(frame.env_reads)), int(runtime.platform_calls > platform_before),
-                              raised)
+                              raised, may)
         self._note_env(frame.env_reads)
         self._note_raised(raised)
+        self._note_may_raise(may)
         return value
 
     @staticmethod
@@ -1101,6 +1139,12 @@ class Analyzer:
         if raised is not None and self.effects and self.stack:
             self.stack[-1].raised = raised
 
+    def _note_may_raise(self, events) -> None:
+        """A callee that may raise: each of its raises is a possible raise of the caller's
+        statement, under the caller's own undecided conditions too (effects walks)."""
+        if events and self.effects and self.stack:
+            self.stack[-1].possible_raises(events)
+
     def follows(self, lazy: LazyCall) -> bool:
         """Whether an effects walk runs a call it does not need the value of: a method of a
         config object, or an in-tree function handed one (where construction stores and
@@ -1119,8 +1163,13 @@ class Analyzer:
 
     def stored(self, path, value, node) -> None:
         """A config field stored during construction: later reads see it (an Unknown when the
-        store is conditional). The recipe's own values are taken as final."""
-        if not self.constructing or ".".join(path) in self.runtime.bindings:
+        store is conditional). A store to a field the recipe sets is a rewrite of the recipe's
+        value (`rewritten`); it does not change what later questions read (the recipe's values
+        are taken as final there), except that a decided store is what the engine keeps."""
+        if not self.constructing:
+            return
+        if ".".join(path) in self.runtime.bindings:
+            self.rewritten(tuple(path), value, node)
             return
         conditional = self.path_conditions() or any(f.loops for f in self.stack)
         if conditional:
@@ -1139,6 +1188,37 @@ class Analyzer:
         if isinstance(forced, Const):
             forced = Const(forced.value, origin=tuple(path))
         self.runtime.heap[tuple(path)] = forced
+
+    def rewritten(self, path: tuple, value, node) -> None:
+        """A hook's store to a field the recipe sets: kept on the runtime (`rewrites`: path ->
+        its stores in walk order, each (the value stored or None when undecided, whether decided,
+        the hook, its file and lines, whether the store is conditional, the condition it is under)). While the config is
+        built, a field rewritten unconditionally with a value the walk does not decide reads as
+        unknown (`-1` for max_model_len is replaced by the model's length before anything checks
+        it); once built, reads see the recipe's value again (srcreview.vllm.construction.build
+        restores it) unless the rewrite was decided. A rewrite under an undecided condition
+        leaves reads at the recipe's value (what the engine keeps on the path the recipe
+        decides); only the knob's row says that it may be rewritten."""
+        conditional = bool(self.path_conditions() or any(f.loops for f in self.stack))
+        forced = self.force(value)  # what the hook computes from the recipe's value decides
+        decided = forced if isinstance(forced, Const) else None
+        where = self.stack[-1].symbol.qualname if self.stack and self.stack[-1].symbol else "construction"
+        path_file = self.stack[-1].symbol.path if self.stack and self.stack[-1].symbol else ""
+        recipe_value = self.runtime.bindings.get(".".join(path))
+        if decided is not None and type(decided.value) is type(recipe_value) and decided.value == recipe_value:
+            return  # stores what the recipe set, on whichever path
+        conds = self.path_conditions()
+        condition = f"{conds[-1].text} ({conds[-1].reason})" if conds else "in a loop" if conditional else ""
+        self.runtime.rewrites.setdefault(path, []).append(
+            (decided.value if decided is not None else None, decided is not None, where, path_file, node.line,
+             node.end_line, conditional, condition))
+        if conditional:
+            return  # reads keep the recipe's value; the knob's row says it may be rewritten
+        if decided is not None:
+            self.runtime.heap[path] = Const(decided.value, origin=path)
+        else:
+            self.runtime.heap[path] = Unknown(f"{'.'.join(path)} is rewritten by {where.rsplit('.', 2)[-2:][0]} "
+                                              f"(line {node.line}) from the recipe's value")
 
     def dict_item(self, table: DictVal, key, text: str):
         """`table[key]`: an IntEnum member key equals its value (`OptimizationLevel.O2` and 2)."""
@@ -1191,10 +1271,12 @@ class Analyzer:
         frames = []
         self.effects = self.constructing = True
         try:
-            for qualname, self_obj, *args in entries:  # (qualname, self[, {parameter: value}])
+            for qualname, self_obj, *args in entries:  # (qualname, self[, {parameter: value} or lazy ones])
                 symbol = self.index.resolve(qualname)
                 info = self.index.function_at(symbol)
-                frame = Frame(self, info.module, info.facts, symbol, self_obj, args[0] if args else {})
+                bound = args[0] if args else {}
+                bound = bound.resolve() if hasattr(bound, "resolve") else bound
+                frame = Frame(self, info.module, info.facts, symbol, self_obj, bound)
                 self.depth += 1
                 try:
                     frame.run()
@@ -1204,10 +1286,15 @@ class Analyzer:
         finally:
             self.effects = self.constructing = False
             if not keep:  # the walks read the config before it was built
-                self._summaries.clear()
-                self._returns.clear()
-                self.resolver.forget()
+                self.forget_walks()
         return frames
+
+    def forget_walks(self) -> None:
+        """Drop the walks and return values cached so far: they read the config before the
+        engine's construction was walked."""
+        self._summaries.clear()
+        self._returns.clear()
+        self.resolver.forget()
 
     def returns_of(self, frame: Frame, fn):
         values = [r.value for r in frame.returns]
@@ -1215,15 +1302,22 @@ class Analyzer:
             if frame.raises:
                 return Unknown(f"{fn.name}() raises")
             return NONE
-        merged = union([self.force(v) for v in values])
+        forced = [self.force(v) for v in values]
+        merged = union(forced)
+        if isinstance(merged, Union) and _same_constant(merged.options):
+            # the same value on every path, read from a field on some and computed on others
+            # (`return max_model_len` / `return int(max_model_len)`): that value, from that field
+            origins = {o.origin for o in merged.options if o.origin is not None}
+            return Const(merged.options[0].value, origin=origins.pop() if len(origins) == 1 else None)
         if isinstance(merged, Union) and not all(isinstance(o, HfConfig) for o in merged.options):
             reasons = [c.reason for r in frame.returns for c in r.conditions if c.reason]
             return Unknown(f"{fn.name}() depends on " + (reasons[0] if reasons else "its branches"))
         return merged
 
-    def evaluate(self, module, expr, fn=None, self_obj=None):
-        """The value of one expression of `module` (inside method `fn` with `self_obj`, if given)."""
-        return Frame(self, module, fn, None, self_obj, {}).ev(expr)
+    def evaluate(self, module, expr, fn=None, self_obj=None, local_values: dict | None = None):
+        """The value of one expression of `module` (inside method `fn` with `self_obj` and those
+        locals, if given)."""
+        return Frame(self, module, fn, None, self_obj, dict(local_values or {})).ev(expr)
 
     def env_attribute(self, module, expr):
         """The value of a `vllm.envs` table entry, its env reads noted on the frames walking."""
@@ -1403,6 +1497,13 @@ def _with_nested(config: HfConfig, old: HfConfig, new: HfConfig) -> HfConfig:
             value = replaced
         fields.append((key, value))
     return replace(config, overrides=tuple(fields)) if changed else config
+
+
+def _same_constant(options) -> bool:
+    """Constants of one type and value, whatever field each was read from."""
+    first = options[0]
+    return all(isinstance(o, Const) for o in options) and all(
+        type(o.value) is type(first.value) and o.value == first.value for o in options)
 
 
 def _has(body, test) -> bool:

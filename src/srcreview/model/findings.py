@@ -17,7 +17,7 @@ Classification = Literal["confirmed", "refuted", "plausible"]
 Problem = Literal["confirmed", "refuted", "none"]
 Kind = Literal["problem", "open-question", "fact"]
 Severity = Literal["high", "medium", "low", "info"]
-KnobStatus = Literal["applied", "ignored", "undecided", "accepted", "unknown-knob", "invalid-value"]
+KnobStatus = Literal["applied", "ignored", "overridden", "undecided", "accepted", "unknown-knob", "invalid-value"]
 Scope = Literal["target", "draft", "engine"]
 
 SEVERITY_ORDER = {"info": 0, "low": 1, "medium": 2, "high": 3}
@@ -247,6 +247,26 @@ class RunnerInfo(Record):
     reason: str = ""
 
 
+StartupVerdict = Literal["rejected", "undecided", "no-refusal-found"]
+
+
+class Startup(Record):
+    """Whether vLLM starts with the recipe, as far as the review can tell (srcreview.engine.startup)."""
+
+    verdict: StartupVerdict
+    reasons: tuple[str, ...] = Field(default=(), description="what decides it: the refusals found, or what leaves it "
+                                     "open (an open question of a refusal rule, an undecided knob)")
+
+    def line(self) -> str:
+        """`start-up: undecided (2 knobs undecided; startup-rejected open)` in words."""
+        words = {"rejected": "rejected: vLLM refuses the recipe",
+                 "undecided": "undecided: a refusal may be reached",
+                 "no-refusal-found": "no refusal found on the walked path (what runs after the config is built, "
+                                     "such as weights, KV-cache sizing and cudagraph capture, is not walked)"}
+        shown = "; ".join(self.reasons[:3]) + (f"; {len(self.reasons) - 3} more" if len(self.reasons) > 3 else "")
+        return f"start-up: {words[self.verdict]}" + (f" ({shown})" if shown else "")
+
+
 class ModelFile(Record):
     path: str = Field(description="inside the model repository, e.g. config.json")
     sha256: str
@@ -338,6 +358,8 @@ class Review(Record):
     incomplete: tuple[str, ...] = Field(default=(), description="why the review could not complete, if it could not")
     patches: tuple[PatchRecord, ...] = Field(default=(), description="layers applied over the pinned source, in order")
     models: tuple[ModelInfo, ...] = Field(default=(), description="the models the recipe names and their bound configs")
+    startup: Startup | None = Field(default=None, omit_none=True, description="whether vLLM starts with the recipe, "
+                                    "from the refusal rules' findings and the knob rows")
     gate: ReviewGate | None = Field(default=None, description="set by the gate (srcreview.gate.policy.evaluate)")
 
     def _validated(self) -> None:
@@ -347,6 +369,10 @@ class Review(Record):
             if finding.fingerprint in seen:
                 raise ValueError(f"fingerprint {finding.fingerprint} names two findings of {self.recipe.path}")
             seen.add(finding.fingerprint)
+
+    def startup_lines(self) -> list[str]:
+        """The start-up verdict in words, shown on the first lines of every output."""
+        return [self.startup.line()] if self.startup is not None else []
 
     def profile_lines(self) -> list[str]:
         """The runtime profile in words; with the platform open, also the rows decided without it."""

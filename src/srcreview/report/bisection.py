@@ -12,9 +12,7 @@ from typing import cast
 
 from srcreview.core.textsafe import dumps, oneline
 from srcreview.history.bisect import BisectReport, Change
-
-_STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
-          "confirmed": "bold red", "plausible": "yellow", "refuted": "green", "stale": "magenta"}
+from srcreview.report.terminal import VERDICT_STYLE
 
 
 def render_json(report: BisectReport) -> str:
@@ -35,7 +33,7 @@ def render_text(report: BisectReport, *, verbose: bool = False, color: bool = Fa
                             f"({how}; {tested} tested)"))
     for n, row in enumerate(report.revisions, 1):
         if row.tested:
-            verdict = Text(oneline(cast(str, row.verdict)), style=_STYLE.get(row.verdict or "", ""))
+            verdict = Text(oneline(cast(str, row.verdict)), style=VERDICT_STYLE.get(row.verdict or "", ""))
         else:
             verdict = Text("untested", style="dim")
         line = Text(oneline(f"  {n:>2}. {row.label:<24} "))

@@ -26,7 +26,7 @@ def render(reviews: Sequence[Review] | Review, *, gate=None, **_options) -> str:
     lines = []
     for review in reviews:
         path = review.recipe.path
-        lines += [f"{path}: {line}" for line in review.profile_lines()]
+        lines += [f"{path}: {line}" for line in review.startup_lines() + review.profile_lines()]
         for f in sorted(review.findings, key=lambda f: (-KIND_ORDER[f.kind], -SEVERITY_ORDER[f.severity],
                                                         review.line_of(f), f.rule, f.fingerprint)):
             lines.append(f"{path}:{review.line_of(f)}: {f.severity} {f.classification} {f.kind} {f.rule} - {f.claim}"

@@ -12,13 +12,11 @@ from typing import TYPE_CHECKING, cast
 
 from srcreview.core.textsafe import dumps, oneline
 from srcreview.history.compare import ReviewDiff
+from srcreview.report.terminal import VERDICT_STYLE
 
 if TYPE_CHECKING:
     from srcreview.model.findings import Finding, Knob
 
-_STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
-          "unknown-knob": "bold red", "invalid-value": "bold red",
-          "confirmed": "bold red", "plausible": "yellow", "refuted": "green"}
 
 
 def rev_label(info, patches=()) -> str:
@@ -63,7 +61,7 @@ def _header(console, diff: ReviewDiff) -> None:
 def _styled(value: str):
     from rich.text import Text
 
-    return Text(oneline(value), style=_STYLE.get(value, ""))
+    return Text(oneline(value), style=VERDICT_STYLE.get(value, ""))
 
 
 def _knob_table(console, diff: ReviewDiff) -> None:

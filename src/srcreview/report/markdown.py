@@ -89,9 +89,9 @@ def _review(review: Review, failing: set) -> list[str]:
     facts.append(f"runner {runner.value or 'unknown'} ({runner.status})")
     facts += [f"patched with {_code(layer.file)} ({layer.sha256[:12]})" for layer in review.patches]
     lines += [" · ".join(facts), ""]
-    lines += [f"- {_text(line)}" for line in review.profile_lines()]
+    lines += [f"- {_text(line)}" for line in review.startup_lines() + review.profile_lines()]
     lines += [f"- {_text(model.summary())}" for model in review.models]
-    if review.models or review.profile is not None:
+    if review.models or review.profile is not None or review.startup is not None:
         lines.append("")
     for reason in review.incomplete:
         lines.append(f"> **Review incomplete:** {_text(reason)}")

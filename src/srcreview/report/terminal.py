@@ -19,8 +19,10 @@ from collections.abc import Sequence
 from srcreview.core.textsafe import oneline
 from srcreview.model.findings import Anchor, Finding, Review
 
-_STATUS_STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "undecided": "yellow",
-                 "unknown-knob": "bold red", "invalid-value": "bold red"}
+# one colour per knob status and per classification, for every rich renderer
+STATUS_STYLE = {"applied": "green", "accepted": "cyan", "ignored": "bold red", "overridden": "magenta",
+                "undecided": "yellow", "unknown-knob": "bold red", "invalid-value": "bold red"}
+VERDICT_STYLE = {**STATUS_STYLE, "confirmed": "bold red", "plausible": "yellow", "refuted": "green", "stale": "magenta"}
 KIND_GROUPS = (("problem", "Problems"), ("open-question", "Open questions"), ("fact", "Facts"))
 _KIND_STYLE = {"problem": "bold red", "open-question": "yellow", "fact": "green"}
 _GATE_STYLE = {"passed": "bold green", "failed": "bold red", "incomplete": "bold red"}
@@ -72,6 +74,8 @@ def _review(console, review: Review, verbose: bool, failing: set) -> None:
     origin = " (release not in pins/: commit and sdist sha256 from the package index)" \
         if rev.release_from == "index" else ""
     _wrapped(console, f"vLLM {label}{source}{pin}{origin}", 0)
+    for line in review.startup_lines():
+        _wrapped(console, line, 0, hanging=2)
     for line in review.profile_lines():
         _wrapped(console, line, 0, hanging=2)
     for layer in review.patches:
@@ -160,7 +164,7 @@ def _knobs(console, review: Review, verbose: bool) -> None:
     if with_evidence:
         table.add_column("evidence", no_wrap=True)
     for key, value, scope, status, line, evidence in rows:
-        cells: list[str | Text] = [key, value, scope, Text(status, style=_STATUS_STYLE.get(status, "")), line]
+        cells: list[str | Text] = [key, value, scope, Text(status, style=STATUS_STYLE.get(status, "")), line]
         table.add_row(*cells, *([evidence] if with_evidence else []))
     if rows:
         console.print(table)

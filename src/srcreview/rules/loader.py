@@ -116,6 +116,9 @@ class Rule(Record):
     problem: Problem = Field(default="confirmed", description="the classification of the claim that is a problem: "
                              '"refuted" when the claim is a desired property, "none" when it only informs')
     claim: str
+    stops_startup: bool = Field(default=False, description="a problem of this rule means vLLM does not start with "
+                                "the recipe (the review's start-up verdict is `rejected`; an open question of it "
+                                "leaves start-up undecided)")
     when: dict[str, Condition | str | bool] = Field(default_factory=dict)
     for_each: Literal["setting", "nested-setting", "draft-setting"] | None = Field(
         default=None, description='run once per recipe setting: every one ("setting"), each speculative_config key '

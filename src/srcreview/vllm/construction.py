@@ -64,11 +64,34 @@ class FieldCheck:
 
 
 @dataclass(frozen=True)
+class Rewrite:
+    """A hook's store to a field the recipe sets, while the engine builds its config."""
+
+    path: tuple[str, ...]  # ("compilation_config", "cudagraph_mode")
+    value: object  # what it stores (when `decided`)
+    decided: bool  # the stored value is a constant the walk decides
+    function: str  # qualname of the hook (or what it calls) that stores it
+    file: str
+    lines: tuple[int, int]
+    conditional: bool  # under a condition the walk does not decide, or in a loop
+    condition: str = ""  # that condition, and why it is undecided
+
+    @property
+    def overrides(self) -> bool:
+        """The engine keeps the stored value, whatever the recipe says."""
+        return self.decided and not self.conditional
+
+
+@dataclass(frozen=True)
 class Construction:
     built: bool  # whether the hooks were walked (a tree with EngineArgs and VllmConfig)
     rejections: tuple[Rejection, ...] = ()
     hooks: tuple[str, ...] = ()  # qualnames of the post-init hooks and validators walked
     fields: tuple[FieldCheck, ...] = ()
+    rewrites: tuple[Rewrite, ...] = ()
+    # raises reached only under a condition the walk does not decide (or in a loop or try): each
+    # keeps start-up undecided, and the knobs its conditions read (RaiseEvent.reads)
+    open_raises: tuple[Rejection, ...] = ()
 
     def field_check(self, key: str) -> FieldCheck | None:
         """The check of the recipe key's value (the first that refuses it when several do)."""
@@ -85,22 +108,162 @@ def build(an) -> Construction:
     if root_cls is None or runtime.engine_class() is None:
         return Construction(False)
     root = Obj(cls=root_cls, path=(), nonnull=True, origin="self")
+    coerce_bindings(an, root)
     sections = _recipe_sections(an, root)
     checks = [check for section, (cls, obj) in sections.items() for check in field_checks(an, cls, section)]
-    entries = []
+    entries: list[tuple] = []
     for cls, obj in sections.values():  # the speculative config first, as the engine builds it
-        entries += [(q, obj) for q in hooks(index, cls)]
+        entries += hook_entries(an, cls, obj)
         runtime.walked.add(cls)
     entries += [(q, root) for q in hooks(index, root_cls)]
     runtime.walked.add(root_cls)
-    frames = an.construct(entries)
-    rejections = []
+    frames = an.construct(entries, keep=True)
+    built = {cls for cls, _ in sections.values()} | {root_cls}
+    for _field, cls in _other_sections(an, root):  # every other config the engine builds, for its raises
+        built.add(cls)
+        if cls not in runtime.walked:
+            an.walk_hooks(cls)
+    an.forget_walks()  # the walks above read the config before it was built
+    # a config walked when first read counts only when the engine surely builds it (an unset
+    # optional config, such as the speculative one, is None: its hooks never run)
+    walks = [(e[0], f) for e, f in zip(entries, frames, strict=True)] + [
+        (q, f) for q, f in runtime.hook_walks if q.rsplit(".", 1)[0] in built]
+    rejections: list[Rejection] = []
+    open_raises: list[Rejection] = []
     if not any(c.outcome == "refused" for c in checks):  # pydantic stops at a refused field
-        for (qualname, _), walked in zip(entries, frames, strict=True):
+        for qualname, walked in walks:
             for event in walked.raises:
-                if event.certain:
-                    rejections.append(Rejection(qualname, event, walked.symbol.path))
-    return Construction(True, tuple(rejections), tuple(q for q, _ in entries), tuple(checks))
+                found = Rejection(qualname, event, walked.symbol.path)
+                (rejections if event.certain else open_raises).append(found)
+    rewrites = []
+    for path, stores in sorted(runtime.rewrites.items()):
+        rewrite = _rewrite(path, stores)
+        rewrites.append(rewrite)
+        if not rewrite.overrides:
+            runtime.heap.pop(path, None)  # later questions read the recipe's value (see Analyzer.rewritten)
+    return Construction(True, tuple(rejections), tuple(e[0] for e in entries), tuple(checks), tuple(rewrites),
+                        tuple(open_raises))
+
+
+def _rewrite(path: tuple[str, ...], stores: list[tuple]) -> Rewrite:
+    """The stores of one field, in walk order, as one Rewrite: the last one when it is decided and
+    unconditional (it is what the field holds after every hook), else undecided, anchored on the
+    first store whose value or condition is open."""
+    value, decided, function, file, line, end, conditional, _ = stores[-1]
+    if decided and not conditional:
+        return Rewrite(path, value, True, function, file, (line, end), False)
+    open_store = next(s for s in stores if not s[1] or s[6])
+    value, decided, function, file, line, end, conditional, condition = open_store
+    return Rewrite(path, value if decided else None, decided, function, file, (line, end),
+                   any(s[6] for s in stores), condition)
+
+
+def coerce_bindings(an, root) -> None:
+    """Each recipe value bound at a config field, as pydantic's lax mode hands it on: `"4096"`
+    and `4096.0` for an `int` field become 4096, `"true"` for a `bool` True. The hooks and every
+    later question read the field as the engine stores it, not as the recipe spells it. A value
+    no scalar option of the declaration takes as it is (a str for a `str | int`) stays."""
+    from srcreview.vllm import declarations
+
+    runtime = an.runtime
+    for key, value in list(runtime.bindings.items()):
+        head, _, name = key.rpartition(".")
+        if not head or "." in name or isinstance(value, (Unknown, dict, list)) or value is None:
+            continue
+        obj = an.resolver.attribute(root, head) if "." not in head else None
+        cls = an.resolver.canonical(obj.cls) if isinstance(obj, Obj) and isinstance(obj.cls, str) else None
+        info = an.index._class_info_abs(cls) if cls else None
+        f = info.field(name) if info is not None else None
+        if f is None or f.classvar:
+            continue
+        owner = an.index._class_info_abs(an.resolver.owner_class(info, f.owner))
+        decl = declarations.declared(an.index, owner.symbol.module, f)
+        if any(o.kind in ("str", "any", "literal", "enum") and declarations.check(
+                declarations.Declared((o,)), value).outcome == "admitted" for o in decl.options):
+            continue  # taken as it is (pydantic's smart union prefers the exact type)
+        for option in decl.options:
+            if option.kind in ("int", "float", "bool"):
+                value_as = declarations.coerced(option.kind, value)
+                if value_as is not declarations.UNKNOWN:
+                    if type(value_as) is not type(value):
+                        runtime.bindings[key] = value_as
+                    break
+
+
+def hook_entries(an, cls: str, obj) -> list[tuple]:
+    """The walks that run when the engine builds `cls` at `obj`: `(hook, obj)`, and for a
+    `__post_init__` taking init-only arguments, `(hook, obj, arguments)`, each argument the
+    value the engine's builder passes for it (`SchedulerConfig(max_model_len=model_config.
+    max_model_len)`), computed when the walk reaches it: after the hooks of the configs built
+    before, so it reads what they stored. A parameter the builder does not pass is unknown."""
+    out: list[tuple] = []
+    for qualname in hooks(an.index, cls):
+        fn = an.index.function(qualname)
+        params = [p.name for p in fn.facts.params if p.kind in ("positional", "keyword")][1:] if fn else []
+        if qualname.endswith(".__post_init__") and params:
+            out.append((qualname, obj, LazyArguments(an, cls, tuple(params))))
+        else:
+            out.append((qualname, obj))
+    return out
+
+
+class LazyArguments:
+    """The init-only arguments of a config's `__post_init__`, as the engine's builder passes them
+    (see `hook_entries`); `resolve()` computes them when the walk reaches the hook."""
+
+    def __init__(self, an, cls: str, params: tuple[str, ...]):
+        self.an, self.cls, self.params = an, cls, params
+
+    def resolve(self) -> dict:
+        passed = builder_keywords(self.an, self.cls)
+        return {name: passed[name]() if name in passed else Unknown(f"{name}: the engine's builder does not pass it")
+                for name in self.params}
+
+
+def builder_keywords(an, cls: str) -> dict:
+    """Keyword -> a thunk of its value, of the one `Cls(...)` call of the engine's builder
+    (EngineArgs.create_engine_config) that builds `cls`; evaluated in the builder with `self` the
+    engine arguments and each config local the config at its path. Empty when the builder makes
+    no such call or more than one."""
+    from srcreview.index import ir
+    from srcreview.vllm.anchors import BUILDER
+    from srcreview.vllm.runtime import builder_locals
+
+    index = an.index
+    engine = an.runtime.engine_class()
+    method = engine.methods.get(BUILDER) if engine is not None else None
+    builder = index.function(method.qualname) if method is not None else None
+    if builder is None:
+        return {}
+    short = cls.rsplit(".", 1)[-1]
+    calls = [c for c in ir.iter_calls(builder.facts.body) if (ir.dotted(c.func) or "").split(".")[-1] == short]
+    if len(calls) != 1:
+        return {}
+    locals_: dict = {}
+    root = Obj(cls=_root_class(index) or "", path=(), nonnull=True, origin="self")
+    for local, field in builder_locals(index, builder.qualname).items():
+        value = an.resolver.attribute(root, field)
+        if isinstance(value, Obj):
+            locals_[local] = value
+    self_obj = Obj(cls=engine.qualname, nonnull=True, origin="self")
+    return {kw.name: (lambda expr=kw.value: an.force(an.evaluate(builder.module, expr, builder.facts, self_obj,
+                                                                 locals_)))
+            for kw in calls[0].keywords if kw.name}
+
+
+def _other_sections(an, root) -> list[tuple[str, str]]:
+    """(VllmConfig field, config class) of every config section at this revision that the engine
+    surely builds (an optional one, such as the speculative config, only when the recipe sets it:
+    then it is a recipe section already)."""
+    out = []
+    for short, field in sorted(an.runtime.config_prefixes().items(), key=lambda item: item[1]):
+        obj = an.resolver.attribute(root, field)
+        if not (isinstance(obj, Obj) and obj.nonnull):
+            continue
+        cls = an.resolver.canonical(obj.cls) if isinstance(obj.cls, str) else None
+        if cls is not None and cls.rsplit(".", 1)[-1] == short:
+            out.append((field, cls))
+    return out
 
 
 def _recipe_sections(an, root) -> dict:

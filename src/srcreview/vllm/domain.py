@@ -35,6 +35,7 @@ class VllmDomain:
     factory_class = staticmethod(vllm_runtime.factory_class)
     model_hf_config = staticmethod(models.hf_config)
     hooks = staticmethod(construction.hooks)
+    hook_entries = staticmethod(construction.hook_entries)
 
     @staticmethod
     def construct(analyzer) -> construction.Construction:

@@ -80,8 +80,11 @@ class Runtime:
         # config fields stored while the engine constructs its config (VllmConfig.__post_init__
         # and the validators it runs), path -> value: they overlay every later read
         self.heap: dict[tuple[str, ...], object] = {}
+        # fields the recipe sets that a hook stores to while the config is built (Analyzer.rewritten)
+        self.rewrites: dict[tuple[str, ...], list[tuple]] = {}
         self._engine: Any = None  # the engine's ClassInfo, False when absent, None until asked
         self.walked: set[str] = set()  # config classes whose hooks the construction walk models
+        self.hook_walks: list[tuple[str, Any]] = []  # (hook, its walk) of configs walked when first read
         self.havocked: list = []  # (path prefix | None, names | None, class | None, reason): see havoc()
         self.model_reads: set[tuple[str, str]] = set()  # (model reference, config key) read from a model's config
         # set by the interpreter: walks a config class's post-init hooks
@@ -152,13 +155,16 @@ class Runtime:
         """(decided, value) for a config path an engine key lands on (create_engine_config):
         the recipe leaves that key unset, so the engine passes the EngineArgs field's declared
         default (through its normaliser when the evaluator decides it). (False, None) when no
-        engine key lands there; (True, UNDECIDED) when its default is not static."""
+        engine key lands there; (True, UNDECIDED) when its default is not static, or is None and
+        EngineArgs sets the field itself (the "unset" default it replaces before building)."""
         where = engine_paths(self.index).get(".".join(path))
         engine = self.engine_class()
         if where is None or engine is None:
             return False, None
         f = engine.field(where.key)
         value = static_default(self.index, engine, f) if f is not None else _UNDECIDED
+        if value is None and self.self_set(engine.qualname, where.key):
+            return True, _UNDECIDED  # `None` until EngineArgs fills it in itself (`_set_default_args`)
         if value is not _UNDECIDED and where.via is not None:
             from srcreview.interp.values import EnumMember
 

@@ -1,0 +1,121 @@
+"""What the engine's config construction does to the recipe's own values, as knob rows.
+
+A post-init hook may store to a field the recipe sets (srcreview.vllm.construction.Rewrite):
+`VllmConfig.__post_init__` sets the cudagraph mode to NONE under `enforce_eager`,
+`ModelConfig.__post_init__` replaces `max_model_len = -1` by the model's own length. A row that
+says `accepted` or `applied` for such a value would promise that the engine uses it. So the
+row says `overridden` when the hook's store is decided and unconditional (anchored on the
+store, saying what the field becomes), and `undecided` when the store depends on what the walk
+does not decide (what the engine keeps is then not known from the source).
+
+A raise on the start-up path that the recipe does not decide (Construction.open_raises) and
+whose conditions read a knob's value leaves that knob `undecided` too: vLLM may refuse to start
+with it, so neither `accepted` nor `applied` can be promised (`open_raise_rows`).
+"""
+
+from __future__ import annotations
+
+from srcreview.model.findings import Knob
+
+
+def keys_read(ctx, reads) -> list[str]:
+    """The recipe keys among what an open raise's conditions read (RaiseEvent.reads): a config
+    path the recipe sets, or the engine key create_engine_config puts there, or a bare name
+    that is a top-level key the recipe sets."""
+    from srcreview.vllm.runtime import engine_paths
+
+    try:
+        paths = engine_paths(ctx.index)
+    except Exception:  # noqa: BLE001 - a tree without the builder: keys are their own paths
+        paths = {}
+    out = []
+    for read in reads:
+        dotted = ".".join(read)
+        where = paths.get(dotted)
+        for key in ((where.key,) if where is not None else ()) + (dotted,):
+            if ctx.recipe.setting(key) is not None:
+                out.append(key)
+                break
+    return list(dict.fromkeys(out))
+
+
+def open_raise_rows(ctx, construction) -> list[Knob]:
+    """An `undecided` row for each recipe key an open raise's conditions read, anchored on the
+    first such raise (by file and line), saying what it depends on."""
+    from srcreview.checks.startup import depends_on, open_order, open_site
+
+    if construction is None or not construction.open_raises:
+        return []
+    first: dict = {}  # recipe key -> the first open raise (a construction.Rejection) reading it
+    for rejection in sorted(construction.open_raises, key=open_order):
+        for key in keys_read(ctx, rejection.raise_event.reads):
+            first.setdefault(key, rejection)
+    rows = []
+    for key, rejection in sorted(first.items()):
+        event = rejection.raise_event
+        path, line, end = open_site(rejection)
+        hook = ".".join(rejection.function.split(".")[-2:])
+        exc = event.text.split("(", 1)[0]
+        setting = ctx.recipe.setting(key)
+        anchor = ctx.anchor(path, line, end, hook.split(".")[-1], f"gating: {hook} may raise {exc} here at start-up")
+        rows.append(Knob(key=key, value=setting.value, scope="engine", recipe_line=setting.line, status="undecided",
+                         evidence=(anchor,), tags=("startup-open",),
+                         note=f"start-up: {hook} may raise {exc} ({path}:{line}) reading it, if {depends_on(event)}"))
+    return rows
+
+
+def rewrite_rows(ctx, construction) -> list[Knob]:
+    """One row per (recipe key, scope) a rewrite reaches: the engine- and target-scope rows of the
+    key whose config path the hook stores to."""
+    from srcreview.vllm.runtime import engine_paths
+
+    if construction is None or not construction.rewrites:
+        return []
+    try:
+        paths = engine_paths(ctx.index)
+    except Exception:  # noqa: BLE001 - a tree without the builder: keys are their own paths
+        paths = {}
+    rows = []
+    for rewrite in construction.rewrites:
+        dotted = ".".join(rewrite.path)
+        where = paths.get(dotted)
+        key = where.key if where is not None and ctx.recipe.setting(where.key) is not None else dotted
+        setting = ctx.recipe.setting(key)
+        if setting is None or _same(rewrite.value, setting.value) and rewrite.overrides:
+            continue
+        fn = rewrite.function.split(".")
+        hook = ".".join(fn[-2:])
+        anchor = ctx.anchor(rewrite.file, rewrite.lines[0], rewrite.lines[1], fn[-1],
+                            f"replaces: {hook} stores {dotted} while the engine builds its config")
+        if rewrite.overrides:
+            shown = _shown(rewrite.value)
+            rows.append(Knob(key=key, value=setting.value, scope="engine", recipe_line=setting.line,
+                             status="overridden", evidence=(anchor,), effective=shown,
+                             note=f"{hook} sets {dotted} to {shown} (line {rewrite.lines[0]}): the engine runs with "
+                                  "that, not with the recipe's value"))
+        elif rewrite.conditional:
+            to = f" to {_shown(rewrite.value)}" if rewrite.decided else ""
+            rows.append(Knob(key=key, value=setting.value, scope="engine", recipe_line=setting.line,
+                             status="undecided", evidence=(anchor,),
+                             note=f"{hook} sets {dotted}{to} (line {rewrite.lines[0]}) if {rewrite.condition}: "
+                                  "the recipe's value holds only where that is false"))
+        else:
+            rows.append(Knob(key=key, value=setting.value, scope="engine", recipe_line=setting.line,
+                             status="undecided", evidence=(anchor,),
+                             note=f"{hook} replaces {dotted} (line {rewrite.lines[0]}) by a value computed from the "
+                                  "recipe's that the source does not decide: what the engine keeps is not known"))
+    return rows
+
+
+def _same(stored, recipe_value) -> bool:
+    """A store of what the recipe set, as the engine spells it (an enum member of that name)."""
+    name = getattr(stored, "name", None)
+    if name is not None and isinstance(recipe_value, str):
+        return name.lower() == recipe_value.lower()
+    return stored == recipe_value
+
+
+def _shown(value) -> str:
+    name = getattr(value, "name", None)
+    enum = getattr(value, "enum", None)
+    return f"{enum.rsplit('.', 1)[-1]}.{name}" if name is not None and enum else repr(value)

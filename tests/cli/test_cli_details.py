@@ -33,7 +33,7 @@ def test_an_engine_key_the_source_does_not_know_is_a_finding_not_a_usage_error(w
     result = cli("check", "typo.toml", "--source", "tree", "--rev", REV, "--format", "concise")
     line = next(n for n, row in enumerate(text.splitlines(), 1) if row.startswith("max_num_seqz"))
     assert result.code == 1
-    assert (f"typo.toml:{line}: high confirmed problem engine-key-exists - max_num_seqz is not an engine argument "
+    assert (f"typo.toml:{line}:1: high confirmed problem engine-key-exists - max_num_seqz is not an engine argument "
             "or config field at this revision [fails the gate]") in result.out.splitlines()
     readme = " ".join((HERE.parent / "README.md").read_text().split())
     assert "An engine key the pinned vLLM does not know" in readme and "fails the default gate (exit 1)" in readme

@@ -209,7 +209,7 @@ def test_documented_pre_commit_hook_runs_on_the_same_layout(ci_layout, tmp_path)
     work, _ = ci_layout
     repo = tmp_path / "repo"
     shutil.copytree(work, repo, ignore=shutil.ignore_patterns("srcreview.json", "srcreview.sarif", "srcreview.md"))
-    hook = {k: v for k, v in _hook().items() if k in ("id", "name", "entry", "pass_filenames", "types_or",
+    hook = {k: v for k, v in _hook().items() if k in ("id", "name", "entry", "pass_filenames", "files", "types",
                                                        "require_serial")}
     (repo / ".pre-commit-config.yaml").write_text(
         yaml.safe_dump({"repos": [{"repo": "local", "hooks": [{**hook, "language": "system"}]}]}))

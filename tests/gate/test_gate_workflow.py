@@ -39,6 +39,6 @@ def test_workflow_command_parses_with_the_check_command():
     assert "--fail-on" in check._option_string_actions
     args = gate_command(gate_step(workflow()))
     flow = workflow()
-    values = {"$RECIPES": "recipes/a.toml", "$FAIL_ON": flow["env"]["FAIL_ON"]}
+    values = {"$RECIPES": "recipes/a.toml", "$FAIL_ON": flow["env"]["FAIL_ON"], "$format": "github"}
     parsed = parser.parse_args([values.get(a, a) for a in args])
-    assert str(parsed.fail_on) == flow["env"]["FAIL_ON"] and parsed.sarif and parsed.markdown
+    assert str(parsed.fail_on) == flow["env"]["FAIL_ON"] and parsed.sarif and parsed.markdown and parsed.json_file

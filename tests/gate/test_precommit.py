@@ -34,9 +34,9 @@ def _hook() -> dict:
 
 def test_manifest_is_valid_and_reviews_the_repository_by_content():
     hook = _hook()
-    assert hook["entry"] == "srcreview check ." and hook["language"] == "python"
+    assert hook["entry"] == "srcreview check --format concise ." and hook["language"] == "python"
     assert hook["pass_filenames"] is False, "the recipes are found by content, not by a file pattern"
-    assert hook["require_serial"] is True and hook["types_or"] == ["toml", "yaml", "shell", "dockerfile"]
+    assert hook["require_serial"] is True and hook["types"] == ["file"] and hook["files"]
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -70,7 +70,7 @@ def test_hook_runs_offline_as_a_local_hook(tmp_path):
     """The manifest's hook, run by pre-commit against the installed srcreview (no install step)."""
     hook = _hook()
     repo = _user_repo(tmp_path)
-    local = {k: hook[k] for k in ("id", "name", "entry", "pass_filenames", "types_or", "require_serial")}
+    local = {k: hook[k] for k in ("id", "name", "entry", "pass_filenames", "files", "types", "require_serial")}
     local["language"] = "system"
     (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [local]}]}))
     _git(repo, "add", "-A")

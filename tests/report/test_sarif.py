@@ -126,7 +126,7 @@ def test_several_recipes_and_revisions_in_one_run(validator, nested):
     assert sorted(p["revisionId"] for p in run["versionControlProvenance"]) == sorted([SHA, other_sha])
     assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]] == \
         ["recipes/nested.toml", "recipes/nested.toml", "recipes/toplevel.toml"]
-    assert run["results"][-1]["level"] == "warning"
+    assert run["results"][-1]["level"] == "note", "an open question not failing the gate, at high severity too"
 
 
 def test_incomplete_and_stale_rules_are_notifications(validator, tmp_path, monkeypatch):

@@ -123,7 +123,7 @@ def test_concise_is_one_line_per_finding_then_the_gate(nested):
     gate = evaluate([nested])
     lines = concise.render([nested], gate=gate).splitlines()
     assert len(lines) == len(nested.findings) + 1 and lines[-1].startswith("gate: failed (")
-    pattern = re.compile(r"^recipes/nested\.toml:(\d+): (high|medium|low|info) (confirmed|plausible|refuted) "
+    pattern = re.compile(r"^recipes/nested\.toml:(\d+):1: (high|medium|low|info) (confirmed|plausible|refuted) "
                          r"(problem|open-question|fact) ([a-z0-9-]+) - (.+?)( \[.*\])?$")
     kinds = []
     for line, finding in zip(lines, sorted(nested.findings, key=lambda f: -("fact", "open-question",
@@ -149,7 +149,7 @@ def test_cli_concise_and_the_terminal_width(cli, monkeypatch, tmp_path):
     body = concise.out.splitlines()
     # issue 23: the start-up verdict first; issue 24: the runtime profile; then one line a finding
     assert body[0].startswith("demo.toml: start-up: ") and body[1].startswith("demo.toml: runtime profile: ")
-    assert all(re.match(r"^demo\.toml:\d+: ", line) for line in body[2:-1]) and body[-1].startswith("gate: failed")
+    assert all(re.match(r"^demo\.toml:\d+:1: ", line) for line in body[2:-1]) and body[-1].startswith("gate: failed")
     for columns in ("70", "150"):
         monkeypatch.setenv("COLUMNS", columns)
         text = cli(*base).out

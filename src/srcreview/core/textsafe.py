@@ -81,6 +81,12 @@ class CiSafeStream:
         for line in lines:
             self.write(line)
 
+    def write_verbatim(self, text: str) -> int:
+        """Write `text` past the guard, after what is pending: for output whose workflow commands
+        its writer built and escaped itself (srcreview.report.github), never for other text."""
+        self.finish()
+        return self.wrapped.write(text)
+
     def finish(self) -> None:
         """Write what is left of the last line (flushing stays with the wrapped stream)."""
         if self._pending:

@@ -1,10 +1,14 @@
 """`--format concise`: one line per finding, like a linter, then the gate line.
 
-    recipes/mtp3.toml:25: high confirmed problem spec-draft-attention-backend-ignored - <claim> [fails the gate]
+    recipes/mtp3.toml:25:1: high confirmed problem spec-draft-attention-backend-ignored - <claim> [fails the gate]
+    recipes/docker-compose.yml:24:1: service vllm: high confirmed problem ... [fails the gate]
 
-Each line is the recipe and the line that sets the knob, the severity, classification and
-kind, the rule and its claim, and the finding's gate state in brackets. Problems come first,
-then open questions, then facts; stale rules and incomplete reviews get a line each too.
+Each finding's line starts `file:line:col:` as compilers print it, so an editor or a
+terminal opens the recipe there: the file the recipe is read from (a compose service's
+compose file; the service is named after it, in the message), the line that sets the knob,
+column 1 (reviews carry no column). Then the severity, classification and kind, the rule and
+its claim, and the finding's gate state in brackets. Problems come first, then open
+questions, then facts; stale rules and incomplete reviews get a line each too.
 """
 
 from __future__ import annotations
@@ -26,18 +30,30 @@ def render(reviews: Sequence[Review] | Review, *, gate=None, **_options) -> str:
     lines = []
     for review in reviews:
         path = review.recipe.path
-        lines += [f"{path}: {line}" for line in review.startup_lines() + review.profile_lines()]
+        file, service = recipe_place(review)
+        where = f"{file}: service {service}" if service is not None else file
+        lines += [f"{where}: {line}" for line in review.startup_lines() + review.profile_lines()]
         for f in sorted(review.findings, key=lambda f: (-KIND_ORDER[f.kind], -SEVERITY_ORDER[f.severity],
                                                         review.line_of(f), f.rule, f.fingerprint)):
-            lines.append(f"{path}:{review.line_of(f)}: {f.severity} {f.classification} {f.kind} {f.rule} - {f.claim}"
+            lines.append(f"{file}:{review.line_of(f)}:1: " + (f"service {service}: " if service is not None else "")
+                         + f"{f.severity} {f.classification} {f.kind} {f.rule} - {f.claim}"
                          + _marks(f, (path, f.fingerprint) in failing))
         failing_stale = set(review.gate.stale) if review.gate is not None else set()
-        lines += [f"{path}: stale rule {s.rule}: missing {', '.join(s.missing) or 'its anchors'}"
+        lines += [f"{where}: stale rule {s.rule}: missing {', '.join(s.missing) or 'its anchors'}"
                   + (" [fails the gate]" if s.rule in failing_stale else "") for s in review.stale_rules]
-        lines += [f"{path}: review incomplete: {reason}" for reason in review.incomplete]
-        lines += [f"{path}: {model.summary()}" for model in review.models if model.unknown is not None]
+        lines += [f"{where}: review incomplete: {reason}" for reason in review.incomplete]
+        lines += [f"{where}: {model.summary()}" for model in review.models if model.unknown is not None]
     text = "".join(oneline(line) + "\n" for line in lines)
     return text + (gate_line(gate) + "\n" if gate is not None else "")
+
+
+def recipe_place(review: Review) -> tuple[str, str | None]:
+    """(the file an editor opens, the compose service or None): `docker-compose.yml#vllm` is no
+    path, so a service's findings sit on its compose file and name the service."""
+    path, file = review.recipe.path, review.recipe.file
+    if file and path.startswith(file + "#"):
+        return file, path[len(file) + 1:]
+    return file or path, None
 
 
 def _marks(finding: Finding, is_failing: bool) -> str:

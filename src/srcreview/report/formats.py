@@ -39,6 +39,12 @@ def _concise(run: Run) -> str:
     return concise.render(run.reviews, gate=run.gate)
 
 
+def _github(run: Run) -> str:
+    from srcreview.report import github
+
+    return github.render(run.reviews, gate=run.gate)
+
+
 def _json(run: Run) -> str:
     return "".join(_json_chunks(run))
 
@@ -74,9 +80,13 @@ def _registry(run: Run) -> str:
 
 
 FORMATTERS: dict[str, Callable[[Run], str]] = {
-    "text": _text, "concise": _concise, "json": _json, "review": _review, "sarif": _sarif,
+    "text": _text, "concise": _concise, "github": _github, "json": _json, "review": _review, "sarif": _sarif,
     "markdown": _markdown, "registry": _registry,
 }
+# formats whose output holds workflow commands the formatter built, every untrusted character
+# escaped and every other line ci_safe: the CLI writes them past its stdout guard (which would
+# break the commands), and only them
+WORKFLOW_COMMANDS = frozenset({"github"})
 STREAMED: dict[str, Callable[[Run], Iterator[str]]] = {"json": _json_chunks}  # a campaign's JSON is megabytes
 
 

@@ -11,8 +11,13 @@ symbols), so alerts survive line moves.
 
 Results are the problems and open questions; facts (verified behaviour, which never fails
 the gate) are not alerts: they are listed in `run.properties.facts`, with their evidence
-URLs. Levels: problems map severity to error (high), warning (medium), note (low, info);
-open questions (plausible) are one step milder (warning for high, else note). The message
+URLs. Levels follow the classification and the gate, never the severity alone, so code
+scanning's check (which fails on errors by default) agrees with srcreview's exit code: a
+problem that fails the gate is an `error`, any other problem (below `--fail-on`, waived, or
+unchanged against the baseline) a `warning`; an open question (plausible: the source did not
+settle it) is a `note`, or a `warning` when it fails the gate (a `plausible` term in
+`--fail-on`), never an `error`, whatever its severity. Rendered without a gate, problems are
+errors and open questions notes. The message
 starts with what the finding is (`problem, confirmed (high)` / `open question, plausible
 (medium)`) and the rule's claim, with the characters SARIF reads as links (`[`, `]`) and
 HTML tags escaped. Waived findings carry a SARIF suppression with the waiver's
@@ -37,7 +42,9 @@ RECIPE_BASE = "%SRCROOT%"
 _TEMPLATE_FIELD = re.compile(r"\{([A-Za-z0-9_.\-]+)\}")
 _ANCHOR_URL = re.compile(r"^(?P<repo>.+?)/blob/(?P<sha>[0-9a-fA-F]{7,40})/")
 _PROBLEM_LEVEL = {"high": "error", "medium": "warning", "low": "note", "info": "note"}
-_OPEN_QUESTION_LEVEL = {"high": "warning", "medium": "note", "low": "note", "info": "note"}
+# a result's level: (kind, fails the gate) -> level; see the module doc
+_LEVEL = {("problem", True): "error", ("problem", False): "warning",
+          ("open-question", True): "warning", ("open-question", False): "note"}
 _DOC_TITLES = {"what": "What it checks", "why": "Why it matters", "instead": "What to do instead",
                "references": "References"}
 _BASELINE_STATE = {"new": "new", "worse": "updated", "improved": "updated", "unchanged": "unchanged"}
@@ -130,6 +137,7 @@ def render(reviews: Sequence[Review], *, gate=None, date: str | None = None,
                       | {s.rule for r in reviews for s in r.stale_rules})
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
     results, facts = [], []
+    failing = None if gate is None else {(p, f.fingerprint) for p, f in gate.failing}
     for review in reviews:
         for finding in sorted(review.findings, key=lambda f: (f.sort_key(), f.fingerprint)):
             if finding.kind == "fact":
@@ -138,7 +146,9 @@ def render(reviews: Sequence[Review], *, gate=None, date: str | None = None,
                               "claim": finding.claim, "message": finding.message,
                               "evidenceUrls": sorted({a.url for a in finding.evidence})})
                 continue
-            results.append(_result(review, finding, index, bases))
+            key = (review.recipe.path, finding.fingerprint)
+            fails = finding.kind == "problem" if failing is None else key in failing
+            results.append(_result(review, finding, index, bases, fails))
 
     invocation: dict = {"executionSuccessful": not any(r.incomplete for r in reviews)}
     notifications = [{"level": "error", "message": {"text": inert(f"{shown_path(r.recipe.path)}: {reason}")}}
@@ -270,8 +280,8 @@ def _hop_location(hop: Hop, review: Review, bases: _Bases) -> dict:
     return {"location": location, "kinds": [hop.kind]}
 
 
-def _result(review: Review, finding: Finding, index: dict, bases: _Bases) -> dict:
-    level = (_PROBLEM_LEVEL if finding.kind == "problem" else _OPEN_QUESTION_LEVEL)[finding.severity]
+def _result(review: Review, finding: Finding, index: dict, bases: _Bases, fails: bool) -> dict:
+    level = _LEVEL[(finding.kind, fails)]
     related = []
     links = []
     for i, anchor in enumerate(sorted(finding.evidence, key=Anchor.sort_key), start=1):

@@ -22,7 +22,7 @@ from srcreview.core.userfile import shown_path  # noqa: F401 - the commands' imp
 if TYPE_CHECKING:
     from srcreview.gate.policy import GateResult
 
-GATE_FORMATS = ("sarif", "markdown")
+GATE_FORMATS = ("sarif", "markdown", "json")
 # srcreview.gate.policy.DEFAULT_FAIL_ON, spelled out so that building the parser does not import the
 # gate (and the review records with it); argparse converts it with `_fail_on` only when a command runs.
 DEFAULT_FAIL_ON_TEXT = "confirmed:high"
@@ -60,7 +60,7 @@ class Given(argparse.Action):
 
 
 def add_gate_args(parser: argparse.ArgumentParser) -> None:
-    """--fail-on, --baseline, --date, --sarif FILE, --markdown FILE and --allow-stale."""
+    """--fail-on, --baseline, --date, --sarif FILE, --markdown FILE, --json FILE and --allow-stale."""
     group = parser.add_argument_group("gate (CI)")
     group.add_argument("--fail-on", type=_fail_on, default=DEFAULT_FAIL_ON_TEXT, metavar="POLICY", action=Given,
                        help=FAIL_ON_HELP)
@@ -72,6 +72,8 @@ def add_gate_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--sarif", metavar="FILE", help="also write SARIF 2.1.0 to FILE")
     group.add_argument("--markdown", metavar="FILE",
                        help="also write the Markdown summary to FILE (e.g. \"$GITHUB_STEP_SUMMARY\")")
+    group.add_argument("--json", metavar="FILE", dest="json_file",
+                       help="also write the JSON report to FILE (a later run's --baseline), whatever --format is")
     group.add_argument("--allow-stale", action="store_true",
                        help="accept rules that are stale at the revision (their anchors are gone, so they "
                             "decided nothing) instead of failing the gate on them")
@@ -91,7 +93,7 @@ class GateRun:
 
 
 def run_gate(args, reviews, *, rules=None, known_rules=None, recipe_files=None, project_waivers=None) -> GateRun:
-    """Evaluate the gate for parsed `args` and write the --sarif / --markdown files.
+    """Evaluate the gate for parsed `args` and write the --sarif / --markdown / --json files.
 
     `rules`: rule objects or dicts (id, claim, doc, severity) for SARIF's rule docs;
     `known_rules`: rule ids a waiver may name (default: the ids of `rules`, else of rules/);
@@ -118,15 +120,15 @@ def run_gate(args, reviews, *, rules=None, known_rules=None, recipe_files=None, 
     result = evaluate(reviews, policy, baseline=baseline, waivers=waivers, known_rules=known_rules,
                       today=today(date), allow_stale=bool(getattr(args, "allow_stale", False)))
     run = GateRun(result=result, date=date, rules=rules)
-    for option, fmt in (("sarif", "sarif"), ("markdown", "markdown")):
-        target = getattr(args, option, None)
+    for attribute, fmt in (("sarif", "sarif"), ("markdown", "markdown"), ("json_file", "json")):
+        target = getattr(args, attribute, None)
         if target:
-            _write(target, render_gate_format(fmt, run), option)
+            _write(target, render_gate_format(fmt, run), fmt)
     return run
 
 
 def render_gate_format(fmt: str, run: GateRun) -> str:
-    """Render `sarif` or `markdown` for a gate run."""
+    """Render `sarif`, `markdown` or `json` for a gate run."""
     from srcreview.report.formats import Run, render
 
     if fmt not in GATE_FORMATS:

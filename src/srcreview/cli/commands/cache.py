@@ -1,11 +1,15 @@
-"""`srcreview cache info|clean`: what the cache holds, and emptying it (all of it, or a part).
+"""`srcreview cache info|clean|pins`: what the cache holds, emptying it (all of it, or a part),
+and what a CI cache of it should be keyed on.
 
 The cache holds the verified vLLM source of each revision obtained (about 100 MB a release),
 the parsed facts of modules (shared by every revision that has the same file), the reviews
 `check` computed (returned again for the same recipe, source, rules and srcreview; at most
 64 MB, the least recently used go first) and what runs leave behind. `info` lists each part with its size; `clean` removes everything, or only what
 the options name. Its location: $SRCREVIEW_CACHE, else $XDG_CACHE_HOME/srcreview, else
-~/.cache/srcreview.
+~/.cache/srcreview. `pins RECIPE...` prints srcreview's version and each vLLM release the
+recipes pin, one a line, sorted: what the source and facts a review of them needs depend on,
+so a CI cache keyed on its hash is saved once per pin bump or srcreview upgrade, not once per
+recipe edit.
 """  # noqa: E501 - the help text (argparse shows it as written)
 
 from __future__ import annotations
@@ -23,13 +27,15 @@ examples:
   srcreview cache clean --reviews           # the stored reviews (check computes them again)
   srcreview cache clean --unused            # facts of older srcreview versions, leftovers of killed runs
   srcreview cache clean                     # everything
+  srcreview cache pins recipes/ | sha256sum # a CI cache key (docs/ci.md)
 """
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("cache", help="what the cache holds (info), and emptying it (clean)", description=__doc__,
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("action", choices=("info", "clean"))
+    p.add_argument("action", choices=("info", "clean", "pins"))
+    p.add_argument("recipes", nargs="*", metavar="RECIPE", help="pins: recipe files or directories (as for check)")
     p.add_argument("--sources", action="store_true", help="clean: the source trees of every revision")
     p.add_argument("--rev", metavar="REV", help="clean: the source tree of this revision only (and the record of a "
                                                   "release found on the package index)")
@@ -48,6 +54,10 @@ def run(args) -> int:
     from srcreview.source.cache import default_root
     from srcreview.store.admin import clean, human, select, usage
 
+    if args.action == "pins":
+        return _pins(args)
+    if args.recipes:
+        raise UsageError(f"cache {args.action} takes no RECIPE (pins does)")
     root, origin = default_root()
     found = usage(root, default_location=origin != "$SRCREVIEW_CACHE")
     if args.action == "info":
@@ -75,6 +85,25 @@ def run(args) -> int:
         if foreign:
             sys.stdout.write(f"kept {_count(len(foreign), 'part')} srcreview did not create ({FOREIGN_WHY}): "
                              + ", ".join(foreign[:10]) + (", ..." if len(foreign) > 10 else "") + "\n")
+    return 0
+
+
+def _pins(args) -> int:
+    """`cache pins RECIPE...`: see the module doc; reads the recipes, fetches nothing."""
+    from srcreview import __version__
+    from srcreview.core.errors import UsageError
+    from srcreview.model.recipe import load_recipes
+    from srcreview.model.recipe.files import recipe_files
+
+    if not args.recipes:
+        raise UsageError("cache pins: give at least one RECIPE")
+    if args.sources or args.facts or args.reviews or args.unused or args.rev or args.dry_run or args.format != "text":
+        raise UsageError("cache pins takes only RECIPE arguments")
+    pins = {(r.runtime.version or "-", r.runtime.revision or "-") for path, shown in recipe_files(args.recipes)
+            for r in load_recipes(path, display_path=shown)}
+    sys.stdout.write(f"srcreview {__version__}\n" + "".join(
+        f"vllm {version} {revision}\n" if (version, revision) != ("-", "-") else "unpinned\n"
+        for version, revision in sorted(pins)))
     return 0
 
 

@@ -117,8 +117,12 @@ def run(args) -> int:
                     project_waivers=args.project_waivers)
     if args.registry:
         merge_registry(args.registry, gate)
-    sys.stdout.writelines(formats.chunks(args.format, run_of(gate, verbose=args.verbose, color=_color(args),
-                                                             width=_width() if args.format == "text" else 100)))
+    output = formats.chunks(args.format, run_of(gate, verbose=args.verbose, color=_color(args),
+                                                width=_width() if args.format == "text" else 100))
+    write = getattr(sys.stdout, "write_verbatim", sys.stdout.write) if args.format in formats.WORKFLOW_COMMANDS \
+        else sys.stdout.write
+    for chunk in output:
+        write(chunk)
     return gate.result.exit_code
 
 

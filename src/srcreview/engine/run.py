@@ -111,7 +111,7 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
         matches = revision.matches_commit(pin)
     else:
         matches = revision.version == pin
-    return Review(
+    made = Review(
         tool=ToolInfo(version=__version__),
         recipe=RecipeRef(path=recipe.path, file=recipe.file or None, name=recipe.name,
                          model=recipe.info.model, gpu=recipe.hardware.gpu,
@@ -128,7 +128,10 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
         missing_tests=tuple(missing_tests),
         incomplete=tuple(sorted(set(incomplete))),
         models=_models(recipe, analyzer),
-    ), frozenset(applied)
+    )
+    from srcreview.evidence.plan import plan
+
+    return made.model_copy(update={"startup_evidence": plan(index, made)}), frozenset(applied)
 
 
 def _reason(text: str | None) -> str | None:

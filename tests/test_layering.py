@@ -2,7 +2,7 @@
 imports only from its own package or the packages below it (function-level imports included).
 Inside and between packages the imports form no cycle, and nothing below the CLI prints or exits.
 
-    core -> hfconfig -> model -> source -> index -> interp -> vllm -> checks -> rules -> engine
+    core -> hfconfig -> model -> source -> index -> interp -> vllm -> checks -> rules -> evidence -> engine
          -> gate, history, audit, store -> report -> api -> cli
 """
 
@@ -26,6 +26,7 @@ LAYERS = [
     ("vLLM knowledge", ("vllm",)),
     ("checks", ("checks",)),
     ("rules", ("rules",)),
+    ("start-up evidence", ("evidence",)),
     ("engine", ("engine",)),
     ("gate", ("gate",)),
     ("history", ("history",)),

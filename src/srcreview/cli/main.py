@@ -19,8 +19,8 @@ from srcreview.core.errors import (
     SrcreviewError,
 )
 
-COMMANDS = ("check", "recipe", "fetch", "pins", "show", "graph", "rules", "schema", "audit", "explain", "diff",
-            "bisect", "cache")
+COMMANDS = ("check", "recipe", "fetch", "pins", "show", "graph", "rules", "schema", "audit", "explain", "verify",
+            "diff", "bisect", "cache")
 
 DESCRIPTION = """\
 Review a vLLM serving recipe against the exact pinned vLLM source, without running it.

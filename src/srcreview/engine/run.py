@@ -124,7 +124,7 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
     from srcreview.engine.startup import startup_verdict
 
     ordered_knobs = tuple(sorted(knobs.values(), key=_knob_order))
-    return Review(
+    made = Review(
         tool=ToolInfo(version=__version__),
         recipe=RecipeRef(path=recipe.path, file=recipe.file or None, name=recipe.name,
                          model=recipe.info.model, gpu=recipe.hardware.gpu,
@@ -142,7 +142,10 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
         incomplete=tuple(sorted(set(incomplete))),
         models=_models(recipe, analyzer),
         startup=startup_verdict(rules, findings, ordered_knobs, incomplete),
-    ), frozenset(applied)
+    )
+    from srcreview.evidence.plan import plan
+
+    return made.model_copy(update={"startup_evidence": plan(index, made)}), frozenset(applied)
 
 
 def _reason(text: str | None) -> str | None:

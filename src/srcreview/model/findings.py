@@ -344,6 +344,49 @@ class ReviewGate(Record):
                                    description="stale rules that failed the gate (accepted with --allow-stale)")
 
 
+class EvidenceLine(Record):
+    """A logger call of the pinned tree that a start-up log may show for a knob (srcreview.evidence.plan)."""
+
+    path: str = Field(description="tree path of the module that prints it")
+    line: int = Field(description="the line the log prefix prints ([file.py:line]), at this revision")
+    file: str = Field(description="the file as the log prefix names it at INFO (the module's basename)")
+    level: str = Field(description="the level it prints at (DEBUG, INFO, WARNING, ...)")
+    once: bool = Field(description="printed once per process (and only on the ranks its scope names)")
+    ranks: str = Field(description="which processes print it: every process, or the first rank of each node")
+    format: str | None = Field(description="the format string as the source writes it (None: not a literal)")
+    phase: Literal["engine", "target load", "draft load", "cudagraph capture"]
+    shows: str = Field(description="what the line proves when it is printed")
+    tells_draft: bool = Field(description="whether the line, or its place in the log, tells the draft from the target")
+    url: str = ""
+
+
+class EvidenceRow(Record):
+    """What a start-up log can prove about one knob of the review, and with which run settings."""
+
+    knob: str = Field(description="the knob: a recipe key, or model_runner, speculative_method, cudagraph_mode")
+    scope: Scope
+    claim: str | None = Field(description="what the review predicts takes effect (None: the review leaves it open)")
+    claim_from: str = Field(description="the knob row or finding the claim comes from, in words")
+    not_claimed: str | None = Field(default=None, description="a value the log must not be read as proving "
+                                    "(a nested key the review finds ignored)")
+    cache_reuse: bool = Field(default=False, description="the review predicts the draft reuses the target's cached "
+                              "selection, which prints nothing")
+    provable: Literal["yes", "with-settings", "no"]
+    run_with: tuple[str, ...] = Field(default=(), description="environment settings of a run that can prove it")
+    lines: tuple[EvidenceLine, ...] = ()
+    reason: str = Field(description="why a plain log may stay silent, or why no log can prove the row")
+
+
+class StartupEvidence(Record):
+    """The start-up evidence plan of a review: per knob, the log lines of the pinned tree that
+    would prove it (`srcreview verify` reads a log against it)."""
+
+    revision: str = Field(description="the commit whose logger calls the lines are")
+    rows: tuple[EvidenceRow, ...] = ()
+    run_with: tuple[str, ...] = Field(default=(), description="the settings of a run that proves every provable row")
+    rejection: tuple[Anchor, ...] = Field(default=(), description="the raises a startup-rejected finding predicts")
+
+
 class Review(Record):
     tool: ToolInfo
     recipe: RecipeRef
@@ -361,6 +404,10 @@ class Review(Record):
     startup: Startup | None = Field(default=None, omit_none=True, description="whether vLLM starts with the recipe, "
                                     "from the refusal rules' findings and the knob rows")
     gate: ReviewGate | None = Field(default=None, description="set by the gate (srcreview.gate.policy.evaluate)")
+    startup_evidence: StartupEvidence | None = Field(
+        default=None, omit_none=True,
+        description="per knob, the start-up log lines of the pinned tree that would prove it "
+                    "(srcreview.evidence.plan); `srcreview verify` reads a log against it")
 
     def _validated(self) -> None:
         """A fingerprint names one finding of a recipe (waivers, baselines and `explain` rely on it)."""

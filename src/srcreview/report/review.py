@@ -231,11 +231,20 @@ def document(reviews: Sequence[Review] | Review, *, rules=None, date: str | None
             "findings_summary": summary,
             "breakage_probes": probes,
             "missing_tests": missing,
+            **_startup_evidence(reviews),
         },
         "recommendation": _recommendation(reviews),
         "human_gate_required": False,
         "promoted": False,
     }
+
+
+def _startup_evidence(reviews) -> dict:
+    """The start-up evidence plan of each review: the contract's "capture resolved startup evidence"
+    made concrete (which log lines prove which knob at this revision)."""
+    plans = [{"target": r.recipe.path, **r.startup_evidence.model_dump(mode="json")}
+             for r in reviews if r.startup_evidence is not None]
+    return {"startup_evidence": plans} if plans else {}
 
 
 def _model(review: Review, _rules) -> str | None:

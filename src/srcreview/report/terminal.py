@@ -97,6 +97,7 @@ def _review(console, review: Review, verbose: bool, failing: set) -> None:
         console.print(Text(f"{title}: {len(group)}", style=_KIND_STYLE[kind]))
         for f in group:
             _finding(console, f, verbose, (review.recipe.path, f.fingerprint) in failing)
+    _startup(console, review, verbose)
     if review.stale_rules:
         failed = review.gate is not None and review.gate.stale
         _wrapped(console, f"Stale rules at this revision: {len(review.stale_rules)}"
@@ -128,6 +129,32 @@ def _runner(console, review: Review, verbose: bool) -> None:
             _wrapped(console, f"why: {runner.reason}", 2)
         for anchor in runner.evidence:
             console.print(oneline(f"  {anchor.url}  {anchor.role}"), soft_wrap=True)
+
+
+def _startup(console, review: Review, verbose: bool) -> None:
+    """The start-up evidence plan, one line per knob: the lines that prove it and what a run must set."""
+    from rich.text import Text
+
+    plan = review.startup_evidence
+    if plan is None or not plan.rows:
+        return
+    settings = " ".join(plan.run_with)
+    console.print(Text("Start-up evidence" + (f" (a run that proves it: {settings}; then srcreview verify)"
+                                               if settings else ""), style="bold"))
+    for row in plan.rows:
+        name = row.knob if row.scope == "engine" else f"{row.knob} ({row.scope})"
+        if row.provable == "no":
+            _wrapped(console, f"{name}: no log can prove it: {row.reason}", 2, hanging=2)
+            continue
+        telling = sorted({f"{ln.file}:{ln.line}" for ln in row.lines if ln.tells_draft and ln.phase == "draft load"})
+        shown = sorted({f"{ln.file}:{ln.line}" for ln in row.lines})
+        needs = f"with {' '.join(row.run_with)}: " if row.run_with else ""
+        rest = ", ".join(sorted(set(shown) - set(telling)))
+        text = (f"{name}: {needs}{', '.join(telling)} tell the draft; not by name {rest}"
+                if telling else f"{name}: {needs}{', '.join(shown)}")
+        _wrapped(console, text if verbose else text[:300], 2, hanging=2)
+        if verbose:
+            _wrapped(console, row.reason, 4)
 
 
 def _knobs(console, review: Review, verbose: bool) -> None:

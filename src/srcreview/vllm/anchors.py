@@ -119,3 +119,42 @@ PLATFORM_PREDICATES = {
     "is_cuda": (CUDA,), "is_cuda_alike": (CUDA, "rocm"), "is_rocm": ("rocm",), "is_xpu": ("xpu",),
     "is_cpu": ("cpu",), "is_tpu": ("tpu",), "is_zen_cpu": (), "is_out_of_tree": (), "is_unspecified": (),
 }
+
+# ----------------------------------------------------------------------------- start-up logs
+
+# vLLM's log records (vllm/logger.py): `LEVEL MM-DD HH:MM:SS [file.py:line] message`, the file the
+# basename of the module (a path shortened under VLLM_LOGGING_LEVEL=DEBUG), every line of a
+# multi-line message carrying the same prefix; a process other than the API server prefixes
+# each line with `(NAME pid=N) ` (vllm/utils/system_utils.py `_add_prefix`)
+LOGGER_NAME = "logger"  # the module-level logger every vLLM module binds (`logger = init_logger(__name__)`)
+# the logger's methods and the level each prints at; `_once` ones print a message once per
+# process, and only where their `scope` keyword lets them (default "local": the node's first rank)
+LOG_METHODS = {"debug": "DEBUG", "info": "INFO", "warning": "WARNING", "error": "ERROR", "exception": "ERROR",
+               "critical": "CRITICAL", "debug_once": "DEBUG", "info_once": "INFO", "warning_once": "WARNING"}
+ONCE_SUFFIX = "_once"
+LOG_SCOPE_KEYWORD = "scope"  # info_once(..., scope="global"|"local"|"process")
+LOG_SCOPE_DEFAULT = "local"
+LOG_SCOPES = {"local": "the first rank of each node", "global": "the first rank of all nodes",
+              "process": "every process"}
+LOG_LEVEL_ENV = "VLLM_LOGGING_LEVEL"  # DEBUG prints the debug lines (and shortened paths as the file)
+INSPECTION_ENV = "VLLM_LOG_MODEL_INSPECTION"  # 1: the loader prints each model's structure
+# the format strings a start-up's evidence keys on (located in the pinned tree by srcreview.vllm.log_calls;
+# their line numbers are never tabled here)
+BACKEND_FORCED_LOG = "Using %s backend."  # the platform selector, when a backend is named (not once; cached)
+BACKEND_SELECTED_LOG = "Using %s attention backend out of potential backends: %s."  # selected by priority (once)
+KV_DTYPE_LOG = "Using %s data type to store kv cache."  # CacheConfig's validator, quantized dtypes only
+MODEL_STRUCTURE_LOG = "vLLM model structure:\n%s"  # the loader, each model, under INSPECTION_ENV
+MODEL_STRUCTURE_FUNCTION = "log_model_inspection"  # the loader's function that prints it
+DRAFTER_LOAD_LOG = "Loading drafter model..."  # the V1 runner, between the target's load and the draft's
+MODEL_LOADED_LOG = "Model loading took %s GiB memory"  # the runner's load method, both models loaded
+ENGINE_READY_LOG = "init engine (profile, create kv cache, warmup model) took"  # EngineCore is up
+ENGINE_FAILED_LOG = "EngineCore failed to start."  # EngineCore's start-up raised
+CUDAGRAPH_CAPTURE_LOG = "CG Capture: mode=%s, batch_desc=%s"  # the V2 runner's capture, per graph (DEBUG)
+CUDAGRAPH_DONE_LOG = "Graph capturing finished in"  # either runner, after capture
+CUDAGRAPH_MODE_FIELD = "compilation_config.cudagraph_mode"  # the recipe key of the mode
+CUDAGRAPH_WORDS = ("cudagraph", "CUDAGraph", "CUDA graph", "Cudagraph")  # how config warnings name the mode
+# Attention.extra_repr prints `backend=<impl class>`; each backend class names its impl
+# (`get_impl_cls`) and its enum name (`get_name`)
+STRUCTURE_BACKEND_KEY = "backend="
+BACKEND_IMPL_METHOD = "get_impl_cls"
+WORKER_PROCESS = "Worker"  # `(Worker_TP1 pid=…)`: a worker process, its rank after _TP/_PP/_DP

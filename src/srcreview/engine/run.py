@@ -281,8 +281,8 @@ def _prepared(index, recipe, bindings):
 def _subjects(rule: Rule, ctx: CheckContext) -> list:
     """What a rule runs on: once (None), or once per setting of the recipe (`for_each`):
     every setting, or the speculative settings that may reach the draft model (every key
-    under speculative_config but the method and depth, and every top-level key that
-    speculative_config can also set)."""
+    under speculative_config but the method and depth, every top-level key that
+    speculative_config can also set, and every one the draft's ModelConfig copies)."""
     recipe = ctx.recipe
     if rule.for_each is None:
         return [None]
@@ -291,9 +291,29 @@ def _subjects(rule: Rule, ctx: CheckContext) -> list:
     if rule.for_each == "nested-setting":
         return [s for s in recipe.settings if s.key.startswith(f"{SPECULATIVE}.")
                 and s.key.split(".", 1)[1] not in SPECULATION_KEYS and "." not in s.key.split(".", 1)[1]]
-    # "draft-setting": top-level settings the draft may take (speculative_config has the same key)
-    twins = _nested_fields(ctx)
+    # "draft-setting": top-level settings the draft may take: speculative_config has the same key,
+    # or the draft's own ModelConfig is built with the target's value of it
+    twins = _nested_fields(ctx) | _inherited_keys(ctx)
     return [s for s in recipe.settings if "." not in s.key and s.key in twins]
+
+
+def _inherited_keys(ctx: CheckContext) -> frozenset[str]:
+    """Top-level keys that land on a target ModelConfig field the draft's ModelConfig copies."""
+    from srcreview.vllm.anchors import MODEL_CONFIG_FIELD
+    from srcreview.vllm.drafting import inherited_model_fields
+    from srcreview.vllm.runtime import key_paths
+
+    def compute():
+        try:
+            fields = inherited_model_fields(ctx.index)
+            paths = key_paths(ctx.index)
+        except (*ANALYSIS_ERRORS, DataError, SourceUnavailable):
+            return frozenset()
+        return frozenset(key for key, where in paths.items()
+                         if where.path.split(".")[0] == MODEL_CONFIG_FIELD and where.path.split(".")[-1] in fields
+                         and where.path.count(".") == 1)
+
+    return ctx.memoized("inherited-keys", compute)
 
 
 def _nested_fields(ctx: CheckContext) -> frozenset[str]:
@@ -681,7 +701,8 @@ def _apply_knobs(rule: Rule, ctx: CheckContext, subject, result: CheckResult, do
                 setting.value if setting else None if effect.effective else values.get(key))
             new = Knob(key=key, value=value, scope=scope, recipe_line=setting.line if setting else None,
                        status=status, evidence=_knob_evidence(result.evidence), tags=tags,
-                       note=fill(effect.note, values) if effect.note else "",
+                       note=fill(effect.note, values) if effect.note else (
+                           result.reason if status == "undecided" else ""),  # an open row says why
                        effective=fill(effect.effective, values) if effect.effective else None)
             if old is None or KNOB_PRECEDENCE[new.status] > KNOB_PRECEDENCE[old.status]:
                 knobs[(key, scope)] = new if old is None else new.model_copy(

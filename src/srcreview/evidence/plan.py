@@ -56,13 +56,12 @@ def _line(index, call: log_calls.LogCall, phase: Any, shows: str, tells_draft: b
 
 def _platform_calls(index, review: Review, fmt: str) -> tuple[log_calls.LogCall, ...]:
     """The calls of `fmt` in the platform module the runtime profile runs (every platform's when open)."""
-    calls = log_calls.calls_with_format(index, fmt)
     platform = review.profile.platform if review.profile is not None else None
     module = PLATFORM_MODULES.get(platform or "")
     if module is None:
-        return calls
+        return log_calls.calls_with_format(index, fmt)
     path = module.replace(".", "/") + ".py"
-    return tuple(c for c in calls if c.path == path)
+    return log_calls.calls_with_format(index, fmt, prefix=path)  # the one platform module the profile runs
 
 
 def _runner_calls(index, runner: str) -> tuple[log_calls.LogCall, ...]:

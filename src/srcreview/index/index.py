@@ -154,6 +154,10 @@ class Index:
             self._raw[path] = data
         return data
 
+    def raw_text(self, path: str) -> bytes:
+        """A file's bytes as the raw-text searches read them (`grep`), kept while they are."""
+        return self._raw_text(path)
+
     def forget_text(self) -> None:
         """Drop the raw text kept for the prefilter (a whole tree's worth after a first review):
         a run reviewing many recipes holds none between reviews. A later question reads the

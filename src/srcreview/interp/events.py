@@ -113,8 +113,8 @@ def raises_on_every_path(symbol, raises: list[RaiseEvent]) -> RaiseEvent:
         text = f"{event.text} (if {when})" if when and len(alternatives) > 1 else event.text
         texts.append(text)
         chain += ((symbol.qualname, symbol.path, event.line, event.end_line, text),) + event.chain
-    unique = list(dict.fromkeys(texts))
-    text = unique[0] if len({e.text for e in alternatives}) == 1 else "one of " + "; ".join(unique)
+    same = len({e.text for e in alternatives}) == 1  # whichever path, the same exception
+    text = alternatives[0].text if same else "one of " + "; ".join(dict.fromkeys(texts))
     first = alternatives[0]
     return RaiseEvent(first.line, first.end_line, text, (), False, chain)
 

@@ -116,6 +116,7 @@ class Frame:
         self.loops = 0  # depth of loop bodies being walked that may not run (or try bodies that may be caught)
         self.unrolling = 0  # depth of constant tables being walked item by item (where `continue` ends an item)
         self.raised: RaiseEvent | None = None  # a call in the current statement always raises (effects walks)
+        self.tentative: set[tuple] = set()  # recipe fields read that a hook may have rewritten (note_tentative)
         self.unrolled: set[str] = set()  # names bound to the items of a constant table walked item by item
         if fn is not None:
             self._bind_params(args or {})
@@ -222,14 +223,16 @@ class Frame:
         if kind is ir.Raise:
             if s.exc is not None:
                 self.ev(s.exc)
+            conds = self.raise_conds()
             self.raises.append(RaiseEvent(s.line, s.end_line, ir.text(s.exc) if s.exc is not None else "raise",
-                                          tuple(self.conds), self.loops > 0, reads=self.cond_reads(self.conds)))
+                                          conds, self.loops > 0, reads=self.cond_reads(conds)))
             return True
         if kind is ir.Assert:
             truth, reason = self.truth(self.ev(s.test))
             if truth is False:
-                self.raises.append(RaiseEvent(s.line, s.end_line, f"assert {s.text}", tuple(self.conds),
-                                              self.loops > 0, reads=self.cond_reads(self.conds)))
+                conds = self.raise_conds()
+                self.raises.append(RaiseEvent(s.line, s.end_line, f"assert {s.text}", conds,
+                                              self.loops > 0, reads=self.cond_reads(conds)))
                 return True
             if truth is None and self.an.effects:  # an assert the walk cannot decide may fail
                 failing = Condition(f"not ({s.text})", s.line, s.end_line, reason or "undecided", True)
@@ -289,9 +292,22 @@ class Frame:
         raised, self.raised = self.raised, None
         if raised is None:
             return False
-        self.raises.append(RaiseEvent(s.line, s.end_line, raised.text, tuple(self.conds), self.loops > 0,
-                                      raised.chain, self.cond_reads(self.conds) + raised.reads))
+        conds = self.raise_conds()
+        self.raises.append(RaiseEvent(s.line, s.end_line, raised.text, conds, self.loops > 0,
+                                      raised.chain, self.cond_reads(conds) + raised.reads))
         return True
+
+    def raise_conds(self) -> tuple[Condition, ...]:
+        """The undecided conditions a raise here is under: this path's, and, when the walk read a
+        recipe field that a hook may have rewritten (note_tentative), that rewrite: the recipe's
+        value decided the path only if the hook left it alone."""
+        conds = tuple(self.conds)
+        if self.tentative:
+            path = sorted(self.tentative)[0]
+            text = self.an.runtime.tentative.get(path, ".".join(path))
+            conds += (Condition(f"{'.'.join(path)} keeps the recipe's value", self.current[0], self.current[1],
+                                text, True),)
+        return conds
 
     def possible_raises(self, events) -> None:
         """Raises a call in the current statement may reach (Analyzer._note_may_raise): kept
@@ -730,6 +746,12 @@ class Frame:
             self.ev(func_expr.value)
             return self.an.runtime.platform_call(func_expr.attr)
         callee = self.ev(func_expr)
+        if isinstance(callee, Unknown) and isinstance(func_expr, ir.Attr) \
+                and ir.text(func_expr.value).split(".")[-1].endswith("platform"):
+            # another method of the platform object: the one the profile's platform class defines
+            method = self.an.runtime.platform_method(func_expr.attr)
+            if method is not None:
+                callee = FuncRef(method[0], bound=ClassRef(method[1]))
         if isinstance(callee, Builtin):
             return self.builtin_call(callee.name, arg_exprs, keywords, e)
         # what is installed: `find_spec("triton")`, `entry_points(group=...)` from the runtime profile
@@ -1077,13 +1099,15 @@ class Analyzer:
         key = (symbol.qualname, _value_key(self_obj), _args_key(bound))
         runtime = self.runtime
         if key in self._returns:
-            value, env_reads, platform, raised, may = self._returns[key]
+            value, env_reads, platform, raised, may, tentative = self._returns[key]
             runtime.platform_calls += platform
             self._note_env(env_reads)
             self._note_raised(raised)
             self._note_may_raise(may)
+            for path in tentative:
+                self.note_tentative(path)
             return value
-        self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0, None, ())
+        self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0, None, (), ())
         platform_before = runtime.platform_calls
         self.depth += 1
         try:
@@ -1098,7 +1122,7 @@ class Analyzer:
         elif self.effects and frame.raises:
             may = may_raise(symbol, frame.raises)
         self._returns[key] = (value, tuple(sorted(frame.env_reads)), int(runtime.platform_calls > platform_before),
-                              raised, may)
+                              raised, may, tuple(sorted(frame.tentative)))
         self._note_env(frame.env_reads)
         self._note_raised(raised)
         self._note_may_raise(may)
@@ -1138,6 +1162,13 @@ class Analyzer:
         """A callee that raises on every path ends the caller's statement (effects walks)."""
         if raised is not None and self.effects and self.stack:
             self.stack[-1].raised = raised
+
+    def note_tentative(self, path: tuple) -> None:
+        """A read, while the config is built, of a recipe field a hook may rewrite under an
+        undecided condition: every frame being walked now rests on it (Frame.certain_raise)."""
+        if self.constructing:
+            for frame in self.stack:
+                frame.tentative.add(path)
 
     def _note_may_raise(self, events) -> None:
         """A callee that may raise: each of its raises is a possible raise of the caller's
@@ -1212,8 +1243,11 @@ class Analyzer:
         self.runtime.rewrites.setdefault(path, []).append(
             (decided.value if decided is not None else None, decided is not None, where, path_file, node.line,
              node.end_line, conditional, condition))
-        if conditional:
-            return  # reads keep the recipe's value; the knob's row says it may be rewritten
+        if conditional:  # reads keep the recipe's value, but a raise that reads it is not certain
+            hook = ".".join(where.split(".")[-2:])
+            self.runtime.tentative.setdefault(path, f"{'.'.join(path)} may be set by {hook} (line {node.line}) "
+                                                    f"if {condition}")
+            return
         if decided is not None:
             self.runtime.heap[path] = Const(decided.value, origin=path)
         else:

@@ -289,6 +289,8 @@ class Resolver:
             return runtime.heap[key]
         bound = runtime.binding(path)
         if bound is not None:
+            if key in runtime.tentative:  # a hook may have rewritten it: what reads it rests on that
+                self.interp.note_tentative(key)
             return bound
         if ".".join(path) in runtime.prefix_keys:
             return None  # the recipe sets fields under it: it exists, whatever its default

@@ -21,7 +21,9 @@ Each rule also says which classification of its claim is a **problem** (`problem
 finding with that classification is a problem (it can fail the gate), a plausible one an
 open question, the other decided one a fact (verified behaviour; never fails the gate).
 `confirmed` for a claim that states a defect, `refuted` for a claim that states a desired
-property, `none` for a rule that only informs.
+property, `none` for a rule that only informs. A rule that declares `stops_startup` states a
+refusal: its problem makes the review's start-up verdict `rejected`, its open question leaves
+it `undecided`.
 
 | rule | severity | problem | check | claim |
 |---|---|---|---|---|
@@ -42,7 +44,8 @@ def render_rule(rule, level: int = 1) -> str:
     lines = [f"{h} {rule.id}", "", f"**Claim:** {rule.claim}", "",
              f"**Severity:** {rule.severity} · **Problem:** {_problem(rule.problem)} · **Check:** `{rule.check.kind}`"
              + (" · **For each recipe setting**" if rule.for_each else "")
-             + (f" · **Runner:** {rule.requires_runner}" if rule.requires_runner else ""), ""]
+             + (f" · **Runner:** {rule.requires_runner}" if rule.requires_runner else "")
+             + (" · **Stops start-up**" if rule.stops_startup else ""), ""]
     if rule.when:
         lines += ["**When:** " + "; ".join(f"`{k}` {_cond(c)}" for k, c in rule.when.items()), ""]
     params = rule.check.params

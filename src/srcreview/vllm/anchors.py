@@ -74,6 +74,7 @@ PLATFORM_MODULES = {"cuda": f"{PACKAGE}.platforms.cuda"}  # the platform's selec
 
 SPECULATIVE = "speculative_config"  # VllmConfig's field holding the SpeculativeConfig; the recipe's table
 MODEL_CONFIG_FIELD = "model_config"  # VllmConfig's field holding the target's ModelConfig
+TARGET_MODEL_CONFIG = "target_model_config"  # SpeculativeConfig's field holding the target's ModelConfig
 # fields of the root config whose change in a copy runs its post-init hooks again (the draft's
 # model config: per-architecture hooks may rewrite the backend and KV dtype of the copy)
 REINIT_FIELDS = (MODEL_CONFIG_FIELD,)
@@ -114,6 +115,12 @@ CUDA = "cuda"  # the platform of NVIDIA GPUs (`current_platform.is_cuda()`)
 # `find_spec("triton")` is a spec when a distribution of that name is installed, and
 # `entry_points(group=...)` finds what the release's own package declares (no plugins)
 PROBE_CALLS = ("importlib.util.find_spec", "importlib.metadata.entry_points")
+# platform -> (the class `current_platform` is an instance of on it, its variants that vLLM picks
+# among at import): a method the class defines and no variant overrides is that method, walked
+PLATFORM_CLASSES = {
+    CUDA: ("vllm.platforms.cuda.CudaPlatformBase",
+           ("vllm.platforms.cuda.NvmlCudaPlatform", "vllm.platforms.cuda.NonNvmlCudaPlatform")),
+}
 # platform predicate -> the platforms for which it is true (vllm/platforms/interface.py)
 PLATFORM_PREDICATES = {
     "is_cuda": (CUDA,), "is_cuda_alike": (CUDA, "rocm"), "is_rocm": ("rocm",), "is_xpu": ("xpu",),

@@ -111,6 +111,7 @@ def build(an) -> Construction:
     coerce_bindings(an, root)
     sections = _recipe_sections(an, root)
     checks = [check for section, (cls, obj) in sections.items() for check in field_checks(an, cls, section)]
+    checks += passed_field_checks(an, {c.key for c in checks})
     entries: list[tuple] = []
     for cls, obj in sections.values():  # the speculative config first, as the engine builds it
         entries += hook_entries(an, cls, obj)
@@ -302,6 +303,68 @@ def field_checks(an, cls: str, section: str) -> list[FieldCheck]:
     return out
 
 
+def passed_field_checks(an, checked: set[str]) -> list[FieldCheck]:
+    """Each recipe value the engine's builder hands a config constructor as it is
+    (`UVAOffloadConfig(cpu_offload_gb=self.cpu_offload_gb)`, nested in another config's call or
+    not), checked as pydantic builds that config: its declaration's constraints may refuse what
+    the engine argument's own declaration admits. Keys in `checked` are checked already."""
+    from srcreview.index import ir
+    from srcreview.interp.values import ClassRef
+    from srcreview.vllm.anchors import BUILDER
+
+    engine = an.runtime.engine_class()
+    method = engine.methods.get(BUILDER) if engine is not None else None
+    builder = an.index.function(method.qualname) if method is not None else None
+    if builder is None:
+        return []
+    out = []
+    for call in _unconditional_calls(builder.facts.body):
+        if not (ir.dotted(call.func) or "").endswith("Config"):
+            continue
+        passed = [(kw.name, kw.value.attr) for kw in call.keywords
+                  if kw.name and isinstance(kw.value, ir.Attr) and isinstance(kw.value.value, ir.Name)
+                  and kw.value.value.id == "self" and kw.value.attr not in checked
+                  and kw.value.attr in an.runtime.bindings]
+        if not passed:
+            continue
+        cls = an.force(an.evaluate(builder.module, call.func))
+        info = an.index._class_info_abs(cls.qualname) if isinstance(cls, ClassRef) else None
+        if info is None:
+            continue
+        section = an.runtime.config_path_for(info.qualname) or (info.qualname.rsplit(".", 1)[-1],)
+        for field, key in passed:
+            value = an.runtime.bindings[key]
+            if isinstance(value, Unknown):
+                continue
+            found = check_field(an, info, ".".join(section), field, value, key)
+            if found is not None:
+                out.append(found)
+                checked.add(key)
+    return out
+
+
+def _unconditional_calls(body):
+    """The calls a body makes whenever it runs to its end: those of its own statements (and of
+    `with` blocks), not those under an `if`, a loop or a `try`, nor in a conditional
+    expression, a boolean operand, a lambda or a comprehension (a config built only when a
+    flag is on is not built for a recipe that leaves it off)."""
+    from srcreview.index import ir
+
+    def walk(node):
+        if isinstance(node, (ir.IfExp, ir.BoolOp, ir.Lambda, ir.Comp, ir.Generator, ir.Def)):
+            return
+        if isinstance(node, ir.Call):
+            yield node
+        for child in ir.children(node):
+            yield from walk(child)
+
+    for stmt in body:
+        if isinstance(stmt, ir.With):
+            yield from _unconditional_calls(stmt.body)
+        elif not isinstance(stmt, (ir.If, ir.For, ir.While, ir.Try, ir.Def)):
+            yield from walk(stmt)
+
+
 def check_field(an, info, section: str, name: str, value, key: str) -> FieldCheck | None:
     """`value` for field `name` of config class `info` (at `section`) as pydantic builds it:
     before/wrap validators, the declaration, after validators (None: no such field)."""
@@ -312,7 +375,7 @@ def check_field(an, info, section: str, name: str, value, key: str) -> FieldChec
     f = info.field(name)
     if f is None or f.classvar:
         return None
-    path = (section, name)
+    path = (*section.split("."), name)
     owner = an.resolver.owner_class(info, f.owner)
     file = index._class_info_abs(owner).symbol.path
     field_name = f"{owner.rsplit('.', 1)[-1]}.{name}"

@@ -368,3 +368,30 @@ def _assumptions(index, frame, conditions) -> tuple[Assumption, ...]:
 
 def _class(index, qualname: str):
     return index._class_info_abs(qualname)
+
+
+def inherited_model_fields(index) -> frozenset[str]:
+    """The target ModelConfig fields the draft's own ModelConfig is built with: the keywords of a
+    `ModelConfig(...)` call in a SpeculativeConfig method whose value is `self.target_model_config.
+    <field>` (`dtype=self.target_model_config.dtype`). A top-level key that lands on such a
+    field reaches the draft though speculative_config has no key of that name."""
+    from srcreview.core.errors import DataError
+    from srcreview.vllm.anchors import MODEL_CONFIG, SPECULATIVE_CLASS, TARGET_MODEL_CONFIG
+
+    try:
+        info = index.class_info(SPECULATIVE_CLASS)
+    except DataError:
+        return frozenset()
+    out: set[str] = set()
+    for method in (info.methods.values() if info is not None else ()):
+        fn = index.function(method.qualname)
+        for call in (ir.iter_calls(fn.facts.body) if fn is not None else ()):
+            if (ir.dotted(call.func) or "").split(".")[-1] != MODEL_CONFIG:
+                continue
+            for kw in call.keywords:
+                value = kw.value
+                if kw.name and isinstance(value, ir.Attr) and isinstance(value.value, ir.Attr) \
+                        and value.value.attr == TARGET_MODEL_CONFIG and isinstance(value.value.value, ir.Name) \
+                        and value.value.value.id == "self":
+                    out.add(value.attr)
+    return frozenset(out)

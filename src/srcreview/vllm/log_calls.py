@@ -96,15 +96,21 @@ def _scope(call: ir.Call) -> str:
     return LOG_SCOPE_DEFAULT if value is None else "unknown"
 
 
-def calls_in_module(index, path: str) -> tuple[LogCall, ...]:
+CALL_SPAN = 4  # lines between `logger.info(` and the format literal it is given (black's layout)
+
+
+def calls_in_module(index, path: str, lines: frozenset[int] | None = None) -> tuple[LogCall, ...]:
     """Every logger call in the functions of one module, in line order (a module the Index cannot
-    read has none)."""
+    read has none); with `lines`, only in the functions whose lines hold one of them (a body is
+    converted to IR only when read: the rest stay unread)."""
     try:
         facts = index.module(path)
     except SourceUnavailable:
         return ()
     seen: dict[int, LogCall] = {}
     for qualname, function in sorted(facts.functions.items()):
+        if lines is not None and not any(function.start_line <= n <= function.end_line for n in lines):
+            continue
         for call in ir.iter_calls(function.body):
             func = call.func
             if not (isinstance(func, ir.Attr) and func.attr in LOG_METHODS):
@@ -127,17 +133,26 @@ def calls_of_function(index, qualname: str) -> tuple[LogCall, ...]:
     info = index.function(qualname)
     if info is None:
         return ()
-    return tuple(c for c in calls_in_module(index, info.symbol.path)
+    lines = frozenset(range(info.facts.start_line, info.facts.end_line + 1))
+    return tuple(c for c in calls_in_module(index, info.symbol.path, lines)
                  if c.function == info.facts.qualname or c.function.startswith(info.facts.qualname + "."))
 
 
 def calls_with_format(index, fmt: str, prefix: str = PACKAGE_DIR) -> tuple[LogCall, ...]:
     """The logger calls whose format starts with `fmt`, located by a raw-text search of its first
     words (a format split over string literals is found by its head)."""
-    head = fmt.split("%", 1)[0].split("\n", 1)[0].strip()
+    head = fmt.split("%", 1)[0].split("\n", 1)[0].strip() or fmt
+    needle, logger = head.encode(), LOGGER_NAME.encode()
     found = []
-    for path in index.grep(head or fmt, prefix=prefix):
-        found += [c for c in calls_in_module(index, path) if c.format is not None and c.format.startswith(fmt)]
+    for path in index.grep(head, prefix=prefix):
+        text = index.raw_text(path).splitlines()
+        # a line holding the head within a few lines of the logger it is passed to: only the
+        # functions around those lines are read (a common head such as "Using" is everywhere)
+        lines = frozenset(n for n, line in enumerate(text, 1)
+                          if needle in line and any(logger in t for t in text[max(0, n - 1 - CALL_SPAN):n]))
+        if lines:
+            found += [c for c in calls_in_module(index, path, lines)
+                      if c.format is not None and c.format.startswith(fmt)]
     return tuple(sorted(found, key=lambda c: (c.path, c.line)))
 
 

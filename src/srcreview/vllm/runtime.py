@@ -44,6 +44,7 @@ from srcreview.vllm.anchors import (  # noqa: F401 - vLLM's names, re-exported f
     FIELD_COPY,
     LAYER_FACTS,
     MODEL_LOADER,
+    PLATFORM_CLASSES,
     PLATFORM_MODULES,
     PLATFORM_PREDICATES,
     PLATFORM_SELECTOR,
@@ -82,6 +83,9 @@ class Runtime:
         self.heap: dict[tuple[str, ...], object] = {}
         # fields the recipe sets that a hook stores to while the config is built (Analyzer.rewritten)
         self.rewrites: dict[tuple[str, ...], list[tuple]] = {}
+        # recipe fields a hook may rewrite under a condition the walk does not decide, while the
+        # config is built: path -> that store in words (a raise whose walk read one is not certain)
+        self.tentative: dict[tuple[str, ...], str] = {}
         self._engine: Any = None  # the engine's ClassInfo, False when absent, None until asked
         self.walked: set[str] = set()  # config classes whose hooks the construction walk models
         self.hook_walks: list[tuple[str, Any]] = []  # (hook, its walk) of configs walked when first read
@@ -339,6 +343,26 @@ class Runtime:
         return value
 
     # -- platform and device -------------------------------------------------------------------
+    def platform_method(self, name: str) -> tuple[str, str] | None:
+        """(method qualname, class) of `current_platform.<name>` on the profile's platform: the
+        method its class (or a base) defines, when none of the platform's variants overrides
+        it (which one runs is then the same); None when the platform is open or it is not so.
+        Counted as a platform answer."""
+        classes = PLATFORM_CLASSES.get(self.platform or "")
+        if classes is None:
+            return None
+        base, variants = classes
+        info = self.index._class_info_abs(base)
+        method = info.methods.get(name) if info is not None else None
+        if method is None:
+            return None
+        for variant in variants:  # (a class's methods include those it inherits)
+            other = self.index._class_info_abs(variant)
+            if other is None or name not in other.methods or other.methods[name].qualname != method.qualname:
+                return None
+        self.platform_calls += 1
+        return method.qualname, base
+
     def platform_call(self, method: str):
         """`current_platform.is_cuda()` and the like, from the recipe's GPU vendor."""
         platform = self.bindings.get(PLATFORM_KEY)

@@ -1,0 +1,163 @@
+"""Start-up at real vLLM 0.29.0 (issue 23): what its config construction does with a recipe,
+decided from the pinned source. Each case is a class the issue names; anchors are located in the
+tree by the text they must point at, never by a line number written here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from real_reviews import BF16, review_of, review_text
+
+pytestmark = pytest.mark.network
+
+LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
+         "intermediate_size": 2816, "num_attention_heads": 16, "num_key_value_heads": 4, "num_hidden_layers": 2,
+         "max_position_embeddings": 4096, "vocab_size": 32000, "rms_norm_eps": 1e-5, "torch_dtype": "bfloat16",
+         "rope_theta": 10000.0}
+GPU = '[hardware]\ngpu = "NVIDIA GeForce RTX 5090"\ncompute_capability = "12.0"\n'
+
+
+def _review(tree, tmp_path, engine: str, env: str = "", spec: str = ""):
+    """A recipe for a small llama-like model given as a local config.json (the model's config at hand)."""
+    from real_reviews import index_for
+
+    from srcreview.engine.run import review
+    from srcreview.hfconfig.binding import with_model_configs
+    from srcreview.model.recipe import parse_recipe
+
+    (tmp_path / "model").mkdir(exist_ok=True)
+    (tmp_path / "model" / "config.json").write_text(json.dumps(LLAMA))
+    text = (f'[recipe]\nname = "case"\nmodel = "./model"\n{GPU}[engine]\nskip_tokenizer_init = true\n'
+            f'load_format = "dummy"\n{engine}\n{spec}' + (f"[env]\n{env}\n" if env else ""))
+    recipe = with_model_configs(parse_recipe(text, "case.toml"), base_dir=tmp_path)
+    return review(recipe, tree, index=index_for(tree), source_label="registry")
+
+
+def _finding(review, rule):
+    return next((f for f in review.findings if f.rule == rule), None)
+
+
+def _knob(review, key, scope="engine"):
+    return next((k for k in review.knobs if k.key == key and k.scope == scope), None)
+
+
+def _line_of(tree, path: str, text: str, after: int = 0) -> int:
+    lines = tree.read_text(path).splitlines()
+    return next(n for n, line in enumerate(lines, 1) if n > after and text in line)
+
+
+def test_a_check_on_a_value_the_engine_passes_rejects(vllm_029, tmp_path):
+    """SchedulerConfig.__post_init__ gets max_model_len from the builder (an init-only argument):
+    with chunked prefill off, fewer batched tokens than the model length is refused."""
+    refused = _review(vllm_029, tmp_path, "max_model_len = 2048\nenable_chunked_prefill = false\n"
+                                          "max_num_batched_tokens = 2047")
+    finding = _finding(refused, "startup-rejected")
+    assert finding is not None and finding.classification == "confirmed"
+    message = _line_of(vllm_029, "vllm/config/scheduler.py", "smaller than max_model_len")
+    assert any(a.path == "vllm/config/scheduler.py" and a.start_line <= message <= a.end_line
+               for a in finding.evidence)
+    assert refused.startup.verdict == "rejected"
+    fits = _review(vllm_029, tmp_path, "max_model_len = 2048\nenable_chunked_prefill = false\n"
+                                       "max_num_batched_tokens = 2048")
+    kept = _finding(fits, "startup-rejected")
+    assert kept is None or kept.classification != "confirmed"
+
+
+@pytest.mark.parametrize("value", ["-1", '"-1"', '"4096"', "4096.0"])
+def test_a_sentinel_or_a_coerced_value_is_not_a_refusal(vllm_029, tmp_path, value):
+    """-1 is the model's own length (ModelConfig.__post_init__ replaces it before any check);
+    pydantic's lax mode turns "4096" and 4096.0 into 4096."""
+    review = _review(vllm_029, tmp_path, f"max_model_len = {value}")
+    finding = _finding(review, "startup-rejected")
+    assert finding is None or finding.classification != "confirmed"
+    assert _knob(review, "max_model_len").status != "invalid-value"
+    if value == "-1":
+        knob = _knob(review, "max_model_len")
+        store = _line_of(vllm_029, "vllm/config/model.py", "self.max_model_len = self.get_and_verify_max_len(")
+        assert knob.status == "undecided" and [(a.path, a.start_line) for a in knob.evidence] == [
+            ("vllm/config/model.py", store)]
+
+
+def test_a_value_a_hook_overwrites_is_overridden(vllm_029, tmp_path):
+    """enforce_eager: VllmConfig.__post_init__ sets the cudagraph mode to NONE."""
+    review = _review(vllm_029, tmp_path, 'max_model_len = 2048\nenforce_eager = true\n'
+                                         '[engine.compilation_config]\ncudagraph_mode = "FULL"\n')
+    knob = _knob(review, "compilation_config.cudagraph_mode")
+    assert knob.status == "overridden" and knob.effective == "CUDAGraphMode.NONE"
+    eager = _line_of(vllm_029, "vllm/config/vllm.py", "disable cudagraph when enforce eager execution")
+    store = _line_of(vllm_029, "vllm/config/vllm.py", "cudagraph_mode = CUDAGraphMode.NONE", after=eager)
+    assert [(a.path, a.start_line) for a in knob.evidence] == [("vllm/config/vllm.py", store)]
+    assert _finding(review, "startup-rejected") is None or \
+        _finding(review, "startup-rejected").classification != "confirmed"
+
+
+def test_a_value_a_nested_config_refuses_is_invalid(vllm_029, tmp_path):
+    """cpu_offload_gb goes as it is to UVAOffloadConfig, whose Field(ge=0) refuses -1."""
+    review = _review(vllm_029, tmp_path, "max_model_len = 2048\ncpu_offload_gb = -1")
+    knob = _knob(review, "cpu_offload_gb")
+    assert knob.status == "invalid-value"
+    field = _line_of(vllm_029, "vllm/config/offload.py", "cpu_offload_gb: float")
+    assert any(a.path == "vllm/config/offload.py" and a.start_line == field for a in knob.evidence)
+    assert review.startup.verdict == "rejected"
+    fine = _review(vllm_029, tmp_path, "max_model_len = 2048\ncpu_offload_gb = 0")
+    assert _knob(fine, "cpu_offload_gb").status != "invalid-value"
+
+
+def test_a_callee_that_raises_by_several_raises_names_each(vllm_029):
+    """The V2 runner with n-gram speculation and no GPU named: `_validate_v2_model_runner` raises
+    on every path, but whether it is "requires Triton" is open: both raises are named."""
+    text = ('[recipe]\nname = "ng"\nmodel = "Qwen/Qwen3-8B"\n[engine]\nmax_model_len = 8192\n'
+            '[engine.speculative_config]\nmethod = "ngram"\nnum_speculative_tokens = 3\nprompt_lookup_max = 4\n'
+            '[env]\nVLLM_USE_V2_MODEL_RUNNER = "1"\n')
+    finding = _finding(review_text(vllm_029, text, "ng.toml"), "startup-rejected")
+    assert finding is not None and finding.classification == "confirmed"
+    triton = _line_of(vllm_029, "vllm/config/vllm.py", 'raise ValueError("Model Runner V2 requires Triton.")')
+    lines = {a.start_line for a in finding.evidence if a.path == "vllm/config/vllm.py"}
+    assert triton in lines and any(line > triton for line in lines)
+    triton_anchor = next(a for a in finding.evidence if a.start_line == triton)
+    assert "if not HAS_TRITON" in triton_anchor.role and "one of" in finding.message
+
+
+def test_an_open_raise_leaves_the_knobs_it_reads_undecided(vllm_029):
+    """The model's config unknown: ModelConfig checks max_model_len against it, so the row is
+    undecided with that raise as its evidence, and start-up is undecided (first line, gate)."""
+    review = review_of(vllm_029, BF16)
+    knob = _knob(review, "max_model_len")
+    assert knob.status == "undecided" and "startup-open" in knob.tags and knob.note.startswith("start-up: ")
+    (anchor,) = knob.evidence
+    assert "raise ValueError(" in vllm_029.read_text(anchor.path).splitlines()[anchor.start_line - 1]
+    assert review.startup.verdict == "undecided"
+    assert _finding(review, "startup-rejected").classification == "plausible"
+    from srcreview.report.terminal import render
+
+    first = render(review).splitlines()[2]
+    assert first.startswith("start-up: undecided")
+
+
+def test_a_raise_on_a_value_a_hook_may_rewrite_is_not_certain(vllm_029, tmp_path):
+    """Sequence parallelism with TP 2 on the V2 runner: the V2 gate refuses it, but
+    VllmConfig.__post_init__ may turn it off first (a threshold from the model's hidden size):
+    the refusal rests on that, so it is an open question, not a confirmed one."""
+    review = _review(vllm_029, tmp_path, "max_model_len = 2048\ntensor_parallel_size = 2\n"
+                                         "[engine.compilation_config.pass_config]\nenable_sp = true\n",
+                     env='VLLM_USE_V2_MODEL_RUNNER = "1"')
+    finding = _finding(review, "startup-rejected")
+    assert finding is not None and finding.classification == "plausible"
+    knob = _knob(review, "compilation_config.pass_config.enable_sp")
+    assert knob.status == "undecided" and "sets compilation_config.pass_config.enable_sp to False" in knob.note
+
+
+def test_top_level_keys_the_draft_model_config_copies_have_draft_rows(vllm_029):
+    """SpeculativeConfig builds the draft's ModelConfig with the target's dtype and
+    trust_remote_code: each key has a draft row, undecided with the reason where the loader
+    takes the draft's model config apart from the VllmConfig it is handed."""
+    text = ('[recipe]\nname = "e3"\nmodel = "meta-llama/Llama-3.1-8B-Instruct"\n' + GPU
+            + '[engine]\ndtype = "bfloat16"\ntrust_remote_code = true\n'
+              '[engine.speculative_config]\nmethod = "eagle3"\nmodel = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"\n'
+              'num_speculative_tokens = 3\n[env]\nVLLM_USE_V2_MODEL_RUNNER = "1"\n')
+    review = review_text(vllm_029, text, "e3.toml")
+    for key in ("dtype", "trust_remote_code"):
+        row = _knob(review, key, "draft")
+        assert row is not None and row.status in ("applied", "undecided", "ignored"), key
+        assert row.status != "undecided" or row.note, key

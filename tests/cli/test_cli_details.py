@@ -44,7 +44,8 @@ def test_the_text_names_the_source_and_the_runner_in_words(workdir, cli, monkeyp
     result = cli("check", "demo.toml", "--source", "tree", "--rev", REV)
     lines = result.out.splitlines()
     assert lines[1] == "vLLM 1234567ab, from the local source"
-    assert lines[2].startswith("runtime profile: ")  # issue 24: the profile comes first (wrapped)
+    assert lines[2].startswith("start-up: ")  # issue 23: the start-up verdict first
+    assert any(line.startswith("runtime profile: ") for line in lines[3:6])  # issue 24: then the profile (wrapped)
     runner = next(n for n, line in enumerate(lines) if line.startswith("model runner:"))
     assert lines[runner] == "model runner: V2, as VllmConfig.use_v2_model_runner decides under the recipe (-v: why)"
     verbose = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "-v").out.splitlines()

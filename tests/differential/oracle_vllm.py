@@ -239,9 +239,22 @@ def _classify(exc: BaseException, tb_text: str) -> str:
 
 def _select_backend(vllm_config):
     """The target's attention backend, as the model runner's attention layers ask for it."""
-    import inspect
 
     from vllm.config import set_current_vllm_config
+    from vllm.v1.attention import selector
+
+    kwargs = _selector_kwargs(vllm_config)
+    if hasattr(selector, "_cached_get_attn_backend"):
+        selector._cached_get_attn_backend.cache_clear()
+    with set_current_vllm_config(vllm_config):
+        backend = selector.get_attn_backend(**kwargs)
+    return backend.get_name()
+
+
+def _selector_kwargs(vllm_config) -> dict:
+    """What the model's attention layers pass the selector."""
+    import inspect
+
     from vllm.v1.attention import selector
 
     mc = vllm_config.model_config
@@ -253,11 +266,35 @@ def _select_backend(vllm_config):
     if "use_sparse" in params:
         kwargs["use_sparse"] = bool(getattr(mc, "is_deepseek_mla", False) and
                                     hasattr(mc.hf_text_config, "index_topk"))
-    if hasattr(selector, "_cached_get_attn_backend"):
-        selector._cached_get_attn_backend.cache_clear()
+    return kwargs
+
+
+IMPL_REFUSALS = (ValueError, NotImplementedError)  # what an attention impl raises for what it does not support
+
+
+def _build_impl(vllm_config, backend_name: str):
+    """The selected backend's attention implementation, as the model's attention layers build it
+    (`backend.get_impl_cls()(...)` with the model's heads, head size and KV-cache dtype), so that
+    constructor gates (TritonAttentionImpl refuses an FP8 KV cache below SM89) are in reach. MLA
+    implementations take the model's latent dimensions as well: not built (None)."""
+    import inspect
+
+    from vllm.config import set_current_vllm_config
+    from vllm.v1.attention import selector
+
+    mc, cc, pc = vllm_config.model_config, vllm_config.cache_config, vllm_config.parallel_config
+    if mc.use_mla:
+        return None
+    head_size = mc.get_head_size()
+    values = dict(num_heads=mc.get_num_attention_heads(pc), head_size=head_size, scale=head_size ** -0.5,
+                  num_kv_heads=mc.get_num_kv_heads(pc), alibi_slopes=None, sliding_window=None,
+                  kv_cache_dtype=cc.cache_dtype, logits_soft_cap=None, attn_type="decoder",
+                  kv_sharing_target_layer_name=None)
     with set_current_vllm_config(vllm_config):
-        backend = selector.get_attn_backend(**kwargs)
-    return backend.get_name()
+        impl_cls = selector.get_attn_backend(**_selector_kwargs(vllm_config)).get_impl_cls()
+        params = inspect.signature(impl_cls.__init__).parameters
+        impl_cls(**{k: v for k, v in values.items() if k in params})
+    return impl_cls.__name__
 
 
 def _run_case(case: dict, out_path: str) -> None:
@@ -294,6 +331,14 @@ def _run_case(case: dict, out_path: str) -> None:
         config = args.create_engine_config()
         stage = "attention-backend"
         result["backend"] = _select_backend(config)
+        stage = "attention-impl"
+        try:
+            result["impl"] = _build_impl(config, result["backend"])
+        except IMPL_REFUSALS:
+            raise  # the implementation refuses what the recipe asks of it
+        except Exception as exc:  # noqa: BLE001 - building it on this CPU-only machine is out of reach
+            result["impl"] = None
+            result["impl_unbuilt"] = f"{type(exc).__name__}: {str(exc)[:300]}"
         result["outcome"] = "starts"
     except BaseException as exc:  # noqa: BLE001 - every refusal is the answer
         tb_text = traceback.format_exc()

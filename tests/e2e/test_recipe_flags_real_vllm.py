@@ -60,7 +60,8 @@ def test_unknown_flag_is_an_unknown_knob_with_did_you_mean_on_its_line(vllm_029,
     assert result.code == 0, result.err
     (review,) = json.loads(result.out)["reviews"]
     knobs = {k["key"]: (k["status"], k["recipe_line"]) for k in review["knobs"]}
-    assert knobs == {"max_model_len": ("accepted", 4), "max_modle_len": ("unknown-knob", 5),
+    # max_model_len: ModelConfig checks it against the model's length, unknown here (issue 23)
+    assert knobs == {"max_model_len": ("undecided", 4), "max_modle_len": ("unknown-knob", 5),
                      "attention_backend": ("undecided", None)}  # unset: the platform's choice, open
     finding = next(f for f in review["findings"] if f["rule"] == "engine-key-exists")
     assert finding["recipe_line"] == 5 and "did you mean max_model_len?" in finding["message"]

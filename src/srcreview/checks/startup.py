@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 from srcreview.checks import CheckContext, CheckResult, short
 from srcreview.checks import Params as BaseParams
 from srcreview.model.findings import Hop
+from srcreview.vllm.construction import depends_on, open_order, open_site, raise_symbol
 
 if TYPE_CHECKING:
     from srcreview.interp.interpreter import Analyzer
@@ -52,7 +53,7 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         evidence.append(call)
         hops.append(Hop(kind="call", text=f"{fn}: {event.text}", anchor=call))
         for qualname, path, line, end, text in event.chain:
-            anchor = ctx.anchor(path, line, end, short(qualname).split(".")[-1], f"raises: {text}")
+            anchor = ctx.anchor(path, line, end, raise_symbol(text), f"raises: {text}")
             evidence.append(anchor)
             hops.append(Hop(kind="sink", text=f"{short(qualname)} raises {text}", anchor=anchor))
             symbols.append(short(qualname))
@@ -80,8 +81,8 @@ def _undecided(ctx: CheckContext, construction) -> CheckResult:
         event = rejection.raise_event
         fn = short(rejection.function)
         path, line, end = open_site(rejection)
-        evidence.append(ctx.anchor(path, line, end, fn.split(".")[-1], f"may raise {_readable(event.text)} "
-                                   f"if {depends_on(event)}"))
+        evidence.append(ctx.anchor(path, line, end, raise_symbol(_site_text(rejection)),
+                                   f"may raise {_readable(event.text)} if {depends_on(event)}"))
         opened.append(f"{fn} may raise {_readable(event.text)} ({path}:{line}) if {depends_on(event)}")
         texts.append(_readable(event.text))
         symbols.append(fn)
@@ -94,22 +95,7 @@ def _undecided(ctx: CheckContext, construction) -> CheckResult:
                        symbols=tuple(dict.fromkeys(symbols)))
 
 
-def open_site(rejection) -> tuple[str, int, int]:
-    """Where an open raise is: the raise itself (the innermost of a call's chain)."""
+def _site_text(rejection) -> str:
+    """The text of the raise an open raise's anchor is on (the innermost of its chain)."""
     event = rejection.raise_event
-    if event.chain:
-        _, path, line, end, _ = event.chain[-1]
-        return path, line, end
-    return rejection.path, event.line, event.end_line
-
-
-def open_order(rejection) -> tuple:
-    path, line, _ = open_site(rejection)
-    return (path, line, rejection.raise_event.text)
-
-
-def depends_on(event) -> str:
-    """The undecided conditions a raise is under, with why each is undecided (at most two)."""
-    parts = [f"{c.text} ({c.reason})" if c.reason else c.text for c in event.conditions[:2]]
-    more = len(event.conditions) - 2
-    return " and ".join(parts) + (f" and {more} more" if more > 0 else "") if parts else "inside a loop or a try"
+    return event.chain[-1][4] if event.chain else event.text

@@ -1237,6 +1237,8 @@ class Analyzer:
         path_file = self.stack[-1].symbol.path if self.stack and self.stack[-1].symbol else ""
         recipe_value = self.runtime.bindings.get(".".join(path))
         if decided is not None and type(decided.value) is type(recipe_value) and decided.value == recipe_value:
+            if not conditional:  # the hook hands the value back (`self.model = maybe_model_redirect(self.model)`)
+                self.runtime.preserved.add(path)
             return  # stores what the recipe set, on whichever path
         conds = self.path_conditions()
         condition = f"{conds[-1].text} ({conds[-1].reason})" if conds else "in a loop" if conditional else ""

@@ -187,6 +187,8 @@ class Resolver:
                 home = self.runtime.config_path_for(cls) if cls else None
                 if home is not None and home + (name,) in self.runtime.heap:
                     return self.runtime.heap[home + (name,)]  # its post-init hooks (walked) set it
+                if home is not None and home + (name,) in self.runtime.preserved:
+                    return known  # its hooks hand that field back unchanged (Runtime.preserved)
                 if cls and name in self.domain.self_written(self.index, cls):
                     # its own methods assign it, and the walk of its hooks did not say what to
                     return Unknown(f"{cls.rsplit('.', 1)[-1]}.{name} may be rewritten by its own hooks")

@@ -4,9 +4,12 @@ log's lines) and Markdown. One concept: the renderings of one Verification, pure
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from srcreview.core.textsafe import dumps
-from srcreview.evidence.verify import RowVerdict, Verification
+
+if TYPE_CHECKING:  # the parser lists the formats without loading the records (tests/store/test_warm_open.py)
+    from srcreview.evidence.verify import RowVerdict, Verification
 
 _WORD = {"consistent": "consistent", "contradicted": "CONTRADICTED", "not-shown": "not shown",
          "unprovable": "no log can prove it", "open": "shown (no claim)"}

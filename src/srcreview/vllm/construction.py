@@ -32,7 +32,7 @@ from typing import Any
 
 from srcreview.interp.events import RaiseEvent
 from srcreview.interp.values import Obj, Unknown
-from srcreview.vllm.anchors import ROOT_CONFIG, SPECULATIVE
+from srcreview.vllm.anchors import MODEL_CONFIG_FIELD, ROOT_CONFIG, SPECULATIVE
 
 AFTER_VALIDATORS = ("model_validator",)
 FIELD_VALIDATORS = ("field_validator",)
@@ -113,7 +113,7 @@ def build(an) -> Construction:
     checks = [check for section, (cls, obj) in sections.items() for check in field_checks(an, cls, section)]
     checks += passed_field_checks(an, {c.key for c in checks})
     entries: list[tuple] = []
-    for cls, obj in sections.values():  # the speculative config first, as the engine builds it
+    for cls, obj in sections.values():  # the model config first, then the speculative one, as the engine builds them
         entries += hook_entries(an, cls, obj)
         runtime.walked.add(cls)
     entries += [(q, root) for q in hooks(index, root_cls)]
@@ -268,10 +268,18 @@ def _other_sections(an, root) -> list[tuple[str, str]]:
 
 
 def _recipe_sections(an, root) -> dict:
-    """The config sections the recipe sets a value in (`speculative_config`, `cache_config`),
-    each with its class and its object at that path; the speculative config first."""
+    """The config sections the recipe sets a value in (`speculative_config`, `cache_config`), and the
+    model's config always, each with its class and its object at that path, in the order the
+    engine builds them."""
     found = {}
-    for key in sorted(an.runtime.prefix_keys, key=lambda k: (k != SPECULATIVE, k)):
+    model = an.resolver.attribute(root, MODEL_CONFIG_FIELD)  # built whatever the recipe says, and read by others
+    if isinstance(model, Obj) and model.nonnull and isinstance(model.cls, str):
+        cls = an.resolver.canonical(model.cls)
+        if cls is not None and an.runtime.config_path_for(cls) == (MODEL_CONFIG_FIELD,):
+            found[MODEL_CONFIG_FIELD] = (cls, model)
+    # as the engine builds them: the model's config first (the speculative config reads it), then
+    # the speculative config, then the others
+    for key in sorted(an.runtime.prefix_keys, key=lambda k: (k != MODEL_CONFIG_FIELD, k != SPECULATIVE, k)):
         if "." in key or key in ("env", "hardware"):
             continue
         obj = an.resolver.attribute(root, key)
@@ -514,3 +522,34 @@ def hooks(index, cls: str) -> list[str]:
         if any(d.split("(")[0].split(".")[-1] in AFTER_VALIDATORS and "after" in d for d in fn.facts.decorators):
             out.append(symbol.qualname)
     return out
+
+
+def open_site(rejection) -> tuple[str, int, int]:
+    """Where an open raise is: the raise itself (the innermost of a call's chain)."""
+    event = rejection.raise_event
+    if event.chain:
+        _, path, line, end, _ = event.chain[-1]
+        return path, line, end
+    return rejection.path, event.line, event.end_line
+
+
+def open_order(rejection) -> tuple:
+    path, line, _ = open_site(rejection)
+    return (path, line, rejection.raise_event.text)
+
+
+def depends_on(event) -> str:
+    """The undecided conditions a raise is under, with why each is undecided (at most two)."""
+    parts = [f"{c.text} ({c.reason})" if c.reason else c.text for c in event.conditions[:2]]
+    more = len(event.conditions) - 2
+    return " and ".join(parts) + (f" and {more} more" if more > 0 else "") if parts else "inside a loop or a try"
+
+
+def raise_symbol(text: str) -> str:
+    """The word of a raise's source line an anchor names: its exception (`ValueError`), or
+    `assert` / `raise` (a bare re-raise)."""
+    text = text.removeprefix("one of ")
+    if text.startswith("assert"):
+        return "assert"
+    word = text.split("(", 1)[0].split()
+    return word[0] if word else "raise"

@@ -86,6 +86,9 @@ class Runtime:
         # recipe fields a hook may rewrite under a condition the walk does not decide, while the
         # config is built: path -> that store in words (a raise whose walk read one is not certain)
         self.tentative: dict[tuple[str, ...], str] = {}
+        # recipe fields a hook stores back unchanged (`self.model = maybe_model_redirect(self.model)`):
+        # another object of that class built during construction is taken to keep its own value too
+        self.preserved: set[tuple[str, ...]] = set()
         self._engine: Any = None  # the engine's ClassInfo, False when absent, None until asked
         self.walked: set[str] = set()  # config classes whose hooks the construction walk models
         self.hook_walks: list[tuple[str, Any]] = []  # (hook, its walk) of configs walked when first read

@@ -42,7 +42,7 @@ def keys_read(ctx, reads) -> list[str]:
 def open_raise_rows(ctx, construction) -> list[Knob]:
     """An `undecided` row for each recipe key an open raise's conditions read, anchored on the
     first such raise (by file and line), saying what it depends on."""
-    from srcreview.checks.startup import depends_on, open_order, open_site
+    from srcreview.vllm.construction import depends_on, open_order, open_site, raise_symbol
 
     if construction is None or not construction.open_raises:
         return []
@@ -57,7 +57,9 @@ def open_raise_rows(ctx, construction) -> list[Knob]:
         hook = ".".join(rejection.function.split(".")[-2:])
         exc = event.text.split("(", 1)[0]
         setting = ctx.recipe.setting(key)
-        anchor = ctx.anchor(path, line, end, hook.split(".")[-1], f"gating: {hook} may raise {exc} here at start-up")
+        site_text = event.chain[-1][4] if event.chain else event.text
+        anchor = ctx.anchor(path, line, end, raise_symbol(site_text),
+                            f"gating: {hook} may raise {exc} here at start-up")
         rows.append(Knob(key=key, value=setting.value, scope="engine", recipe_line=setting.line, status="undecided",
                          evidence=(anchor,), tags=("startup-open",),
                          note=f"start-up: {hook} may raise {exc} ({path}:{line}) reading it, if {depends_on(event)}"))
@@ -85,7 +87,7 @@ def rewrite_rows(ctx, construction) -> list[Knob]:
             continue
         fn = rewrite.function.split(".")
         hook = ".".join(fn[-2:])
-        anchor = ctx.anchor(rewrite.file, rewrite.lines[0], rewrite.lines[1], fn[-1],
+        anchor = ctx.anchor(rewrite.file, rewrite.lines[0], rewrite.lines[1], rewrite.path[-1],
                             f"replaces: {hook} stores {dotted} while the engine builds its config")
         if rewrite.overrides:
             shown = _shown(rewrite.value)

@@ -204,7 +204,7 @@ def main(argv=None) -> int:
         ("check --source DIR, index built", best(dir_built), "seconds",
          "computed (facts cached); DIR's stat index built: every file hashed (no goal in the issue)"),
         ("warm wall, --source DIR", best(dir_warm), "seconds",
-         f"stored review; DIR stat'd, nothing hashed; analysis imported: {best(dir_warm)['analysis'] or 'none'}"),
+         f"stored review; DIR stat'd against its index; analysis imported: {best(dir_warm)['analysis'] or 'none'}"),
         ("recipes warm, --source DIR", best(many_dir_warm), "seconds", "one process, every review stored"),
     ]
     if campaigns:

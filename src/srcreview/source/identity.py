@@ -66,7 +66,7 @@ def of_tree(tree) -> dict | None:
     if isinstance(base, SnapshotTree):
         return _directory_identity(base.snapshot.digest, layers)
     if isinstance(base, GitTree) and base.provider == "local":
-        return _checkout(base.revision.sha, base.tree_id(), layers)
+        return _checkout(base.commit_id(), base.tree_id(), layers)
     if not isinstance(base, DirectoryTree) or base._manifest is None or base.root.name != TREE:
         return None
     return _identity(base.provider, base.root.parent, layers)

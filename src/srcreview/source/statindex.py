@@ -15,7 +15,8 @@ The racy-git rule: a file modified within the timestamp granularity of the momen
 stat'd can change again without its stat changing. So an entry is trusted only when its mtime
 and ctime are older than the moment the previous scan began minus RACY_NS (2 s: FAT's mtime
 granularity, above one second filesystems and the kernel's coarse clock); any other is hashed
-again, and the index is rewritten at the later moment.
+again, and the index is rewritten at the later moment. The moment is this machine's clock: a
+network filesystem whose clock lags it by more than the window could let a racy edit through.
 
 What is trusted: that a file whose size, mtime, inode and ctime are all unchanged has its old
 content. Someone who edits a file and then restores all four exactly is not detected; mtime is

@@ -92,6 +92,15 @@ def test_a_cleaned_cache_is_filled_again_by_the_next_review(filled, cli):
     assert any(p["kind"] == "facts" for p in _info(cli)["parts"])
 
 
+def test_the_stat_index_of_a_source_directory_counts_with_the_facts(filled, cli):
+    """`--source DIR` keeps DIR's stat index (srcreview.source.statindex): derived from files like
+    the facts, counted and cleaned with them."""
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", REV).code == 1
+    facts = [p["name"] for p in _info(cli)["parts"] if p["kind"] == "facts"]
+    assert len(facts) == 2 and facts[0].startswith("facts/v") and facts[1] == "statindex/v1"
+    assert cli("cache", "clean", "--facts").code == 0 and not (filled / "statindex" / "v1").exists()
+
+
 def test_usage_errors(cli, cache_dir):
     assert cli("cache", "info", "--facts").code == 64
     assert cli("cache", "clean", "--rev", "HEAD").code == 64

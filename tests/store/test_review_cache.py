@@ -203,6 +203,47 @@ def test_a_source_entry_rebuilt_with_other_content_is_reviewed_again(demo, cli, 
     assert code == 1 and loaded != []
 
 
+def test_a_source_directory_is_served_by_its_content_and_reviewed_again_when_edited(demo, cli, cache_dir):
+    """`--source DIR` (an unpacked tree): stored under the digest of its stat index's snapshot, so a
+    later run is served without the analysis; one module edited at the same size with its mtime
+    put back computes it again (srcreview.source.statindex)."""
+    tree = demo / "tree-vllm-src.tar.gz"  # the archive's tree, unpacked as it was packed
+    args = ("demo.toml", "--source", tree.name, "--rev", FIXTURE_REV, "--date", "2026-01-02", "--format", "json")
+    archived = cli("check", *ARGS, "--format", "json")
+    computed = cli("check", *args)
+    assert computed.code == archived.code == 1 and len(review_entries(cache_dir)) == 2
+    code, out, loaded = run_check(*args, cwd=demo)
+    assert loaded == [] and (code, out) == (computed.code, computed.out)
+    module = next(p for p in sorted(tree.rglob("*.py")) if p.name != "_version.py" and b"class" in p.read_bytes())
+    before = module.stat()
+    module.write_bytes(module.read_bytes().replace(b"class", b"clasz", 1))
+    os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+    code, _, loaded = run_check(*args, cwd=demo)
+    assert loaded != [] and code in (1, 2)
+    assert run_check(*args, cwd=demo)[2] == []
+
+
+def test_a_git_checkout_is_served_by_its_commit_dirty_or_not(cli, cache_dir, tmp_path, monkeypatch, make_git_repo):
+    """`--source CHECKOUT`: read at the commit, so stored under the commit's tree id; an edit in the
+    work tree changes nothing the review reads, and the stored review is still its answer."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "100")
+    shutil.copy(DEMO_RECIPE, tmp_path / "demo.toml")
+    repo = make_git_repo()
+    fixture_source(tmp_path / "fixture")
+    commit = repo.commit({p.relative_to(tmp_path / "fixture").as_posix(): p.read_bytes()
+                          for p in sorted((tmp_path / "fixture").rglob("*")) if p.is_file()})
+    args = ("demo.toml", "--source", "repo", "--rev", commit, "--date", "2026-01-02", "--format", "json")
+    computed = cli("check", *args)
+    assert computed.code == 1, computed.err
+    code, out, loaded = run_check(*args, cwd=tmp_path)
+    assert loaded == [] and (code, out) == (computed.code, computed.out)
+    module = next(p for p in sorted((repo.path / "vllm").rglob("*.py")) if p.name != "_version.py")
+    module.write_text("# edited, not committed\n", encoding="utf-8")
+    code, out, loaded = run_check(*args, cwd=tmp_path)
+    assert loaded == [] and (code, out) == (computed.code, computed.out)
+
+
 def test_another_srcreview_computes_its_own_reviews(demo, cli, tmp_path):
     """The tool is part of the key by content: a copy of the package is the same tool, a copy
     with one module changed (a comment) is another one."""

@@ -17,6 +17,16 @@ from pathlib import Path
 from srcreview.core.cachedir import make_dirs
 
 MAGIC = b"srcreview-facts\n"  # the facts cache's (srcreview.index.cache); others name their kind
+KEY_VARIABLE = "SRCREVIEW_CACHE_KEY"
+
+
+def secret_key(purpose: bytes, environ=None) -> bytes | None:
+    """The key of the entries sealed for `purpose`, derived from the secret in $SRCREVIEW_CACHE_KEY
+    (one that does not live in the cache); None when it is unset or empty."""
+    secret = (os.environ if environ is None else environ).get(KEY_VARIABLE, "")
+    if not secret:
+        return None
+    return hashlib.sha256(purpose + secret.encode("utf-8", "surrogateescape")).digest()
 
 
 def seal(payload: bytes, magic: bytes = MAGIC, key: bytes | None = None) -> bytes:

@@ -254,7 +254,8 @@ class Index:
 
         The raw-text prefilter behind `find`: a substring scan, then a line regex on the few
         files that contain the name. Answers are kept on disk per revision listing (with file
-        sizes and times where the tree is a directory), so a warm run reads no file it does
+        sizes and times where the tree is a directory, and the content digest of a `--source`
+        directory's snapshot), so a warm run reads no file it does
         not need. A candidate is only ever confirmed from its parsed facts. With
         `remembered_only`, None when the answer is not known yet (nothing is read).
         """
@@ -310,6 +311,9 @@ class Index:
         if variant:
             digest.update(f"variant {variant}\n".encode())
         root = getattr(self.tree, "root", None)
+        snapshot = getattr(self.tree, "snapshot", None)  # a --source directory: the digest of its content too
+        if snapshot is not None:
+            digest.update(f"content {snapshot.digest}\n".encode())
         for path in files:
             digest.update(path.encode() + b"\0")
             if root is not None:

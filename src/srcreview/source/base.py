@@ -175,6 +175,11 @@ class DirectoryTree(SourceTree):
     """A tree on disk: an unpacked sdist or tarball, or a cache entry."""
 
     provider = "directory"
+    # what a file that differs from its manifest entry is said to be (a cache entry's words)
+    CHANGED_GAP = "differs from what was hashed when the cache entry was written (the entry is damaged; the next " \
+                  "run rebuilds it)"
+    CHANGED_ERROR = "the cached copy differs from what was hashed when it was cached (the cache entry is damaged; " \
+                    "the next run rebuilds it)"
 
     def __init__(self, root: Path, revision: Revision, provider: str | None = None,
                  manifest: dict[str, list] | None = None, on_damage: Callable[[], None] | None = None):
@@ -250,12 +255,10 @@ class DirectoryTree(SourceTree):
             except OSError:
                 intact = False
         if not intact:
-            self._damaged[path] = Gap("differs from what was hashed when the cache entry was written (the entry "
-                                      "is damaged; the next run rebuilds it)", blocking=True)
+            self._damaged[path] = Gap(self.CHANGED_GAP, blocking=True)
             if self._on_damage is not None:
                 self._on_damage()
-            raise SourceUnavailable(f"{path}: the cached copy differs from what was hashed when it was cached "
-                                    "(the cache entry is damaged; the next run rebuilds it)")
+            raise SourceUnavailable(f"{path}: {self.CHANGED_ERROR}")
 
     def exists(self, path: str) -> bool:
         try:

@@ -228,6 +228,14 @@ class GitTree(SourceTree):
     def blob_id(self, path: str) -> str:
         return self._listing()[self._resolve(path)][1]
 
+    def commit_id(self) -> str:
+        """The full id of the commit read, as git spells it."""
+        return self._commit.hexsha
+
+    def tree_id(self) -> str:
+        """The id of the commit's tree: git's name for all of its content."""
+        return self._commit.tree.hexsha
+
 
 def open_checkout(path: Path, revision: Revision) -> GitTree:
     """The tree of `revision` in the local repository at `path` (work tree untouched)."""

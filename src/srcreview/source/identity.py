@@ -1,16 +1,21 @@
-"""What names a source tree's content without reading the tree: the digest of its cache manifest.
+"""What names a source tree's content without reading the tree: a digest of what vouches for it.
 
 A tree served from the cache (a registry sdist, a GitHub tarball, a `--source` archive) is
 exactly the content its entry's manifest records: every file with its sha256, and a file read
 later that differs is refused. So the sha256 of the manifest's bytes names that content, and a
 result computed from the tree is a result for that digest (srcreview.store.reviews keys stored
-reviews by it).
+reviews by it). A `--source` directory is named by the digest of its stat index's snapshot
+(srcreview.source.statindex: the same listing, hashing only the files whose stat changed, every
+read checked against it); a `--source` git checkout by the commit and its tree id (its blobs are
+read at the commit from git's content-addressed object store, never from the work tree, so
+local edits do not change what is read).
 
-`expected(...)` says, before anything is opened, which entry `open_source` would serve and its
-digest; `of_tree(tree)` says the same of the tree actually opened (layers included). A result
-is stored under the identity of the tree it was computed from and looked up under the expected
-one: a hit is a result for exactly the content the manifest names. Sources without a manifest
-(a `--source` directory or git checkout, the git cache) have no identity here: None.
+`expected(...)` says, before the tree is opened, which content `open_source` would serve and
+its digest; `of_tree(tree)` says the same of the tree actually opened (layers included). A
+result is stored under the identity of the tree it was computed from and looked up under the
+expected one: a hit is a result for exactly the content the digest names. Sources with nothing
+to vouch for them (a directory holding what a snapshot cannot stand for, the git cache) have
+no identity here: None.
 """
 
 from __future__ import annotations
@@ -25,12 +30,17 @@ from srcreview.source.cache import MANIFEST, TREE, Cache
 def expected(revision: Revision, *, source: str | Path | None = None, provider: str = "auto",
              layers=(), cache: Cache | None = None) -> dict | None:
     """The identity of the tree `open_source` (then `apply_layers`) would give for these
-    arguments, if it would come from a cache entry (no network, no lock, nothing but the
-    manifest read); None otherwise."""
+    arguments, if something vouches for its content (no network, no lock: a cache entry's
+    manifest read, a directory's stat index brought up to date, or two git look-ups in a
+    checkout); None otherwise."""
     cache = cache or Cache()
     provider = provider or "auto"
     if source is not None:
-        entry = _local_archive_entry(Path(source), cache) if provider in ("auto", "local") else None
+        if provider not in ("auto", "local"):
+            return None
+        if Path(source).is_dir():
+            return _local_identity(Path(source), revision, cache, layers)
+        entry = _local_archive_entry(Path(source), cache)
         kind = "local"
     elif provider in ("auto", "registry") and revision.pin is not None and revision.version is not None:
         from srcreview.source.registry import KIND, cache_key
@@ -48,9 +58,15 @@ def expected(revision: Revision, *, source: str | Path | None = None, provider: 
 def of_tree(tree) -> dict | None:
     """The identity of an opened tree (see `expected`); None when it is not a cache entry's."""
     from srcreview.source.base import DirectoryTree
+    from srcreview.source.gitrepo import GitTree
     from srcreview.source.patched import PatchedTree
+    from srcreview.source.statindex import SnapshotTree
 
     base, layers = (tree.base, tree.layers) if isinstance(tree, PatchedTree) else (tree, ())
+    if isinstance(base, SnapshotTree):
+        return _directory_identity(base.snapshot.digest, layers)
+    if isinstance(base, GitTree) and base.provider == "local":
+        return _checkout(base.commit_id(), base.tree_id(), layers)
     if not isinstance(base, DirectoryTree) or base._manifest is None or base.root.name != TREE:
         return None
     return _identity(base.provider, base.root.parent, layers)
@@ -64,8 +80,46 @@ def _identity(kind: str, entry: Path | None, layers) -> dict | None:
     except OSError:
         return None
     return {"provider": kind, "entry": f"{entry.parent.name}/{entry.name}",
-            "manifest": hashlib.sha256(manifest).hexdigest(),
-            "layers": [[layer.kind, layer.shown, layer.sha256] for layer in layers]}
+            "manifest": hashlib.sha256(manifest).hexdigest(), "layers": _layers(layers)}
+
+
+def _layers(layers) -> list:
+    return [[layer.kind, layer.shown, layer.sha256] for layer in layers]
+
+
+def _directory_identity(digest: str, layers) -> dict:
+    return {"provider": "local", "entry": "directory", "content": digest, "layers": _layers(layers)}
+
+
+def _checkout(commit: str, tree_id: str, layers) -> dict:
+    return {"provider": "local", "entry": "git checkout", "commit": commit, "tree": tree_id, "layers": _layers(layers)}
+
+
+def _local_identity(path: Path, revision: Revision, cache: Cache, layers) -> dict | None:
+    """A `--source` directory as `open_local` reads it: a git checkout at the commit the rev
+    names (the one commit, as `open_checkout` resolves it), else an unpacked tree's snapshot."""
+    from srcreview.core.errors import SourceUnavailable
+    from srcreview.source.gitrepo import git_dir_of, resolve_commit, run_git
+    from srcreview.source.sdist import VERSION_FILE
+    from srcreview.source.statindex import snapshot
+
+    try:
+        git_dir = git_dir_of(path)
+    except OSError:
+        return None
+    if git_dir is not None:
+        what = f"--source {path.name}"
+        try:
+            full = resolve_commit(git_dir, revision.sha, what)
+            tree_id = run_git(git_dir, "rev-parse", "--verify", "--end-of-options", f"{full}^{{tree}}",
+                              what=what).decode().strip()
+        except SourceUnavailable:
+            return None  # opening it says why
+        return _checkout(full, tree_id, layers)
+    if not (path / VERSION_FILE).is_file():
+        return None
+    snap = snapshot(path, cache.root)
+    return _directory_identity(snap.digest, layers) if snap is not None else None
 
 
 def _github_entry(revision: Revision, cache: Cache) -> Path | None:
@@ -82,7 +136,7 @@ def _local_archive_entry(path: Path, cache: Cache) -> Path | None:
     from srcreview.source.archive import archive_kind
 
     if not path.is_file() or archive_kind(path) is None:
-        return None  # a directory or checkout: no manifest names its content
+        return None
     digest = hashlib.sha256()
     try:
         with open_regular(path, f"--source {path.name}", "archive") as fh:

@@ -131,13 +131,26 @@ def open_local(path: Path, revision: Revision, cache=None, progress: Progress | 
         if not (path / VERSION_FILE).is_file():
             raise UsageError(f"--source {path.name}: neither a git repository nor an unpacked vLLM sdist "
                              f"(no {VERSION_FILE})")
-        tree = DirectoryTree(path, revision, provider="local")
+        tree = open_directory(path, revision, cache)
         tree.origin = "sdist directory"
         tree.revision = vouched(revision, verify_commit(tree, revision, f"--source {path.name}"))
         return tree
     if archive_kind(path) is None:
         raise UsageError(f"--source {path.name}: not a directory, .tar.gz, .tar or .zip")
     return _open_local_archive(path, revision, cache, progress)
+
+
+def open_directory(path: Path, revision: Revision, cache=None) -> DirectoryTree:
+    """An unpacked tree as its stat index's snapshot (srcreview.source.statindex: hashing only the
+    files whose stat changed, every read checked against it), or read as a plain directory when
+    it holds what a snapshot cannot stand for."""
+    from srcreview.source.cache import Cache
+    from srcreview.source.statindex import SnapshotTree, snapshot
+
+    root = (cache or Cache()).root
+    snap = snapshot(path, root)
+    return SnapshotTree(path, revision, snap, root) if snap is not None else DirectoryTree(path, revision,
+                                                                                         provider="local")
 
 
 def _open_local_archive(path: Path, revision: Revision, cache, progress) -> SourceTree:

@@ -415,7 +415,24 @@ class PatchedTree(SourceTree):
 def patch_key(base: SourceTree, layers: Sequence[Layer]) -> str:
     """The identity of a patched tree: base revision and every layer's digest, in order."""
     text = f"{APPLY_VERSION}\n{base.revision.sha}\n" + "".join(f"{layer.kind}:{layer.sha256}\n" for layer in layers)
+    content = _content_id(base)
+    if content:  # a --source directory: the revision does not fix its content, its snapshot does
+        text += f"content:{content}\n"
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _content_id(base: SourceTree) -> str | None:
+    """What fixes the content of a `--source` directory beyond its revision: the digest of its
+    snapshot (srcreview.source.statindex); None for a directory read without one (nothing does),
+    "" for every other tree (the revision does)."""
+    from srcreview.source.base import DirectoryTree
+    from srcreview.source.statindex import SnapshotTree
+
+    if isinstance(base, SnapshotTree):
+        return base.snapshot.digest
+    if isinstance(base, DirectoryTree) and base.provider == "local" and base._manifest is None:
+        return None
+    return ""
 
 
 def apply_layers(base: SourceTree, layers: Sequence[Layer], cache=None) -> SourceTree:
@@ -428,6 +445,8 @@ def apply_layers(base: SourceTree, layers: Sequence[Layer], cache=None) -> Sourc
         return base
     from srcreview.source.cache import Cache, CacheNotWritable
 
+    if _content_id(base) is None:  # applied files kept by revision would be another content's
+        return PatchedTree(base, layers, _apply_layers(base, layers))
     key = patch_key(base, layers)
     cache = cache or Cache()
     try:

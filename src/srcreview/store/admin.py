@@ -4,10 +4,11 @@ The cache (see srcreview.source.cache) holds verified source trees by provider a
 (`<root>/<kind>/<key>/`, about 100 MB a release) with the records of releases found on the
 package index (`<root>/releases/vllm-<version>.json`: their commit and sdist sha256, counted
 with the sources), the parsed facts of modules by content (`<root>/facts/v<schema>/`; older
-schema directories are never read again), the stored reviews (`<root>/reviews/v<schema>/`,
-srcreview.store.reviews) and what runs leave behind (`.tmp/`, `.locks/`). What this version
-does not know (a newer facts or reviews schema, files another srcreview version keeps) is
-`other`: kept unless the whole cache is cleaned.
+schema directories are never read again) with the stat indexes of `--source` directories
+(`<root>/statindex/v<schema>/`, srcreview.source.statindex, counted with the facts), the stored
+reviews (`<root>/reviews/v<schema>/`, srcreview.store.reviews) and what runs leave behind
+(`.tmp/`, `.locks/`). What this version does not know (a newer facts or reviews schema, files
+another srcreview version keeps) is `other`: kept unless the whole cache is cleaned.
 Only what srcreview wrote may be removed: a part counts only when it lies in a directory
 srcreview created and marked (srcreview.core.cachedir), the root or its top-level directory;
 anything else (`SRCREVIEW_CACHE=~/.cache` holds other programs' files) is `foreign`: listed,
@@ -56,12 +57,15 @@ def usage(root: Path, *, default_location: bool = False) -> Usage:
     marked or not; any other root is srcreview's only if srcreview created (marked) it."""
     from srcreview.index.cache import facts_dir
     from srcreview.index.facts import SCHEMA_VERSION
+    from srcreview.source import statindex
     from srcreview.source.registry import RELEASES
     from srcreview.store.reviews import SCHEMA as REVIEWS_SCHEMA
     from srcreview.store.reviews import reviews_dir
 
-    # each kind decides where its schema directories live: <root>/facts/v<schema>, <root>/reviews/v<schema>
-    schemas = {facts_dir(root).parent: ("facts", SCHEMA_VERSION), reviews_dir(root).parent: ("reviews", REVIEWS_SCHEMA)}
+    # each kind decides where its schema directories live: <root>/facts/v<schema>, <root>/reviews/v<schema>;
+    # the stat indexes of --source directories are facts too (what was read of files, rebuilt when missing)
+    schemas = {facts_dir(root).parent: ("facts", SCHEMA_VERSION), reviews_dir(root).parent: ("reviews", REVIEWS_SCHEMA),
+               statindex.index_dir(root).parent: ("facts", statindex.SCHEMA)}
     parts: list[Part] = []
     root_owned = default_location or is_marked(root)
     for top in _children(root):

@@ -37,7 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from srcreview.core.cachedir import MARKER
-from srcreview.core.sealed import seal, unseal, write_atomic
+from srcreview.core.sealed import seal, secret_key, unseal, write_atomic
 
 SCHEMA = 1
 DIRECTORY = "reviews"
@@ -148,16 +148,10 @@ class StoredRule:
         return rule
 
 
-KEY_VARIABLE = "SRCREVIEW_CACHE_KEY"
-
-
 def cache_key(environ=None) -> bytes | None:
     """The HMAC key of stored reviews, derived from the secret in $SRCREVIEW_CACHE_KEY; None
     when it is unset or empty (stored reviews are then off)."""
-    secret = (os.environ if environ is None else environ).get(KEY_VARIABLE, "")
-    if not secret:
-        return None
-    return hashlib.sha256(b"srcreview stored reviews\n" + secret.encode("utf-8", "surrogateescape")).digest()
+    return secret_key(b"srcreview stored reviews\n", environ)
 
 
 class ReviewCache:

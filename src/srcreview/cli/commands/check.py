@@ -188,6 +188,7 @@ class _StoredReviews:
 
     def __init__(self, cache, rules: str):
         self.cache, self.rules = cache, rules
+        self._expected: dict[tuple, dict | None] = {}  # one look at the source per revision and layers
 
     def key(self, args, recipe, recipe_file, identity_of) -> str | None:
         """The key of `recipe`'s review, with the source named by `identity_of(revision, layers)`
@@ -216,8 +217,11 @@ class _StoredReviews:
         from srcreview.source.identity import expected
 
         def identity(revision, layers):
-            return expected(revision, source=getattr(args, "source", None), provider=getattr(args, "provider", "auto"),
-                            layers=layers)
+            memo = (repr(revision), tuple((layer.kind, layer.shown, layer.sha256) for layer in layers))
+            if memo not in self._expected:  # (a --source directory is scanned once for all the recipes)
+                self._expected[memo] = expected(revision, source=getattr(args, "source", None),
+                                                provider=getattr(args, "provider", "auto"), layers=layers)
+            return self._expected[memo]
 
         key = self.key(args, recipe, recipe_file, identity)
         return self.cache.load(key) if key is not None else None

@@ -223,10 +223,11 @@ def _purpose_for(text: str, around: tuple[int, int, int, int], parent: dict | No
     if rest:
         return " ".join(rest.split())
     if parent is not None:
-        for key in ("purpose", "description", "evidence", "note", "finding"):
+        # a start-up evidence line's purpose is its logger call: the line must show it
+        for key in ("purpose", "description", "evidence", "note", "finding", "call"):
             sibling = parent.get(key)
             if isinstance(sibling, str) and sibling.strip() and sibling.strip() != text:
-                return " ".join(sibling.split())
+                return f"`{sibling.strip()}`" if key == "call" else " ".join(sibling.split())
     return ""
 
 

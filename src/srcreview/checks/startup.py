@@ -82,7 +82,8 @@ def _undecided(ctx: CheckContext, construction) -> CheckResult:
         fn = short(rejection.function)
         path, line, end = open_site(rejection)
         evidence.append(ctx.anchor(path, line, end, raise_symbol(_site_text(rejection)),
-                                   f"may raise {_readable(event.text)} if {depends_on(event)}"))
+                                   f"may raise {_readable(_site_text(rejection))}: a condition on the way is not "
+                                   "decided by the recipe"))
         opened.append(f"{fn} may raise {_readable(event.text)} ({path}:{line}) if {depends_on(event)}")
         texts.append(_readable(event.text))
         symbols.append(fn)

@@ -29,6 +29,7 @@ from srcreview.vllm.anchors import (
     LOG_LEVEL_ENV,
     LOG_METHODS,
     LOG_SCOPES,
+    LOGGER_NAME,
     MODEL_LOADED_LOG,
     MODEL_STRUCTURE_LOG,
     PLATFORM_MODULES,
@@ -51,6 +52,7 @@ def _line(index, call: log_calls.LogCall, phase: Any, shows: str, tells_draft: b
     ranks = LOG_SCOPES.get(call.scope, "every process") if call.once else "every process"
     return EvidenceLine(path=call.path, line=call.line, file=call.file, level=call.level, once=call.once,
                         ranks=ranks, format=call.format, phase=phase, shows=shows, tells_draft=tells_draft,
+                        call=f"{LOGGER_NAME}.{call.method}" if call.method else "",
                         url=index.anchor(call.path, call.line, call.end_line).url)
 
 

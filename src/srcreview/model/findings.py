@@ -357,6 +357,8 @@ class EvidenceLine(Record):
     phase: Literal["engine", "target load", "draft load", "cudagraph capture"]
     shows: str = Field(description="what the line proves when it is printed")
     tells_draft: bool = Field(description="whether the line, or its place in the log, tells the draft from the target")
+    call: str = Field(default="", description="the logger call as the source writes it (`logger.info_once`): what "
+                      "the url's line shows")
     url: str = ""
 
 

@@ -44,6 +44,7 @@ class LogCall:
     scope: str  # for once calls: local, global or process (LOG_SCOPES)
     format: str | None  # None: not a literal (an f-string, a computed message)
     function: str  # module-relative qualname of the function it is called in
+    method: str = ""  # the logger method as the call writes it (`info_once`)
 
     @property
     def file(self) -> str:
@@ -124,7 +125,7 @@ def calls_in_module(index, path: str, lines: frozenset[int] | None = None) -> tu
             fmt = _format(call.args[0]) if call.args else None
             seen[call.line] = LogCall(path=path, line=call.line, end_line=call.end_line, level=LOG_METHODS[func.attr],
                                       once=once, scope=_scope(call) if once else "process", format=fmt,
-                                      function=qualname)
+                                      function=qualname, method=func.attr)
     return tuple(sorted(seen.values(), key=lambda c: c.line))
 
 

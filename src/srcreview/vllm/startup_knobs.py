@@ -59,7 +59,7 @@ def open_raise_rows(ctx, construction) -> list[Knob]:
         setting = ctx.recipe.setting(key)
         site_text = event.chain[-1][4] if event.chain else event.text
         anchor = ctx.anchor(path, line, end, raise_symbol(site_text),
-                            f"gating: {hook} may raise {exc} here at start-up")
+                            f"gating: may raise {exc} here while the engine builds its config")
         rows.append(Knob(key=key, value=setting.value, scope="engine", recipe_line=setting.line, status="undecided",
                          evidence=(anchor,), tags=("startup-open",),
                          note=f"start-up: {hook} may raise {exc} ({path}:{line}) reading it, if {depends_on(event)}"))
@@ -88,7 +88,7 @@ def rewrite_rows(ctx, construction) -> list[Knob]:
         fn = rewrite.function.split(".")
         hook = ".".join(fn[-2:])
         anchor = ctx.anchor(rewrite.file, rewrite.lines[0], rewrite.lines[1], rewrite.path[-1],
-                            f"replaces: {hook} stores {dotted} while the engine builds its config")
+                            f"replaces: stores {rewrite.path[-1]} while the engine builds its config")
         if rewrite.overrides:
             shown = _shown(rewrite.value)
             rows.append(Knob(key=key, value=setting.value, scope="engine", recipe_line=setting.line,

@@ -213,8 +213,8 @@ def test_stale_rules_in_sarif_and_markdown(cli, work):
     assert note["level"] == "error" and note["descriptor"]["id"] == RULE
     assert run["properties"]["gate"]["staleRulesFailing"] == 1
     result = cli("check", "demo.toml", "--source", "tree", "--rev", REV, "--fail-on", "none", "--format", "markdown")
-    assert "`--fail-on none` · 1 recipe · --fail-on none; 1 stale rule; 1 problem; 3 open questions; 2 facts · " \
-           "stale rules fail the gate (`--allow-stale` accepts them)" in result.out
+    assert "`--fail-on none` · 1 recipe · --fail-on none; 1 stale rule; 1 problem; 3 open questions; 2 facts; " \
+           "start-up rejected · stale rules fail the gate (`--allow-stale` accepts them)" in result.out
     assert f"- stale rule `{RULE}` at this revision: missing `SpeculativeConfig.attention_backend` " \
            "(**fails the gate**)" in result.out
 

@@ -286,6 +286,11 @@ class Index:
             self.reviewed_before = bool(cached)
         return self._names
 
+    def remembered(self, key: str, compute) -> list[str]:
+        """A list of strings computed from the tree's raw text once per revision listing (kept on
+        disk with the grep answers): `key` names the question, versioned by its asker."""
+        return self._remembered(key, compute)
+
     def _remembered(self, key: str, compute) -> list[str]:
         names = self._name_answers()
         if key not in names and self.on_names_miss is not None:

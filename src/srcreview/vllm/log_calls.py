@@ -142,6 +142,28 @@ def calls_of_function(index, qualname: str) -> tuple[LogCall, ...]:
 def calls_with_format(index, fmt: str, prefix: str = PACKAGE_DIR) -> tuple[LogCall, ...]:
     """The logger calls whose format starts with `fmt`, located by a raw-text search of its first
     words (a format split over string literals is found by its head)."""
+    # where they are is a fact of the tree, kept with its other raw-text answers: a later review
+    # reads only the functions at those lines
+    key = f"{CALLS_KEY}\0{prefix.strip('/')}\0{fmt}"
+    sites = index.remembered(key, lambda: [f"{c.path}:{c.line}" for c in _find_with_format(index, fmt, prefix)])
+    found = []
+    for path, lines in _by_path(sites).items():
+        found += [c for c in calls_in_module(index, path, lines) if c.line in lines]
+    return tuple(sorted(found, key=lambda c: (c.path, c.line)))
+
+
+CALLS_KEY = "log-calls-v1"  # the key of calls_with_format's answers in the Index's raw-text cache
+
+
+def _by_path(sites: list[str]) -> dict[str, frozenset[int]]:
+    out: dict[str, set[int]] = {}
+    for site in sites:
+        path, _, line = site.rpartition(":")
+        out.setdefault(path, set()).add(int(line))
+    return {path: frozenset(lines) for path, lines in out.items()}
+
+
+def _find_with_format(index, fmt: str, prefix: str) -> list[LogCall]:
     head = fmt.split("%", 1)[0].split("\n", 1)[0].strip() or fmt
     needle, logger = head.encode(), LOGGER_NAME.encode()
     found = []
@@ -154,7 +176,7 @@ def calls_with_format(index, fmt: str, prefix: str = PACKAGE_DIR) -> tuple[LogCa
         if lines:
             found += [c for c in calls_in_module(index, path, lines)
                       if c.format is not None and c.format.startswith(fmt)]
-    return tuple(sorted(found, key=lambda c: (c.path, c.line)))
+    return found
 
 
 def file_matches(token: str, path: str, package: str = PACKAGE_DIR) -> bool:

@@ -152,7 +152,7 @@ def calls_with_format(index, fmt: str, prefix: str = PACKAGE_DIR) -> tuple[LogCa
     return tuple(sorted(found, key=lambda c: (c.path, c.line)))
 
 
-CALLS_KEY = "log-calls-v1"  # the key of calls_with_format's answers in the Index's raw-text cache
+CALLS_KEY = "log-calls-v2"  # the key of calls_with_format's answers in the Index's raw-text cache
 
 
 def _by_path(sites: list[str]) -> dict[str, frozenset[int]]:
@@ -166,13 +166,19 @@ def _by_path(sites: list[str]) -> dict[str, frozenset[int]]:
 def _find_with_format(index, fmt: str, prefix: str) -> list[LogCall]:
     head = fmt.split("%", 1)[0].split("\n", 1)[0].strip() or fmt
     needle, logger = head.encode(), LOGGER_NAME.encode()
+    # the format's longest word past its head: a call whose literal is split over several
+    # strings still has it within a few lines of the head
+    words = [w for w in re.findall(r"[A-Za-z_]{4,}", fmt[len(head):]) if w not in ("self",)]
+    word = max(words, key=len).encode() if words else None
     found = []
     for path in index.grep(head, prefix=prefix):
         text = index.raw_text(path).splitlines()
-        # a line holding the head within a few lines of the logger it is passed to: only the
-        # functions around those lines are read (a common head such as "Using" is everywhere)
+        # a line holding the head within a few lines of the logger it is passed to (and of the
+        # format's word): only the modules and functions around those lines are read (a common
+        # head such as "Using" is everywhere; parsing every file holding it cost seconds cold)
         lines = frozenset(n for n, line in enumerate(text, 1)
-                          if needle in line and any(logger in t for t in text[max(0, n - 1 - CALL_SPAN):n]))
+                          if needle in line and any(logger in t for t in text[max(0, n - 1 - CALL_SPAN):n])
+                          and (word is None or any(word in t for t in text[n - 1:n + CALL_SPAN])))
         if lines:
             found += [c for c in calls_in_module(index, path, lines)
                       if c.format is not None and c.format.startswith(fmt)]

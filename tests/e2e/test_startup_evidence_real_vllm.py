@@ -144,3 +144,23 @@ def test_review_json_carries_the_plan(vllm_029):
     block = doc["artifacts"]["startup_evidence"]
     assert block[0]["rows"] and block[0]["target"] == NESTED
     assert pytest is not None
+
+
+def test_check_reads_a_startup_log_after_the_review(vllm_029, tmp_path, cli, monkeypatch):
+    """`check --startup-log`: the review, then the log read against it; the worse exit code. The
+    bf16 recipe passes the gate, its log with a FlashAttention draft is contradicted: exit 1."""
+    from real_reviews import ROOT
+
+    review = review_of(vllm_029, BF16)
+    log = tmp_path / "startup.log"
+    log.write_text("\n".join(_log(vllm_029, review, target="TRITON_ATTN", draft="FLASH_ATTN", inspection=True)) + "\n")
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("COLUMNS", "120")
+    result = cli("check", BF16, "--startup-log", str(log), "--color", "never")
+    assert result.code == 1, result.err
+    gate = result.out.index("gate: passed")
+    assert "contradicted" in result.out[gate:] and "FLASH_ATTN" in result.out[gate:]
+    alone = cli("check", BF16, "--color", "never")
+    assert alone.code == 0 and result.out.startswith(alone.out)
+    refused = cli("check", BF16, "--startup-log", str(log), "--format", "json")
+    assert refused.code == 64 and "srcreview verify" in refused.err

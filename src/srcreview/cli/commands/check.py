@@ -67,6 +67,11 @@ def add_parser(sub) -> None:
                    help="also merge the sources the reviews relied on into the source registry FILE (created if "
                         "missing; entries srcreview did not write are left as they are)")
     add_gate_args(p)
+    p.add_argument("--startup-log", metavar="FILE",
+                   help="also read a vLLM start-up log against the review (as `srcreview verify` does; one recipe, "
+                        "text, concise or markdown): its verdicts follow the review, and the exit code is the worse "
+                        "of the gate's and the log's (65 a log of another revision or unreadable, 1 contradicted "
+                        "or the gate failed, 2 evidence missing)")
     p.add_argument("--show-config", action="store_true",
                    help="print the defaults in effect (rev, gpu, model-config, fail-on, waivers) and where each "
                         "comes from: [tool.srcreview] in pyproject.toml or [defaults] in srcreview.toml, found "
@@ -91,6 +96,12 @@ def run(args) -> int:
 
         raise UsageError("check: give at least one RECIPE (or --show-config)")
 
+    if args.startup_log and args.format not in STARTUP_LOG_FORMATS:
+        from srcreview.core.errors import UsageError
+
+        raise UsageError(f"check: --startup-log prints with --format {', '.join(STARTUP_LOG_FORMATS)}; for "
+                         f"{args.format}, save the review and run `srcreview verify REVIEW.json LOG --format "
+                         f"{args.format}`")
     stored = _stored_reviews(args)
     # the rules' summaries when these rule files were validated before, else the rules themselves
     rules = stored.cache.load_rules(stored.rules) if stored is not None else None
@@ -99,6 +110,10 @@ def run(args) -> int:
     loaded = [(with_models(_with_gpu(r, args), path, args), path) for path, shown in recipe_files(args.recipes)
               for r in load_recipes(path, display_path=shown)]
     recipes = [r for r, _ in loaded]  # a compose file gives one recipe per vLLM service
+    if args.startup_log and len(recipes) != 1:
+        from srcreview.core.errors import UsageError
+
+        raise UsageError(f"check: --startup-log reads one start-up against one recipe ({len(recipes)} given)")
     files = [path for _, path in loaded]
     reviews = recalled_reviews(args, recipes, files, stored)
     missing = [n for n, found in enumerate(reviews) if found is None]
@@ -123,7 +138,24 @@ def run(args) -> int:
         else sys.stdout.write
     for chunk in output:
         write(chunk)
+    if args.startup_log:
+        return _with_startup_log(args, gate)
     return gate.result.exit_code
+
+
+STARTUP_LOG_FORMATS = ("text", "concise", "markdown")  # a second document on stdout: not for json/sarif
+
+
+def _with_startup_log(args, gate) -> int:
+    """`--startup-log FILE`: the log read against the one review (srcreview verify), printed
+    after it; the worse of the two exit codes (65, then 1, then 2, then 0)."""
+    from srcreview.cli.commands.verify import verify_log
+    from srcreview.report.verification import FORMATS
+
+    result = verify_log(gate.reviews[0], args.startup_log, args)
+    sys.stdout.write(("\n" if args.format != "concise" else "") + FORMATS[args.format](result))
+    codes = {gate.result.exit_code, result.exit_code}
+    return next(code for code in (65, 1, 2, 0) if code in codes)
 
 
 def _project_defaults(args) -> str:

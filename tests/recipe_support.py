@@ -62,3 +62,21 @@ def module_index(root: Path, files: dict[str, str], *, sha: str = FIXTURE_SHA) -
             if package != Path(".") and not (root / package / "__init__.py").exists():
                 (root / package / "__init__.py").write_text("")
     return Index(DirectoryTree(root, Revision(requested="fixture", sha=sha), provider="fixture"))
+
+
+
+def compose_text(service: str) -> str:
+    """A compose file with one vLLM service (the nested-Triton MTP recipe as a command list)."""
+    return f"""\
+# srcreview: gpu='NVIDIA GeForce RTX 5090' compute_capability=12.0
+services:
+  {service}:
+    image: vllm/vllm-openai:v0.29.0
+    environment:
+      VLLM_USE_V2_MODEL_RUNNER: "1"
+    command:
+      - some/model
+      - --kv-cache-dtype=fp8_per_token_head
+      - --speculative-config
+      - '{{"method": "mtp", "num_speculative_tokens": 3, "attention_backend": "TRITON_ATTN"}}'
+"""

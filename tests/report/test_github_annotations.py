@@ -14,6 +14,7 @@ import re
 import pytest
 from conftest import FIXTURE_REV
 from gate_support import DATA, NESTED_SPEC, copy_recipes, make_review
+from recipe_support import compose_text
 
 from srcreview.gate.policy import evaluate
 from srcreview.report import concise, github, sarif
@@ -108,19 +109,7 @@ def test_commands_carry_any_text_intact_and_on_one_line(value):
     assert props == {"file": f"recipes/{shown}.toml", "line": "3", "col": "1", "title": f"srcreview {shown}"}
 
 
-COMPOSE = """\
-# srcreview: gpu='NVIDIA GeForce RTX 5090' compute_capability=12.0
-services:
-  vllm:
-    image: vllm/vllm-openai:v0.29.0
-    environment:
-      VLLM_USE_V2_MODEL_RUNNER: "1"
-    command:
-      - some/model
-      - --kv-cache-dtype=fp8_per_token_head
-      - --speculative-config
-      - '{"method": "mtp", "num_speculative_tokens": 3, "attention_backend": "TRITON_ATTN"}'
-"""
+COMPOSE = compose_text("vllm")
 
 
 def test_a_compose_service_is_anchored_on_a_path_an_editor_opens(offline_workdir, cli):

@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 from conftest import DEMO_RECIPE, FIXTURE_REV
 from gate_support import sarif_errors, sarif_validator
+from recipe_support import compose_text
 
 from srcreview.cli.commands.schema import schema
 
@@ -159,19 +160,7 @@ def test_two_findings_of_one_recipe_never_share_a_fingerprint(workdir, cli):
     assert result.code == 65 and "names two findings" in result.err
 
 
-COMPOSE = """\
-# srcreview: gpu='NVIDIA GeForce RTX 5090' compute_capability=12.0
-services:
-  demo:
-    image: vllm/vllm-openai:v0.29.0
-    environment:
-      VLLM_USE_V2_MODEL_RUNNER: "1"
-    command:
-      - some/model
-      - --kv-cache-dtype=fp8_per_token_head
-      - --speculative-config
-      - '{"method": "mtp", "num_speculative_tokens": 3, "attention_backend": "TRITON_ATTN"}'
-"""
+COMPOSE = compose_text("demo")
 
 
 def test_compose_services_patches_and_stale_rules_validate(workdir, cli):

@@ -164,3 +164,22 @@ def test_check_reads_a_startup_log_after_the_review(vllm_029, tmp_path, cli, mon
     assert alone.code == 0 and result.out.startswith(alone.out)
     refused = cli("check", BF16, "--startup-log", str(log), "--format", "json")
     assert refused.code == 64 and "srcreview verify" in refused.err
+
+
+def test_the_plan_and_the_start_up_verdict_are_in_every_format(vllm_029):
+    """Text (a section), JSON and the review format (a block), Markdown (a folded section) and
+    SARIF (run properties): the same rows and the same start-up verdict."""
+    from srcreview.report import markdown, sarif, terminal
+
+    review = review_of(vllm_029, NESTED)
+    rows = [text for text, _ in review.startup_evidence.row_lines()]
+    assert rows and "base_loader.py:92" in " ".join(rows)
+    md = markdown.render([review])
+    assert review.startup_evidence.heading() in md and all(row.split(":")[0] in md for row in rows)
+    assert review.startup.line() in md
+    run = json.loads(sarif.render([review]))["runs"][0]
+    assert run["properties"]["startupEvidence"][0]["rows"] == \
+        json.loads(review.startup_evidence.model_dump_json())["rows"]
+    assert run["properties"]["startup"][0]["verdict"] == review.startup.verdict
+    text = " ".join(terminal.render(review).split())  # as words: the terminal wraps its lines
+    assert review.startup_evidence.heading() in text and review.startup.line()[:40] in text

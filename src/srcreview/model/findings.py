@@ -388,6 +388,28 @@ class StartupEvidence(Record):
     run_with: tuple[str, ...] = Field(default=(), description="the settings of a run that proves every provable row")
     rejection: tuple[Anchor, ...] = Field(default=(), description="the raises a startup-rejected finding predicts")
 
+    def heading(self) -> str:
+        """`Start-up evidence (a run that proves it: ...; then srcreview verify)`."""
+        settings = " ".join(self.run_with)
+        return "Start-up evidence" + (f" (a run that proves it: {settings}; then srcreview verify)" if settings else "")
+
+    def row_lines(self) -> list[tuple[str, str]]:
+        """Per row, (what the lines that prove it are, in words; why a plain log may stay silent)."""
+        out = []
+        for row in self.rows:
+            name = row.knob if row.scope == "engine" else f"{row.knob} ({row.scope})"
+            if row.provable == "no":
+                out.append((f"{name}: no log can prove it: {row.reason}", ""))
+                continue
+            telling = sorted({f"{ln.file}:{ln.line}" for ln in row.lines
+                              if ln.tells_draft and ln.phase == "draft load"})
+            shown = sorted({f"{ln.file}:{ln.line}" for ln in row.lines})
+            needs = f"with {' '.join(row.run_with)}: " if row.run_with else ""
+            rest = ", ".join(sorted(set(shown) - set(telling)))
+            out.append((f"{name}: {needs}{', '.join(telling)} tell the draft; not by name {rest}" if telling
+                        else f"{name}: {needs}{', '.join(shown)}", row.reason))
+        return out
+
 
 class Review(Record):
     tool: ToolInfo

@@ -131,6 +131,11 @@ def _review(review: Review, failing: set) -> list[str]:
         lines += [f"  - {_text(t)}" for t in review.missing_tests]
     if review.stale_rules or review.missing_tests:
         lines.append("")
+    plan = review.startup_evidence
+    if plan is not None and plan.rows:  # what a start-up log must show (srcreview verify reads it)
+        lines += [f"<details><summary>{_text(plan.heading())}</summary>", ""]
+        lines += [f"- {_text(text)}" for text, _ in plan.row_lines()]
+        lines += ["", "</details>", ""]
     return lines
 
 

@@ -188,6 +188,14 @@ def render(reviews: Sequence[Review], *, gate=None, date: str | None = None,
                 for r in reviews if r.profile is not None]
     if profiles:
         properties["runtimeProfiles"] = profiles
+    startup = [{"recipe": r.recipe.path, **r.startup.model_dump(mode="json"), "summary": r.startup.line()}
+               for r in reviews if r.startup is not None]
+    if startup:
+        properties["startup"] = startup
+    plans = [{"recipe": r.recipe.path, **r.startup_evidence.model_dump(mode="json")}
+             for r in reviews if r.startup_evidence is not None]
+    if plans:
+        properties["startupEvidence"] = plans
 
     driver = {"name": "srcreview", "version": __version__, "semanticVersion": __version__,
               "rules": [_rule(rule_id, docs.get(rule_id), reviews) for rule_id in rule_ids]}

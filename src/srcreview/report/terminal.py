@@ -138,23 +138,11 @@ def _startup(console, review: Review, verbose: bool) -> None:
     plan = review.startup_evidence
     if plan is None or not plan.rows:
         return
-    settings = " ".join(plan.run_with)
-    console.print(Text("Start-up evidence" + (f" (a run that proves it: {settings}; then srcreview verify)"
-                                               if settings else ""), style="bold"))
-    for row in plan.rows:
-        name = row.knob if row.scope == "engine" else f"{row.knob} ({row.scope})"
-        if row.provable == "no":
-            _wrapped(console, f"{name}: no log can prove it: {row.reason}", 2, hanging=2)
-            continue
-        telling = sorted({f"{ln.file}:{ln.line}" for ln in row.lines if ln.tells_draft and ln.phase == "draft load"})
-        shown = sorted({f"{ln.file}:{ln.line}" for ln in row.lines})
-        needs = f"with {' '.join(row.run_with)}: " if row.run_with else ""
-        rest = ", ".join(sorted(set(shown) - set(telling)))
-        text = (f"{name}: {needs}{', '.join(telling)} tell the draft; not by name {rest}"
-                if telling else f"{name}: {needs}{', '.join(shown)}")
+    console.print(Text(plan.heading(), style="bold"))
+    for text, reason in plan.row_lines():
         _wrapped(console, text if verbose else text[:300], 2, hanging=2)
-        if verbose:
-            _wrapped(console, row.reason, 4)
+        if verbose and reason:
+            _wrapped(console, reason, 4)
 
 
 def _knobs(console, review: Review, verbose: bool) -> None:

@@ -168,3 +168,36 @@ def test_an_unbound_name_is_unknown_and_says_so(index, resolver):
 def test_an_inherited_method_is_entered_with_self_of_the_class_named(index):
     symbol, self_cls = entry_function(index, "vllm.a.Child.kind_of_base")
     assert (symbol.qualname, self_cls) == ("vllm.a.Base.kind_of_base", "vllm.a.Child")
+
+
+REGISTRY = {
+    "vllm/reg.py": """
+        class Factory:
+            _registry: dict = {}
+            _fixed: dict = {"a": 1}
+
+            @classmethod
+            def register(cls, name, value):
+                cls._registry[name] = value
+
+            @classmethod
+            def known(cls, name):
+                return name in cls._registry
+
+            @classmethod
+            def fixed(cls, name):
+                return name in cls._fixed
+
+        Factory.register("Nixl", 1)
+    """,
+}
+
+
+def test_a_registry_a_method_fills_is_not_its_declared_empty_value(tmp_path):
+    """`cls._registry[name] = ...` in a method (called at import): the declared `{}` is not what a
+    lookup sees, so `name in cls._registry` is undecided, never False; an attribute no method fills
+    keeps its declared value."""
+    index = module_index(tmp_path, REGISTRY)
+    filled = evaluate_function(index, "vllm.reg.Factory.known", {}, {"name": "Nixl"})
+    assert not filled.decided
+    assert evaluate_function(index, "vllm.reg.Factory.fixed", {}, {"name": "a"}).value is True

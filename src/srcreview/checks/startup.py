@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 from srcreview.checks import CheckContext, CheckResult, short
 from srcreview.checks import Params as BaseParams
 from srcreview.model.findings import Hop
-from srcreview.vllm.construction import depends_on, open_order, open_site, raise_symbol
+from srcreview.vllm.construction import depends_on, open_order, open_site, raise_symbol, site_text
 
 if TYPE_CHECKING:
     from srcreview.interp.interpreter import Analyzer
@@ -81,8 +81,8 @@ def _undecided(ctx: CheckContext, construction) -> CheckResult:
         event = rejection.raise_event
         fn = short(rejection.function)
         path, line, end = open_site(rejection)
-        evidence.append(ctx.anchor(path, line, end, raise_symbol(_site_text(rejection)),
-                                   f"may raise {_readable(_site_text(rejection))}: a condition on the way is not "
+        evidence.append(ctx.anchor(path, line, end, raise_symbol(site_text(rejection)),
+                                   f"may raise {_readable(site_text(rejection))}: a condition on the way is not "
                                    "decided by the recipe"))
         opened.append(f"{fn} may raise {_readable(event.text)} ({path}:{line}) if {depends_on(event)}")
         texts.append(_readable(event.text))
@@ -95,8 +95,3 @@ def _undecided(ctx: CheckContext, construction) -> CheckResult:
                               f"depend{'s' if count == 1 else ''} on what the recipe does not say",
                        symbols=tuple(dict.fromkeys(symbols)))
 
-
-def _site_text(rejection) -> str:
-    """The text of the raise an open raise's anchor is on (the innermost of its chain)."""
-    event = rejection.raise_event
-    return event.chain[-1][4] if event.chain else event.text

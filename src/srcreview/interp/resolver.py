@@ -51,6 +51,7 @@ class Resolver:
         self.domain = interp.domain  # the framework model (srcreview.interp.domain)
         self._canon: dict = {}
         self._instance_attr: dict = {}
+        self._filled: dict[tuple[str, str], str | None] = {}  # (class, attribute) -> the method filling it
         self._root_args: dict = {}
 
     def global_name(self, module, name: str, scope: str):
@@ -486,11 +487,28 @@ class Resolver:
             return FuncRef(method.qualname, bound=ClassRef(qualname))
         f = info.field(name)
         if f is not None and f.value is not UNKNOWN:
+            filler = self.filled_by(info, name) if isinstance(f.value, (dict, list, set)) else None
+            if filler is not None:
+                return Unknown(f"{qualname.rsplit('.', 1)[-1]}.{name} is filled by {filler}: not its declared value")
             return Const(f.value)
         nested = f"{qualname}.{name}"
         if self.index._class_symbol(nested) is not None:
             return ClassRef(nested)
         return Unknown(f"{qualname.rsplit('.', 1)[-1]}.{name}")
+
+    def filled_by(self, info, name: str) -> str | None:
+        """The method of the class that fills its container attribute `name` (`cls._registry[k] =
+        v`, `cls._registry.update(...)`: a registry filled when the module is imported or later),
+        or None when no method does: only then is the declared value what a read sees."""
+        key = (info.qualname, name)
+        if key not in self._filled:
+            self._filled[key] = None
+            for symbol in info.methods.values():
+                fn = self.index.function(symbol.qualname)
+                if fn is not None and _fills(fn.facts.body, name):
+                    self._filled[key] = symbol.qualname.rsplit(".", 2)[-2] + "." + symbol.local
+                    break
+        return self._filled[key]
 
     def super_attr(self, sup: Super, name: str):
         """`super().name`: the next definition after the calling class in self's MRO."""
@@ -678,3 +696,23 @@ def _obj_fields(value: Obj) -> dict:
     from dataclasses import fields
 
     return {f.name: getattr(value, f.name) for f in fields(Obj)}
+
+
+_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add", "pop", "clear", "remove"})
+
+
+def _fills(body, name: str) -> bool:
+    """Whether a body stores into, or calls a mutating method of, an attribute `name` of its
+    receiver or class (`cls.name[k] = v`, `self.name.append(v)`)."""
+    for stmt in ir.iter_statements(body):
+        if isinstance(stmt, ir.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ir.Subscript) and isinstance(target.value, ir.Attr) \
+                        and target.value.attr == name:
+                    return True
+    for call in ir.iter_calls(body):
+        func = call.func
+        if isinstance(func, ir.Attr) and func.attr in _MUTATORS and isinstance(func.value, ir.Attr) \
+                and func.value.attr == name:
+            return True
+    return False

@@ -252,19 +252,24 @@ def builder_keywords(an, cls: str) -> dict:
             for kw in calls[0].keywords if kw.name}
 
 
+def _section(an, root, field: str, surely_built: bool = False) -> tuple[str, Obj] | None:
+    """(config class, its object) of VllmConfig's `field` when it holds a config class of that
+    path (`surely_built`: only when the engine builds it whatever the recipe says, not an
+    optional one left None)."""
+    obj = an.resolver.attribute(root, field)
+    if not isinstance(obj, Obj) or not isinstance(obj.cls, str) or (surely_built and not obj.nonnull):
+        return None
+    cls = an.resolver.canonical(obj.cls)
+    return (cls, obj) if cls is not None and an.runtime.config_path_for(cls) == (field,) else None
+
+
 def _other_sections(an, root) -> list[tuple[str, str]]:
     """(VllmConfig field, config class) of every config section at this revision that the engine
     surely builds (an optional one, such as the speculative config, only when the recipe sets it:
     then it is a recipe section already)."""
-    out = []
-    for short, field in sorted(an.runtime.config_prefixes().items(), key=lambda item: item[1]):
-        obj = an.resolver.attribute(root, field)
-        if not (isinstance(obj, Obj) and obj.nonnull):
-            continue
-        cls = an.resolver.canonical(obj.cls) if isinstance(obj.cls, str) else None
-        if cls is not None and cls.rsplit(".", 1)[-1] == short:
-            out.append((field, cls))
-    return out
+    found = [(field, _section(an, root, field, surely_built=True))
+             for field in sorted(an.runtime.config_prefixes().values())]
+    return [(field, section[0]) for field, section in found if section is not None]
 
 
 def _recipe_sections(an, root) -> dict:
@@ -272,20 +277,17 @@ def _recipe_sections(an, root) -> dict:
     model's config always, each with its class and its object at that path, in the order the
     engine builds them."""
     found = {}
-    model = an.resolver.attribute(root, MODEL_CONFIG_FIELD)  # built whatever the recipe says, and read by others
-    if isinstance(model, Obj) and model.nonnull and isinstance(model.cls, str):
-        cls = an.resolver.canonical(model.cls)
-        if cls is not None and an.runtime.config_path_for(cls) == (MODEL_CONFIG_FIELD,):
-            found[MODEL_CONFIG_FIELD] = (cls, model)
+    model = _section(an, root, MODEL_CONFIG_FIELD, surely_built=True)  # built whatever the recipe says, read by others
+    if model is not None:
+        found[MODEL_CONFIG_FIELD] = model
     # as the engine builds them: the model's config first (the speculative config reads it), then
     # the speculative config, then the others
     for key in sorted(an.runtime.prefix_keys, key=lambda k: (k != MODEL_CONFIG_FIELD, k != SPECULATIVE, k)):
         if "." in key or key in ("env", "hardware"):
             continue
-        obj = an.resolver.attribute(root, key)
-        cls = an.resolver.canonical(obj.cls) if isinstance(obj, Obj) and isinstance(obj.cls, str) else None
-        if cls is not None and an.runtime.config_path_for(cls) == (key,):
-            found[key] = (cls, obj)
+        section = _section(an, root, key)
+        if section is not None:
+            found[key] = section
     return found
 
 
@@ -531,6 +533,12 @@ def open_site(rejection) -> tuple[str, int, int]:
         _, path, line, end, _ = event.chain[-1]
         return path, line, end
     return rejection.path, event.line, event.end_line
+
+
+def site_text(rejection) -> str:
+    """The text of the raise an open raise's anchor is on (the innermost of its chain)."""
+    event = rejection.raise_event
+    return event.chain[-1][4] if event.chain else event.text
 
 
 def open_order(rejection) -> tuple:

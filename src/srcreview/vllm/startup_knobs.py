@@ -18,31 +18,26 @@ from __future__ import annotations
 from srcreview.model.findings import Knob
 
 
-def keys_read(ctx, reads) -> list[str]:
-    """The recipe keys among what an open raise's conditions read (RaiseEvent.reads): a config
-    path the recipe sets, or the engine key create_engine_config puts there, or a bare name
-    that is a top-level key the recipe sets."""
+def recipe_key(ctx, path: tuple[str, ...]) -> str | None:
+    """The recipe key that sets a config path: the engine key create_engine_config puts there, or
+    the dotted path itself (a bare name: a top-level key), when the recipe sets it."""
     from srcreview.vllm.runtime import engine_paths
 
-    try:
-        paths = engine_paths(ctx.index)
-    except Exception:  # noqa: BLE001 - a tree without the builder: keys are their own paths
-        paths = {}
-    out = []
-    for read in reads:
-        dotted = ".".join(read)
-        where = paths.get(dotted)
-        for key in ((where.key,) if where is not None else ()) + (dotted,):
-            if ctx.recipe.setting(key) is not None:
-                out.append(key)
-                break
-    return list(dict.fromkeys(out))
+    dotted = ".".join(path)
+    where = engine_paths(ctx.index).get(dotted)
+    return next((key for key in ((where.key,) if where is not None else ()) + (dotted,)
+                 if ctx.recipe.setting(key) is not None), None)
+
+
+def keys_read(ctx, reads) -> list[str]:
+    """The recipe keys among what an open raise's conditions read (RaiseEvent.reads)."""
+    return list(dict.fromkeys(key for read in reads if (key := recipe_key(ctx, read)) is not None))
 
 
 def open_raise_rows(ctx, construction) -> list[Knob]:
     """An `undecided` row for each recipe key an open raise's conditions read, anchored on the
     first such raise (by file and line), saying what it depends on."""
-    from srcreview.vllm.construction import depends_on, open_order, open_site, raise_symbol
+    from srcreview.vllm.construction import depends_on, open_order, open_site, raise_symbol, site_text
 
     if construction is None or not construction.open_raises:
         return []
@@ -57,8 +52,7 @@ def open_raise_rows(ctx, construction) -> list[Knob]:
         hook = ".".join(rejection.function.split(".")[-2:])
         exc = event.text.split("(", 1)[0]
         setting = ctx.recipe.setting(key)
-        site_text = event.chain[-1][4] if event.chain else event.text
-        anchor = ctx.anchor(path, line, end, raise_symbol(site_text),
+        anchor = ctx.anchor(path, line, end, raise_symbol(site_text(rejection)),
                             f"gating: may raise {exc} here while the engine builds its config")
         rows.append(Knob(key=key, value=setting.value, scope="engine", recipe_line=setting.line, status="undecided",
                          evidence=(anchor,), tags=("startup-open",),
@@ -69,21 +63,14 @@ def open_raise_rows(ctx, construction) -> list[Knob]:
 def rewrite_rows(ctx, construction) -> list[Knob]:
     """One row per (recipe key, scope) a rewrite reaches: the engine- and target-scope rows of the
     key whose config path the hook stores to."""
-    from srcreview.vllm.runtime import engine_paths
-
     if construction is None or not construction.rewrites:
         return []
-    try:
-        paths = engine_paths(ctx.index)
-    except Exception:  # noqa: BLE001 - a tree without the builder: keys are their own paths
-        paths = {}
     rows = []
     for rewrite in construction.rewrites:
         dotted = ".".join(rewrite.path)
-        where = paths.get(dotted)
-        key = where.key if where is not None and ctx.recipe.setting(where.key) is not None else dotted
-        setting = ctx.recipe.setting(key)
-        if setting is None or _same(rewrite.value, setting.value) and rewrite.overrides:
+        key = recipe_key(ctx, rewrite.path)
+        setting = ctx.recipe.setting(key) if key is not None else None
+        if key is None or setting is None or _same(rewrite.value, setting.value) and rewrite.overrides:
             continue
         fn = rewrite.function.split(".")
         hook = ".".join(fn[-2:])

@@ -75,6 +75,12 @@ def _decided(value) -> bool:
         return all(_decided(o) for o in value.options)
     return isinstance(value, (Const, EnumMember))
 _OBJ_FIELDS = dataclass_fields(Obj)
+# builtins that run code given as text: a call that may reach any function
+RUNS_CODE = frozenset({"eval", "exec"})
+# builtins that never call a function they are handed (they only look at it)
+NEVER_CALL = frozenset({"isinstance", "issubclass", "callable", "id", "hash", "repr", "str", "type", "getattr",
+                        "setattr", "hasattr", "delattr", "vars", "dir", "print", "super", "len", "bool",
+                        "tuple", "list", "dict", "set", "frozenset"})
 MAX_UNROLL = 16  # a loop over a constant table of at most this many items is walked item by item
 
 
@@ -395,6 +401,7 @@ class Frame:
         if iterable is not None:
             env_before = self.an.unset_env_reads
             it = self.force(self.ev(iterable))
+            self.iteration(it, iterable)
             items = it.value if isinstance(it, Const) and isinstance(it.value, (tuple, list)) else None
             pairs = self.dict_view(it)
             unrollable = target is not None and _unrollable(body)
@@ -647,6 +654,7 @@ class Frame:
         saved = dict(self.env)
         for gen in e.generators:
             value = self.force(self.ev(gen.iter))
+            self.iteration(value, gen.iter)
             self.bind(gen.target, element_of(value, ir.text(gen.iter)))
             for cond in gen.ifs:
                 self.ev(cond)
@@ -901,10 +909,18 @@ class Frame:
             if items is not None:
                 return Const((any if name == "any" else all)(items))
         args = [self.ev(a) for a in arg_exprs]
+        handed = list(args)
         for keyword in keywords:
             v = self.ev(keyword.value)
+            handed.append(v)
             if keyword.name is None:
                 self.note_kwargs(v, keyword.value, text)
+        if name in RUNS_CODE:  # code given as text: any function may run here; never silent
+            self.calls.append(CallEvent(e.line, e.end_line, text, None, "call", "unresolved",
+                                        f"{name}() runs code known only at run time", args=tuple(args)))
+            return Unknown(f"{name}() of code known only at run time")
+        if name not in NEVER_CALL:
+            self.handed_functions(handed, e, text)
         if name == "super":
             if self.owner is not None:
                 bound = self.self_obj if self.self_obj is not None \
@@ -912,6 +928,33 @@ class Frame:
                 return Super(f"{self.module.module}.{self.owner}", cast("Obj | None", bound))
             return Unknown("super() outside a method")
         return self.an.builtin_value(name, args, text)
+
+    def handed_functions(self, values, e, text) -> None:
+        """A builtin handed an in-tree function (`map(f, xs)`, `sorted(xs, key=f)`) may call it:
+        an edge to it."""
+        for value in values:
+            if isinstance(value, (FuncRef, Partial)):
+                target = value.func if isinstance(value, Partial) else value
+                self.calls.append(CallEvent(e.line, e.end_line, text, target, "call", "static"))
+
+    def iteration(self, iterable, e) -> None:
+        """`for x in obj` (or a comprehension over it) calls `obj.__iter__()` and the iterator's
+        `__next__()`: edges to them when they are in-tree methods."""
+        iterable = self.force(iterable)
+        if not isinstance(iterable, Obj) or isinstance(iterable, HfConfig) or not isinstance(iterable.cls, str):
+            return
+        text = ir.text(e)
+        method = self.an.resolver.attribute(iterable, "__iter__")
+        if not isinstance(method, FuncRef):
+            return
+        self.calls.append(CallEvent(e.line, e.end_line, f"iter({text})", method, "call", "static",
+                                    args=(iterable,)))
+        iterator = self.force(LazyCall(method, (), (), f"iter({text})"))
+        if isinstance(iterator, Obj) and not isinstance(iterator, HfConfig) and isinstance(iterator.cls, str):
+            step = self.an.resolver.attribute(iterator, "__next__")
+            if isinstance(step, FuncRef):
+                self.calls.append(CallEvent(e.line, e.end_line, f"next(iter({text}))", step, "call", "static",
+                                            args=(iterator,)))
 
     def compare(self, e):
         left = self.ev(e.left)
@@ -1004,6 +1047,7 @@ class Analyzer:
         self.resolver = Resolver(index, self.runtime, self)
         self._summaries: dict = {}
         self._returns: dict = {}
+        self._decorated: dict = {}
         self.unset_env_reads = 0  # env vars read as unset (an assumption), so far
         self.depth = 0
         self.stack: list[Frame] = []  # frames being walked, innermost last
@@ -1408,6 +1452,15 @@ class Analyzer:
             return LazyCall(callee, args, kwargs, text)
         if isinstance(callee, FuncRef):
             frame.calls.append(CallEvent(line, end, text, callee, callee.via, "static", args=values, kwargs=kwargs))
+            decorated = self.decorated(callee)
+            if isinstance(decorated, FuncRef):  # the function a decorator put in its place runs
+                frame.calls.append(CallEvent(line, end, text, decorated, "call", "static", args=values,
+                                             kwargs=kwargs))
+                return LazyCall(decorated, args, kwargs, text)
+            if isinstance(decorated, str):
+                frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", decorated, args=values,
+                                             kwargs=kwargs))
+                return Unknown(f"{text}: {decorated}")
             return LazyCall(callee, args, kwargs, text)
         if isinstance(callee, ClassRef):
             frame.calls.append(CallEvent(line, end, text, callee, "init", "static", args=values, kwargs=kwargs))
@@ -1457,6 +1510,54 @@ class Analyzer:
         reason = callee.reason if isinstance(callee, Unknown) else f"callee is {type(callee).__name__}"
         frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=values, kwargs=kwargs))
         return Unknown(f"{text}: {reason}")
+
+    def decorated(self, target: FuncRef):
+        """What calling a decorated in-tree function runs: None when its decorators leave it in
+        place (none, or only ones outside the tree: property, functools.wraps, lru_cache...),
+        the function an in-tree decorator returns in its place (a wrapper, with the original
+        in its closure), or why that is not known (a str: the call stays open)."""
+        key = (target.qualname, _value_key(target.bound))
+        if key in self._decorated:
+            return self._decorated[key]
+        self._decorated[key] = None  # a decorator that calls the function it decorates
+        symbol = self.index.resolve(target.qualname)
+        result: object = None
+        if symbol is not None and symbol.kind == "function":
+            info = self.index.function_at(symbol)
+            current: object = target
+            for text in reversed(info.facts.decorators):
+                current = self._apply_decorator(info.module, info.facts, text, current, target)
+                if isinstance(current, str):
+                    break
+            if isinstance(current, str) or (isinstance(current, FuncRef) and current.qualname != target.qualname):
+                result = current
+        self._decorated[key] = result
+        return result
+
+    def _apply_decorator(self, module, fn, text: str, current, original: FuncRef):
+        """The function `@text` puts in place of `current` (a FuncRef), or why it is not known."""
+        import ast as _ast
+
+        try:
+            expr = ir.from_ast(_ast.parse(text, mode="eval").body, fn.start_line)
+        except SyntaxError:
+            return f"decorated by @{text}, which does not parse"
+        enclosing = module.functions.get(fn.qualname.rsplit(".<locals>.", 1)[0]) if ".<locals>." in fn.qualname \
+            else None  # a decorator of a nested function may be a name of the function it sits in
+        deco = self.force(Frame(self, module, enclosing).ev(expr))
+        if isinstance(deco, (External, Builtin)) or (isinstance(deco, Unknown) and "outside the tree" in deco.reason):
+            return current  # out of the tree: taken to call through (property, wraps, lru_cache...)
+        if isinstance(deco, FuncRef):
+            if self.index.resolve(deco.qualname) is None:
+                return current
+            returned = self.force(self.return_value(deco, (current,), ()))
+            if isinstance(returned, FuncRef):
+                if returned.qualname == original.qualname:
+                    return current
+                return replace(returned, bound=original.bound) if original.bound is not None \
+                    and returned.bound is None else returned
+            return f"decorated by @{text}: what it returns in its place is not known"
+        return f"decorated by @{text}: a decorator the analysis does not resolve"
 
     def derive(self, args, kwargs, text):
         """`replace(obj, **fields)`: the copy with those fields set (pytype's dataclass overlay).

@@ -211,6 +211,9 @@ class Resolver:
                     return LazyCall(FuncRef(method.qualname, bound=obj, via="property"), (), (), name)
                 return FuncRef(method.qualname, bound=obj)
             f = info.field(name)
+            held = self.held_function(info, f)
+            if held is not None:  # `handler = some_function` in the class body: a method of it
+                return replace(held, bound=obj)
             if f is not None:
                 if f.annotation_expr is not None:
                     owner_module = self.index.module(self.owner_module(info, f.owner))
@@ -486,6 +489,9 @@ class Resolver:
         if method is not None:
             return FuncRef(method.qualname, bound=ClassRef(qualname))
         f = info.field(name)
+        held = self.held_function(info, f)
+        if held is not None:
+            return held
         if f is not None and f.value is not UNKNOWN:
             filler = self.filled_by(info, name) if isinstance(f.value, (dict, list, set)) else None
             if filler is not None:
@@ -495,6 +501,14 @@ class Resolver:
         if self.index._class_symbol(nested) is not None:
             return ClassRef(nested)
         return Unknown(f"{qualname.rsplit('.', 1)[-1]}.{name}")
+
+    def held_function(self, info, f) -> FuncRef | None:
+        """The in-tree function a class attribute names (`handler = some_function`), if it does."""
+        if f is None or f.annotation is not None or not isinstance(f.default_expr, (ir.Name, ir.Attr)):
+            return None
+        module = self.index.module(self.owner_module(info, f.owner))
+        value = self.interp.force(self.interp.evaluate(module, f.default_expr))
+        return value if isinstance(value, FuncRef) and value.bound is None else None
 
     def filled_by(self, info, name: str) -> str | None:
         """The method of the class that fills its container attribute `name` (`cls._registry[k] =

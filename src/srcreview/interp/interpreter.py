@@ -1452,15 +1452,15 @@ class Analyzer:
             return LazyCall(callee, args, kwargs, text)
         if isinstance(callee, FuncRef):
             frame.calls.append(CallEvent(line, end, text, callee, callee.via, "static", args=values, kwargs=kwargs))
+            # the function a decorator put in its place runs too (an edge; the value stays the
+            # decorated function's, as before), or the call stays open
             decorated = self.decorated(callee)
-            if isinstance(decorated, FuncRef):  # the function a decorator put in its place runs
+            if isinstance(decorated, FuncRef):
                 frame.calls.append(CallEvent(line, end, text, decorated, "call", "static", args=values,
                                              kwargs=kwargs))
-                return LazyCall(decorated, args, kwargs, text)
-            if isinstance(decorated, str):
+            elif isinstance(decorated, str):
                 frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", decorated, args=values,
                                              kwargs=kwargs))
-                return Unknown(f"{text}: {decorated}")
             return LazyCall(callee, args, kwargs, text)
         if isinstance(callee, ClassRef):
             frame.calls.append(CallEvent(line, end, text, callee, "init", "static", args=values, kwargs=kwargs))
@@ -1516,22 +1516,25 @@ class Analyzer:
         place (none, or only ones outside the tree: property, functools.wraps, lru_cache...),
         the function an in-tree decorator returns in its place (a wrapper, with the original
         in its closure), or why that is not known (a str: the call stays open)."""
-        key = (target.qualname, _value_key(target.bound))
-        if key in self._decorated:
-            return self._decorated[key]
-        self._decorated[key] = None  # a decorator that calls the function it decorates
-        symbol = self.index.resolve(target.qualname)
-        result: object = None
-        if symbol is not None and symbol.kind == "function":
-            info = self.index.function_at(symbol)
-            current: object = target
-            for text in reversed(info.facts.decorators):
-                current = self._apply_decorator(info.module, info.facts, text, current, target)
-                if isinstance(current, str):
-                    break
-            if isinstance(current, str) or (isinstance(current, FuncRef) and current.qualname != target.qualname):
-                result = current
-        self._decorated[key] = result
+        key = target.qualname
+        if key not in self._decorated:
+            self._decorated[key] = None  # a decorator that calls the function it decorates
+            symbol = self.index.resolve(target.qualname)
+            result: object = None
+            if symbol is not None and symbol.kind == "function" and self.index.function_at(symbol).facts.decorators:
+                info = self.index.function_at(symbol)
+                original = FuncRef(target.qualname)
+                current: object = original
+                for text in reversed(info.facts.decorators):
+                    current = self._apply_decorator(info.module, info.facts, text, current, original)
+                    if isinstance(current, str):
+                        break
+                if isinstance(current, str) or (isinstance(current, FuncRef) and current.qualname != key):
+                    result = current
+            self._decorated[key] = result
+        result = self._decorated[key]
+        if isinstance(result, FuncRef) and result.bound is None and target.bound is not None:
+            return replace(result, bound=target.bound)  # the wrapper of a method gets its receiver
         return result
 
     def _apply_decorator(self, module, fn, text: str, current, original: FuncRef):
@@ -1552,10 +1555,7 @@ class Analyzer:
                 return current
             returned = self.force(self.return_value(deco, (current,), ()))
             if isinstance(returned, FuncRef):
-                if returned.qualname == original.qualname:
-                    return current
-                return replace(returned, bound=original.bound) if original.bound is not None \
-                    and returned.bound is None else returned
+                return current if returned.qualname == original.qualname else returned
             return f"decorated by @{text}: what it returns in its place is not known"
         return f"decorated by @{text}: a decorator the analysis does not resolve"
 

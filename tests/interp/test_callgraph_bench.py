@@ -106,3 +106,14 @@ NOT_YET = {"module_level/registration": MODULE_LEVEL, "module_level/guarded_main
 def test_no_expected_edge_is_dropped_silently(case):
     dropped = [e for e in score(case) if e.verdict == "dropped"]
     assert not dropped, [(e.caller, e.callee, e.why) for e in dropped]
+
+
+if __name__ == "__main__":  # the table the issue note reports: python tests/interp/test_callgraph_bench.py
+    from srcreview.interp.domain import install
+    from srcreview.vllm.domain import VLLM
+
+    install(VLLM)  # the framework model the analysis consults (conftest installs it under pytest)
+
+    print("category cases expected found open dropped")
+    for row in table():
+        print(*row)

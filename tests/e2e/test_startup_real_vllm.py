@@ -105,9 +105,11 @@ def test_a_value_a_nested_config_refuses_is_invalid(vllm_029, tmp_path):
 
 
 def test_a_callee_that_raises_by_several_raises_names_each(vllm_029):
-    """The V2 runner with n-gram speculation and no GPU named: `_validate_v2_model_runner` raises
-    on every path, but whether it is "requires Triton" is open: both raises are named."""
-    text = ('[recipe]\nname = "ng"\nmodel = "Qwen/Qwen3-8B"\n[engine]\nmax_model_len = 8192\n'
+    """The V2 runner with n-gram speculation on a GPU whose platform is not known (so neither
+    is Triton): `_validate_v2_model_runner` raises on every path, but whether it is "requires
+    Triton" is open: both raises are named."""
+    text = ('[recipe]\nname = "ng"\nmodel = "Qwen/Qwen3-8B"\n[hardware]\ngpu = "Some Accelerator"\n'
+            '[engine]\nmax_model_len = 8192\n'
             '[engine.speculative_config]\nmethod = "ngram"\nnum_speculative_tokens = 3\nprompt_lookup_max = 4\n'
             '[env]\nVLLM_USE_V2_MODEL_RUNNER = "1"\n')
     finding = _finding(review_text(vllm_029, text, "ng.toml"), "startup-rejected")

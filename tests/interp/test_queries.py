@@ -25,6 +25,11 @@ FUNCTIONS = """
 
     def always_raises():
         raise RuntimeError("never")
+
+    def backend_class(backend):
+        if isinstance(backend, type):
+            raise TypeError("not an executor class")
+        return backend
 """
 
 READS = """
@@ -111,6 +116,16 @@ def test_a_raise_under_an_undecided_condition_is_listed_but_not_certain(index):
 
 def test_a_function_that_always_raises_is_not_decided(index):
     assert not outcome(index, "always_raises").decided
+
+
+@pytest.mark.parametrize("value", ["mp", 3, None, ["a"]])
+def test_plain_data_is_never_a_class(index, value):
+    result = outcome(index, "backend_class", {"backend": value})
+    assert (result.decided, result.value, result.raises) == (True, value, ())
+
+
+def test_an_unbound_value_may_be_a_class(index):
+    assert [r.text for r in outcome(index, "backend_class").raises] == ["TypeError('not an executor class')"]
 
 
 # -- field_reads ---------------------------------------------------------------------------------

@@ -37,6 +37,33 @@ def test_profile_reads_the_release_requirements(vllm_029):
     assert "platform cuda" in profile.summary()
 
 
+def test_with_no_gpu_named_the_official_container_fixes_the_platform(vllm_029, tmp_path):
+    """The release's docker/Dockerfile builds its official image for CUDA: with no GPU named the
+    platform (and so HAS_TRITON) is decided, the capability stays open; another image, or a tree
+    without that Dockerfile, leaves the platform open."""
+    from srcreview.model.recipe import read_recipes
+    from srcreview.source.base import DirectoryTree
+    from srcreview.vllm.profile import runtime_profile
+
+    (plain,) = read_recipes("#!/bin/sh\nvllm serve m --max-model-len 4096\n", "serve.sh")
+    profile = runtime_profile(vllm_029, plain)
+    assert (profile.platform, profile.gpu, profile.compute_capability) == ("cuda", None, None)
+    line = int(profile.platform_from.split("(line ")[1].split(":")[0])
+    assert vllm_029.read_text("docker/Dockerfile").splitlines()[line - 1].startswith("ARG CUDA_VERSION=")
+    assert profile.platform_from.startswith("no GPU named; the release's official container is built by")
+    pinned = "[recipe]\nname = \"r\"\nmodel = \"m\"\n[runtime]\nversion = \"0.29.0\"\nimage = \"{}\"\n"
+    from srcreview.model.recipe import load_recipe
+
+    for image, platform in (("vllm/vllm-openai:v0.29.0", "cuda"), ("docker.io/vllm/vllm-openai@sha256:" + "a" * 64,
+                                                                   "cuda"), ("rocm/vllm:latest", None)):
+        (tmp_path / "r.toml").write_text(pinned.format(image))
+        assert runtime_profile(vllm_029, load_recipe(tmp_path / "r.toml")).platform == platform, image
+    (tmp_path / "tree" / "vllm").mkdir(parents=True)
+    (tmp_path / "tree" / "vllm" / "__init__.py").write_text("")
+    bare = DirectoryTree(tmp_path / "tree", vllm_029.revision, provider="fixture")
+    assert runtime_profile(bare, plain).platform is None
+
+
 def test_has_triton_is_decided_under_the_profile(vllm_029):
     """Without VLLM_USE_V2_MODEL_RUNNER the runner no longer stops at HAS_TRITON; the anchor of
     the probe names it, and the reason says it rests on the profile."""

@@ -165,6 +165,23 @@ def test_an_annotation_not_modelled_leaves_the_knob_undecided(tmp_path):
     assert finding.classification == "plausible" and finding.assumptions
 
 
+def test_an_init_var_is_validated_as_its_type(tmp_path):
+    """A pydantic dataclass validates an `InitVar[X]` field as X (0.33.0's ModelConfig declares
+    mm_encoder_tp_mode and others so)."""
+    import shutil
+
+    shutil.copytree(TREE, tmp_path / "tree")
+    path = tmp_path / "tree" / "vllm/config/scheduler.py"
+    path.write_text(path.read_text().replace("from typing import Any", "from dataclasses import InitVar\n"
+                                             "from typing import Any, Literal")
+                    .replace("policy: str = Field(", 'policy: InitVar[Literal["fcfs", "priority"]] = Field('))
+    tree = fixture_tree(tmp_path / "tree")
+    assert _knob(_review({**SPEC, "policy": "priority"}, tree=tree), "policy").status == "accepted"
+    refused = _review({**SPEC, "policy": "lottery"}, tree=tree)
+    assert _knob(refused, "policy").status == "invalid-value"
+    assert "not one of the Literal's 2 members" in _finding(refused, "policy").message
+
+
 # -- real releases: each row of the issue's table -------------------------------------------------
 
 def _real(vllm_release, version: str, settings: dict):

@@ -31,8 +31,10 @@ from srcreview.interp.values import (
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
+# `type` too: a constant is plain data, never a class (classes are ClassRefs), so
+# `isinstance("mp", type)` is False
 PLAIN_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "tuple": tuple, "list": list,
-               "dict": dict}
+               "dict": dict, "type": type}
 
 BINOPS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,

@@ -446,11 +446,11 @@ class Review(Record):
         return [self.startup.line()] if self.startup is not None else []
 
     def profile_lines(self) -> list[str]:
-        """The runtime profile in words; with the platform open, also the rows decided without it."""
+        """The runtime profile in words; with no GPU known, also the rows decided without one."""
         if self.profile is None:
             return []
         lines = [self.profile.summary()]
-        if self.profile.platform is None:
+        if self.profile.platform is None or (self.profile.gpu is None and self.profile.compute_capability is None):
             decided = sorted({k.key for k in self.knobs if k.status != "undecided"})
             lines.append("decided without a GPU: " + (", ".join(decided) if decided else "no knob row"))
         return lines

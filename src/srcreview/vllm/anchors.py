@@ -35,6 +35,11 @@ SERVE_MARK = "model_tag"  # the serve parser's positional: tells it from other m
 # the method of vLLM's argument parser that rewrites argv before argparse (-O3, -cc.x=v, --x_y,
 # --model, --config FILE): its forms are read from its statements (vllm.argv_forms)
 ARGV_PARSER = "FlexibleArgumentParser.parse_args"
+# the function that turns a config field's annotation into argparse keywords (`type=`, `nargs=`)
+# for the `**get_kwargs(Config)[name]` registrations: its per-name `type=` choices are read
+KWARGS_BUILDER = "_compute_kwargs"
+CLI_PACKAGE = f"{PACKAGE_DIR}entrypoints/cli/"  # the `vllm` command's modules: a flag they look for in
+# sys.argv before any parser runs (`--omni`) hands the whole command to another program
 CONFIG_FLAG = "--config"  # `vllm serve --config FILE`: a YAML file of flags the parser pulls in
 RUNNER_SELECTOR = f"{ROOT_CONFIG}.use_v2_model_runner"  # decides which model runner (v1, v2) runs
 CAPABILITY_CALLS = ("get_device_capability", "has_device_capability", "is_device_capability",

@@ -7,7 +7,10 @@ first `.`), `-O3` / `-O=3` / `-O 3` become `--optimization-level 3`, every dotte
 (`--compilation-config.pass_config.x=v`, `-cc.x=v`, `-cc.custom_ops+=a,b`) is taken out, its
 value read as JSON (else a human-readable int, else the text), merged per written key and
 appended at the end as `<key> <json>` (so it replaces a JSON value given to the same flag),
-and `--model X` moves to the positional model. Each of these is recognised in the pinned
+and `--model X` moves to the positional model. Then argparse itself takes a unique prefix of a
+long option for the option (`--tensor-parallel 4`), unless the parser is built with
+`allow_abbrev=False`: abbreviations are assumed only where no module of the package passes that
+keyword. Each of these is recognised in the pinned
 method's own statements; what is not found there is not assumed (`ParserForms.missing`), and
 the flag mapping leaves such arguments open instead of calling them unknown.
 """
@@ -20,6 +23,9 @@ from dataclasses import dataclass, field
 
 from srcreview.core.errors import DataError
 from srcreview.vllm.anchors import ARGV_PARSER as PARSER
+from srcreview.vllm.anchors import CLI_PACKAGE
+
+ABBREV_KEYWORD = "allow_abbrev"  # argparse's own keyword: where the tree passes it, abbreviations are not assumed
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,7 @@ class ParserForms:
     dotted_human_int: bool = False  # then as a human-readable int (1k, 80g)
     list_suffix: str | None = None  # `-cc.custom_ops+ a,b`
     model_option: bool = False  # `--model X` is the served model
+    abbreviations: bool | None = None  # argparse's prefix matching: True, or None when not settled
     missing: tuple[str, ...] = field(default=())
 
     @property
@@ -116,7 +123,48 @@ def _read(index) -> ParserForms:
                        source=f"{symbol.path}:{symbol.start_line}-{symbol.end_line}", underscores=underscores,
                        optimization_flag=optimization, optimization_levels=levels, dotted=dotted,
                        dotted_json=json_values, dotted_human_int=human, list_suffix=suffix,
-                       model_option="--model" in constants, missing=tuple(missing))
+                       model_option="--model" in constants, abbreviations=_abbreviations(index),
+                       missing=tuple(missing))
+
+
+def diverting_flags(index) -> dict[str, str]:
+    """Flags the `vllm` command looks for in `sys.argv` before any parser runs (`if "--omni"
+    not in sys.argv: return False` at 0.33.0, which then hands the command to vLLM-Omni):
+    flag -> "path:line" of the test. A recipe using one is not served by the code reviewed."""
+    from srcreview.index import ir
+
+    cache = _DIVERTING.setdefault(index, {})
+    if "flags" in cache:
+        return cache["flags"]
+    found: dict[str, str] = {}
+    try:
+        paths = index.grep("sys.argv", prefix=CLI_PACKAGE)
+    except DataError:
+        paths = []
+    for path in paths:
+        facts = index.module(path, allow_unparsable=True)
+        for fn in facts.functions.values():
+            for stmt in ir.iter_statements(fn.body):
+                for expr in ir.iter_exprs(stmt):
+                    if (isinstance(expr, ir.Compare) and len(expr.ops) == 1 and expr.ops[0] in ("in", "not in")
+                            and isinstance(expr.left, ir.Constant) and isinstance(expr.left.value, str)
+                            and expr.left.value.startswith("-") and ir.dotted(expr.comparators[0]) == "sys.argv"):
+                        found.setdefault(expr.left.value, f"{path}:{expr.line}")
+    cache["flags"] = found
+    return found
+
+
+_DIVERTING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _abbreviations(index) -> bool | None:
+    """argparse matches unique prefixes of long options by default (`allow_abbrev=True`); where
+    any module of the package passes `allow_abbrev`, which parser it applies to is not read, so
+    abbreviations are not settled (None)."""
+    try:
+        return None if index.grep(ABBREV_KEYWORD) else True
+    except DataError:
+        return None
 
 
 def _replaces_underscores(index, module: str, nested) -> bool:

@@ -135,6 +135,8 @@ class _Reader:
                 if members is None:
                     return [Option("unknown", text=f"{text}: a member is not a literal")], []
                 return [Option("literal", tuple(members), text=text)], []
+            if tail == "InitVar":  # a dataclass init-only field: pydantic validates it as its type
+                return self.options(elements[0], module, depth + 1)
             if tail in ("Optional", "Union"):
                 out, more = ([Option("none")] if tail == "Optional" else []), []
                 for el in elements:

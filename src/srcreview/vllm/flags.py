@@ -7,8 +7,14 @@ or its first long name, dashes as underscores), which `EngineArgs.from_cli_args`
 as the field of that name. Whether it takes a value follows its `action` or, for the
 `**get_kwargs(Config)[name]` registrations, the EngineArgs field's annotation (a `bool`
 field is a `BooleanOptionalAction`: `--x` / `--no-x`), and the value is typed by that
-annotation (`int`, `float`, a `dict` or config dataclass as JSON). Everything is read from
-the index's facts of that revision, never from a list of ours.
+annotation as `_compute_kwargs` reads it (a `dict` or config dataclass as JSON; a list, in its
+order of checks, as `nargs='+'`). Where the parser types a value with a function of its own (an
+explicit `type=`, or `_compute_kwargs`' per-name choice such as `human_readable_int_or_auto`
+for `max_model_len`), the word is handed to that function by the safe evaluator
+(srcreview.interp.evaluate_function); a result it cannot decide leaves the value unknown, never
+refused. argparse's unique-prefix matching (`--tensor-parallel` for `--tensor-parallel-size`)
+is applied where the revision's parser allows it (srcreview.vllm.argv_forms). Everything is read
+from the index's facts of that revision, never from a list of ours.
 
 A flag the revision does not register becomes a setting under its dest-like key, so the
 `engine-key-exists` rule reports it as an unknown knob with the closest declared name.
@@ -42,6 +48,7 @@ from srcreview.model.recipe.shell_values import UnknownValue, holds_placeholder
 from srcreview.vllm.anchors import (  # noqa: F401 - vLLM's names, re-exported for modules importing them from here
     ENGINE_CLASS,
     FRONTEND_CLASS,
+    KWARGS_BUILDER,
     PARSERS,
     SERVE_MARK,
     SERVE_PARSER,
@@ -63,6 +70,7 @@ class FlagDef:
     many: bool = False  # nargs '+' / '*' or a list-typed field: takes every following word
     annotation: str | None = None
     where: str = ""  # "path:line" of the registration
+    parser_type: str | None = None  # qualname of the function argparse types the value with, if vLLM's own
 
 
 def flag_table(index) -> dict[str, FlagDef]:
@@ -81,6 +89,7 @@ def _flag_table(index) -> dict[str, FlagDef]:
 
     engine = _class(index, ENGINE_CLASS)
     engine_fields = {f.name: f for f in engine.fields} if engine is not None else {}
+    by_name = _per_name_types(index)
     table: dict[str, FlagDef] = {}
     functions = []
     for suffix in PARSERS:
@@ -106,12 +115,14 @@ def _flag_table(index) -> dict[str, FlagDef]:
             annotation = field.annotation if field is not None else None
             action = _action(kwargs.get("action"))
             nargs = _const(kwargs.get("nargs"))
-            if action is None and None in {k.name for k in call.keywords} and _is_bool(annotation):
+            spread = None in {k.name for k in call.keywords}  # **get_kwargs(Config)[name]
+            if action is None and spread and _is_bool(annotation):
                 action = "optional"  # **get_kwargs(...): a bool field is a BooleanOptionalAction
+            parser_type = _type_function(index, symbol, kwargs.get("type")) or (by_name.get(dest) if spread else None)
             flag = FlagDef(dest=dest, engine=field is not None and not serve,
                            boolean=action in ("store_true", "store_false", "optional"),
                            negatable=action == "optional", many=nargs in ("+", "*") or _is_list(annotation),
-                           annotation=annotation, where=f"{symbol.path}:{call.line}")
+                           annotation=annotation, where=f"{symbol.path}:{call.line}", parser_type=parser_type)
             for name in names:
                 table.setdefault(name, flag)
     frontend = _class(index, FRONTEND_CLASS)
@@ -169,9 +180,88 @@ def _is_bool(annotation: str | None) -> bool:
     return _words(annotation) == {"bool"}
 
 
+def _members(annotation: str | None) -> list[str]:
+    """The members of an annotation's top-level union (`X | None`, `Optional[X]`, `Union[X, Y]`)."""
+    text = (annotation or "").strip()
+    match = re.fullmatch(r"(?:typing\.)?(Optional|Union)\[(.*)\]", text, re.S)
+    if match:
+        return [m for part in _split_top(match.group(2), ",") for m in _members(part)]
+    return [m.strip() for m in _split_top(text, "|") if m.strip()]
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for n, char in enumerate(text):
+        depth += char in "[(" and 1 or -(char in "])" and 1)
+        if char == sep and depth == 0:
+            parts.append(text[start:n])
+            start = n + 1
+    return parts + [text[start:]]
+
+
+def _head(member: str) -> str:
+    return member.split("[", 1)[0].strip().removeprefix("typing.")
+
+
 def _is_list(annotation: str | None) -> bool:
-    words = _words(annotation)
-    return bool(words) and words <= {"list", "int", "str", "float"} and "list" in words
+    """`_compute_kwargs`' order: a dataclass, a bool, a Literal or a tuple is read before a list,
+    which becomes `nargs='+'` (its items typed as the list's item type, a union as str)."""
+    heads = [_head(m) for m in _members(annotation)]
+    if not heads or any(h in ("bool", "Literal", "tuple") or h.endswith("Config") for h in heads):
+        return False
+    return "list" in heads
+
+
+def _list_item(annotation: str | None) -> str:
+    """The item type `collection_to_kwargs` gives each word of a list flag (a union: str)."""
+    member = next((m for m in _members(annotation) if _head(m) == "list"), "")
+    inner = member[member.find("[") + 1:member.rfind("]")] if "[" in member else "str"
+    return "str" if len(_members(inner)) > 1 else inner.strip() or "str"
+
+
+def _per_name_types(index) -> dict[str, str]:
+    """Field name -> the qualname of the function `_compute_kwargs` makes its `type=` (its
+    `if name == "max_model_len": kwargs[name]["type"] = human_readable_int_or_auto` and
+    `elif name in <set literal>:` branches), as the revision writes them."""
+    from srcreview.index import ir
+
+    out: dict[str, str] = {}
+    for symbol in _find(index, KWARGS_BUILDER):
+        fn = index.function(symbol.qualname)
+        if fn is None:
+            continue
+        sets = {t.id: {e.value for e in s.value.elts if isinstance(e, ir.Constant)}
+                for s in ir.iter_statements(fn.facts.body)
+                if isinstance(s, ir.Assign) and isinstance(s.value, ir.Seq) and s.value.kind == "set"
+                for t in s.targets if isinstance(t, ir.Name)}
+        for stmt in ir.iter_statements(fn.facts.body):
+            if not (isinstance(stmt, ir.If) and isinstance(stmt.test, ir.Compare) and len(stmt.test.ops) == 1):
+                continue
+            test = stmt.test
+            names: set = set()
+            if test.ops[0] == "==" and isinstance(test.comparators[0], ir.Constant):
+                names = {test.comparators[0].value}
+            elif test.ops[0] == "in" and isinstance(test.comparators[0], ir.Name):
+                names = sets.get(test.comparators[0].id, set())
+            target = next((_type_function(index, symbol, s.value) for s in stmt.body
+                           if isinstance(s, ir.Assign) and s.value is not None
+                           and any(isinstance(t, ir.Subscript) and [getattr(i, "value", None) for i in t.index]
+                                   == ["type"] for t in s.targets)), None)
+            for name in names:
+                if target and isinstance(name, str):
+                    out.setdefault(name, target)
+    return out
+
+
+def _type_function(index, symbol, expr) -> str | None:
+    """The qualname of a `type=` that names a function of the tree (not a builtin such as int)."""
+    from srcreview.index.ir import dotted
+
+    name = dotted(expr) if expr is not None else None
+    if not name or name in ("int", "float", "str", "bool"):
+        return None
+    target = index.resolve_name(symbol.module, name, symbol.local)
+    return target.qualname if target is not None and target.kind == "function" else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,7 +271,7 @@ def _is_list(annotation: str | None) -> bool:
 def map_flags(recipe: Recipe, index) -> Recipe:
     """`recipe` with its raw flags turned into settings and server options (see module doc),
     after the rewrites the revision's own parser makes (srcreview.vllm.argv_forms)."""
-    from srcreview.vllm.argv_forms import parser_forms
+    from srcreview.vllm.argv_forms import diverting_flags, parser_forms
 
     table = flag_table(index)
     forms = parser_forms(index)
@@ -193,9 +283,16 @@ def map_flags(recipe: Recipe, index) -> Recipe:
     positionals: list = []
     dotted: dict[str, list] = {}  # written key (-cc, --compilation-config) -> [(raw, path, value)], in order
     info = recipe.info
+    diverting = diverting_flags(index)
     for raw in recipe.flags:
         raw = _rewritten(raw, forms)
         if raw is None:
+            continue
+        if raw.flag in diverting:
+            open_items.append(OpenItem(what=raw.flag, line=raw.line, incomplete=True, reason=(
+                f"the vllm command hands a command line holding {raw.flag} to another program before any "
+                f"parser reads it ({diverting[raw.flag]}): what that program starts is not reviewed")))
+            positionals += _placed(raw.following[1:] if raw.value is None else raw.following, raw)
             continue
         if _is_dotted(raw.flag):
             if not forms.dotted:
@@ -228,6 +325,25 @@ def map_flags(recipe: Recipe, index) -> Recipe:
             positive = table.get("--" + base[5:])
             if positive is not None and positive.negatable:
                 flag, negated = positive, True
+        if flag is None and base.startswith("--") and base not in table:
+            matches = _prefix_matches(base, table)
+            if matches and forms.abbreviations is not True:
+                open_items.append(OpenItem(what=raw.flag, line=raw.line, reason=(
+                    f"{raw.flag} is a prefix of {', '.join(m for m, _, _ in matches[:3])}: "
+                    + _unsettled(forms, "abbreviated options"))))
+                positionals += _placed(raw.following[1:] if raw.value is None else raw.following, raw)
+                continue
+            if len(matches) > 1:
+                several = len({(f.dest, n) for _, f, n in matches}) > 1
+                open_items.append(OpenItem(what=raw.flag, line=raw.line, reason=(
+                    f"{raw.flag} abbreviates {len(matches)} options ({', '.join(m for m, _, _ in matches[:4])}): "
+                    + ("argparse refuses an ambiguous abbreviation" if several else
+                       "aliases of one option; whether argparse calls that ambiguous depends on its Python"))))
+                positionals += _placed(raw.following[1:] if raw.value is None else raw.following, raw)
+                continue
+            if matches:  # argparse's allow_abbrev (its default): the one option it is a prefix of
+                full, flag, negated = matches[0]
+                raw = raw.model_copy(update={"flag": f"{raw.flag} (abbreviates {full})"})
         following = list(raw.following)
         if isinstance(raw.value, bool) and flag is not None and flag.boolean:
             # a YAML config's `key: true` is `--key`; `key: false` is `--no-key` where that is
@@ -238,7 +354,9 @@ def map_flags(recipe: Recipe, index) -> Recipe:
                 continue
             value = raw.value != negated
         elif raw.value is not None:
-            value = raw.value
+            value = raw.value  # `--x=v`, or a YAML config's value
+            if flag is not None and flag.many and not isinstance(value, list):
+                value = [value]  # nargs='+': `--x=v` (and a YAML scalar, passed as `--x v`) is [v]
         elif flag is not None and flag.boolean:
             value = not negated
         elif flag is not None and flag.many:
@@ -265,7 +383,10 @@ def map_flags(recipe: Recipe, index) -> Recipe:
             annotation = None
         else:
             key, annotation = flag.dest, flag.annotation
-        typed = _typed(value, annotation, shown, raw.line, raw.flag)
+        if flag is not None and flag.parser_type:
+            typed = _parser_typed(index, flag, value, annotation, shown, raw)
+        else:
+            typed = _typed(value, annotation, shown, raw.line, raw.flag)
         for setting in _settings(key, typed, raw, shown):
             settings.pop(setting.key, None)  # argparse: the last occurrence wins
             settings[setting.key] = setting
@@ -288,6 +409,45 @@ def map_flags(recipe: Recipe, index) -> Recipe:
     ordered = tuple(sorted(settings.values(), key=lambda s: (s.line, s.column or 0)))
     return recipe.model_copy(update={"settings": ordered, "flags": (), "server_options": tuple(server),
                                      "info": info, "open": tuple(open_items), "notes": tuple(notes)})
+
+
+def _prefix_matches(word: str, table) -> list[tuple]:
+    """(option, flag, negated) for every option string argparse would match `word` against as
+    an abbreviation (each long option, and the `--no-` form of a negatable one)."""
+    out = []
+    for name, flag in table.items():
+        if name.startswith("--") and name.startswith(word):
+            out.append((name, flag, False))
+        if flag.negatable and name.startswith("--") and ("--no-" + name[2:]).startswith(word):
+            out.append(("--no-" + name[2:], flag, True))
+    return sorted(out, key=lambda m: m[0])
+
+
+def _parser_typed(index, flag: FlagDef, value: Any, annotation: str | None, shown: str, raw) -> Any:
+    """A word typed by the parser's own `type=` function, run by the safe evaluator. A plain
+    decimal integer for an int field is that integer (what every integer parser of vLLM's returns
+    for it); any other word the evaluator cannot decide is unknown, so no check refuses it."""
+    from srcreview.interp.domain import install
+    from srcreview.interp.queries import evaluate_function
+    from srcreview.vllm.domain import VLLM
+
+    install(VLLM)  # the evaluator's framework model (mapping flags precedes the review's walks)
+    if isinstance(value, list):
+        return [_parser_typed(index, flag, item, _list_item(annotation), shown, raw) for item in value]
+    parser_type = flag.parser_type
+    if not isinstance(value, str) or parser_type is None:
+        return value
+    fn = index.function(parser_type)
+    params = [p.name for p in fn.facts.params if p.kind == "positional"] if fn is not None else []
+    if params:
+        outcome = evaluate_function(index, parser_type, {}, args={params[0]: value})
+        if outcome.decided:
+            return outcome.value
+    if _words(annotation) == {"int"} and _INT.fullmatch(value.strip()):
+        return int(value)
+    short = parser_type.rsplit(".", 1)[-1]
+    return UnknownValue(text=value, reason=(
+        f"vLLM's parser types it with {short}(), which srcreview cannot evaluate for {value!r}"))
 
 
 def _placed(words, raw) -> list[tuple]:
@@ -408,6 +568,10 @@ def _served_model(info, value, raw, shown: str, open_items: list):
         open_items.append(OpenItem(what=f"{raw.flag} {value}", line=raw.line,
                                    reason=f"the served model: {value.reason}"))
         return info
+    if not isinstance(value, str) or not value.strip():
+        kind = "empty" if isinstance(value, str) else f"a {type(value).__name__}"
+        raise DataError(f"{shown}:{raw.line}: {raw.flag} names the served model: it must be a model id or path, "
+                        f"not {kind}")
     if info.model is not None and info.model != value:
         raise DataError(f"{shown}:{raw.line}: {raw.flag} {str(value)[:60]!r} and the positional model "
                         f"{info.model!r} both name the model")
@@ -433,9 +597,8 @@ def _settings(key: str, value: Any, raw, shown: str, depth: int = 0):
 def _typed(value: Any, annotation: str | None, shown: str, line: int, flag: str) -> Any:
     """A command-line word as the revision's parser types it (YAML values keep their type)."""
     words = _words(annotation)
-    if isinstance(value, list) and "list" in words:  # nargs: each word typed as the list's items
-        inner = " | ".join(sorted(words - {"list", "str"})) if words - {"list", "str"} else "str"
-        return [_typed(item, inner, shown, line, flag) for item in value]
+    if isinstance(value, list) and _is_list(annotation):  # nargs: each word typed as the list's items
+        return [_typed(item, _list_item(annotation), shown, line, flag) for item in value]
     if not isinstance(value, str):
         return value
     text = value.strip()

@@ -5,7 +5,8 @@ Left open, every import-time probe of the source (`HAS_TRITON = find_spec("trito
 None`, `current_platform.is_cuda()`) is undecided, and so is everything behind it (the model
 runner, the attention backend). The review therefore assumes, unless the recipe or the command
 line says otherwise, the release's official container on the recipe's GPU: the platform the GPU
-implies (CUDA for NVIDIA), the packages the pinned tree's requirement files install for that
+implies (CUDA for NVIDIA; with no GPU named, the platform the official container is built for,
+read from the pinned tree's docker/Dockerfile), the packages the pinned tree's requirement files install for that
 platform (requirements/cuda.txt and what it includes with `-r`), and no out-of-tree plugins.
 Every fact keeps where it came from; the analysis reads the profile through its bindings
 (`hardware.platform`, `runtime.packages`), so a verdict that rests on it is decided under it
@@ -23,7 +24,9 @@ REQUIREMENTS = "requirements/{platform}.txt"  # the release's requirement file p
 # what a pinned package brings that the vLLM tree does not name: PyTorch's Linux CUDA wheels
 # require Triton (torch's own package metadata); the only such fact the profile adds
 PULLED_IN = {"cuda": {"torch": (("triton", "PyTorch's Linux CUDA wheels require triton"),)}}
-OFFICIAL = "the release's official container (vllm/vllm-openai)"
+OFFICIAL_IMAGE = "vllm/vllm-openai"  # the image each release publishes
+OFFICIAL_DOCKERFILE = "docker/Dockerfile"  # in the release's tree: what builds that image
+OFFICIAL = f"the release's official container ({OFFICIAL_IMAGE})"
 _REQUIREMENT = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(.*)")
 _LINUX_ONLY = re.compile(r"""\s*platform_system\s*==\s*["']Linux["']\s*""")
 ENTRY_POINTS = "vllm.egg-info/entry_points.txt"  # the release's own entry points (in its sdist)
@@ -48,6 +51,8 @@ def runtime_profile(tree, recipe, *, gpu: str | None = None, gpu_from: str = "")
         platform, platform_from = pin.platform, "the recipe's [runtime] platform"
     elif platform_of(gpu):
         platform, platform_from = platform_of(gpu), f"{gpu} is an NVIDIA GPU"
+    elif not gpu and (pin.image is None or _official(pin.image)) and (built := _container_platform(tree)):
+        platform, platform_from = built
     else:
         platform, platform_from = None, "no GPU named" if not gpu else f"{gpu}: vendor not recognised"
     files: list[str] = []
@@ -73,6 +78,29 @@ def runtime_profile(tree, recipe, *, gpu: str | None = None, gpu_from: str = "")
                           compute_capability=recipe.hardware.compute_capability, container=container,
                           requirements=tuple(files), packages=tuple(packages.values()),
                           entry_points=entry_points, entry_points_from=ENTRY_POINTS if entry_points is not None else "")
+
+
+def _official(image: str) -> bool:
+    """Whether an image reference names the release's official container (any tag or digest)."""
+    name = re.split(r"[:@]", image.removeprefix("docker.io/"), maxsplit=1)[0]
+    return name == OFFICIAL_IMAGE
+
+
+def _container_platform(tree) -> tuple[str, str] | None:
+    """The platform the official container is built for, read from the pinned tree's own
+    Dockerfile (its `ARG CUDA_VERSION=` and its `vllm-openai` stage): with no GPU named, the
+    container still fixes the platform; only the GPU's capability stays open."""
+    try:
+        text = tree.read(OFFICIAL_DOCKERFILE).decode("utf-8", "replace")
+    except SourceUnavailable:
+        return None
+    cuda = re.search(r"^ARG CUDA_VERSION=(\S+)", text, re.M)
+    stage = re.search(rf"^FROM \S+ AS {re.escape(OFFICIAL_IMAGE.split('/')[-1])}\s*$", text, re.M)
+    if cuda is None or stage is None:
+        return None
+    line = text.count("\n", 0, cuda.start()) + 1
+    return "cuda", (f"no GPU named; the release's official container is built by {OFFICIAL_DOCKERFILE} "
+                    f"(line {line}: CUDA {cuda.group(1)})")
 
 
 def profile_bindings(profile: RuntimeProfile) -> dict:

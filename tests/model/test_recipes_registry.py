@@ -186,3 +186,45 @@ def test_file_hash_name_selects_one_recipe_and_at_key_implies_the_override(tmp_p
     config.write_text("model: some/model\nmax_model_len: 1024\n")
     with pytest.raises(UsageError, match="applies to recipes-registry model files"):
         selected_recipes([str(config)], hardware_override="amd")
+
+
+MODES = """\
+model:
+  model_id: "example/spec"
+  base_args: []
+features:
+  spec_decoding:
+    default_mode: mtp
+    modes:
+      mtp:
+        args: ["--speculative-config", '{"method":"mtp","num_speculative_tokens":1}']
+      dflash:
+        variants: [dflash]
+        args: ["--speculative-config", '{"method":"dflash"}']
+        hardware: {hopper: unsupported}
+opt_in_features: [spec_decoding]
+variants:
+  default: {}
+  dflash:
+    default_modes: {spec_decoding: dflash}
+strategy_overrides:
+  single_node_tp: {tp: {default: 1, hopper: 2}}
+compatible_strategies: [single_node_tp]
+hardware_overrides:
+  hopper: {}
+"""
+
+
+def test_a_variants_default_mode_turns_an_opt_in_feature_on_where_the_mode_is_allowed():
+    recipes = by_path(read_recipes(MODES, "spec.yaml", hardware_override="hopper"))
+    assert "--speculative-config" not in argv(recipes["default"])  # opt-in, and no variant asks for it
+    dflash = argv(recipes["dflash"])
+    assert dflash[dflash.index("--speculative-config") + 1] == '{"method":"dflash"}'
+    # on hopper the dflash mode is unsupported: the feature's first allowed mode runs instead
+    hopper = argv(recipes["dflash@hopper"])
+    assert '"mtp"' in hopper[hopper.index("--speculative-config") + 1]
+    # a hardware-keyed tp: the key's entry, else `default`
+    assert hopper[hopper.index("--tensor-parallel-size") + 1] == "2"
+    assert dflash[dflash.index("--tensor-parallel-size") + 1] == "1"
+    line = MODES.splitlines().index("  single_node_tp: {tp: {default: 1, hopper: 2}}") + 1
+    assert {f.flag: f.line for f in recipes["dflash"].flags}["--tensor-parallel-size"] == line

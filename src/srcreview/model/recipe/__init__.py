@@ -1,8 +1,10 @@
 """Recipes where they live: srcreview TOML, `vllm serve` command lines (shell scripts, Dockerfiles),
-vLLM YAML configs and docker-compose services, all read into the one `Recipe` model.
+vLLM YAML configs, docker-compose services and vllm-project/recipes registry model files, all
+read into the one `Recipe` model.
 
-The format is chosen by content (a `[recipe]` table, a `services:` mapping, a mapping of vLLM
-flags, a Dockerfile, a `vllm serve` command), the file name only breaking ties for error
+The format is chosen by content (a `[recipe]` table, a `services:` mapping, a registry's
+`model:` mapping with `variants:`, a mapping of vLLM flags, a Dockerfile, a `vllm serve`
+command), the file name only breaking ties for error
 messages. Command-line flags are mapped to engine keys once the revision is known
 (srcreview.vllm.flags.at_revision): flag names are the pinned vLLM's, not ours.
 """

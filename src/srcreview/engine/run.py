@@ -127,6 +127,7 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
     made = Review(
         tool=ToolInfo(version=__version__),
         recipe=RecipeRef(path=recipe.path, file=recipe.file or None, name=recipe.name,
+                         part="variant" if recipe.format == "recipes-registry" else None,
                          model=recipe.info.model, gpu=recipe.hardware.gpu,
                          compute_capability=recipe.hardware.compute_capability),
         revision=RevisionInfo(sha=revision.sha, version=revision.version, recipe_pin=pin,

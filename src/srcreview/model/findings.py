@@ -156,6 +156,9 @@ class RecipeRef(Record):
     file: str | None = Field(default=None,
                              description="the file the recipe is read from when `path` names a part of it "
                                          "(a compose service: path file.yml#service)")
+    part: str | None = Field(default=None, omit_none=True,
+                             description="what `path` names after `#` when not a compose service: `variant` "
+                                         "(a recipes-registry model's variant, file.yaml#variant)")
     name: str
     model: str | None = None
     gpu: str | None = None

@@ -31,11 +31,12 @@ def render(reviews: Sequence[Review] | Review, *, gate=None, **_options) -> str:
     for review in reviews:
         path = review.recipe.path
         file, service = recipe_place(review)
-        where = f"{file}: service {service}" if service is not None else file
+        part = part_word(review)
+        where = f"{file}: {part} {service}" if service is not None else file
         lines += [f"{where}: {line}" for line in review.startup_lines() + review.profile_lines()]
         for f in sorted(review.findings, key=lambda f: (-KIND_ORDER[f.kind], -SEVERITY_ORDER[f.severity],
                                                         review.line_of(f), f.rule, f.fingerprint)):
-            lines.append(f"{file}:{review.line_of(f)}:1: " + (f"service {service}: " if service is not None else "")
+            lines.append(f"{file}:{review.line_of(f)}:1: " + (f"{part} {service}: " if service is not None else "")
                          + f"{f.severity} {f.classification} {f.kind} {f.rule} - {f.claim}"
                          + _marks(f, (path, f.fingerprint) in failing))
         failing_stale = set(review.gate.stale) if review.gate is not None else set()
@@ -54,6 +55,11 @@ def recipe_place(review: Review) -> tuple[str, str | None]:
     if file and path.startswith(file + "#"):
         return file, path[len(file) + 1:]
     return file or path, None
+
+
+def part_word(review: Review) -> str:
+    """What the part after `#` is: a recipes-registry model's variant, else a compose service."""
+    return review.recipe.part or "service"
 
 
 def _marks(finding: Finding, is_failing: bool) -> str:

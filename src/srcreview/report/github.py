@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from srcreview.core.textsafe import ci_safe, oneline
 from srcreview.model.findings import KIND_ORDER, SEVERITY_ORDER, Review
-from srcreview.report.concise import recipe_place
+from srcreview.report.concise import part_word, recipe_place
 
 
 def render(reviews: Sequence[Review] | Review, *, gate=None, **_options) -> str:
@@ -42,7 +42,7 @@ def render(reviews: Sequence[Review] | Review, *, gate=None, **_options) -> str:
     for review in reviews:
         path = review.recipe.path
         file, service = recipe_place(review)
-        where = f"{file}: service {service}" if service is not None else file
+        where = f"{file}: {part_word(review)} {service}" if service is not None else file
         lines = [_plain(f"{where}: {line}") for line in review.profile_lines()]
         for f in sorted(review.findings, key=lambda f: (-KIND_ORDER[f.kind], -SEVERITY_ORDER[f.severity],
                                                         review.line_of(f), f.rule, f.fingerprint)):
@@ -52,7 +52,7 @@ def render(reviews: Sequence[Review] | Review, *, gate=None, **_options) -> str:
             marks = (["fails the gate"] if fails else []) + (
                 [f"waived until {f.waiver.expires}"] if f.waiver is not None else []) + (
                 [f"baseline: {f.baseline}"] if f.baseline is not None else [])
-            text = (f"service {service}: " if service is not None else "") + \
+            text = (f"{part_word(review)} {service}: " if service is not None else "") + \
                 f"{f.severity} {f.classification} {f.kind.replace('-', ' ')}: {f.claim}" + \
                 (f" [{'; '.join(marks)}]" if marks else "") + f" (fingerprint {f.fingerprint})"
             lines.append(command(level(f.kind, fails, f.waiver is not None), text, file=file,

@@ -41,6 +41,14 @@ def add_model_config_arg(parser) -> None:
                              "[model] / [draft_model] tables in the recipe state or override values")
 
 
+def add_hardware_override_arg(parser) -> None:
+    """Add --hardware-override: the hardware layers of a recipes-registry model file to review too."""
+    parser.add_argument("--hardware-override", metavar="KEY",
+                        help="recipes-registry model files: also each variant as the site composes it for this "
+                             "hardware_overrides key (a generation such as hopper, or a GPU id), named "
+                             "FILE#VARIANT@KEY; `all`: every key the file has (a key it does not have: exit 64)")
+
+
 def with_models(recipe, recipe_file, args):
     """`recipe` with the configs of its models (srcreview.hfconfig.binding), read as --model-config says."""
     from srcreview.hfconfig.binding import with_model_configs

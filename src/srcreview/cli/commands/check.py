@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 def add_parser(sub) -> None:
     from srcreview.cli.commands._common import (
+        add_hardware_override_arg,
         add_model_config_arg,
         add_patch_args,
         add_source_args,
@@ -48,7 +49,8 @@ def add_parser(sub) -> None:
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("recipes", nargs="*", metavar="RECIPE",
                    help="recipe file(s): srcreview TOML, a script or Dockerfile running `vllm serve`, a vLLM "
-                        "YAML config or a compose file (one recipe per vLLM service); or directories searched "
+                        "YAML config, a compose file (one recipe per vLLM service) or a vllm-project/recipes "
+                        "model YAML (one per variant); FILE#NAME one recipe of a file; or directories searched "
                         "for recipes (srcreview.toml waiver files are skipped); several give one result")
     add_source_args(p)
     add_model_config_arg(p)
@@ -58,6 +60,7 @@ def add_parser(sub) -> None:
                         "its platform (CUDA for NVIDIA) and the release's requirements for it answer import-time "
                         "probes (HAS_TRITON, current_platform.is_cuda()); [runtime] platform and [runtime] "
                         "packages in the recipe change the rest")
+    add_hardware_override_arg(p)
     p.add_argument("--format", choices=tuple(FORMATTERS), default="text", help="output on stdout (default: text)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="text: every anchor with its URL and the full trace, hop by hop")
@@ -83,8 +86,7 @@ def run(args) -> int:
     from srcreview import api
     from srcreview.cli.commands._common import with_models, workspace
     from srcreview.cli.commands._gate_args import run_gate
-    from srcreview.model.recipe import load_recipes
-    from srcreview.model.recipe.files import recipe_files
+    from srcreview.model.recipe.files import selected_recipes
     from srcreview.report import formats
 
     config = _project_defaults(args)
@@ -107,8 +109,8 @@ def run(args) -> int:
     rules = stored.cache.load_rules(stored.rules) if stored is not None else None
     if rules is None:
         rules = _load_rules(args, stored)
-    loaded = [(with_models(_with_gpu(r, args), path, args), path) for path, shown in recipe_files(args.recipes)
-              for r in load_recipes(path, display_path=shown)]
+    loaded = [(with_models(_with_gpu(r, args), path, args), path)
+              for r, path in selected_recipes(args.recipes, args.hardware_override)]
     recipes = [r for r, _ in loaded]  # a compose file gives one recipe per vLLM service
     if args.startup_log and len(recipes) != 1:
         from srcreview.core.errors import UsageError

@@ -16,25 +16,26 @@ from srcreview.core.errors import EXIT_OK
 
 
 def add_parser(sub) -> None:
-    from srcreview.cli.commands._common import add_source_args
+    from srcreview.cli.commands._common import add_hardware_override_arg, add_source_args
 
     p = sub.add_parser("recipe", help="show a recipe as srcreview understood it, with the line of each setting",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", choices=("show",))
-    p.add_argument("file", metavar="FILE", help="a recipe in any format srcreview reads")
+    p.add_argument("file", metavar="FILE", help="a recipe in any format srcreview reads (FILE#NAME: one recipe "
+                                               "of it, a compose service or a recipes-registry variant)")
     add_source_args(p)
+    add_hardware_override_arg(p)
     p.add_argument("--raw", action="store_true", help="do not map command-line flags (no source needed)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output on stdout (default: text)")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from srcreview.cli.commands._gate_args import shown_path
-    from srcreview.model.recipe import load_recipes
+    from srcreview.model.recipe.files import selected_recipes
     from srcreview.report import recipe as report
 
     out = []
-    for recipe in load_recipes(args.file, display_path=shown_path(args.file)):
+    for recipe, _ in selected_recipes([args.file], args.hardware_override):
         label = None
         if recipe.flags and not args.raw and (args.rev or recipe.runtime.revision or recipe.runtime.version):
             recipe, label = _mapped(args, recipe)

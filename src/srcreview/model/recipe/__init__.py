@@ -1,8 +1,10 @@
 """Recipes where they live: srcreview TOML, `vllm serve` command lines (shell scripts, Dockerfiles),
-vLLM YAML configs and docker-compose services, all read into the one `Recipe` model.
+vLLM YAML configs, docker-compose services and vllm-project/recipes registry model files, all
+read into the one `Recipe` model.
 
-The format is chosen by content (a `[recipe]` table, a `services:` mapping, a mapping of vLLM
-flags, a Dockerfile, a `vllm serve` command), the file name only breaking ties for error
+The format is chosen by content (a `[recipe]` table, a `services:` mapping, a registry's
+`model:` mapping with `variants:`, a mapping of vLLM flags, a Dockerfile, a `vllm serve`
+command), the file name only breaking ties for error
 messages. Command-line flags are mapped to engine keys once the revision is known
 (srcreview.vllm.flags.at_revision): flag names are the pinned vLLM's, not ours.
 """
@@ -30,7 +32,7 @@ from srcreview.model.recipe.model import (
 from srcreview.model.recipe.toml_recipe import MAX_KEY_DEPTH, KeyLines, parse_recipe
 
 MAX_RECIPE_BYTES = 1_000_000
-FORMATS = ("toml", "compose", "vllm-yaml", "dockerfile", "command-line")
+FORMATS = ("toml", "compose", "recipes-registry", "vllm-yaml", "dockerfile", "command-line")
 _YAML_KEY_LINE = re.compile(r"^\s*[A-Za-z0-9_.\"'-]+\s*:(\s|$)", re.M)
 _SCRIPT_SUFFIXES = ("", ".sh", ".bash", ".zsh")
 _SERVE = re.compile(r"\bvllm\s+serve\b|vllm\.entrypoints\.(openai\.api_server|cli\.main)")
@@ -40,14 +42,16 @@ __all__ = ["MAX_KEY_DEPTH", "MAX_RECIPE_BYTES", "MAX_SETTINGS", "EnvVar", "Hardw
            "load_recipes", "looks_like_recipe", "normalize_key", "parse_recipe", "read_recipes"]
 
 
-def load_recipes(path: str | Path, display_path: str | None = None) -> tuple[Recipe, ...]:
-    """Every recipe in a file (a compose file holds one per vLLM service); DataError if invalid,
+def load_recipes(path: str | Path, display_path: str | None = None,
+                 hardware_override: str | None = None) -> tuple[Recipe, ...]:
+    """Every recipe in a file (a compose file holds one per vLLM service, a recipes-registry
+    file one per variant, and per hardware-override key asked for); DataError if invalid,
     UsageError if unreadable."""
     shown = display_path or str(path)
     from srcreview.model.recipe.named_files import FileAccess
 
     return read_recipes(_text(Path(path), shown), shown, name=Path(path).name,
-                        access=FileAccess(base=Path(path).parent))
+                        access=FileAccess(base=Path(path).parent), hardware_override=hardware_override)
 
 
 def load_recipe(path: str | Path, display_path: str | None = None) -> Recipe:
@@ -86,9 +90,12 @@ def decode_recipe(raw: bytes, shown: str) -> str:
     return text.removeprefix("\ufeff")
 
 
-def read_recipes(text: str, shown: str, name: str = "", access=None) -> tuple[Recipe, ...]:
+def read_recipes(text: str, shown: str, name: str = "", access=None,
+                 hardware_override: str | None = None) -> tuple[Recipe, ...]:
     """The recipes of a file's text, its format chosen by content (see the module docstring);
-    `access` (named_files.FileAccess): where the files a recipe names are read, None: nowhere."""
+    `access` (named_files.FileAccess): where the files a recipe names are read, None: nowhere;
+    `hardware_override`: a recipes-registry file's hardware-override key (or `all`) whose
+    variants are added (recipes_registry)."""
     from srcreview.model.recipe.named_files import FileAccess
 
     access = access if access is not None else FileAccess()
@@ -101,6 +108,10 @@ def read_recipes(text: str, shown: str, name: str = "", access=None) -> tuple[Re
         from srcreview.model.recipe.compose import read_compose
 
         recipes = read_compose(doc, text, shown, shown, access)
+    elif fmt == "recipes-registry":
+        from srcreview.model.recipe.recipes_registry import read_registry
+
+        recipes = read_registry(doc, text, shown, shown, hardware_override)
     elif fmt == "vllm-yaml":
         from srcreview.model.recipe.vllm_yaml import read_config
 
@@ -192,7 +203,7 @@ def detect(text: str, shown: str, name: str) -> tuple[str, Any]:
         return "toml", None
     yaml_error = None
     if _YAML_KEY_LINE.search(text):
-        from srcreview.model.recipe import compose, vllm_yaml, yaml_doc
+        from srcreview.model.recipe import compose, recipes_registry, vllm_yaml, yaml_doc
 
         try:
             doc = yaml_doc.parse(text, shown)
@@ -200,6 +211,8 @@ def detect(text: str, shown: str, name: str) -> tuple[str, Any]:
             doc, yaml_error = None, exc
         if compose.looks_like_compose(doc):
             return "compose", doc
+        if recipes_registry.looks_like_registry(doc):
+            return "recipes-registry", doc
         if vllm_yaml.looks_like_config(doc):
             return "vllm-yaml", doc
     from srcreview.model.recipe.command_line import looks_like_dockerfile
@@ -212,8 +225,8 @@ def detect(text: str, shown: str, name: str) -> tuple[str, Any]:
         return "toml", None  # the TOML reader says what is wrong with it
     if yaml_error is not None and (suffix in (".yml", ".yaml") or re.search(r"^services\s*:", text, re.M)):
         raise yaml_error
-    raise DataError(f"{shown}:1: not a recipe: no [recipe] table, compose service, vLLM config or "
-                    "`vllm serve` command")
+    raise DataError(f"{shown}:1: not a recipe: no [recipe] table, compose service, recipes-registry model, "
+                    "vLLM config or `vllm serve` command")
 
 
 def is_toml_recipe(text: str) -> bool:

@@ -23,6 +23,7 @@ from srcreview.model.recipe import (
     _SCRIPT_SUFFIXES,
     _SERVE,
     MAX_RECIPE_BYTES,
+    Recipe,
     looks_like_recipe,
 )
 from srcreview.vllm.anchors import PACKAGE
@@ -34,6 +35,7 @@ _SKIPPED_DIRS = {"__pycache__", "node_modules"}
 _RECIPE_HEADER = re.compile(r"^[ \t]*\[[ \t]*[\"']?(recipe|engine)[\"']?[ \t]*[\].]", re.M)
 # what docker compose reads by default, and the `-f` files people name after it
 _COMPOSE_NAME = re.compile(r"^(docker-)?compose([.-][^/]*)?\.ya?ml$|\.compose\.ya?ml$", re.I)
+_REGISTRY_KEYS = re.compile(r"^model\s*:\s*(#.*)?$", re.M)  # `model:` opening a mapping, as a registry file has
 _DOCKERFILE_NAME = re.compile(r"^(Dockerfile|Containerfile)([.-].*)?$|\.(Dockerfile|Containerfile)$", re.I)
 
 
@@ -74,6 +76,8 @@ def _meant_as_recipe(path: Path) -> bool:
         return True
     if _DOCKERFILE_NAME.search(path.name):
         return PACKAGE in text.lower()
+    if suffix in (".yml", ".yaml") and _REGISTRY_KEYS.search(text) and re.search(r"^variants\s*:", text, re.M):
+        return True  # a recipes-registry model file
     compose = _COMPOSE_NAME.search(path.name) or (
         suffix in (".yml", ".yaml") and re.search(r"^services\s*:", text, re.M))
     return bool(compose) and PACKAGE in text.lower()
@@ -133,3 +137,41 @@ def _search(directory: Path) -> list[Path]:
             if candidate.is_file() and is_recipe_file(candidate):
                 found.append(candidate)
     return sorted(found, key=lambda p: p.relative_to(directory).parts)
+
+
+def selected_recipes(paths: list[str], hardware_override: str | None = None) -> list[tuple[Recipe, Path]]:
+    """(recipe, its file) for each path: a file, a directory, or `FILE#NAME` naming one recipe of
+    a file (a compose service, a recipes-registry variant, `variant@key` a hardware override of
+    it: the key is then read as if `--hardware-override key` were given for that file).
+
+    `hardware_override` (a key or `all`) is for recipes-registry files; given without any, or
+    a NAME the file does not hold, is a usage error (exit 64) naming what there is.
+    """
+    from srcreview.model.recipe import load_recipes
+
+    out: list[tuple[Recipe, Path]] = []
+    for given in paths:
+        given, name = _selector(given)
+        key = hardware_override
+        if name is not None and "@" in name and key is None:
+            key = name.rpartition("@")[2]
+        for path, shown in recipe_files([given]):
+            recipes = load_recipes(path, display_path=shown, hardware_override=key)
+            if name is not None:
+                chosen = [r for r in recipes if r.path == f"{shown}#{name}"]
+                if not chosen:
+                    held = ", ".join(r.path.partition("#")[2] or r.path for r in recipes[:20])
+                    raise UsageError(f"{shown}: holds no recipe {name!r} (it holds: {held})")
+                recipes = tuple(chosen)
+            out.extend((r, path) for r in recipes)
+    if hardware_override is not None and not any(r.format == "recipes-registry" for r, _ in out):
+        raise UsageError("--hardware-override: applies to recipes-registry model files; none is given")
+    return out
+
+
+def _selector(given: str) -> tuple[str, str | None]:
+    """(`FILE`, `NAME`) of `FILE#NAME` when FILE is a file and `FILE#NAME` is not; else (given, None)."""
+    base, hash_, name = given.rpartition("#")
+    if hash_ and name and not Path(given).exists() and Path(base).is_file():
+        return base, name
+    return given, None

@@ -21,7 +21,7 @@ _CAPABILITY = re.compile(r"^([0-9]{1,2})\.([0-9])$")  # ASCII digits only: "١٢
 _HEX = re.compile(r"[0-9a-fA-F]{7,40}")
 _VERSION = re.compile(r"[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?((rc|\.post)[0-9]+)?")
 
-Format = Literal["toml", "command-line", "vllm-yaml", "compose"]
+Format = Literal["toml", "command-line", "vllm-yaml", "compose", "recipes-registry"]
 
 
 class RecipeInfo(Record):

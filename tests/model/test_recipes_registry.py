@@ -104,6 +104,11 @@ def test_a_hardware_override_adds_its_layers_as_variant_at_key():
     assert ("VLLM_ATTENTION_BACKEND", "FLASHINFER") in [(e.name, e.value) for e in fp8.env]
     # the variant without the override is unchanged
     assert argv(recipes["fp8"]) == argv(by_path(load_recipes(LAYERED, "layered.yaml"))["fp8"])
+    # the override names the hardware, so the runtime profile does not assume the default container's
+    assert (fp8.hardware.gpu, recipes["fp8"].hardware.gpu) == ("NVIDIA blackwell", None)
+    assert "hardware override 'blackwell'" in fp8.hardware.gpu_from
+    amd = by_path(load_recipes(LAYERED, "layered.yaml", hardware_override="amd"))["fp8@amd"]
+    assert amd.hardware.gpu == "amd"  # no vendor srcreview maps to a platform: the profile leaves it open
 
 
 def test_an_exact_gpu_key_applies_the_variants_block_right_after_its_extra_args():

@@ -227,7 +227,12 @@ class _Registry:
                                    + (f"@{key}" if key is not None else ""), env=env, runtime=RuntimePin(),
                                    pin_line=None, directives=directives, fmt="recipes-registry", shown=self.shown,
                                    variables={}, where="the registry file")
-        return recipe.model_copy(update={"open": tuple(open_items) + recipe.open})
+        update: dict = {"open": tuple(open_items) + recipe.open}
+        if key is not None:  # the override names the hardware: the runtime profile must not assume the default's
+            label = f"NVIDIA {key}" if key in NVIDIA_GENERATIONS or key == "nvidia" else key
+            update["hardware"] = recipe.hardware.model_copy(update={
+                "gpu": label, "gpu_from": f"the registry file's hardware override {key!r}"})
+        return recipe.model_copy(update=update)
 
     def _other_runner(self) -> tuple[str, int, str] | None:
         """(what, line, why) when the file serves the model with another package (vllm-omni)."""

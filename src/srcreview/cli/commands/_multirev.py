@@ -116,22 +116,23 @@ def parse_rev_list(text: str) -> list[str]:
 class _Steps:
     """The drawing side of the callbacks: one bar for revisions, one per download."""
 
-    def __init__(self, bar, total: int | None):
+    def __init__(self, bar, total: int | None, unit: str = "revisions"):
         self.bar = bar
         self.total = total
+        self.unit = unit
         self.done = 0
-        self.task = bar.add_task("revisions", total=total, detail=self._detail())
+        self.task = bar.add_task(unit, total=total, detail=self._detail())
         self.downloads: dict[str, int] = {}
 
     def _detail(self) -> str:
-        return f"{self.done}/{self.total} revisions analysed" if self.total else f"{self.done} revisions analysed"
+        return f"{self.done}/{self.total} {self.unit} analysed" if self.total else f"{self.done} {self.unit} analysed"
 
     def step(self, event: str, label: str) -> None:
         if event == "done":
             self.done += 1
             if self.total is not None and self.done > self.total:
                 self.total = self.done
-            self.bar.update(self.task, description="revisions", completed=self.done, total=self.total,
+            self.bar.update(self.task, description=self.unit, completed=self.done, total=self.total,
                             detail=self._detail())
             return
         verb = "obtaining source of" if event == "fetch" else "analysing"
@@ -151,8 +152,10 @@ class _Steps:
 
 
 @contextlib.contextmanager
-def progress_display(total: int | None, enabled: bool | None = None) -> Iterator[tuple[StepCallback | None, object]]:
-    """(step callback, download callback) drawing on stderr; (None, None) when it is not a terminal."""
+def progress_display(total: int | None, enabled: bool | None = None,
+                     unit: str = "revisions") -> Iterator[tuple[StepCallback | None, object]]:
+    """(step callback, download callback) drawing on stderr, counting `unit` done; (None, None)
+    when it is not a terminal."""
     if enabled is None:
         enabled = sys.stderr.isatty()
     if not enabled:
@@ -164,7 +167,7 @@ def progress_display(total: int | None, enabled: bool | None = None) -> Iterator
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
                TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        steps = _Steps(bar, total)
+        steps = _Steps(bar, total, unit)
         yield steps.step, steps.download
 
 

@@ -50,7 +50,9 @@ def add_parser(sub) -> None:
                    help="recipe file(s): srcreview TOML, a script or Dockerfile running `vllm serve`, a vLLM "
                         "YAML config or a compose file (one recipe per vLLM service); or directories searched "
                         "for recipes (srcreview.toml waiver files are skipped); several give one result")
-    add_source_args(p)
+    add_source_args(p, rev_repeatable=True)
+    p.add_argument("-j", "--jobs", type=_jobs, metavar="N",
+                   help="with several --rev: review in N processes (default: the number of CPUs)")
     add_model_config_arg(p)
     add_patch_args(p)
     p.add_argument("--gpu", metavar="NAME",
@@ -58,7 +60,8 @@ def add_parser(sub) -> None:
                         "its platform (CUDA for NVIDIA) and the release's requirements for it answer import-time "
                         "probes (HAS_TRITON, current_platform.is_cuda()); [runtime] platform and [runtime] "
                         "packages in the recipe change the rest")
-    p.add_argument("--format", choices=tuple(FORMATTERS), default="text", help="output on stdout (default: text)")
+    p.add_argument("--format", choices=tuple(FORMATTERS),
+                   help="output on stdout (default: text; with several --rev, JSON Lines: json only)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="text: every anchor with its URL and the full trace, hop by hop")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="text: colors (default: auto)")
@@ -79,6 +82,16 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
+def _jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (1 or more)")
+    return jobs
+
+
 def run(args) -> int:
     from srcreview import api
     from srcreview.cli.commands._common import with_models, workspace
@@ -87,6 +100,13 @@ def run(args) -> int:
     from srcreview.model.recipe.files import recipe_files
     from srcreview.report import formats
 
+    revs = list(args.rev or ())
+    args.rev = revs[0] if len(revs) == 1 else None  # several: the matrix (cli.commands._matrix)
+    if len(revs) > 1:
+        from srcreview.cli.commands._matrix import refuse_unstreamable
+
+        refuse_unstreamable(args)
+    args.format = args.format or "text"
     config = _project_defaults(args)
     if args.show_config:
         sys.stdout.write(config)
@@ -102,13 +122,18 @@ def run(args) -> int:
         raise UsageError(f"check: --startup-log prints with --format {', '.join(STARTUP_LOG_FORMATS)}; for "
                          f"{args.format}, save the review and run `srcreview verify REVIEW.json LOG --format "
                          f"{args.format}`")
-    stored = _stored_reviews(args)
+    # a matrix computes every cell (no stored reviews: their key is one revision's)
+    stored = _stored_reviews(args) if len(revs) < 2 else None
     # the rules' summaries when these rule files were validated before, else the rules themselves
     rules = stored.cache.load_rules(stored.rules) if stored is not None else None
     if rules is None:
         rules = _load_rules(args, stored)
     loaded = [(with_models(_with_gpu(r, args), path, args), path) for path, shown in recipe_files(args.recipes)
               for r in load_recipes(path, display_path=shown)]
+    if len(revs) > 1:
+        from srcreview.cli.commands._matrix import run_matrix
+
+        return run_matrix(args, revs, loaded, rules)
     recipes = [r for r, _ in loaded]  # a compose file gives one recipe per vLLM service
     if args.startup_log and len(recipes) != 1:
         from srcreview.core.errors import UsageError

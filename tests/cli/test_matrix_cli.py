@@ -147,3 +147,38 @@ def test_real_vllm_two_examples_at_two_releases(cli, vllm_release, monkeypatch):
         single = cli("check", cell["recipe"], "--rev", cell["rev"], "--format", "json")
         assert cell["report"] == json.loads(single.out) and cell["exit_code"] == single.code
     assert summary["matrix"]["revs"] == ["0.33.0", "0.29.0"]
+
+
+def test_the_library_yields_the_cells_in_order_and_every_process_reports_its_steps(matrix):
+    import io
+
+    from rich.console import Console
+
+    from srcreview import api
+    from srcreview.cli.commands._multirev import _Steps
+    from srcreview.cli.progress import live_bar
+    from srcreview.model.recipe import load_recipe
+    from srcreview.model.revision import resolve_rev
+    from srcreview.rules.loader import load_rules
+    from srcreview.source.obtain import open_source
+
+    source, (base, applied) = matrix
+    workspace = api.Workspace(rev=lambda recipe: "never asked", layers=lambda recipe, recipe_file: [],
+                              open_tree=lambda rev, recipe, layers: open_source(resolve_rev(rev), source=Path(source)))
+    recipes = [load_recipe(Path(name), display_path=name) for name in ("a.toml", "b.toml")]
+    events = []
+    cells = list(api.iter_reviews(workspace, recipes, [base, applied, base], load_rules(), jobs=2,
+                                  on_step=lambda event, label: events.append((event, label))))
+    assert [(c.recipe, c.rev) for c in cells] == [(i, j) for i in range(2) for j in range(3)]
+    assert all(c.error is None and c.review.recipe.path == recipes[c.recipe].path for c in cells)
+    assert [c.review.revision.sha for c in cells[:3]] == [base, applied, base]
+    assert sorted(label for event, label in events if event == "fetch") == sorted([base, applied])
+    done = [label for event, label in events if event == "done"]
+    assert sorted(done) == sorted([base, base, applied, applied])  # a rev listed twice is reviewed once
+
+    with live_bar(Console(file=io.StringIO(), force_terminal=True)) as bar:  # what progress_display draws on
+        steps = _Steps(bar, len(done), "reviews")
+        for event, label in events:
+            steps.step(event, label)
+        [task] = bar.tasks
+        assert (task.completed, task.total, task.fields["detail"]) == (4, 4, "4/4 reviews analysed")

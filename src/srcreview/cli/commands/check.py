@@ -23,6 +23,12 @@ from `[tool.srcreview]` in pyproject.toml or `[defaults]` in srcreview.toml (--s
 
 A review computed before from the same recipe, model configs, source entry, rules and srcreview
 is printed again from the cache without the analysis (`srcreview cache clean --reviews` forgets them).
+
+With several --rev (`--rev 0.29.0 --rev 0.33.0 -j 2`), every recipe is reviewed at every revision in
+N processes (-j, default: the CPUs) and printed as JSON Lines as the cells finish, recipes sorted by
+path, then the revisions in the order given: {"recipe", "rev", "exit_code", "report": what --format
+json prints for that cell}, then {"matrix": {...}}; the exit code is the worst cell's (65, 64, 2, 1,
+0). Other formats and report files (--sarif, --markdown, --json, --registry) are usage errors there.
 """
 
 from __future__ import annotations

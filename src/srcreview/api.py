@@ -64,6 +64,7 @@ def _reviews(workspace: Workspace, recipes: Sequence, rules, files: Sequence | N
     for n, (recipe, plan) in enumerate(zip(recipes, planned, strict=True)):
         if isinstance(plan, SrcreviewError):
             yield n, plan, None
+            step("done", "")
             continue
         key, layers = plan
         label = key[0] + (" (patched)" if layers else "")
@@ -131,11 +132,6 @@ class Cell:
     rev: int  # position in the revisions given
     review: Any = None  # srcreview.model.findings.Review
     error: tuple[int, str] | None = None  # (exit code, message) of the SrcreviewError
-
-    @property
-    def exit_code(self) -> int | None:
-        """The error's exit code; None for a review (its gate decides)."""
-        return self.error[0] if self.error is not None else None
 
 
 def iter_reviews(workspace: Workspace, recipes: Sequence, revs: Sequence[str], rules, *,

@@ -78,7 +78,8 @@ def run_matrix(args, revs: list[str], loaded: list, rules) -> int:
     write(_dumps({"matrix": {"recipes": len(recipes), "revs": revs, "cells": sum(counts.values()),
                              "exit_codes": {str(code): counts[code] for code in sorted(counts)},
                              "worst_exit": worst}}))
-    _say_peak(len(recipes), len(revs), jobs, time.perf_counter() - start)
+    processes = min(jobs, len(recipes) * len(set(revs)))  # iter_reviews starts no more than it has units
+    _say_peak(len(recipes), len(revs), processes, time.perf_counter() - start)
     return worst
 
 

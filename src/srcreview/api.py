@@ -32,11 +32,12 @@ class Workspace:
 StepCallback = Callable[[str, str], None]
 
 
-def review_recipes(workspace: Workspace, recipes: Sequence, rules, files: Sequence | None = None) -> list[tuple]:
+def review_recipes(workspace: Workspace, recipes: Sequence, rules, files: Sequence | None = None, *,
+                   on_step: StepCallback | None = None) -> list[tuple]:
     """(review, source tree) of each recipe; recipes pinned to the same revision (with the same
     patches) share the tree and its index. `files`: the recipes' files, which their `[runtime]
-    patches` are relative to."""
-    return [(review, tree) for _, review, tree in _reviews(workspace, recipes, rules, files)]
+    patches` are relative to; `on_step`: told when a tree is obtained, a recipe analysed, done."""
+    return [(review, tree) for _, review, tree in _reviews(workspace, recipes, rules, files, on_step=on_step)]
 
 
 def _reviews(workspace: Workspace, recipes: Sequence, rules, files: Sequence | None = None, *,

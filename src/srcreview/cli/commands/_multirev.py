@@ -1,8 +1,9 @@
 """Reviewing one recipe at several revisions, for `diff` and `bisect`: sources, engine, progress.
 
 Each revision's source comes from `open_source` (the same providers and cache as `check`) and
-is reviewed by the same engine with the same facts cache; only the Review is kept, so trees
-and indexes of earlier revisions are freed as the run moves on. Progress (sources to fetch,
+is reviewed by check's own loop (`srcreview.api.review_recipes`: the same engine, facts cache and
+parse-ahead worker); only the Review is kept, so trees and indexes of earlier revisions are freed
+as the run moves on. `check` with several --rev (cli.commands._matrix) draws with `progress_display` too. Progress (sources to fetch,
 revisions analysed) is reported through a callback; `progress_display` draws it with rich on
 stderr, only when stderr is a terminal.
 """
@@ -77,28 +78,28 @@ class RevisionReviewer:
 
     def review(self, rev: str, layers=()):
         """The Review of the recipe at `rev` (a release version or commit), with `layers`
-        (patches, overlays: `srcreview.source.patched`) applied over its source."""
+        (patches, overlays: `srcreview.source.patched`) applied over its source: check's own
+        engine loop (srcreview.api.review_recipes), its tree and index freed once it is done."""
+        from srcreview import api
         from srcreview.cli.commands._common import resolve_release
-        from srcreview.engine.patched import mark_patched
-        from srcreview.engine.run import review
-        from srcreview.index import Index
         from srcreview.index.cache import default_cache_dir
         from srcreview.source.obtain import open_source
         from srcreview.source.patched import apply_layers
-        from srcreview.vllm.flags import at_revision
 
         key = (rev, tuple(layer.sha256 for layer in layers))
         if key not in self._reviews:
             revision = resolve_release(rev, self.download, local=self.source is not None)
-            label = revision.label() + (" (patched)" if layers else "")
-            self.on_step("fetch", label)
-            tree = apply_layers(open_source(revision, source=self.source, provider=self.provider,
-                                            progress=self.download), layers)
-            self.on_step("analyse", label)
-            index = Index(tree, cache_dir=default_cache_dir())
-            recipe = at_revision(self.recipe, index)  # flags may map differently at each revision
-            self._reviews[key] = mark_patched(review(recipe, tree, rules=self.rules, index=index), tree)
-            self.on_step("done", label)
+            label = revision.label()
+
+            def open_tree(_rev, _recipe, layers):
+                return apply_layers(open_source(revision, source=self.source, provider=self.provider,
+                                                progress=self.download), layers)
+
+            workspace = api.Workspace(rev=lambda recipe: rev, layers=lambda recipe, recipe_file: list(layers),
+                                      open_tree=open_tree, cache_dir=default_cache_dir())
+            [(self._reviews[key], _tree)] = api.review_recipes(
+                workspace, [self.recipe], self.rules,
+                on_step=lambda event, shown: self.on_step(event, label + (" (patched)" if layers else "")))
         return self._reviews[key]
 
 

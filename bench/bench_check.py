@@ -30,7 +30,7 @@ to the user's, so that:
   matrix         (--matrix-only: only these rows) one `check DIR --rev A --rev B ... -j J` process
                  (issue 27): N variants of RECIPE at each of the revisions, JSON Lines; cold (empty
                  facts cache), warm (the same again: facts cached; a matrix stores no reviews),
-                 and warm with -j 1; the three outputs must be byte-identical
+                 and cold and warm with -j 1; the four outputs must be byte-identical
 
 Printed: seconds, the ratio to the floor and the issue's goal for each row. Warm output must
 equal cold output, byte for byte, or the benchmark fails. One run of each unless --repeat.
@@ -245,7 +245,7 @@ def main(argv=None) -> int:
 def matrix_rows(args, floor: dict, user: Path) -> int:
     """The matrix rows: N recipes x the revisions in one process, cold, warm, and warm with -j 1."""
     revs = [r for r in args.matrix_revs.split(",") if r]
-    colds, warms, singles = [], [], []
+    colds, warms, singles, cold_singles = [], [], [], []
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="srcreview-bench-") as root:
             os.symlink(user / "registry", Path(root) / "registry")
@@ -254,7 +254,10 @@ def matrix_rows(args, floor: dict, user: Path) -> int:
             colds.append(run_check([*command, "-j", str(args.jobs)], root))
             warms.append(run_check([*command, "-j", str(args.jobs)], root))
             singles.append(run_check([*command, "-j", "1"], root))
-            if not colds[-1]["stdout"] == warms[-1]["stdout"] == singles[-1]["stdout"]:
+            with tempfile.TemporaryDirectory(prefix="srcreview-bench-") as other:  # an empty facts cache again
+                os.symlink(user / "registry", Path(other) / "registry")
+                cold_singles.append(run_check([*command, "-j", "1"], other))
+            if not colds[-1]["stdout"] == warms[-1]["stdout"] == singles[-1]["stdout"] == cold_singles[-1]["stdout"]:
                 print("the matrix output differs between cold, warm and -j 1", file=sys.stderr)
                 return 1
     base = floor["seconds"]
@@ -262,6 +265,8 @@ def matrix_rows(args, floor: dict, user: Path) -> int:
     shape = f"{args.matrix_recipes} recipes x {len(revs)} revs"
     rows = [(f"{shape}, cold, -j {args.jobs}", min(colds, key=lambda r: r["seconds"]), "empty facts cache"),
             (f"{shape}, warm, -j {args.jobs}", min(warms, key=lambda r: r["seconds"]), "facts cached"),
+            (f"{shape}, cold, -j 1", min(cold_singles, key=lambda r: r["seconds"]),
+             "empty facts cache, one process (and its parse-ahead worker)"),
             (f"{shape}, warm, -j 1", min(singles, key=lambda r: r["seconds"]), "facts cached, one process")]
     print(f"vLLM {args.rev}: ast.parse floor {base:.2f} s over {floor['files']} files (one core, peak "
           f"{floor['peak_rss_mb']:.0f} MiB); matrix of {cells} cells ({', '.join(revs)}), variants of "

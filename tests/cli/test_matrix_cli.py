@@ -186,3 +186,25 @@ def test_the_library_yields_the_cells_in_order_and_every_process_reports_its_ste
             steps.step(event, label)
         [task] = bar.tasks
         assert (task.completed, task.total, task.fields["detail"]) == (4, 4, "4/4 reviews analysed")
+
+
+def test_a_patch_that_applies_at_one_revision_only_is_invalid_data_there_and_the_worst_exit(cli, matrix):
+    import difflib
+
+    from history_support import BASE, LOADER
+
+    source, (base, applied) = matrix
+    text = (Path(source) / LOADER).read_text()  # the work tree is at the last commit: applied
+    line = "    if speculative_config.attention_backend is not None:\n"  # a line the base commit lacks
+    assert line in text and line not in (BASE / LOADER).read_text()
+    patched = text.replace(line, "    if speculative_config.attention_backend:\n", 1)
+    Path("only-applied.diff").write_text("".join(difflib.unified_diff(
+        text.splitlines(keepends=True), patched.splitlines(keepends=True), f"a/{LOADER}", f"b/{LOADER}")))
+    result = cli("check", "b.toml", "--source", source, "--rev", base, "--rev", applied,
+                 "--patch", "only-applied.diff", "-j", "2")
+    (at_base, at_applied), summary = _lines(result.out)[:2], _lines(result.out)[-1]
+    single = cli("check", "b.toml", "--source", source, "--rev", base, "--patch", "only-applied.diff")
+    assert single.code == 65 and at_base["exit_code"] == 65 and at_base["report"] is None
+    assert at_base["error"] in single.err
+    assert at_applied["exit_code"] in (0, 1) and at_applied["report"]["reviews"][0]["patches"]
+    assert summary["matrix"]["worst_exit"] == result.code == 65  # invalid data outranks any gate decision

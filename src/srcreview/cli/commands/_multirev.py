@@ -3,9 +3,9 @@
 Each revision's source comes from `open_source` (the same providers and cache as `check`) and
 is reviewed by check's own loop (`srcreview.api.review_recipes`: the same engine, facts cache and
 parse-ahead worker); only the Review is kept, so trees and indexes of earlier revisions are freed
-as the run moves on. `check` with several --rev (cli.commands._matrix) draws with `progress_display` too. Progress (sources to fetch,
-revisions analysed) is reported through a callback; `progress_display` draws it with rich on
-stderr, only when stderr is a terminal.
+as the run moves on. Progress (sources to fetch, revisions analysed) is reported through a
+callback; `progress_display` draws it with rich on stderr, only when stderr is a terminal (for
+`check` with several --rev too, counting reviews).
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ the whole-tree ast.parse floor measured in the same run.
 
     python bench/bench_check.py [--rev 0.29.0] [--repeat N] [--recipe RECIPE] [--recipes N]
                                 [--releases 0.29.0,0.30.0,0.33.0] [--per-release 40]
+    python bench/bench_check.py --matrix-only [--matrix-recipes N] [--matrix-revs 0.29.0,0.33.0] [--jobs J]
 
 Each measurement is a whole `srcreview check ... --rev REV --format json` process (start-up,
 source lookup, rules, rendering; `--format text` for the text row). The source comes from the
@@ -25,6 +26,11 @@ to the user's, so that:
   M x K releases one process reviewing M variants pinned to each of K releases (default 40 x
                  0.29.0, 0.30.0, 0.33.0) from an empty facts cache: the peak memory of a
                  campaign (each release's tree and facts held while its recipes are reviewed)
+
+  matrix         (--matrix-only: only these rows) one `check DIR --rev A --rev B ... -j J` process
+                 (issue 27): N variants of RECIPE at each of the revisions, JSON Lines; cold (empty
+                 facts cache), warm (the same again: facts cached; a matrix stores no reviews),
+                 and cold and warm with -j 1; the four outputs must be byte-identical
 
 Printed: seconds, the ratio to the floor and the issue's goal for each row. Warm output must
 equal cold output, byte for byte, or the benchmark fails. One run of each unless --repeat.
@@ -138,6 +144,12 @@ def main(argv=None) -> int:
                         help="the releases of the campaign row, comma-separated ('' skips the row)")
     parser.add_argument("--per-release", type=int, default=40, help="recipes pinned to each release (default 40)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement; the best is reported")
+    parser.add_argument("--matrix-only", action="store_true",
+                        help="only the matrix rows: --matrix-recipes variants x --matrix-revs in one process")
+    parser.add_argument("--matrix-recipes", type=int, default=8, help="recipes of the matrix rows (default 8)")
+    parser.add_argument("--matrix-revs", default="0.29.0,0.33.0",
+                        help="revisions of the matrix rows, comma-separated (their sources cached)")
+    parser.add_argument("--jobs", type=int, default=2, help="-j of the matrix rows (default 2)")
     args = parser.parse_args(argv)
     user = _user_cache()
     if not (user / "registry").is_dir():
@@ -147,6 +159,8 @@ def main(argv=None) -> int:
     floor_args = argparse.Namespace(rev=args.rev, source=None)
     floor = min((bench_analysis._child("floor", floor_args, "") for _ in range(args.repeat)),
                 key=lambda r: r["seconds"])
+    if args.matrix_only:
+        return matrix_rows(args, floor, user)
     releases = [r for r in args.releases.split(",") if r]
     cached_tree = Path(bench_analysis._tree(args.rev, None).root)
     colds, warms, texts, many_computed, many_warm, campaigns = [], [], [], [], [], []
@@ -225,6 +239,42 @@ def main(argv=None) -> int:
     print(f"{'peak memory':32} {peak:5.0f}MiB {'':>8} {PEAK_GOAL_MB:4d}MiB  "
           f"{'yes' if peak < PEAK_GOAL_MB else 'no':3}  "
           f"{'':8}  the largest process above (each process and its worker on its own)")
+    return 0
+
+
+def matrix_rows(args, floor: dict, user: Path) -> int:
+    """The matrix rows: N recipes x the revisions in one process, cold, warm, and warm with -j 1."""
+    revs = [r for r in args.matrix_revs.split(",") if r]
+    colds, warms, singles, cold_singles = [], [], [], []
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory(prefix="srcreview-bench-") as root:
+            os.symlink(user / "registry", Path(root) / "registry")
+            recipes = str(variants(Path(args.recipe), args.matrix_recipes, Path(root) / "recipes"))
+            command = [recipes, *itertools.chain.from_iterable(("--rev", rev) for rev in revs)]
+            colds.append(run_check([*command, "-j", str(args.jobs)], root))
+            warms.append(run_check([*command, "-j", str(args.jobs)], root))
+            singles.append(run_check([*command, "-j", "1"], root))
+            with tempfile.TemporaryDirectory(prefix="srcreview-bench-") as other:  # an empty facts cache again
+                os.symlink(user / "registry", Path(other) / "registry")
+                cold_singles.append(run_check([*command, "-j", "1"], other))
+            if not colds[-1]["stdout"] == warms[-1]["stdout"] == singles[-1]["stdout"] == cold_singles[-1]["stdout"]:
+                print("the matrix output differs between cold, warm and -j 1", file=sys.stderr)
+                return 1
+    base = floor["seconds"]
+    cells = args.matrix_recipes * len(revs)
+    shape = f"{args.matrix_recipes} recipes x {len(revs)} revs"
+    rows = [(f"{shape}, cold, -j {args.jobs}", min(colds, key=lambda r: r["seconds"]), "empty facts cache"),
+            (f"{shape}, warm, -j {args.jobs}", min(warms, key=lambda r: r["seconds"]), "facts cached"),
+            (f"{shape}, cold, -j 1", min(cold_singles, key=lambda r: r["seconds"]),
+             "empty facts cache, one process (and its parse-ahead worker)"),
+            (f"{shape}, warm, -j 1", min(singles, key=lambda r: r["seconds"]), "facts cached, one process")]
+    print(f"vLLM {args.rev}: ast.parse floor {base:.2f} s over {floor['files']} files (one core, peak "
+          f"{floor['peak_rss_mb']:.0f} MiB); matrix of {cells} cells ({', '.join(revs)}), variants of "
+          f"{Path(args.recipe).name}, {os.cpu_count()} CPUs")
+    print(f"{'row':36} {'seconds':>8} {'x floor':>8} {'CPU s':>7} {'s/cell':>7} {'peak':>8}  notes")
+    for name, run, note in rows:
+        print(f"{name:36} {run['seconds']:8.2f} {run['seconds'] / base:8.2f} {run['cpu']:7.2f} "
+              f"{run['seconds'] / cells:7.2f} {run['peak_mb']:5.0f}MiB  {note}")
     return 0
 
 

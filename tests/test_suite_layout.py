@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 MANY_RELEASES = {"e2e/test_compare_real_vllm.py": None, "e2e/test_robust_load.py": None,
                  "e2e/test_analysis_real_vllm.py": {"test_same_questions_on_other_releases"},
                  "e2e/test_recipe_flags_real_vllm.py": {"test_flags_map_through_the_revisions_engine_args"},  # 0.33.0
-                 "source/test_releases_index.py": {"test_check_at_a_release_newer_than_pins_with_the_real_index"}}
+                 "source/test_releases_index.py": {"test_check_at_a_release_newer_than_pins_with_the_real_index"},
+                 "cli/test_matrix_cli.py": {"test_real_vllm_two_examples_at_two_releases"}}  # 0.33.0
 
 
 def _marked_releases(node) -> bool:

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from srcreview.core.errors import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, UsageError
+from srcreview.core.errors import EXIT_DATA, EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, UsageError
 from srcreview.gate import baseline as _baseline
 from srcreview.gate.waivers import Waiver, check_waivers
 from srcreview.model.findings import (
@@ -51,6 +51,22 @@ from srcreview.model.findings import (
 )
 
 DEFAULT_FAIL_ON = "confirmed:high"
+
+# Worst first, for one exit code over several runs (a matrix of recipes x revisions): a mistake
+# in srcreview's inputs is never a gate decision (65, then 64), a review that could not complete
+# outranks a failed gate (as `evaluate` ranks them over many reviews), and a pass is the least.
+EXIT_RANK = (EXIT_DATA, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_GATE_FAILED, EXIT_OK)
+
+
+def worst_exit(codes: Iterable[int]) -> int:
+    """The worst of `codes` by EXIT_RANK (a code outside it ranks first: it is not a pass); 0 for none."""
+    codes = set(codes)
+    unknown = sorted(codes - set(EXIT_RANK))
+    if unknown:
+        return unknown[0]
+    return next((code for code in EXIT_RANK if code in codes), EXIT_OK)
+
+
 _LEAST_KIND = {"confirmed": "problem", "plausible": "open-question", "any": "open-question"}
 
 

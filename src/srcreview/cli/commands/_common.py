@@ -17,11 +17,15 @@ from srcreview.core.errors import DataError, UsageError
 PROVIDER_CHOICES = ("auto", "local", "registry", "github", "git")
 
 
-def add_source_args(parser, *, rev_required: bool = False) -> None:
-    """Add --rev, --source and --provider to a subcommand's parser."""
-    parser.add_argument("--rev", required=rev_required,
+def add_source_args(parser, *, rev_required: bool = False, rev_repeatable: bool = False) -> None:
+    """Add --rev, --source and --provider to a subcommand's parser (`rev_repeatable`: --rev
+    may be given several times; args.rev is then a list)."""
+    parser.add_argument("--rev", required=rev_required, action="append" if rev_repeatable else "store",
+                        metavar="REV",
                         help="vLLM release (0.29.0) or commit (98dff2a)"
-                        + ("" if rev_required else "; default: the recipe's pin"))
+                        + ("" if rev_required else "; default: the recipe's pin")
+                        + ("; repeatable: every recipe at every revision, as JSON Lines (--format json)"
+                           if rev_repeatable else ""))
     parser.add_argument("--source", metavar="PATH",
                         help="local vLLM git checkout, unpacked sdist directory or sdist archive")
     parser.add_argument("--provider", default="auto", choices=PROVIDER_CHOICES,
@@ -132,34 +136,36 @@ def rev_from_args(args, recipe=None) -> str:
     raise UsageError("--rev is required" + (" (the recipe pins no vLLM revision)" if recipe is not None else ""))
 
 
-def tree_from_args(args, recipe=None, *, progress: bool = True, verify: bool = False, layers=None):
-    """The SourceTree the arguments (and the recipe's pin) ask for, with `layers` applied
-    (see `layers_from_args`; default: none)."""
+def tree_from_args(args, recipe=None, *, progress: bool = True, verify: bool = False, layers=None,
+                   rev: str | None = None):
+    """The SourceTree the arguments (and the recipe's pin) ask for, or of `rev` when given, with
+    `layers` applied (see `layers_from_args`; default: none)."""
     from srcreview.cli.progress import progress_reporter
     from srcreview.source.obtain import open_source
     from srcreview.source.patched import apply_layers
 
     source = getattr(args, "source", None)
     with progress_reporter(progress) as report:
-        revision = resolve_release(rev_from_args(args, recipe), report, local=bool(source))
+        revision = resolve_release(rev or rev_from_args(args, recipe), report, local=bool(source))
         tree = open_source(revision, source=Path(source) if source else None,
                            provider=getattr(args, "provider", "auto") or "auto", progress=report, verify=verify)
     return apply_layers(tree, layers or ())
 
 
-def workspace(args):
+def workspace(args, *, progress: bool | None = None):
     """The srcreview.api.Workspace these options name: the rev (--rev, else each recipe's pin),
     the layers (the recipe's patches, then --patch/--overlay), the tree (drawing download progress
-    on a terminal) and the user's facts cache."""
+    when `progress`, default: on a terminal) and the user's facts cache."""
     import sys
 
     from srcreview.api import Workspace
     from srcreview.index.cache import default_cache_dir
 
+    shown = sys.stderr.isatty() if progress is None else progress
     return Workspace(rev=lambda recipe: rev_from_args(args, recipe),
                      layers=lambda recipe, recipe_file: layers_from_args(args, recipe, recipe_file),
-                     open_tree=lambda recipe, layers: tree_from_args(args, recipe, progress=sys.stderr.isatty(),
-                                                                     layers=layers),
+                     open_tree=lambda rev, recipe, layers: tree_from_args(args, recipe, progress=shown,
+                                                                          layers=layers, rev=rev),
                      cache_dir=default_cache_dir())
 
 

@@ -1,10 +1,11 @@
 """Reviewing one recipe at several revisions, for `diff` and `bisect`: sources, engine, progress.
 
 Each revision's source comes from `open_source` (the same providers and cache as `check`) and
-is reviewed by the same engine with the same facts cache; only the Review is kept, so trees
-and indexes of earlier revisions are freed as the run moves on. Progress (sources to fetch,
-revisions analysed) is reported through a callback; `progress_display` draws it with rich on
-stderr, only when stderr is a terminal.
+is reviewed by check's own loop (`srcreview.api.review_recipes`: the same engine, facts cache and
+parse-ahead worker); only the Review is kept, so trees and indexes of earlier revisions are freed
+as the run moves on. Progress (sources to fetch, revisions analysed) is reported through a
+callback; `progress_display` draws it with rich on stderr, only when stderr is a terminal (for
+`check` with several --rev too, counting reviews).
 """
 
 from __future__ import annotations
@@ -77,28 +78,28 @@ class RevisionReviewer:
 
     def review(self, rev: str, layers=()):
         """The Review of the recipe at `rev` (a release version or commit), with `layers`
-        (patches, overlays: `srcreview.source.patched`) applied over its source."""
+        (patches, overlays: `srcreview.source.patched`) applied over its source: check's own
+        engine loop (srcreview.api.review_recipes), its tree and index freed once it is done."""
+        from srcreview import api
         from srcreview.cli.commands._common import resolve_release
-        from srcreview.engine.patched import mark_patched
-        from srcreview.engine.run import review
-        from srcreview.index import Index
         from srcreview.index.cache import default_cache_dir
         from srcreview.source.obtain import open_source
         from srcreview.source.patched import apply_layers
-        from srcreview.vllm.flags import at_revision
 
         key = (rev, tuple(layer.sha256 for layer in layers))
         if key not in self._reviews:
             revision = resolve_release(rev, self.download, local=self.source is not None)
-            label = revision.label() + (" (patched)" if layers else "")
-            self.on_step("fetch", label)
-            tree = apply_layers(open_source(revision, source=self.source, provider=self.provider,
-                                            progress=self.download), layers)
-            self.on_step("analyse", label)
-            index = Index(tree, cache_dir=default_cache_dir())
-            recipe = at_revision(self.recipe, index)  # flags may map differently at each revision
-            self._reviews[key] = mark_patched(review(recipe, tree, rules=self.rules, index=index), tree)
-            self.on_step("done", label)
+            label = revision.label()
+
+            def open_tree(_rev, _recipe, layers):
+                return apply_layers(open_source(revision, source=self.source, provider=self.provider,
+                                                progress=self.download), layers)
+
+            workspace = api.Workspace(rev=lambda recipe: rev, layers=lambda recipe, recipe_file: list(layers),
+                                      open_tree=open_tree, cache_dir=default_cache_dir())
+            [(self._reviews[key], _tree)] = api.review_recipes(
+                workspace, [self.recipe], self.rules,
+                on_step=lambda event, shown: self.on_step(event, label + (" (patched)" if layers else "")))
         return self._reviews[key]
 
 
@@ -116,22 +117,23 @@ def parse_rev_list(text: str) -> list[str]:
 class _Steps:
     """The drawing side of the callbacks: one bar for revisions, one per download."""
 
-    def __init__(self, bar, total: int | None):
+    def __init__(self, bar, total: int | None, unit: str = "revisions"):
         self.bar = bar
         self.total = total
+        self.unit = unit
         self.done = 0
-        self.task = bar.add_task("revisions", total=total, detail=self._detail())
+        self.task = bar.add_task(unit, total=total, detail=self._detail())
         self.downloads: dict[str, int] = {}
 
     def _detail(self) -> str:
-        return f"{self.done}/{self.total} revisions analysed" if self.total else f"{self.done} revisions analysed"
+        return f"{self.done}/{self.total} {self.unit} analysed" if self.total else f"{self.done} {self.unit} analysed"
 
     def step(self, event: str, label: str) -> None:
         if event == "done":
             self.done += 1
             if self.total is not None and self.done > self.total:
                 self.total = self.done
-            self.bar.update(self.task, description="revisions", completed=self.done, total=self.total,
+            self.bar.update(self.task, description=self.unit, completed=self.done, total=self.total,
                             detail=self._detail())
             return
         verb = "obtaining source of" if event == "fetch" else "analysing"
@@ -151,8 +153,10 @@ class _Steps:
 
 
 @contextlib.contextmanager
-def progress_display(total: int | None, enabled: bool | None = None) -> Iterator[tuple[StepCallback | None, object]]:
-    """(step callback, download callback) drawing on stderr; (None, None) when it is not a terminal."""
+def progress_display(total: int | None, enabled: bool | None = None,
+                     unit: str = "revisions") -> Iterator[tuple[StepCallback | None, object]]:
+    """(step callback, download callback) drawing on stderr, counting `unit` done; (None, None)
+    when it is not a terminal."""
     if enabled is None:
         enabled = sys.stderr.isatty()
     if not enabled:
@@ -164,7 +168,7 @@ def progress_display(total: int | None, enabled: bool | None = None) -> Iterator
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
                TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        steps = _Steps(bar, total)
+        steps = _Steps(bar, total, unit)
         yield steps.step, steps.download
 
 

@@ -23,6 +23,12 @@ from `[tool.srcreview]` in pyproject.toml or `[defaults]` in srcreview.toml (--s
 
 A review computed before from the same recipe, model configs, source entry, rules and srcreview
 is printed again from the cache without the analysis (`srcreview cache clean --reviews` forgets them).
+
+With several --rev (`--rev 0.29.0 --rev 0.33.0 -j 2`), every recipe is reviewed at every revision in
+N processes (-j, default: the CPUs) and printed as JSON Lines as the cells finish, recipes sorted by
+path, then the revisions in the order given: {"recipe", "rev", "exit_code", "report": what --format
+json prints for that cell}, then {"matrix": {...}}; the exit code is the worst cell's (65, 64, 2, 1,
+0). Other formats and report files (--sarif, --markdown, --json, --registry) are usage errors there.
 """
 
 from __future__ import annotations
@@ -52,7 +58,9 @@ def add_parser(sub) -> None:
                         "YAML config, a compose file (one recipe per vLLM service) or a vllm-project/recipes "
                         "model YAML (one per variant); FILE#NAME one recipe of a file; or directories searched "
                         "for recipes (srcreview.toml waiver files are skipped); several give one result")
-    add_source_args(p)
+    add_source_args(p, rev_repeatable=True)
+    p.add_argument("-j", "--jobs", type=_jobs, metavar="N",
+                   help="with several --rev: review in N processes (default: the number of CPUs)")
     add_model_config_arg(p)
     add_patch_args(p)
     p.add_argument("--gpu", metavar="NAME",
@@ -61,7 +69,8 @@ def add_parser(sub) -> None:
                         "probes (HAS_TRITON, current_platform.is_cuda()); [runtime] platform and [runtime] "
                         "packages in the recipe change the rest")
     add_hardware_override_arg(p)
-    p.add_argument("--format", choices=tuple(FORMATTERS), default="text", help="output on stdout (default: text)")
+    p.add_argument("--format", choices=tuple(FORMATTERS),
+                   help="output on stdout (default: text; with several --rev, JSON Lines: json only)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="text: every anchor with its URL and the full trace, hop by hop")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="text: colors (default: auto)")
@@ -82,6 +91,16 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
+def _jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (1 or more)")
+    return jobs
+
+
 def run(args) -> int:
     from srcreview import api
     from srcreview.cli.commands._common import with_models, workspace
@@ -89,6 +108,13 @@ def run(args) -> int:
     from srcreview.model.recipe.files import selected_recipes
     from srcreview.report import formats
 
+    revs = list(args.rev or ())
+    args.rev = revs[0] if len(revs) == 1 else None  # several: the matrix (cli.commands._matrix)
+    if len(revs) > 1:
+        from srcreview.cli.commands._matrix import refuse_unstreamable
+
+        refuse_unstreamable(args)
+    args.format = args.format or "text"
     config = _project_defaults(args)
     if args.show_config:
         sys.stdout.write(config)
@@ -104,13 +130,18 @@ def run(args) -> int:
         raise UsageError(f"check: --startup-log prints with --format {', '.join(STARTUP_LOG_FORMATS)}; for "
                          f"{args.format}, save the review and run `srcreview verify REVIEW.json LOG --format "
                          f"{args.format}`")
-    stored = _stored_reviews(args)
+    # a matrix computes every cell (no stored reviews: their key is one revision's)
+    stored = _stored_reviews(args) if len(revs) < 2 else None
     # the rules' summaries when these rule files were validated before, else the rules themselves
     rules = stored.cache.load_rules(stored.rules) if stored is not None else None
     if rules is None:
         rules = _load_rules(args, stored)
     loaded = [(with_models(_with_gpu(r, args), path, args), path)
               for r, path in selected_recipes(args.recipes, args.hardware_override)]
+    if len(revs) > 1:
+        from srcreview.cli.commands._matrix import run_matrix
+
+        return run_matrix(args, revs, loaded, rules)
     recipes = [r for r, _ in loaded]  # a compose file gives one recipe per vLLM service
     if args.startup_log and len(recipes) != 1:
         from srcreview.core.errors import UsageError

@@ -26,6 +26,17 @@ FUNCTIONS = """
     def always_raises():
         raise RuntimeError("never")
 
+    def kilo(text):
+        import re
+        match = re.fullmatch(r"(\\d+)k", text)
+        if match:
+            (number,) = match.groups()
+            return int(number) * 10**3
+        return -1
+
+    def power(n):
+        return 10**n
+
     def backend_class(backend):
         if isinstance(backend, type):
             raise TypeError("not an executor class")
@@ -122,6 +133,17 @@ def test_a_function_that_always_raises_is_not_decided(index):
 def test_plain_data_is_never_a_class(index, value):
     result = outcome(index, "backend_class", {"backend": value})
     assert (result.decided, result.value, result.raises) == (True, value, ())
+
+
+@pytest.mark.parametrize(("text", "value"), [("4k", 4000), ("4", -1), ("k", -1)])
+def test_a_regular_expression_over_constants_is_run(index, text, value):
+    result = outcome(index, "kilo", {"text": text})
+    assert (result.decided, result.value) == (True, value)
+
+
+def test_only_small_powers_are_computed(index):
+    assert outcome(index, "power", {"n": 12}).value == 10**12
+    assert not outcome(index, "power", {"n": 10**6}).decided
 
 
 def test_an_unbound_value_may_be_a_class(index):

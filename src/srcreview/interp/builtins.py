@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import re
 
 from srcreview.interp.values import (
     BoundBuiltin,
@@ -36,9 +37,17 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 PLAIN_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "tuple": tuple, "list": list,
                "dict": dict, "type": type}
 
+def _power(base, exponent):
+    """`**` over small numbers only (2**40, 10**12): a huge power is not computed here."""
+    if isinstance(exponent, bool) or not isinstance(exponent, int) or not 0 <= exponent <= 64 \
+            or isinstance(base, bool) or not isinstance(base, (int, float)) or abs(base) > 2 ** 16:
+        raise ValueError("not a small power")
+    return base ** exponent
+
+
 BINOPS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
-    "%": operator.mod, "|": operator.or_, "&": operator.and_,
+    "%": operator.mod, "|": operator.or_, "&": operator.and_, "**": _power,
 }
 
 COMPARE = {
@@ -52,9 +61,17 @@ _CONSTANT_METHODS = {
     tuple: ("count", "index"),
     list: ("count", "index"),
     frozenset: ("issubset", "issuperset", "intersection", "union"),
+    re.Match: ("group", "groups"),
 }
 
 TYPING_ARGS = ("typing.get_args", "typing_extensions.get_args")  # get_args(SomeLiteral): its members
+# standard-library functions that are pure over constants: computed with Python's own when every
+# argument is known (a value parser reading `1k` with re.fullmatch), else Unknown
+# (the `regex` package, which vLLM imports as re, is documented as compatible with re in its
+# default VERSION0 mode for the patterns re accepts: Python's re runs it)
+PURE_EXTERNALS = {f"{module}.{name}": getattr(re, name) for module in ("re", "regex")
+                  for name in ("match", "fullmatch", "search")}
+MAX_PATTERN = 200  # longer patterns or subjects are not run: a pathological regex stays Unknown
 
 _PURE_BUILTINS = ("len", "bool", "int", "str", "float", "min", "max", "sum", "any", "all", "sorted", "tuple",
                   "list", "set", "frozenset", "abs", "round")
@@ -251,6 +268,17 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
             return Const(tuple(result) if name in ("sorted", "list") else result)
         return Unknown(text)
     return Unknown(text)
+
+
+def external_value(name: str, values, text: str):
+    """A pure standard-library function (PURE_EXTERNALS) over constant strings and ints."""
+    if not values or not all(isinstance(v, Const) and isinstance(v.value, (str, int)) for v in values) \
+            or any(isinstance(v.value, str) and len(v.value) > MAX_PATTERN for v in values):
+        return Unknown(text)
+    try:
+        return Const(PURE_EXTERNALS[name](*[v.value for v in values]))
+    except Exception:  # noqa: BLE001 - a bad pattern: the program would raise; stay undecided
+        return Unknown(text)
 
 
 def typing_args(index, module: str, text: str):

@@ -766,6 +766,8 @@ class Frame:
         if isinstance(callee, External) and callee.name in self.an.domain.probe_calls:
             return self.an.runtime.probe_call(callee.name, [self.force(self.ev(a)) for a in arg_exprs],
                                               [(k.name, self.force(self.ev(k.value))) for k in keywords])
+        if isinstance(callee, External) and callee.name in builtins.PURE_EXTERNALS and not keywords:
+            return builtins.external_value(callee.name, [self.force(self.ev(a)) for a in arg_exprs], text)
         if isinstance(callee, External) and callee.name in builtins.TYPING_ARGS and len(arg_exprs) == 1:
             return builtins.typing_args(self.an.index, self.module.module, ir.text(arg_exprs[0]))
         args = tuple(self.ev(a) for a in arg_exprs)

@@ -87,6 +87,68 @@ def test_a_symlinked_top_directory_is_not_srcreview_s(tmp_path, monkeypatch, cli
     assert (elsewhere / "precious").read_text() == "keep" and (home / "facts").is_symlink()
 
 
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and not p.is_symlink()}
+
+
+def test_a_root_like_cache_directory_loses_nothing(tmp_path, monkeypatch, cli):
+    """`SRCREVIEW_CACHE=/`: a directory shaped like a file system's root (etc/, home/ with a
+    user's keys and that user's own srcreview cache three levels down, usr/, a `srcreview`
+    directory srcreview did not make): `cache clean` with every option removes nothing."""
+    root = tmp_path / "root"
+    files = {"etc/passwd": b"root:x:0:0\n", "home/u/.ssh/id_rsa": b"PRIVATE KEY\n", "usr/lib/libc.so": b"ELF",
+             "srcreview/notes.txt": b"mine", "tmp/.tmp/x": b"y", "facts/v1/k": b"z"}
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(root / "home" / "u" / ".cache" / "srcreview"))
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV).code == 1  # a real cache, deep down
+    before = _snapshot(root)
+    assert any(name.startswith("home/u/.cache/srcreview/facts/") for name in before)
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(root))
+    for args in (("--unused",), ("--facts",), ("--reviews",), ("--sources",), ("--rev", FIXTURE_REV), ()):
+        result = cli("cache", "clean", *args)
+        assert result.code == 0 and "removed 0 parts" in result.out, (args, result.out, result.err)
+        assert _snapshot(root) == before, f"clean {args} removed something"
+    assert "etc" in result.out and "home" in result.out  # named as kept
+
+
+def test_a_default_location_that_is_a_symlink_is_srcreview_s_only_if_marked(tmp_path, monkeypatch, cli):
+    """`~/.cache/srcreview` linked to `~` (or to `~/.cache`) is not srcreview's by its name:
+    nothing of `$HOME` is removed (fixed: `cache clean` removed `.ssh/id_rsa`); linked to a
+    cache srcreview made (on another disk), it is cleaned as srcreview's."""
+    home = tmp_path / "home"
+    (home / ".cache").mkdir(parents=True)
+    files = _hostile_home(home)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SRCREVIEW_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    link = home / ".cache" / "srcreview"
+    for target in (home, home / ".cache"):
+        link.symlink_to(target, target_is_directory=True)
+        for args in (("--dry-run",), ("--unused",), ()):
+            result = cli("cache", "clean", *args)
+            assert result.code == 0 and "0 parts" in result.out, (target, args, result.out)
+            assert all((home / name).read_bytes() == data for name, data in files.items()), (target, args)
+        link.unlink()
+    elsewhere = tmp_path / "disk" / "srcreview"
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(elsewhere))
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV).code == 1
+    monkeypatch.delenv("SRCREVIEW_CACHE")
+    link.symlink_to(elsewhere, target_is_directory=True)
+    result = cli("cache", "clean")
+    assert result.code == 0 and "kept" not in result.out and "removed 0 parts" not in result.out, result.out
+    assert not [p for p in elsewhere.rglob("*") if p.is_file() and p.name != MARKER]
+    assert all((home / name).read_bytes() == data for name, data in files.items())
+
+
 def _recipe_naming(path: Path, patches: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(DEMO_RECIPE.read_text().replace("[hardware]", f"[runtime]\npatches = {patches}\n\n[hardware]"))

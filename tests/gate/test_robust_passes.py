@@ -93,6 +93,38 @@ def test_an_empty_or_missing_rules_directory_is_never_a_pass(workdir, cli):
     assert rules_digest(workdir / "empty") is None and rules_digest(workdir / "no-such-dir") is None
 
 
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "digits"])
+def test_a_rules_directory_holding_a_special_file_is_refused_unread(workdir, kind):
+    """A FIFO or a link to /dev/zero named `x.toml` in `--rules`, or a rule file holding a
+    5,000-digit number: `check` (with and without stored reviews) and `rules list` end in one
+    line, in bounded time (fixed: the FIFO and /dev/zero hung for ever, in the loader and in
+    the rules digest of stored reviews; the digits were a ValueError traceback)."""
+    import os
+    import shutil
+    import subprocess
+
+    rules = workdir / "myrules"
+    shutil.copytree(Path(__file__).parents[2] / "rules", rules)
+    special = rules / "zz-special.toml"
+    if kind == "fifo":
+        os.mkfifo(special)
+    elif kind == "dev-zero":
+        special.symlink_to("/dev/zero")
+    else:
+        special.write_text('id = "zz-special"\nseverity = ' + "9" * 5000 + "\n")
+    expected = {"fifo": (64, "myrules/zz-special.toml: cannot read rule: a FIFO, not a regular file"),
+                "dev-zero": (64, "myrules/zz-special.toml: cannot read rule: a character device, not a regular file"),
+                "digits": (65, "myrules/zz-special.toml:2: a number of 5000 digits, over the 4300-digit limit")}[kind]
+    for key, args in (("", ("check", "recipes", "--source", "tree", "--rev", FIXTURE_REV)),
+                      ("secret", ("check", "recipes", "--source", "tree", "--rev", FIXTURE_REV)),
+                      ("", ("rules", "list"))):
+        env = {**os.environ, "SRCREVIEW_CACHE_KEY": key}
+        result = subprocess.run(_srcreview(*args, "--rules", "myrules"), capture_output=True, text=True, env=env,
+                                timeout=60)
+        assert (result.returncode, result.stdout) == (expected[0], ""), (args, result.stderr[-2000:])
+        assert result.stderr.splitlines() == [f"srcreview: error: {expected[1]}"], (args, result.stderr[-2000:])
+
+
 def _srcreview(*args: str) -> list[str]:
     import sys
 

@@ -200,6 +200,40 @@ def test_without_git_the_recipe_s_directory_bounds_its_paths(tmp_path, monkeypat
     assert result.code == 65 and "outside the recipe's repository" in result.err
 
 
+def test_every_command_that_reads_a_recipe_s_patches_confines_them(tmp_path, monkeypatch, cli):
+    """A host directory named by a recipe's `[runtime] patches` (an overlay: its file names
+    would be listed) is refused the same way by a directory run, `diff`, `explain` and
+    `graph`, before anything is read; `--allow-outside` is the command line's to give."""
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    host = tmp_path / "host" / ".ssh"
+    (host / "vllm").mkdir(parents=True)
+    (host / "vllm" / "id_rsa.py").write_text("KEY = 1\n")
+    repo = tmp_path / "work"
+    (repo / ".git").mkdir(parents=True)
+    fixture_source(tmp_path / "tree")
+    monkeypatch.chdir(repo)
+    (repo / "recipes" / "ok").mkdir(parents=True)
+    (repo / "recipes" / "ok" / "fine.toml").write_text(DEMO_RECIPE.read_text().replace("demo-mtp3", "fine"))
+    for patches in (f'["{host}"]', '["../../../host/.ssh"]'):
+        _recipe_naming(repo / "recipes" / "sub" / "r.toml", patches)
+        source = ("--source", str(tmp_path / "tree"))
+        runs = {"check": ("check", "recipes", *source, "--rev", FIXTURE_REV),
+                "diff": ("diff", "recipes/sub/r.toml", *source, "--rev", FIXTURE_REV, "--rev", FIXTURE_REV),
+                "explain": ("explain", "spec-draft-attention-backend-ignored", "recipes/sub/r.toml", *source,
+                            "--rev", FIXTURE_REV),
+                "graph": ("graph", "--recipe", "recipes/sub/r.toml", "--from", "vllm.config.SpeculativeConfig",
+                          *source, "--rev", FIXTURE_REV)}
+        for name, args in runs.items():
+            result = cli(*args)
+            assert result.code == 65 and result.out == "", (name, patches, result.out[-500:], result.err)
+            assert result.err.splitlines() == [result.err.strip()], (name, result.err)
+            assert "recipes/sub/r.toml: [runtime] patches:" in result.err and "outside the recipe's" in result.err
+            assert "id_rsa" not in result.err, name
+    allowed = cli("check", "recipes", "--source", str(tmp_path / "tree"), "--rev", FIXTURE_REV, "--format", "json",
+                  "--allow-outside", str(tmp_path / "host"))
+    assert allowed.code in (0, 1) and "id_rsa" in allowed.out, allowed.err
+
+
 def _new_file_patch(path: str) -> str:
     return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
             "@@ -0,0 +1 @@\n+X = 1\n")

@@ -41,6 +41,9 @@ def _check(cli, *args):
     ("Dockerfile", b"FROM vllm/vllm-openai:v0.29.0\nCMD [\"vllm\", \"serve\", \"m\", \"\x1b\"]\n", ""),
     ("stack.yml", b"\xff\xfe" + "services:\n  llm:\n    image: vllm/vllm-openai\n    command: [\"m\", \"--x\"".encode(
         "utf-16-le") + b"\x00\xd8", "UTF-16"),
+    ("big-config.yaml", b"model: some/model\nmax_model_len: 1024\n# " + b"x" * 1_000_100 + b"\n", "limit"),
+    ("esc-config.yaml", b"model: some/model\nserved-model-name: \"\x1b[31m\"\n", "U+001B"),
+    ("bad-config.yml", b"model: some/\xffmodel\nmax-model-len: 1024\n", "UTF-8"),
 ])
 def test_a_directory_run_fails_on_every_recipe_it_cannot_read(workdir, cli, name, content, why):
     assert _check(cli, "recipes").code == 0, "the good recipe alone passes"
@@ -68,6 +71,8 @@ def test_files_that_are_no_recipe_stay_out(workdir, cli):
     (recipes / "deploy.yaml").write_text("kind: Deployment\nspec:\n  args: [vllm, serve, m, \"\x1b\"]\n")
     (recipes / "compose.yml").write_text("services:\n  cache:\n    image: redis:7\n")
     (recipes / "serve.log").write_bytes(b"vllm serve m\n" * 100_000)
+    (recipes / "mkdocs.yml").write_bytes(b"site_name: docs\nnav:\n  - vllm serve: serve.md\n# \xff\x1b\n")
+    (recipes / "data.yaml").write_bytes(b"- model: some/model\n  max_model_len: 1\n# " + b"x" * 1_000_100 + b"\n")
     result = _check(cli, "recipes")
     assert result.code == 0, result.err
 
@@ -148,6 +153,10 @@ def test_a_failed_gate_stays_failed_when_its_reader_goes_away(workdir):
     shell = subprocess.run(["bash", "-c", " ".join(_srcreview(*args)) + " | head -c 10 >/dev/null; "
                             "echo ${PIPESTATUS[0]}"], capture_output=True, text=True, timeout=300)
     assert shell.stdout.strip() == "1"
+    for fmt in ("text", "json", "sarif"):  # `| head -0`: the reader exits before a byte is written
+        zero = subprocess.run(["bash", "-c", " ".join(_srcreview(*args[:-3], "--format", fmt)) + " | head -0; "
+                               "echo ${PIPESTATUS[0]}"], capture_output=True, text=True, timeout=300)
+        assert (zero.stdout.strip(), zero.stderr) == ("1", ""), (fmt, zero.stderr[-2000:])
     passing = subprocess.Popen(_srcreview("check", "recipes", "--source", "tree", "--rev", FIXTURE_REV),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     passing.stdout.close()

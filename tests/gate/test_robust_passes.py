@@ -189,14 +189,14 @@ def test_closed_stdout_and_an_ascii_stdout(workdir):
 
 # --- a waiver holds only for the classification it was written for ----------------------------
 
-def _spec(classification: str):
+def _spec(classification: str, severity: str = "high"):
     from gate_support import LOADER, SPECULATOR
 
-    return (("spec-draft-attention-backend-ignored", "speculative_config.attention_backend", classification, "high",
+    return (("spec-draft-attention-backend-ignored", "speculative_config.attention_backend", classification, severity,
              {"symbols": ("MTPSpeculator.load_draft_model", "load_eagle_model"), "evidence": (LOADER, SPECULATOR)}),)
 
 
-def _gate_with(recipes, waiver_extra: str, now: str, baseline=None):
+def _gate_with(recipes, waiver_extra: str, now: str, baseline=None, severity: str = "high"):
     import datetime as dt
 
     from gate_support import make_review
@@ -204,7 +204,7 @@ def _gate_with(recipes, waiver_extra: str, now: str, baseline=None):
     from srcreview.gate.policy import evaluate
     from srcreview.gate.waivers import load_waivers
 
-    review = make_review(recipes / "nested.toml", "recipes/nested.toml", _spec(now))
+    review = make_review(recipes / "nested.toml", "recipes/nested.toml", _spec(now, severity))
     [finding] = review.findings
     (recipes / "srcreview.toml").write_text(
         f'[[waivers]]\nfingerprint = "{finding.fingerprint}"\nreason = "accepted while open"\n'
@@ -255,6 +255,43 @@ def test_a_waiver_classification_must_be_one_of_the_three(gate_recipes, value):
 
     with pytest.raises(DataError, match=r"srcreview.toml:5: waiver \w+: classification"):
         _gate_with(gate_recipes, f"classification = {value}\n", "plausible")
+
+
+def test_a_waiver_does_not_follow_its_finding_to_a_higher_severity(gate_recipes, tmp_path):
+    """As the baseline's `worse`: a waiver written for a low open question stops waiving it
+    once its rule calls it high; as much of a problem at the same or a lower severity, or less
+    of a problem at any severity, it holds. An old waiver file takes the severity from the
+    baseline."""
+    from gate_support import make_review
+
+    from srcreview.gate.baseline import load_baseline
+
+    low = 'classification = "plausible"\nseverity = "low"\n'
+    assert _gate_with(gate_recipes, low, "plausible", severity="low").exit_code == 0
+    grown = _gate_with(gate_recipes, low, "plausible", severity="high")
+    assert grown.exit_code == 1 and not grown.waived and len(grown.failing) == 1
+    assert "written for a low plausible finding, it is high plausible now: not waived" in grown.summary()
+    for extra, now, severity in (('classification = "plausible"\nseverity = "high"\n', "plausible", "high"),
+                                 ('classification = "plausible"\nseverity = "high"\n', "plausible", "medium"),
+                                 ('classification = "confirmed"\nseverity = "low"\n', "plausible", "high")):
+        held = _gate_with(gate_recipes, extra, now, severity=severity)
+        assert held.exit_code == 0 and len(held.waived) == 1 and not held.outgrown, (extra, now, severity)
+    # severity alone (no classification, no baseline) is compared alone
+    assert _gate_with(gate_recipes, 'severity = "medium"\n', "plausible", severity="high").exit_code == 1
+    before = make_review(gate_recipes / "nested.toml", "recipes/nested.toml", _spec("plausible", "low"))
+    (tmp_path / "previous.json").write_text(before.model_dump_json())
+    baseline = load_baseline(tmp_path / "previous.json", "previous.json")
+    old = _gate_with(gate_recipes, "", "plausible", baseline=baseline, severity="high")
+    assert old.exit_code == 1 and "written for a low plausible finding" in old.summary()
+    assert _gate_with(gate_recipes, "", "plausible", baseline=baseline, severity="low").exit_code == 0
+
+
+@pytest.mark.parametrize("value", ['"critical"', '"High"', "3", '""'])
+def test_a_waiver_severity_must_be_a_severity(gate_recipes, value):
+    from srcreview.core.errors import DataError
+
+    with pytest.raises(DataError, match=r"srcreview.toml:5: waiver \w+: severity"):
+        _gate_with(gate_recipes, f"severity = {value}\n", "plausible")
 
 
 # --- a stored verdict is served only under a key that does not live in the cache ---------------

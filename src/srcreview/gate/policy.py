@@ -118,7 +118,7 @@ class GateResult:
     fixed: tuple[tuple[str, BaselineEntry], ...] = ()
     incomplete: tuple[tuple[str, str], ...] = ()
     stale: tuple[tuple[str, str], ...] = ()  # (recipe path, rule id) of stale rules that failed the gate
-    outgrown: tuple[tuple[str, Finding, Waiver, str], ...] = ()  # (path, finding, waiver, written for): not waived
+    outgrown: tuple[tuple[str, Finding, Waiver, tuple[str, str]], ...] = ()  # (path, finding, waiver, (then, now))
     baseline: str | None = None
     allow_stale: bool = False
 

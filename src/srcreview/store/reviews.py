@@ -82,8 +82,10 @@ def rules_digest(directory: Path | None = None) -> str | None:
         digest = hashlib.sha256(b"rules\n")
         files = sorted(folder.glob("*.toml"))
         for path in files:
-            digest.update(path.name.encode() + b"\0" + hashlib.sha256(read_user_file(path, path.name, "rule", limit=1 << 20)).digest())
-    except (OSError, SrcreviewError):  # not a regular file (a FIFO waits forever), too large: the loader says why
+            # a regular file only (a FIFO would wait for ever); the loader refuses what is too large
+            raw = read_user_file(path, path.name, "rule", limit=1 << 20)
+            digest.update(path.name.encode() + b"\0" + hashlib.sha256(raw).digest())
+    except (OSError, SrcreviewError):  # the loader then says why
         return None
     if not files:
         return None  # no rule: never a stored summary, the loader refuses it

@@ -257,18 +257,34 @@ def test_layers_that_contradict_the_tree_s_shape_are_refused(tmp_path, monkeypat
     (tmp_path / "o1" / "vllm" / "linked").symlink_to(elsewhere, target_is_directory=True)
     (tmp_path / "o2" / "vllm" / "envs.py").mkdir(parents=True)
     (tmp_path / "o2" / "vllm" / "envs.py" / "x.py").write_text("X = 1\n")  # inside a file
+    (tmp_path / "o3" / "vllm" / "a" / "b").mkdir(parents=True)  # a symlinked directory deep down
+    (tmp_path / "o3" / "vllm" / "a" / "b" / "deep").symlink_to(elsewhere, target_is_directory=True)
+    (tmp_path / "p4.diff").write_text("diff --git a/vllm/envs.py b/vllm/config\nsimilarity index 100%\n"
+                                      "rename from vllm/envs.py\nrename to vllm/config\n")
+    (tmp_path / "p5.diff").write_text("diff --git a/vllm/lnk.py b/vllm/lnk.py\nnew file mode 120000\n--- /dev/null\n"
+                                      "+++ b/vllm/lnk.py\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n")
+    (tmp_path / "p6.diff").write_text("diff --git a/vllm/envs.py b/vllm/envs.py\nold mode 100644\nnew mode 120000\n")
+    (tmp_path / "p7.diff").write_text("diff --git a/vllm/sub b/vllm/sub\nnew file mode 160000\n--- /dev/null\n"
+                                      "+++ b/vllm/sub\n@@ -0,0 +1 @@\n+Subproject commit " + "a" * 40 + "\n")
     cases = {("--patch", "p0.diff"): "p0.diff:1: writes the file vllm/config, where the tree has a directory",
              ("--patch", "p1.diff"): "p1.diff:1: writes vllm/envs.py/inner.py inside vllm/envs.py, a file",
              ("--patch", "p2.diff"): "p2.diff:1: writes the file vllm, where the tree has a directory",
              ("--overlay", "o0"): "o0/vllm/config: writes the file vllm/config, where the tree has a directory",
              ("--overlay", "o1"): "o1/vllm/linked: an overlay holds regular files only (a symlinked directory)",
-             ("--overlay", "o2"): "o2/vllm/envs.py/x.py: writes vllm/envs.py/x.py inside vllm/envs.py, a file"}
+             ("--overlay", "o2"): "o2/vllm/envs.py/x.py: writes vllm/envs.py/x.py inside vllm/envs.py, a file",
+             ("--overlay", "o3"): "o3/vllm/a/b/deep: an overlay holds regular files only (a symlinked directory)",
+             ("--patch", "p4.diff"): "p4.diff:1: writes the file vllm/config, where the tree has a directory",
+             ("--patch", "p5.diff"): "p5.diff:2: makes vllm/lnk.py a symlink: srcreview lays regular files only",
+             ("--patch", "p6.diff"): "p6.diff:3: makes vllm/envs.py a symlink",
+             ("--patch", "p7.diff"): "p7.diff:2: makes vllm/sub a submodule"}
     for (option, value), message in cases.items():
         result = cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV, option, value)
         assert result.code == 65 and result.out == "", (value, result.err)
         assert result.err.splitlines() == [result.err.strip()] and message in result.err, (value, result.err)
     (tmp_path / "p3.diff").write_text(_new_file_patch("vllm/config/new_module.py"))  # a new file in the directory
     assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV, "--patch", "p3.diff").code in (0, 1)
+    (tmp_path / "p8.diff").write_text("diff --git a/vllm/envs.py b/vllm/envs.py\nold mode 100644\nnew mode 100755\n")
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV, "--patch", "p8.diff").code in (0, 1)
 
 
 def test_a_huge_sparse_file_in_an_overlay_is_refused_before_it_is_read(tmp_path, monkeypatch, cli):

@@ -41,6 +41,8 @@ def _check(cli, *args):
     ("Dockerfile", b"FROM vllm/vllm-openai:v0.29.0\nCMD [\"vllm\", \"serve\", \"m\", \"\x1b\"]\n", ""),
     ("stack.yml", b"\xff\xfe" + "services:\n  llm:\n    image: vllm/vllm-openai\n    command: [\"m\", \"--x\"".encode(
         "utf-16-le") + b"\x00\xd8", "UTF-16"),
+    ("docker-compose.yaml", b"# " + b"x" * 1_000_100 + b"\n" + COMPOSE.encode(), "limit"),  # vLLM past 1 MB
+    ("Dockerfile.vllm", b"# " + b"x" * 1_000_100 + b"\nFROM vllm/vllm-openai:v0.29.0\nCMD [\"m\"]\n", "limit"),
     ("big-config.yaml", b"model: some/model\nmax_model_len: 1024\n# " + b"x" * 1_000_100 + b"\n", "limit"),
     ("esc-config.yaml", b"model: some/model\nserved-model-name: \"\x1b[31m\"\n", "U+001B"),
     ("bad-config.yml", b"model: some/\xffmodel\nmax-model-len: 1024\n", "UTF-8"),

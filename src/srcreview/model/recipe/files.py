@@ -67,6 +67,8 @@ def _meant_as_recipe(path: Path) -> bool:
             or bool(_DOCKERFILE_NAME.search(path.name) or _COMPOSE_NAME.search(path.name))
     except OSError:
         return False
+    if len(raw) > MAX_RECIPE_BYTES and (_DOCKERFILE_NAME.search(path.name) or _COMPOSE_NAME.search(path.name)):
+        return True  # too large to tell by its content (vLLM may be named past the first megabyte): its name says
     text = _lenient_text(raw)
     suffix = path.suffix.lower()
     if suffix == ".toml":

@@ -200,6 +200,32 @@ def test_without_git_the_recipe_s_directory_bounds_its_paths(tmp_path, monkeypat
     assert result.code == 65 and "outside the recipe's repository" in result.err
 
 
+def test_links_inside_srcreview_s_own_cache_are_removed_never_followed(tmp_path, monkeypatch, cli):
+    """A cache srcreview made, into which links to `$HOME` were dropped (a file link, a
+    directory link, one in each kind of part): `clean` removes the links, never what they
+    point at."""
+    home = tmp_path / "home"
+    home.mkdir()
+    files = _hostile_home(home)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(cache))
+    monkeypatch.setenv("SRCREVIEW_CACHE_KEY", "test secret")
+    monkeypatch.chdir(tmp_path)
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV).code == 1
+    parts = [p for p in cache.iterdir() if p.is_dir() and p.name != ".locks"]
+    assert parts
+    for n, part in enumerate(parts):
+        (part / f"home{n}").symlink_to(home, target_is_directory=True)
+        (part / f"key{n}").symlink_to(home / ".ssh" / "id_rsa")
+    (cache / "toplink").symlink_to(home, target_is_directory=True)
+    for args in (("--facts",), ("--reviews",), ("--unused",), ()):
+        assert cli("cache", "clean", *args).code == 0
+        assert all((home / name).read_bytes() == data for name, data in files.items()), args
+    assert not [p for p in cache.rglob("*") if p.is_symlink()]
+
+
 def test_every_command_that_reads_a_recipe_s_patches_confines_them(tmp_path, monkeypatch, cli):
     """A host directory named by a recipe's `[runtime] patches` (an overlay: its file names
     would be listed) is refused the same way by a directory run, `diff`, `explain` and

@@ -260,6 +260,27 @@ def test_every_command_that_reads_a_recipe_s_patches_confines_them(tmp_path, mon
     assert allowed.code in (0, 1) and "id_rsa" in allowed.out, allowed.err
 
 
+def test_a_recipe_patch_that_is_no_file_is_refused_unopened(tmp_path, monkeypatch, cli):
+    """`[runtime] patches` naming a FIFO or a dangling link inside the recipe's directory, or
+    a link to /dev/zero: one line, never opened (a FIFO would wait for a writer)."""
+    import os
+
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    fixture_source(tmp_path / "tree")
+    os.mkfifo(tmp_path / "fifo.diff")
+    (tmp_path / "dangling.diff").symlink_to(tmp_path / "gone.diff")
+    (tmp_path / "zero.diff").symlink_to("/dev/zero")
+    monkeypatch.chdir(tmp_path)
+    for name, why in (("fifo.diff", "not a regular file or a directory"),
+                      ("dangling.diff", "not a regular file or a directory"),
+                      ("zero.diff", "outside the recipe's repository")):
+        recipe = _recipe_naming(tmp_path / f"r-{name}.toml", f'["{name}"]')
+        result = cli("check", recipe.name, "--source", "tree", "--rev", FIXTURE_REV)
+        assert result.code == 65 and result.out == "", (name, result.err)
+        assert result.err.splitlines() == [result.err.strip()], result.err
+        assert result.err.startswith(f"srcreview: error: {recipe.name}: [runtime] patches: {name}: {why}")
+
+
 def _new_file_patch(path: str) -> str:
     return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
             "@@ -0,0 +1 @@\n+X = 1\n")

@@ -214,3 +214,50 @@ def test_rules_given_as_a_file_or_nothing_are_usage_errors(tmp_path, monkeypatch
     assert _one_line(cli("rules", "list", "--rules", "rule.toml"), 64).endswith("--rules rule.toml: not a directory")
     assert _one_line(cli("rules", "--doc", "--rules", "empty"), 65).endswith("holds no rule file (*.toml)")
     assert _one_line(cli("rules", "test", "--rules", "empty"), 65)
+
+
+_DEEP = "[" * 200_000 + "]" * 200_000  # valid JSON, nested past the interpreter's stack
+
+
+@pytest.mark.parametrize(("name", "text", "where", "why"), [
+    ("Dockerfile", "FROM vllm/vllm-openai:v0.29.0\nCMD " + _DEEP + "\n", "Dockerfile:2: exec form", "nesting too deep"),
+    ("ep.Dockerfile", 'FROM vllm/vllm-openai\nENTRYPOINT ["vllm", "serve", "org/m", "--speculative-config", '
+     + json.dumps('{"method": ' + _DEEP + "}") + "]\n", "ep.Dockerfile:2: --speculative-config: invalid JSON",
+     "nesting too deep"),
+    ("serve.sh", "#!/bin/sh\nvllm serve org/m --speculative-config '{\"method\": " + _DEEP + "}'\n",
+     "serve.sh:2: --speculative-config: invalid JSON", "nesting too deep"),
+    ("big.sh", "#!/bin/sh\nvllm serve org/m --speculative-config '{\"num_speculative_tokens\": 1e999}'\n",
+     "big.sh:2: --speculative-config: invalid JSON", "the number 1e999 is out of range"),
+    ("nan.sh", "#!/bin/sh\nvllm serve org/m --speculative-config '{\"num_speculative_tokens\": NaN}'\n",
+     "nan.sh:2: --speculative-config: invalid JSON", "NaN is not a number any setting takes"),
+], ids=("exec-form", "entrypoint-flag", "script-flag", "1e999", "nan"))
+def test_json_no_reader_holds_inside_a_recipe_value_is_one_line(tmp_path, monkeypatch, cli, name, text, where, why):
+    """JSON inside a recipe's words (a Dockerfile's exec form, a `--speculative-config`
+    value as the revision's parser reads it) 200,000 deep, or a number no JSON output holds:
+    one line, exit 65, in bounded time and memory (fixed: a RecursionError traceback)."""
+    import resource
+
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    fixture_source(tmp_path / "tree")
+    (tmp_path / name).write_text(text)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.monotonic()
+    result = cli("check", name, "--source", "tree", "--rev", FIXTURE_REV)
+    assert time.monotonic() - start < 20
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # kB
+    assert _one_line(result, 65) == f"srcreview: error: {where}: {why}" and result.out == ""
+
+
+def test_a_short_base_60_integer_is_read_as_yaml_1_1_reads_it(tmp_path, monkeypatch, cli):
+    """`1:59:59:59:59` is an integer in YAML 1.1 (vLLM's YAML loader reads it so): the value
+    a report shows is that integer, not a crash and not the text."""
+    monkeypatch.chdir(tmp_path)
+    parts = [1, 59, 59, 59, 59]
+    (tmp_path / "b60.yaml").write_text("model: some/model\nmax_model_len: " + ":".join(map(str, parts)) + "\n")
+    result = cli("recipe", "show", "b60.yaml", "--format", "json")
+    assert result.code == 0, result.err
+    expected = 0
+    for part in parts:
+        expected = expected * 60 + part
+    assert str(expected) in result.out and "1:59" not in result.out

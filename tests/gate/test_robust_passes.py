@@ -41,6 +41,11 @@ def _check(cli, *args):
     ("Dockerfile", b"FROM vllm/vllm-openai:v0.29.0\nCMD [\"vllm\", \"serve\", \"m\", \"\x1b\"]\n", ""),
     ("stack.yml", b"\xff\xfe" + "services:\n  llm:\n    image: vllm/vllm-openai\n    command: [\"m\", \"--x\"".encode(
         "utf-16-le") + b"\x00\xd8", "UTF-16"),
+    ("docker-compose.yaml", b"# " + b"x" * 1_000_100 + b"\n" + COMPOSE.encode(), "limit"),  # vLLM past 1 MB
+    ("Dockerfile.vllm", b"# " + b"x" * 1_000_100 + b"\nFROM vllm/vllm-openai:v0.29.0\nCMD [\"m\"]\n", "limit"),
+    ("big-config.yaml", b"model: some/model\nmax_model_len: 1024\n# " + b"x" * 1_000_100 + b"\n", "limit"),
+    ("esc-config.yaml", b"model: some/model\nserved-model-name: \"\x1b[31m\"\n", "U+001B"),
+    ("bad-config.yml", b"model: some/\xffmodel\nmax-model-len: 1024\n", "UTF-8"),
 ])
 def test_a_directory_run_fails_on_every_recipe_it_cannot_read(workdir, cli, name, content, why):
     assert _check(cli, "recipes").code == 0, "the good recipe alone passes"
@@ -68,6 +73,8 @@ def test_files_that_are_no_recipe_stay_out(workdir, cli):
     (recipes / "deploy.yaml").write_text("kind: Deployment\nspec:\n  args: [vllm, serve, m, \"\x1b\"]\n")
     (recipes / "compose.yml").write_text("services:\n  cache:\n    image: redis:7\n")
     (recipes / "serve.log").write_bytes(b"vllm serve m\n" * 100_000)
+    (recipes / "mkdocs.yml").write_bytes(b"site_name: docs\nnav:\n  - vllm serve: serve.md\n# \xff\x1b\n")
+    (recipes / "data.yaml").write_bytes(b"- model: some/model\n  max_model_len: 1\n# " + b"x" * 1_000_100 + b"\n")
     result = _check(cli, "recipes")
     assert result.code == 0, result.err
 
@@ -93,6 +100,38 @@ def test_an_empty_or_missing_rules_directory_is_never_a_pass(workdir, cli):
     assert rules_digest(workdir / "empty") is None and rules_digest(workdir / "no-such-dir") is None
 
 
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "digits"])
+def test_a_rules_directory_holding_a_special_file_is_refused_unread(workdir, kind):
+    """A FIFO or a link to /dev/zero named `x.toml` in `--rules`, or a rule file holding a
+    5,000-digit number: `check` (with and without stored reviews) and `rules list` end in one
+    line, in bounded time (fixed: the FIFO and /dev/zero hung for ever, in the loader and in
+    the rules digest of stored reviews; the digits were a ValueError traceback)."""
+    import os
+    import shutil
+    import subprocess
+
+    rules = workdir / "myrules"
+    shutil.copytree(Path(__file__).parents[2] / "rules", rules)
+    special = rules / "zz-special.toml"
+    if kind == "fifo":
+        os.mkfifo(special)
+    elif kind == "dev-zero":
+        special.symlink_to("/dev/zero")
+    else:
+        special.write_text('id = "zz-special"\nseverity = ' + "9" * 5000 + "\n")
+    expected = {"fifo": (64, "myrules/zz-special.toml: cannot read rule: a FIFO, not a regular file"),
+                "dev-zero": (64, "myrules/zz-special.toml: cannot read rule: a character device, not a regular file"),
+                "digits": (65, "myrules/zz-special.toml:2: a number of 5000 digits, over the 4300-digit limit")}[kind]
+    for key, args in (("", ("check", "recipes", "--source", "tree", "--rev", FIXTURE_REV)),
+                      ("secret", ("check", "recipes", "--source", "tree", "--rev", FIXTURE_REV)),
+                      ("", ("rules", "list"))):
+        env = {**os.environ, "SRCREVIEW_CACHE_KEY": key}
+        result = subprocess.run(_srcreview(*args, "--rules", "myrules"), capture_output=True, text=True, env=env,
+                                timeout=60)
+        assert (result.returncode, result.stdout) == (expected[0], ""), (args, result.stderr[-2000:])
+        assert result.stderr.splitlines() == [f"srcreview: error: {expected[1]}"], (args, result.stderr[-2000:])
+
+
 def _srcreview(*args: str) -> list[str]:
     import sys
 
@@ -116,6 +155,10 @@ def test_a_failed_gate_stays_failed_when_its_reader_goes_away(workdir):
     shell = subprocess.run(["bash", "-c", " ".join(_srcreview(*args)) + " | head -c 10 >/dev/null; "
                             "echo ${PIPESTATUS[0]}"], capture_output=True, text=True, timeout=300)
     assert shell.stdout.strip() == "1"
+    for fmt in ("text", "json", "sarif"):  # `| head -0`: the reader exits before a byte is written
+        zero = subprocess.run(["bash", "-c", " ".join(_srcreview(*args[:-3], "--format", fmt)) + " | head -0; "
+                               "echo ${PIPESTATUS[0]}"], capture_output=True, text=True, timeout=300)
+        assert (zero.stdout.strip(), zero.stderr) == ("1", ""), (fmt, zero.stderr[-2000:])
     passing = subprocess.Popen(_srcreview("check", "recipes", "--source", "tree", "--rev", FIXTURE_REV),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     passing.stdout.close()
@@ -148,14 +191,14 @@ def test_closed_stdout_and_an_ascii_stdout(workdir):
 
 # --- a waiver holds only for the classification it was written for ----------------------------
 
-def _spec(classification: str):
+def _spec(classification: str, severity: str = "high"):
     from gate_support import LOADER, SPECULATOR
 
-    return (("spec-draft-attention-backend-ignored", "speculative_config.attention_backend", classification, "high",
+    return (("spec-draft-attention-backend-ignored", "speculative_config.attention_backend", classification, severity,
              {"symbols": ("MTPSpeculator.load_draft_model", "load_eagle_model"), "evidence": (LOADER, SPECULATOR)}),)
 
 
-def _gate_with(recipes, waiver_extra: str, now: str, baseline=None):
+def _gate_with(recipes, waiver_extra: str, now: str, baseline=None, severity: str = "high"):
     import datetime as dt
 
     from gate_support import make_review
@@ -163,7 +206,7 @@ def _gate_with(recipes, waiver_extra: str, now: str, baseline=None):
     from srcreview.gate.policy import evaluate
     from srcreview.gate.waivers import load_waivers
 
-    review = make_review(recipes / "nested.toml", "recipes/nested.toml", _spec(now))
+    review = make_review(recipes / "nested.toml", "recipes/nested.toml", _spec(now, severity))
     [finding] = review.findings
     (recipes / "srcreview.toml").write_text(
         f'[[waivers]]\nfingerprint = "{finding.fingerprint}"\nreason = "accepted while open"\n'
@@ -214,6 +257,43 @@ def test_a_waiver_classification_must_be_one_of_the_three(gate_recipes, value):
 
     with pytest.raises(DataError, match=r"srcreview.toml:5: waiver \w+: classification"):
         _gate_with(gate_recipes, f"classification = {value}\n", "plausible")
+
+
+def test_a_waiver_does_not_follow_its_finding_to_a_higher_severity(gate_recipes, tmp_path):
+    """As the baseline's `worse`: a waiver written for a low open question stops waiving it
+    once its rule calls it high; as much of a problem at the same or a lower severity, or less
+    of a problem at any severity, it holds. An old waiver file takes the severity from the
+    baseline."""
+    from gate_support import make_review
+
+    from srcreview.gate.baseline import load_baseline
+
+    low = 'classification = "plausible"\nseverity = "low"\n'
+    assert _gate_with(gate_recipes, low, "plausible", severity="low").exit_code == 0
+    grown = _gate_with(gate_recipes, low, "plausible", severity="high")
+    assert grown.exit_code == 1 and not grown.waived and len(grown.failing) == 1
+    assert "written for a low plausible finding, it is high plausible now: not waived" in grown.summary()
+    for extra, now, severity in (('classification = "plausible"\nseverity = "high"\n', "plausible", "high"),
+                                 ('classification = "plausible"\nseverity = "high"\n', "plausible", "medium"),
+                                 ('classification = "confirmed"\nseverity = "low"\n', "plausible", "high")):
+        held = _gate_with(gate_recipes, extra, now, severity=severity)
+        assert held.exit_code == 0 and len(held.waived) == 1 and not held.outgrown, (extra, now, severity)
+    # severity alone (no classification, no baseline) is compared alone
+    assert _gate_with(gate_recipes, 'severity = "medium"\n', "plausible", severity="high").exit_code == 1
+    before = make_review(gate_recipes / "nested.toml", "recipes/nested.toml", _spec("plausible", "low"))
+    (tmp_path / "previous.json").write_text(before.model_dump_json())
+    baseline = load_baseline(tmp_path / "previous.json", "previous.json")
+    old = _gate_with(gate_recipes, "", "plausible", baseline=baseline, severity="high")
+    assert old.exit_code == 1 and "written for a low plausible finding" in old.summary()
+    assert _gate_with(gate_recipes, "", "plausible", baseline=baseline, severity="low").exit_code == 0
+
+
+@pytest.mark.parametrize("value", ['"critical"', '"High"', "3", '""'])
+def test_a_waiver_severity_must_be_a_severity(gate_recipes, value):
+    from srcreview.core.errors import DataError
+
+    with pytest.raises(DataError, match=r"srcreview.toml:5: waiver \w+: severity"):
+        _gate_with(gate_recipes, f"severity = {value}\n", "plausible")
 
 
 # --- a stored verdict is served only under a key that does not live in the cache ---------------

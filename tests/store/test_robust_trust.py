@@ -87,6 +87,68 @@ def test_a_symlinked_top_directory_is_not_srcreview_s(tmp_path, monkeypatch, cli
     assert (elsewhere / "precious").read_text() == "keep" and (home / "facts").is_symlink()
 
 
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and not p.is_symlink()}
+
+
+def test_a_root_like_cache_directory_loses_nothing(tmp_path, monkeypatch, cli):
+    """`SRCREVIEW_CACHE=/`: a directory shaped like a file system's root (etc/, home/ with a
+    user's keys and that user's own srcreview cache three levels down, usr/, a `srcreview`
+    directory srcreview did not make): `cache clean` with every option removes nothing."""
+    root = tmp_path / "root"
+    files = {"etc/passwd": b"root:x:0:0\n", "home/u/.ssh/id_rsa": b"PRIVATE KEY\n", "usr/lib/libc.so": b"ELF",
+             "srcreview/notes.txt": b"mine", "tmp/.tmp/x": b"y", "facts/v1/k": b"z"}
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(root / "home" / "u" / ".cache" / "srcreview"))
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV).code == 1  # a real cache, deep down
+    before = _snapshot(root)
+    assert any(name.startswith("home/u/.cache/srcreview/facts/") for name in before)
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(root))
+    for args in (("--unused",), ("--facts",), ("--reviews",), ("--sources",), ("--rev", FIXTURE_REV), ()):
+        result = cli("cache", "clean", *args)
+        assert result.code == 0 and "removed 0 parts" in result.out, (args, result.out, result.err)
+        assert _snapshot(root) == before, f"clean {args} removed something"
+    assert "etc" in result.out and "home" in result.out  # named as kept
+
+
+def test_a_default_location_that_is_a_symlink_is_srcreview_s_only_if_marked(tmp_path, monkeypatch, cli):
+    """`~/.cache/srcreview` linked to `~` (or to `~/.cache`) is not srcreview's by its name:
+    nothing of `$HOME` is removed (fixed: `cache clean` removed `.ssh/id_rsa`); linked to a
+    cache srcreview made (on another disk), it is cleaned as srcreview's."""
+    home = tmp_path / "home"
+    (home / ".cache").mkdir(parents=True)
+    files = _hostile_home(home)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SRCREVIEW_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    link = home / ".cache" / "srcreview"
+    for target in (home, home / ".cache"):
+        link.symlink_to(target, target_is_directory=True)
+        for args in (("--dry-run",), ("--unused",), ()):
+            result = cli("cache", "clean", *args)
+            assert result.code == 0 and "0 parts" in result.out, (target, args, result.out)
+            assert all((home / name).read_bytes() == data for name, data in files.items()), (target, args)
+        link.unlink()
+    elsewhere = tmp_path / "disk" / "srcreview"
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(elsewhere))
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV).code == 1
+    monkeypatch.delenv("SRCREVIEW_CACHE")
+    link.symlink_to(elsewhere, target_is_directory=True)
+    result = cli("cache", "clean")
+    assert result.code == 0 and "kept" not in result.out and "removed 0 parts" not in result.out, result.out
+    assert not [p for p in elsewhere.rglob("*") if p.is_file() and p.name != MARKER]
+    assert all((home / name).read_bytes() == data for name, data in files.items())
+
+
 def _recipe_naming(path: Path, patches: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(DEMO_RECIPE.read_text().replace("[hardware]", f"[runtime]\npatches = {patches}\n\n[hardware]"))
@@ -138,6 +200,87 @@ def test_without_git_the_recipe_s_directory_bounds_its_paths(tmp_path, monkeypat
     assert result.code == 65 and "outside the recipe's repository" in result.err
 
 
+def test_links_inside_srcreview_s_own_cache_are_removed_never_followed(tmp_path, monkeypatch, cli):
+    """A cache srcreview made, into which links to `$HOME` were dropped (a file link, a
+    directory link, one in each kind of part): `clean` removes the links, never what they
+    point at."""
+    home = tmp_path / "home"
+    home.mkdir()
+    files = _hostile_home(home)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(cache))
+    monkeypatch.setenv("SRCREVIEW_CACHE_KEY", "test secret")
+    monkeypatch.chdir(tmp_path)
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV).code == 1
+    parts = [p for p in cache.iterdir() if p.is_dir() and p.name != ".locks"]
+    assert parts
+    for n, part in enumerate(parts):
+        (part / f"home{n}").symlink_to(home, target_is_directory=True)
+        (part / f"key{n}").symlink_to(home / ".ssh" / "id_rsa")
+    (cache / "toplink").symlink_to(home, target_is_directory=True)
+    for args in (("--facts",), ("--reviews",), ("--unused",), ()):
+        assert cli("cache", "clean", *args).code == 0
+        assert all((home / name).read_bytes() == data for name, data in files.items()), args
+    assert not [p for p in cache.rglob("*") if p.is_symlink()]
+
+
+def test_every_command_that_reads_a_recipe_s_patches_confines_them(tmp_path, monkeypatch, cli):
+    """A host directory named by a recipe's `[runtime] patches` (an overlay: its file names
+    would be listed) is refused the same way by a directory run, `diff`, `explain` and
+    `graph`, before anything is read; `--allow-outside` is the command line's to give."""
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    host = tmp_path / "host" / ".ssh"
+    (host / "vllm").mkdir(parents=True)
+    (host / "vllm" / "id_rsa.py").write_text("KEY = 1\n")
+    repo = tmp_path / "work"
+    (repo / ".git").mkdir(parents=True)
+    fixture_source(tmp_path / "tree")
+    monkeypatch.chdir(repo)
+    (repo / "recipes" / "ok").mkdir(parents=True)
+    (repo / "recipes" / "ok" / "fine.toml").write_text(DEMO_RECIPE.read_text().replace("demo-mtp3", "fine"))
+    for patches in (f'["{host}"]', '["../../../host/.ssh"]'):
+        _recipe_naming(repo / "recipes" / "sub" / "r.toml", patches)
+        source = ("--source", str(tmp_path / "tree"))
+        runs = {"check": ("check", "recipes", *source, "--rev", FIXTURE_REV),
+                "diff": ("diff", "recipes/sub/r.toml", *source, "--rev", FIXTURE_REV, "--rev", FIXTURE_REV),
+                "explain": ("explain", "spec-draft-attention-backend-ignored", "recipes/sub/r.toml", *source,
+                            "--rev", FIXTURE_REV),
+                "graph": ("graph", "--recipe", "recipes/sub/r.toml", "--from", "vllm.config.SpeculativeConfig",
+                          *source, "--rev", FIXTURE_REV)}
+        for name, args in runs.items():
+            result = cli(*args)
+            assert result.code == 65 and result.out == "", (name, patches, result.out[-500:], result.err)
+            assert result.err.splitlines() == [result.err.strip()], (name, result.err)
+            assert "recipes/sub/r.toml: [runtime] patches:" in result.err and "outside the recipe's" in result.err
+            assert "id_rsa" not in result.err, name
+    allowed = cli("check", "recipes", "--source", str(tmp_path / "tree"), "--rev", FIXTURE_REV, "--format", "json",
+                  "--allow-outside", str(tmp_path / "host"))
+    assert allowed.code in (0, 1) and "id_rsa" in allowed.out, allowed.err
+
+
+def test_a_recipe_patch_that_is_no_file_is_refused_unopened(tmp_path, monkeypatch, cli):
+    """`[runtime] patches` naming a FIFO or a dangling link inside the recipe's directory, or
+    a link to /dev/zero: one line, never opened (a FIFO would wait for a writer)."""
+    import os
+
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(tmp_path / "cache"))
+    fixture_source(tmp_path / "tree")
+    os.mkfifo(tmp_path / "fifo.diff")
+    (tmp_path / "dangling.diff").symlink_to(tmp_path / "gone.diff")
+    (tmp_path / "zero.diff").symlink_to("/dev/zero")
+    monkeypatch.chdir(tmp_path)
+    for name, why in (("fifo.diff", "not a regular file or a directory"),
+                      ("dangling.diff", "not a regular file or a directory"),
+                      ("zero.diff", "outside the recipe's repository")):
+        recipe = _recipe_naming(tmp_path / f"r-{name}.toml", f'["{name}"]')
+        result = cli("check", recipe.name, "--source", "tree", "--rev", FIXTURE_REV)
+        assert result.code == 65 and result.out == "", (name, result.err)
+        assert result.err.splitlines() == [result.err.strip()], result.err
+        assert result.err.startswith(f"srcreview: error: {recipe.name}: [runtime] patches: {name}: {why}")
+
+
 def _new_file_patch(path: str) -> str:
     return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
             "@@ -0,0 +1 @@\n+X = 1\n")
@@ -161,18 +304,34 @@ def test_layers_that_contradict_the_tree_s_shape_are_refused(tmp_path, monkeypat
     (tmp_path / "o1" / "vllm" / "linked").symlink_to(elsewhere, target_is_directory=True)
     (tmp_path / "o2" / "vllm" / "envs.py").mkdir(parents=True)
     (tmp_path / "o2" / "vllm" / "envs.py" / "x.py").write_text("X = 1\n")  # inside a file
+    (tmp_path / "o3" / "vllm" / "a" / "b").mkdir(parents=True)  # a symlinked directory deep down
+    (tmp_path / "o3" / "vllm" / "a" / "b" / "deep").symlink_to(elsewhere, target_is_directory=True)
+    (tmp_path / "p4.diff").write_text("diff --git a/vllm/envs.py b/vllm/config\nsimilarity index 100%\n"
+                                      "rename from vllm/envs.py\nrename to vllm/config\n")
+    (tmp_path / "p5.diff").write_text("diff --git a/vllm/lnk.py b/vllm/lnk.py\nnew file mode 120000\n--- /dev/null\n"
+                                      "+++ b/vllm/lnk.py\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n")
+    (tmp_path / "p6.diff").write_text("diff --git a/vllm/envs.py b/vllm/envs.py\nold mode 100644\nnew mode 120000\n")
+    (tmp_path / "p7.diff").write_text("diff --git a/vllm/sub b/vllm/sub\nnew file mode 160000\n--- /dev/null\n"
+                                      "+++ b/vllm/sub\n@@ -0,0 +1 @@\n+Subproject commit " + "a" * 40 + "\n")
     cases = {("--patch", "p0.diff"): "p0.diff:1: writes the file vllm/config, where the tree has a directory",
              ("--patch", "p1.diff"): "p1.diff:1: writes vllm/envs.py/inner.py inside vllm/envs.py, a file",
              ("--patch", "p2.diff"): "p2.diff:1: writes the file vllm, where the tree has a directory",
              ("--overlay", "o0"): "o0/vllm/config: writes the file vllm/config, where the tree has a directory",
              ("--overlay", "o1"): "o1/vllm/linked: an overlay holds regular files only (a symlinked directory)",
-             ("--overlay", "o2"): "o2/vllm/envs.py/x.py: writes vllm/envs.py/x.py inside vllm/envs.py, a file"}
+             ("--overlay", "o2"): "o2/vllm/envs.py/x.py: writes vllm/envs.py/x.py inside vllm/envs.py, a file",
+             ("--overlay", "o3"): "o3/vllm/a/b/deep: an overlay holds regular files only (a symlinked directory)",
+             ("--patch", "p4.diff"): "p4.diff:1: writes the file vllm/config, where the tree has a directory",
+             ("--patch", "p5.diff"): "p5.diff:2: makes vllm/lnk.py a symlink: srcreview lays regular files only",
+             ("--patch", "p6.diff"): "p6.diff:3: makes vllm/envs.py a symlink",
+             ("--patch", "p7.diff"): "p7.diff:2: makes vllm/sub a submodule"}
     for (option, value), message in cases.items():
         result = cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV, option, value)
         assert result.code == 65 and result.out == "", (value, result.err)
         assert result.err.splitlines() == [result.err.strip()] and message in result.err, (value, result.err)
     (tmp_path / "p3.diff").write_text(_new_file_patch("vllm/config/new_module.py"))  # a new file in the directory
     assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV, "--patch", "p3.diff").code in (0, 1)
+    (tmp_path / "p8.diff").write_text("diff --git a/vllm/envs.py b/vllm/envs.py\nold mode 100644\nnew mode 100755\n")
+    assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV, "--patch", "p8.diff").code in (0, 1)
 
 
 def test_a_huge_sparse_file_in_an_overlay_is_refused_before_it_is_read(tmp_path, monkeypatch, cli):

@@ -134,7 +134,7 @@ class GateResult:
     fixed: tuple[tuple[str, BaselineEntry], ...] = ()
     incomplete: tuple[tuple[str, str], ...] = ()
     stale: tuple[tuple[str, str], ...] = ()  # (recipe path, rule id) of stale rules that failed the gate
-    outgrown: tuple[tuple[str, Finding, Waiver, str], ...] = ()  # (path, finding, waiver, written for): not waived
+    outgrown: tuple[tuple[str, Finding, Waiver, tuple[str, str]], ...] = ()  # (path, finding, waiver, (then, now))
     baseline: str | None = None
     allow_stale: bool = False
 
@@ -169,9 +169,9 @@ class GateResult:
         if counts["waived"]:
             parts.append(f"{counts['waived']} waived")
         if self.outgrown:
-            _, finding, waiver, written_for = self.outgrown[0]
+            _, finding, waiver, (written_for, now) = self.outgrown[0]
             parts.append(f"{_count(len(self.outgrown), 'waiver')} outgrown (waiver {waiver.fingerprint} at "
-                         f"{waiver.source} was written for a {written_for} finding, it is {finding.classification} "
+                         f"{waiver.source} was written for a {written_for} finding, it is {now} "
                          "now: not waived" + (", and others" if len(self.outgrown) > 1 else "") + ")")
         if counts["problem"]:
             parts.append(_count(counts["problem"], "other problem" if self.fail_on.terms else "problem"))
@@ -202,6 +202,23 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def _outgrown(finding: Finding, waiver: Waiver, before: BaselineEntry | None) -> tuple[str, str] | None:
+    """(what the waiver was written for, what the finding is now) when the finding grew past
+    it, as the baseline's `worse` judges: more of a problem (fact -> open question ->
+    problem), or as much of one at a higher severity; None while the waiver holds. What the
+    waiver does not record (`classification`, `severity`) is taken from the baseline."""
+    classification = waiver.classification or (before.classification if before is not None else None)
+    severity = waiver.severity or (before.severity if before is not None else None)
+    kind = KIND_ORDER[kind_of(classification, finding.problem)] if classification is not None else None
+    if kind is not None and KIND_ORDER[finding.kind] > kind:
+        return classification or "", finding.classification
+    if severity is not None and (kind is None or KIND_ORDER[finding.kind] == kind) \
+            and SEVERITY_ORDER[finding.severity] > SEVERITY_ORDER[severity]:
+        return (f"{severity} {classification}" if classification else severity), \
+            f"{finding.severity} {finding.classification}"
+    return None
+
+
 def evaluate(reviews: Sequence[Review], fail_on: FailOn | str = DEFAULT_FAIL_ON, *,
              baseline: _baseline.Baseline | None = None, waivers: Sequence[Waiver] | None = None,
              known_rules: Iterable[str] | None = None, today: _dt.date | None = None,
@@ -230,10 +247,9 @@ def evaluate(reviews: Sequence[Review], fail_on: FailOn | str = DEFAULT_FAIL_ON,
             before = previous.get(finding.fingerprint) if previous is not None else None
             status = _baseline.status(finding, before) if previous is not None else None
             if waiver is not None:
-                written_for = waiver.classification or (before.classification if before is not None else None)
-                if written_for is not None and \
-                        KIND_ORDER[finding.kind] > KIND_ORDER[kind_of(written_for, finding.problem)]:
-                    outgrown.append((review.recipe.path, finding, waiver, written_for))
+                grown = _outgrown(finding, waiver, before)
+                if grown is not None:
+                    outgrown.append((review.recipe.path, finding, waiver, grown))
                     waiver = None  # written for less of a problem than it is now
             finding = finding.model_copy(update={"waiver": waiver.note() if waiver else None, "baseline": status})
             pair = (review.recipe.path, finding)

@@ -12,6 +12,7 @@ accepted and until when. It lives either in a `srcreview.toml` in the recipe's d
     expires = 2027-01-31                      # a TOML date or "2027-01-31"
     recipe = "mtp3-nested-triton.toml"        # srcreview.toml only, optional
     classification = "plausible"              # optional: what the finding was when waived
+    severity = "medium"                       # optional: its severity then
 
 A fingerprint ignores the classification (a baseline follows a finding through it), so a
 waiver written for an open question would go on waiving the same finding once it is a
@@ -19,8 +20,10 @@ confirmed problem. A waiver therefore holds only while its finding is no more of
 than when it was written: `classification` records that (confirmed, refuted or plausible);
 a waiver file without it takes the classification the baseline (`--baseline`) records for
 the finding, and without a baseline keeps waiving whatever the finding is (as before: add
-`classification` to pin it). A waiver its finding outgrew waives nothing, and
-the gate's summary says which.
+`classification` to pin it). `severity` does the same for the finding's severity (a rule
+whose severity was raised): as for the baseline's `worse`, a finding outgrows its waiver when
+it is more of a problem, or as much of one at a higher severity. A waiver its finding outgrew
+waives nothing, and the gate's summary says which.
 
 A table keyed by fingerprint (`[srcreview.waivers.3f2a9c0d1e2b4a5c]`) works too. A waived
 finding stays in every report, marked waived. A waiver that has expired, matches no finding
@@ -40,7 +43,7 @@ from pathlib import Path, PurePosixPath
 from srcreview.core.errors import DataError
 from srcreview.core.project import DEFAULTS_TABLE
 from srcreview.core.userfile import read_user_file
-from srcreview.model.findings import Review, WaiverNote
+from srcreview.model.findings import SEVERITY_ORDER, Review, WaiverNote
 from srcreview.model.recipe.files import WAIVER_FILE
 
 if sys.version_info >= (3, 11):
@@ -49,7 +52,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 MAX_WAIVER_BYTES = 1_000_000
-_FIELDS = {"fingerprint", "reason", "expires", "rule", "recipe", "classification"}
+_FIELDS = {"fingerprint", "reason", "expires", "rule", "recipe", "classification", "severity"}
 CLASSIFICATIONS = ("confirmed", "refuted", "plausible")
 _FINGERPRINT = re.compile(r"^[0-9A-Za-z_.:-]{4,128}$")
 
@@ -67,6 +70,7 @@ class Waiver:
     recipe: str | None = None
     recipes: tuple[str, ...] = ()
     classification: str | None = None  # what the finding was when waived (None: not recorded)
+    severity: str | None = None  # its severity then (None: not recorded)
 
     @property
     def source(self) -> str:
@@ -245,7 +249,7 @@ def _parse(raw, table: tuple[str, ...], lines: _Lines, shown: str, allow_recipe:
         if expires is None:
             raise DataError(f"{shown}:{where('expires')}: waiver {fingerprint}: expires must be a date "
                             "like 2027-01-31")
-        for optional in ("rule", "recipe", "classification"):
+        for optional in ("rule", "recipe", "classification", "severity"):
             if optional in body and (not isinstance(body[optional], str) or not body[optional]):
                 raise DataError(f"{shown}:{where(optional)}: waiver {fingerprint}: {optional} must be "
                                 "a non-empty string")
@@ -253,13 +257,18 @@ def _parse(raw, table: tuple[str, ...], lines: _Lines, shown: str, allow_recipe:
         if classification is not None and classification not in CLASSIFICATIONS:
             raise DataError(f"{shown}:{where('classification')}: waiver {fingerprint}: classification must be "
                             f"one of {', '.join(CLASSIFICATIONS)} (what the finding was when waived)")
+        severity = body.get("severity")
+        if severity is not None and severity not in SEVERITY_ORDER:
+            raise DataError(f"{shown}:{where('severity')}: waiver {fingerprint}: severity must be one of "
+                            f"{', '.join(sorted(SEVERITY_ORDER, key=SEVERITY_ORDER.__getitem__, reverse=True))} "
+                            "(the finding's severity when waived)")
         recipe = body.get("recipe")
         if recipe is not None and ("/" in recipe or "\\" in recipe):
             raise DataError(f"{shown}:{where('recipe')}: waiver {fingerprint}: recipe names a file in this "
                             "directory, without a path")
         waivers.append(Waiver(fingerprint=fingerprint, reason=reason.strip(), expires=expires,
                               file=shown, line=start, rule=body.get("rule"), recipe=recipe,
-                              classification=classification))
+                              classification=classification, severity=severity))
     return waivers
 
 

@@ -253,10 +253,11 @@ def parse_rule(text: str, shown: str) -> Rule:
 
 
 def load_rule_file(path: Path, display: str | None = None) -> Rule:
+    from srcreview.core.userfile import read_user_file
+
     shown = display or path.name
-    raw = path.read_bytes()
-    if len(raw) > MAX_RULE_BYTES:
-        raise DataError(f"{shown}: rule file is {len(raw)} bytes, over the {MAX_RULE_BYTES}-byte limit")
+    # a regular file only: a FIFO or a link to /dev/zero named x.toml in --rules is refused unread
+    raw = read_user_file(path, shown, "rule", limit=MAX_RULE_BYTES)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

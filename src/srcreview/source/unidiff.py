@@ -61,6 +61,9 @@ class FilePatch:
         return self.new_path or self.old_path or ""
 
 
+_FILE_MODES = ("100644", "100755", "100664")  # regular files (100664: old git)
+
+
 def parse_patch(text: str, shown: str) -> list[FilePatch]:
     """Every file change of a unified diff; DataError when it holds none or is malformed."""
     lines = text.split("\n")
@@ -84,8 +87,14 @@ def parse_patch(text: str, shown: str) -> list[FilePatch]:
             current.copy = line.startswith("copy")
         elif in_git_header and current is not None and line.startswith(("rename to ", "copy to ")):
             current.new_path = _unquote(line.split(" ", 2)[2], shown, number)
-        elif in_git_header and current is not None and line.startswith("new file mode"):
-            current.old_path = None
+        elif in_git_header and current is not None and line.startswith(("new file mode ", "new mode ")):
+            mode = line.rsplit(" ", 1)[1]
+            if mode not in _FILE_MODES:  # git would write a symlink (120000) or a submodule (160000)
+                kind = {"120000": "a symlink", "160000": "a submodule"}.get(mode, f"mode {mode[:12]}")
+                raise DataError(f"{shown}:{number}: makes {current.path or 'a file'} {kind}: "
+                                "srcreview lays regular files only over the source")
+            if line.startswith("new file mode"):
+                current.old_path = None
         elif in_git_header and current is not None and line.startswith("deleted file mode"):
             current.new_path = None
         elif in_git_header and current is not None and line.startswith(("Binary files ", "GIT binary patch")):

@@ -71,7 +71,9 @@ def tool_digest() -> str:
 def rules_digest(directory: Path | None = None) -> str | None:
     """The digest of the rule files `srcreview.rules.loader.load_rules(directory)` reads (default: the
     shipped rules); None when they cannot be read (the loader then says why)."""
+    from srcreview.core.errors import SrcreviewError
     from srcreview.core.resources import data_dir
+    from srcreview.core.userfile import read_user_file
 
     try:
         folder = Path(directory) if directory is not None else data_dir("rules")
@@ -80,8 +82,10 @@ def rules_digest(directory: Path | None = None) -> str | None:
         digest = hashlib.sha256(b"rules\n")
         files = sorted(folder.glob("*.toml"))
         for path in files:
-            digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    except (OSError, FileNotFoundError):
+            # a regular file only (a FIFO would wait for ever); the loader refuses what is too large
+            raw = read_user_file(path, path.name, "rule", limit=1 << 20)
+            digest.update(path.name.encode() + b"\0" + hashlib.sha256(raw).digest())
+    except (OSError, SrcreviewError):  # the loader then says why
         return None
     if not files:
         return None  # no rule: never a stored summary, the loader refuses it

@@ -35,6 +35,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+from srcreview.core import jsonvalue
 from srcreview.core.errors import DataError
 from srcreview.model.recipe.model import (
     MAX_SETTINGS,
@@ -494,7 +495,7 @@ def _dotted_value(value: Any, sub: str, forms) -> Any:
         return value.split(",")
     if forms.dotted_json:
         try:
-            return json.loads(value)
+            return jsonvalue.loads(value)
         except ValueError:
             pass
     if forms.dotted_human_int:
@@ -604,11 +605,13 @@ def _typed(value: Any, annotation: str | None, shown: str, line: int, flag: str)
     text = value.strip()
     if text.startswith("{") and (not words or "dict" in words or any(w.endswith("Config") for w in words)):
         try:
-            return json.loads(text)
+            return jsonvalue.loads(text)
         except json.JSONDecodeError as exc:
             if holds_placeholder(text) is not None:
                 return holds_placeholder(text)  # {"model": <draft>}: the reader fills it in
             raise DataError(f"{shown}:{line}: {flag}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+        except ValueError as exc:  # nested past the stack, a number no JSON output holds
+            raise DataError(f"{shown}:{line}: {flag}: invalid JSON: {exc}") from None
     if words == {"int"} and _INT.fullmatch(text):
         return int(text)
     if words and words <= {"int", "float"} and _FLOAT.fullmatch(text):

@@ -113,6 +113,8 @@ def layers_from_args(args, recipe=None, recipe_file: str | Path | None = None) -
             layers.append(load_overlay(target, shown))
         elif target.is_file():
             layers.append(load_patch(target, shown))
+        elif target.exists() or target.is_symlink():  # a FIFO, a device, a dangling link: never opened
+            raise DataError(f"{where}: [runtime] patches: {written}: not a regular file or a directory")
         else:
             raise DataError(f"{where}: [runtime] patches: {written}: no such file or directory "
                             "(paths are relative to the recipe)")

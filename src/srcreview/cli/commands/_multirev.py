@@ -44,7 +44,7 @@ def load_rules_arg(args):
     """The rules of --rules DIR (errors name its files as given), else the shipped rules."""
     import re
 
-    from srcreview.core.errors import DataError
+    from srcreview.core.errors import DataError, UsageError
     from srcreview.core.userfile import shown_path
     from srcreview.rules.loader import load_rules
 
@@ -52,15 +52,13 @@ def load_rules_arg(args):
         return load_rules()
     directory = Path(args.rules)
     if not directory.is_dir():
-        from srcreview.core.errors import UsageError
-
         raise UsageError(f"--rules {shown_path(directory)}: " + ("not a directory" if directory.exists()
                                                                  else "no such directory"))
     try:
         return load_rules(directory)
-    except DataError as exc:  # the loader names a rule file `rules/NAME.toml`, wherever it is
+    except (DataError, UsageError) as exc:  # the loader names a rule file `rules/NAME.toml`, wherever it is
         shown = shown_path(directory).rstrip("/")
-        raise DataError(re.sub(r"(?<![\w./-])rules/(?=[^/\s:]+\.toml)", lambda _: f"{shown}/", exc.message)) from None
+        raise type(exc)(re.sub(r"(?<![\w./-])rules/(?=[^/\s:]+\.toml)", lambda _: f"{shown}/", exc.message)) from None
 
 
 class RevisionReviewer:

@@ -18,6 +18,7 @@ import json
 import re
 from pathlib import PurePosixPath
 
+from srcreview.core import jsonvalue
 from srcreview.core.errors import DataError
 from srcreview.model.recipe.directives import Directives, read_directives
 from srcreview.model.recipe.model import (
@@ -306,9 +307,11 @@ def _docker_words(body: str, shown: str, line: int, column: int) -> list[Word]:
     stripped = body.strip()
     if stripped.startswith("["):
         try:
-            items = json.loads(stripped.replace("\\\n", ""))
-        except ValueError:
-            items = None
+            items = jsonvalue.loads(stripped.replace("\\\n", ""))
+        except json.JSONDecodeError:
+            items = None  # not JSON: Docker reads it as the shell form
+        except ValueError as exc:  # JSON no reader holds (200,000 `[` deep, 1e999): never the shell form
+            raise DataError(f"{shown}:{line}: exec form: {exc}") from None
         if isinstance(items, list) and all(isinstance(x, str) for x in items):
             return _json_words(body, items, line, column)
     words = [w for cmd in commands(body, shown, line, column) for w in cmd]

@@ -57,7 +57,8 @@ def _meant_as_recipe(path: Path) -> bool:
     """Whether a file that does not read as a recipe is meant as one, by its first megabyte
     (decoded leniently, any BOM honoured): a TOML file with a `[recipe]` or `[engine]` header,
     a launch script (`#!` or a shell suffix) or a Dockerfile running vLLM, a compose file (by
-    its name, or a YAML `services:` mapping) that names vLLM."""
+    its name, or a YAML `services:` mapping) that names vLLM, a vLLM YAML config (its top-level
+    keys vLLM flags, one of them a common one)."""
     try:
         if not path.is_file():  # a FIFO or a device is never opened
             return False
@@ -68,6 +69,8 @@ def _meant_as_recipe(path: Path) -> bool:
             or bool(_DOCKERFILE_NAME.search(path.name) or _COMPOSE_NAME.search(path.name))
     except OSError:
         return False
+    if len(raw) > MAX_RECIPE_BYTES and (_DOCKERFILE_NAME.search(path.name) or _COMPOSE_NAME.search(path.name)):
+        return True  # too large to tell by its content (vLLM may be named past the first megabyte): its name says
     text = _lenient_text(raw)
     suffix = path.suffix.lower()
     if suffix == ".toml":
@@ -80,6 +83,10 @@ def _meant_as_recipe(path: Path) -> bool:
         return True  # a recipes-registry model file
     compose = _COMPOSE_NAME.search(path.name) or (
         suffix in (".yml", ".yaml") and re.search(r"^services\s*:", text, re.M))
+    if not compose and suffix in (".yml", ".yaml"):
+        from srcreview.model.recipe.vllm_yaml import looks_like_config_text
+
+        return looks_like_config_text(text)  # a vLLM config (`vllm serve --config`) by its top-level keys
     return bool(compose) and PACKAGE in text.lower()
 
 

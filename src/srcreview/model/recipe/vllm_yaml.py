@@ -35,6 +35,24 @@ def looks_like_config(doc: Located | None) -> bool:
     return all(_KEY.match(k) for k in keys) and bool(keys & COMMON_KEYS) and "services" not in keys
 
 
+_TOP_KEY = re.compile(r"^([^\s#'\"-][^:#]*?)[ \t]*:(?:[ \t]|$)")
+
+
+def looks_like_config_text(text: str) -> bool:
+    """`looks_like_config` by the top-level keys of text that does not parse (too large, an
+    escape character, a bad byte decoded leniently): a file meant as a vLLM config, so that a
+    directory run names it instead of skipping it."""
+    keys = set()
+    for line in text.splitlines():
+        if not line or line[0] in " \t#" or line.startswith(("---", "...")):
+            continue
+        match = _TOP_KEY.match(line)
+        if match is None:
+            return False  # a top-level line that is no `key:`: not a mapping of flags
+        keys.add(match.group(1))
+    return bool(keys) and all(_KEY.match(k) for k in keys) and bool(keys & COMMON_KEYS) and "services" not in keys
+
+
 def read_config(doc: Located, text: str, shown: str, file: str) -> Recipe:
     directives = read_directives(text, shown)
     model, flags = config_flags(doc, shown)

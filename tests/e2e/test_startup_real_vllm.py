@@ -163,3 +163,27 @@ def test_top_level_keys_the_draft_model_config_copies_have_draft_rows(vllm_029):
         row = _knob(review, key, "draft")
         assert row is not None and row.status in ("applied", "undecided", "ignored"), key
         assert row.status != "undecided" or row.note, key
+
+
+NGRAM = ('[recipe]\nname = "ng"\nmodel = "Qwen/Qwen3-8B"\n[hardware]\ngpu = "NVIDIA H100"\n[engine]\n'
+         'max_model_len = 4096\n[engine.speculative_config]\nmethod = "ngram"\nnum_speculative_tokens = 3\n')
+
+
+def test_a_refused_field_leaves_the_other_rows_undecided_not_accepted(vllm_029):
+    """pydantic stops at the refused draft kv_cache_dtype, so ModelConfig's check of max_model_len
+    against the (unknown) model is not reached: the row is undecided, never `accepted`, and the
+    unreached raise makes no start-up question of its own."""
+    plain = review_text(vllm_029, NGRAM, "ng.toml")
+    refused = review_text(vllm_029, NGRAM + 'kv_cache_dtype = "fp9"\n', "ng.toml")
+    assert _knob(plain, "max_model_len").status == "undecided"
+    assert _knob(refused, "speculative_config.kv_cache_dtype", "draft").status == "invalid-value"
+    knob = _knob(refused, "max_model_len")
+    assert knob.status == "undecided" and "once the refused field is fixed" in knob.note
+    assert refused.startup.verdict == "rejected"
+    assert not [f for f in refused.findings if f.rule == "startup-rejected" and f.classification == "confirmed"]
+
+
+def test_a_misspelt_nested_key_has_one_row(vllm_029):
+    review = review_text(vllm_029, NGRAM + "prompt_lookup_mxa = 4\n", "ng.toml")
+    rows = [(k.scope, k.status) for k in review.knobs if k.key == "speculative_config.prompt_lookup_mxa"]
+    assert rows == [("engine", "unknown-knob")]

@@ -45,6 +45,8 @@ OWN_FILE_NAMES = {"vllm.git", "vllm.toml"}
 # a literal that equals an anchor but names srcreview's own thing: (module, literal) -> why
 OWN_NAMES = {
     ("cli/commands/_common.py", "model_config"): "the argparse dest of srcreview's --model-config option",
+    ("model/recipe/recipes_registry.py", "tpu"): "a hardware generation key of the recipes site's files",
+    ("model/recipe/recipes_registry.py", "xpu"): "a hardware generation key of the recipes site's files",
 }
 
 

@@ -123,7 +123,7 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
         matches = revision.version == pin
     from srcreview.engine.startup import startup_verdict
 
-    ordered_knobs = tuple(sorted(knobs.values(), key=_knob_order))
+    ordered_knobs = tuple(sorted(_one_answer(knobs).values(), key=_knob_order))
     made = Review(
         tool=ToolInfo(version=__version__),
         recipe=RecipeRef(path=recipe.path, file=recipe.file or None, name=recipe.name,
@@ -728,6 +728,17 @@ def _knob_evidence(evidence: tuple[Anchor, ...]) -> tuple[Anchor, ...]:
 
     ordered = sorted(enumerate(evidence), key=lambda item: (rank(item[1]), item[0]))
     return tuple(a for _, a in ordered[:8])
+
+
+def _one_answer(knobs: dict) -> dict:
+    """One key, one answer: where vLLM refuses a key or its value (an `unknown-knob` or
+    `invalid-value` row in one scope), the rows of that key in other scopes that say what the
+    draft or target would do with it are dropped; vLLM never gets that far."""
+    refused = {key for (key, _), k in knobs.items() if k.status in _REFUSED}
+    return {(key, scope): k for (key, scope), k in knobs.items() if key not in refused or k.status in _REFUSED}
+
+
+_REFUSED = ("unknown-knob", "invalid-value")
 
 
 def _knob_order(k: Knob) -> tuple:

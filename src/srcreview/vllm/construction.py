@@ -92,6 +92,7 @@ class Construction:
     # raises reached only under a condition the walk does not decide (or in a loop or try): each
     # keeps start-up undecided, and the knobs its conditions read (RaiseEvent.reads)
     open_raises: tuple[Rejection, ...] = ()
+    unreached: tuple[Rejection, ...] = ()  # raises after a refused field: pydantic stops before them
 
     def field_check(self, key: str) -> FieldCheck | None:
         """The check of the recipe key's value (the first that refuses it when several do)."""
@@ -131,11 +132,15 @@ def build(an) -> Construction:
         (q, f) for q, f in runtime.hook_walks if q.rsplit(".", 1)[0] in built]
     rejections: list[Rejection] = []
     open_raises: list[Rejection] = []
-    if not any(c.outcome == "refused" for c in checks):  # pydantic stops at a refused field
-        for qualname, walked in walks:
-            for event in walked.raises:
-                found = Rejection(qualname, event, walked.symbol.path)
-                (rejections if event.certain else open_raises).append(found)
+    # pydantic stops at a refused field: the raises after it are not reached (no start-up
+    # question of their own), but what the engine does with the other values once that field is
+    # fixed is not decided either: their rows must not read `accepted` (Construction.unreached)
+    refused = any(c.outcome == "refused" for c in checks)
+    unreached: list[Rejection] = []
+    for qualname, walked in walks:
+        for event in walked.raises:
+            found = Rejection(qualname, event, walked.symbol.path)
+            (unreached if refused else rejections if event.certain else open_raises).append(found)
     rewrites = []
     for path, stores in sorted(runtime.rewrites.items()):
         rewrite = _rewrite(path, stores)
@@ -143,7 +148,7 @@ def build(an) -> Construction:
         if not rewrite.overrides:
             runtime.heap.pop(path, None)  # later questions read the recipe's value (see Analyzer.rewritten)
     return Construction(True, tuple(rejections), tuple(e[0] for e in entries), tuple(checks), tuple(rewrites),
-                        tuple(open_raises))
+                        tuple(open_raises), tuple(unreached))
 
 
 def _rewrite(path: tuple[str, ...], stores: list[tuple]) -> Rewrite:

@@ -39,10 +39,11 @@ def open_raise_rows(ctx, construction) -> list[Knob]:
     first such raise (by file and line), saying what it depends on."""
     from srcreview.vllm.construction import depends_on, open_order, open_site, raise_symbol, site_text
 
-    if construction is None or not construction.open_raises:
+    if construction is None or not (construction.open_raises or construction.unreached):
         return []
     first: dict = {}  # recipe key -> the first open raise (a construction.Rejection) reading it
-    for rejection in sorted(construction.open_raises, key=open_order):
+    for rejection in sorted(construction.open_raises, key=open_order) + sorted(construction.unreached,
+                                                                                key=open_order):
         for key in keys_read(ctx, rejection.raise_event.reads):
             first.setdefault(key, rejection)
     rows = []
@@ -54,9 +55,12 @@ def open_raise_rows(ctx, construction) -> list[Knob]:
         setting = ctx.recipe.setting(key)
         anchor = ctx.anchor(path, line, end, raise_symbol(site_text(rejection)),
                             f"gating: may raise {exc} here while the engine builds its config")
+        after = " once the refused field is fixed (pydantic stops there first)" \
+            if rejection in construction.unreached else ""
         rows.append(Knob(key=key, value=setting.value, scope="engine", recipe_line=setting.line, status="undecided",
                          evidence=(anchor,), tags=("startup-open",),
-                         note=f"start-up: {hook} may raise {exc} ({path}:{line}) reading it, if {depends_on(event)}"))
+                         note=f"start-up: {hook} may raise {exc} ({path}:{line}) reading it{after}, if "
+                              f"{depends_on(event)}"))
     return rows
 
 

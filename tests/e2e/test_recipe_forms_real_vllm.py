@@ -90,7 +90,7 @@ def test_a_json_flag_and_dotted_arguments_to_another_written_key_keep_the_last(v
     assert [(n.what, n.line) for n in mapped.notes] == [("--compilation-config", 1), ("-cc", 1)]
 
 
-@pytest.mark.parametrize("folder", ["short_dotted", "model_option", "config_file", "parser_types"])
+@pytest.mark.parametrize("folder", ["short_dotted", "model_option", "config_file", "parser_types", "env_vars"])
 def test_every_format_of_a_form_reviews_like_its_toml_recipe(forms, cli, folder):
     _, reference = _check(cli, f"{folder}/recipe.toml")
     expected = _table(reference)

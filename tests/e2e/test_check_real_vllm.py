@@ -77,8 +77,12 @@ def test_every_speculator_the_dispatch_may_pick_is_checked(vllm_029):
 @pytest.mark.parametrize("recipe, kv", [(BF16, ("undecided", "plausible")), (FP8, ("applied", "confirmed"))])
 def test_top_level_backend_reaches_target_and_draft(vllm_029, recipe, kv):
     review = review_of(vllm_029, recipe)
-    assert _knob(review, "attention_backend", "target").status == "applied"
-    assert _knob(review, "attention_backend", "draft").status == "applied"
+    # the model's config is not at hand, so whether the selector admits TRITON_ATTN for its
+    # layers is open: both rows are undecided, naming that question (where the value flows is
+    # decided: the reach finding below)
+    for scope in ("target", "draft"):
+        knob = _knob(review, "attention_backend", scope)
+        assert knob.status == "undecided" and "attention-backend-admitted open:" in knob.note, scope
     assert _knob(review, "kv_cache_dtype", "draft").status == kv[0]
     (reach,) = _findings(review, "spec-attention-backend-reaches-draft")
     assert reach.classification == "confirmed"

@@ -16,6 +16,10 @@ from srcreview.engine.run import review
 V1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"}
 V2 = {"VLLM_USE_V2_MODEL_RUNNER": "1"}
 NESTED = {"speculative_config.attention_backend": "TRITON_ATTN"}
+# the fixture's selector leaves the admission of TRITON_ATTN open for these recipes:
+# a backend row that an open start-up question names is undecided, never applied; where it
+# flows is what the propagation verdicts below decide
+OPEN_ADMISSION = "undecided"
 
 
 def _review(settings: dict, env: dict, fixture: str = "spec_runners"):
@@ -40,7 +44,7 @@ CASES = [
      {"speculative_config.attention_backend@draft": "ignored"},
      {"spec-draft-attention-backend-ignored": None, "spec-attention-backend-reaches-draft": None}),
     ("v1 ngram with a top-level backend", _spec("ngram", attention_backend="TRITON_ATTN"), V1, "v1",
-     {"attention_backend@draft": "ignored", "attention_backend@target": "applied"},
+     {"attention_backend@draft": "ignored", "attention_backend@target": OPEN_ADMISSION},
      {"spec-attention-backend-reaches-draft": None}),
     ("v1 suffix loads no draft model", _spec("suffix", **NESTED), V1, "v1",
      {"speculative_config.attention_backend@draft": "ignored"},
@@ -49,7 +53,7 @@ CASES = [
      {"speculative_config.attention_backend@draft": "applied"},
      {"spec-draft-attention-backend-ignored": "refuted"}),
     ("v1 eagle does not inherit the top-level backend", _spec("eagle", attention_backend="TRITON_ATTN"), V1, "v1",
-     {"attention_backend@draft": "ignored", "attention_backend@target": "applied"},
+     {"attention_backend@draft": "ignored", "attention_backend@target": OPEN_ADMISSION},
      {"spec-attention-backend-reaches-draft": "refuted"}),
     ("v1 draft_model loads its model through the base proposer", _spec("draft_model", **NESTED), V1, "v1",
      {"speculative_config.attention_backend@draft": "applied"},
@@ -61,7 +65,7 @@ CASES = [
      {"speculative_config.attention_backend@draft": "applied"},
      {"spec-draft-attention-backend-ignored": "refuted"}),
     ("v2 eagle inherits the top-level backend", _spec("eagle", attention_backend="TRITON_ATTN"), V2, "v2",
-     {"attention_backend@draft": "applied"},
+     {"attention_backend@draft": OPEN_ADMISSION},
      {"spec-attention-backend-reaches-draft": "confirmed"}),
     ("v2 ngram speculator has no draft model", _spec("ngram", **NESTED), V2, "v2",
      {"speculative_config.attention_backend@draft": "ignored"},

@@ -17,6 +17,7 @@ from srcreview.checks import ANALYSIS_ERRORS, CheckContext, CheckResult, check_k
 from srcreview.core.errors import DataError, SourceUnavailable
 from srcreview.core.tags import Tag
 from srcreview.core.templates import fill
+from srcreview.engine.startup import REFUSING_STATUSES
 from srcreview.model.findings import (
     Anchor,
     Finding,
@@ -123,7 +124,7 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
         matches = revision.version == pin
     from srcreview.engine.startup import startup_verdict
 
-    ordered_knobs = tuple(sorted(_one_answer(knobs).values(), key=_knob_order))
+    ordered_knobs = tuple(sorted(_open_refusals(_one_answer(knobs), findings, rules).values(), key=_knob_order))
     made = Review(
         tool=ToolInfo(version=__version__),
         recipe=RecipeRef(path=recipe.path, file=recipe.file or None, name=recipe.name,
@@ -734,11 +735,28 @@ def _one_answer(knobs: dict) -> dict:
     """One key, one answer: where vLLM refuses a key or its value (an `unknown-knob` or
     `invalid-value` row in one scope), the rows of that key in other scopes that say what the
     draft or target would do with it are dropped; vLLM never gets that far."""
-    refused = {key for (key, _), k in knobs.items() if k.status in _REFUSED}
-    return {(key, scope): k for (key, scope), k in knobs.items() if key not in refused or k.status in _REFUSED}
+    refused = {key for (key, _), k in knobs.items() if k.status in REFUSING_STATUSES}
+    return {(key, scope): k for (key, scope), k in knobs.items()
+            if key not in refused or k.status in REFUSING_STATUSES}
 
 
-_REFUSED = ("unknown-knob", "invalid-value")
+def _open_refusals(knobs: dict, findings, rules) -> dict:
+    """`accepted` and `applied` are promises: a knob that an open question of a rule stopping
+    start-up names (a selector that may refuse the backend, a value that may be refused) is
+    `undecided`, saying which question keeps it so."""
+    stopping = {rule.id for rule in rules if rule.stops_startup}
+    open_by_key: dict[str, str] = {}
+    for finding in findings:
+        if finding.rule in stopping and finding.kind == "open-question":
+            for key in finding.knobs:
+                open_by_key.setdefault(key, f"{finding.rule} open: {finding.claim}")
+    out = {}
+    for (key, scope), knob in knobs.items():
+        if key in open_by_key and knob.status in ("accepted", "applied"):
+            note = "; ".join(n for n in (knob.note, open_by_key[key]) if n)
+            knob = knob.model_copy(update={"status": "undecided", "note": note})
+        out[(key, scope)] = knob
+    return out
 
 
 def _knob_order(k: Knob) -> tuple:

@@ -754,7 +754,8 @@ def _open_refusals(knobs: dict, findings, rules) -> dict:
     for (key, scope), knob in knobs.items():
         if key in open_by_key and knob.status in ("accepted", "applied"):
             note = "; ".join(n for n in (knob.note, open_by_key[key]) if n)
-            knob = knob.model_copy(update={"status": "undecided", "note": note})
+            tags = knob.tags + (("startup-open",) if "startup-open" not in knob.tags else ())
+            knob = knob.model_copy(update={"status": "undecided", "note": note, "tags": tags})
         out[(key, scope)] = knob
     return out
 

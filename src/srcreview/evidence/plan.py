@@ -72,9 +72,13 @@ def _runner_calls(index, runner: str) -> tuple[log_calls.LogCall, ...]:
 
 
 def _value(knob: Knob | None) -> str | None:
-    if knob is None or knob.status != "applied" or knob.value is None:
+    """The value a start-up log shows if vLLM starts: an `applied` knob's, or one undecided only
+    because vLLM may refuse to start with it (`startup-open`): a log that shows it started shows it."""
+    if knob is None or knob.value is None:
         return None
-    return str(knob.value)
+    if knob.status == "applied" or (knob.status == "undecided" and "startup-open" in knob.tags):
+        return str(knob.value)
+    return None
 
 
 def _docstring(stmt) -> bool:

@@ -104,3 +104,10 @@ def test_a_yaml_model_that_is_not_a_name_is_a_data_error(model):
     (recipe,) = read_recipes(f"model: {model}\nmax-model-len: 8\n", "config.yaml")
     with pytest.raises(DataError, match="names the served model: it must be a model id or path"):
         at_revision(recipe, _index())
+
+
+def test_an_escaped_space_is_an_extra_word_named_on_its_line():
+    text = "#!/bin/sh\nvllm serve m \\\n  --max-model-len 8 \\ \n  --tensor-parallel-size 2\n"
+    (recipe,) = read_recipes(text, "serve.sh")
+    with pytest.raises(DataError, match=r"serve.sh:3: unexpected word ' '.*a backslash followed by a space"):
+        at_revision(recipe, _index())

@@ -405,8 +405,10 @@ def map_flags(recipe: Recipe, index) -> Recipe:
         if info.model is None:
             info = info.model_copy(update={"model": word})
             continue
-        raise DataError(f"{shown}:{recipe.flags[0].line}: unexpected word {str(word)[:60]!r} "
-                        f"(vllm serve takes one model)")
+        hint = ("; a backslash followed by a space (not by the end of the line) makes such a word"
+                if isinstance(word, str) and not word.strip() else "")
+        raise DataError(f"{shown}:{line}: unexpected word {str(word)[:60]!r} (vllm serve takes one model, and "
+                        f"argparse refuses an extra argument{hint})")
     ordered = tuple(sorted(settings.values(), key=lambda s: (s.line, s.column or 0)))
     return recipe.model_copy(update={"settings": ordered, "flags": (), "server_options": tuple(server),
                                      "info": info, "open": tuple(open_items), "notes": tuple(notes)})

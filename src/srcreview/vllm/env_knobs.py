@@ -72,7 +72,8 @@ def _row(index, an, module, table, entry, env) -> Knob:
     if isinstance(value, _Const) and not raises:
         return Knob(key=key, value=env.value, recipe_line=env.line, status="accepted", evidence=evidence,
                     note=f"read by {module.path}: parsed as {value.value!r}")
-    why = _decided_elsewhere(env.value) or raises or getattr(value, "reason", "") or "its parser's result is not decided"
+    why = (_decided_elsewhere(env.value) or raises or getattr(value, "reason", "")
+           or "its parser's result is not decided")
     return Knob(key=key, value=env.value, recipe_line=env.line, status="undecided", evidence=evidence,
                 note=f"read by {module.path}; the parsed value is undecided: {why}")
 

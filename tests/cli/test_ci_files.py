@@ -18,6 +18,7 @@ import fnmatch
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from srcreview.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "docs" / "github-actions-srcreview.yml"
@@ -46,11 +49,14 @@ COMPOSE = f"""{PIN}services:
 DOCKERFILE = (f"{PIN}FROM vllm/vllm-openai:v0.29.0\nENV VLLM_USE_V2_MODEL_RUNNER=1\n"
               f"CMD {json.dumps(['some/model', '--max-model-len', '16384', '--speculative-config', SPEC])}\n")
 CONFIG = f"{PIN}model: some/model\nmax-model-len: 16384\nspeculative-config: '{SPEC}'\n"
+# a vllm-project/recipes registry file (models/<org>/<model>.yaml): the site's command is base_args, base_env
+REGISTRY = (f"{PIN}model:\n  model_id: some/model\n  base_args: {json.dumps(['--max-model-len', '16384', '--speculative-config', SPEC])}\n"
+            "  base_env:\n    VLLM_USE_V2_MODEL_RUNNER: \"1\"\nvariants:\n  default:\n    precision: bf16\n")
 # recipe file -> its format; each holds the defect (a compose file: in its vllm service)
 RECIPES = {"recipes/nested.toml": "toml", "recipes/patched.toml": "toml with a patch",
            "recipes/team-b/docker-compose.yml": "compose", "recipes/serve.sh": "script",
            "recipes/launch": "script without a suffix", "recipes/vllm-config.yaml": "vLLM YAML config",
-           "recipes/Dockerfile": "Dockerfile"}
+           "recipes/Dockerfile": "Dockerfile", "recipes/models/some/model.yaml": "recipes-registry YAML"}
 PATCH = "recipes/patches/comment.diff"
 NOT_RECIPES = ("README.md", "src/app.js")
 
@@ -81,7 +87,7 @@ def repo(tmp_path_factory, vllm_029):
              "recipes/patched.toml": nested.replace('[runtime]\n', '[runtime]\npatches = ["patches/comment.diff"]\n'),
              "recipes/team-b/docker-compose.yml": COMPOSE, "recipes/serve.sh": SCRIPT, "recipes/launch": SCRIPT,
              "recipes/vllm-config.yaml": CONFIG, "recipes/Dockerfile": DOCKERFILE,
-             PATCH: _patch(Path(vllm_029.root)), "README.md": f"Run `{SERVE.strip()}`.\n",
+             "recipes/models/some/model.yaml": REGISTRY, PATCH: _patch(Path(vllm_029.root)), "README.md": f"Run `{SERVE.strip()}`.\n",
              "src/app.js": "console.log('no recipe')\n", ".gitignore": ".srcreview-cache/\n"}
     for name, text in texts.items():
         (work / name).parent.mkdir(parents=True, exist_ok=True)
@@ -246,7 +252,7 @@ def test_the_hook_runs_on_a_change_of_every_format_and_fails_the_commit(repo, tm
     out = everything.stdout + everything.stderr
     assert everything.returncode == 1 and "exit code: 1" in out, out
     for name in RECIPES:  # concise: `file:line:col:` a terminal or editor opens, one line per finding
-        assert re.search(rf"^{re.escape(name)}:\d+:1: (service vllm: )?high confirmed problem spec-draft-attention-backend-ignored",
+        assert re.search(rf"^{re.escape(name)}:\d+:1: (service vllm: |variant default: )?high confirmed problem spec-draft-attention-backend-ignored",
                          out, re.M), name
     assert len(out.splitlines()) < 120, "the hook prints a line per finding, not the whole text report"
     for name in (*RECIPES, PATCH):
@@ -256,3 +262,48 @@ def test_the_hook_runs_on_a_change_of_every_format_and_fails_the_commit(repo, tm
         skipped = pre_commit("--files", name)
         assert skipped.returncode == 0 and "Skipped" in skipped.stdout, skipped.stdout
     assert fnmatch.fnmatch(_hook_config(work)["repos"][0]["hooks"][0]["entry"], "srcreview check *--format concise*")
+
+
+def _command_lines(script: str) -> list[str]:
+    """Every `srcreview ...` command of a shell script or entry, up to the shell's own syntax
+    (a redirection, a pipe, the end of a `$( )`), with continuation lines joined."""
+    joined = script.replace("\\\n", " ")
+    lines = []
+    for line in joined.splitlines():
+        line = re.sub(r"(^|\s)#.*", "", line)  # a shell comment
+        for match in re.finditer(r"(?<![\w./-])srcreview\s[^|;)>]*", line):
+            lines.append(re.sub(r"\s+\d+$", "", match.group(0).strip()))  # `2>`: a redirection
+    return lines
+
+
+def _parses(line: str, values: dict[str, str]) -> None:
+    """`line` as bash would pass it (the workflow's variables expanded), parsed by srcreview's own
+    argparse: a usage error (exit 64) fails the test with the command and the error."""
+    words = shlex.split(re.sub(r'"?\$\{?(\w+)\}?"?', lambda m: shlex.quote(values[m.group(1)]), line))
+    assert words[0] == "srcreview"
+    try:
+        args = build_parser().parse_args(words[1:])
+    except SystemExit as exc:
+        pytest.fail(f"{line!r} is not a srcreview command line (exit {exc.code})")
+    assert callable(args.run), line
+
+
+def test_every_shipped_srcreview_command_line_parses():
+    flow = _workflow()
+    values = {k: str(v) for k, v in flow["env"].items()}
+    shipped = {step["name"]: _command_lines(step["run"]) for step in flow["jobs"]["gate"]["steps"] if "run" in step}
+    assert [len(shipped[s]) for s in ("Key the cache on the pinned releases", "Review the recipes (the gate)")] == [1, 1]
+    for fmt in ("concise", "github"):  # the gate step's two formats
+        for lines in shipped.values():
+            for line in lines:
+                _parses(line, {**values, "format": fmt})
+    [hook] = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    _parses(hook["entry"], {})
+    docs = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    documented = [line for block in re.findall(r"\n((?:    .*\n)+)", docs) for line in _command_lines(block)]
+    documented += [line.strip() for line in re.findall(r"#\s*entry:\s*(srcreview[^#\n]*)", docs)]
+    assert len(documented) >= 4, documented
+    for line in documented:
+        _parses(line, {})
+    with pytest.raises(pytest.fail.Exception):  # the check itself refuses what argparse refuses
+        _parses("srcreview check recipes/ --format nosuch", {})

@@ -367,3 +367,25 @@ def test_what_a_directory_run_cannot_read_fails_the_run(workdir, cli):
     (recipes / "secret.toml").chmod(0)
     result = _check(cli, "recipes")
     assert result.code in (2, 64) and "recipes/secret.toml" in result.err
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("docker-compose.yml", 'services:\n  llm:\n    image: vllm/vllm-openai:v0.29.0\n    environment:\n'
+                           '      VLLM_USE_V2_MODEL_RUNNER: "${V2:-1}"\n    command: ["some/model"]\n'),
+    ("serve.sh", '#!/bin/sh\nexport VLLM_USE_V2_MODEL_RUNNER="${VLLM_USE_V2_MODEL_RUNNER:-1}"\nvllm serve some/model\n'),
+])
+def test_an_env_value_the_shell_decides_says_so_and_its_default(workdir, cli, name, content):
+    """`${V2:-1}` in compose `environment:`, `export V="${V:-1}"` in a script (issue 26): compose
+    and the shell substitute them where the recipe runs, so the knob is undecided, never
+    silently: its note says who decides and the default it names (was: "undecided: int(value)")."""
+    import json
+
+    (workdir / "recipes" / name).write_text(content)
+    result = cli("check", f"recipes/{name}", "--source", "tree", "--rev", FIXTURE_REV, "--format", "json")
+    assert result.code in (0, 1), result.err
+    [review] = json.loads(result.out)["reviews"]
+    [knob] = [k for k in review["knobs"] if k["key"] == "env.VLLM_USE_V2_MODEL_RUNNER"]
+    variable = "V2" if name.endswith(".yml") else "VLLM_USE_V2_MODEL_RUNNER"
+    assert knob["status"] == "undecided"
+    assert f"${{{variable}:-1}} is substituted where the recipe runs" in knob["note"], knob["note"]
+    assert knob["note"].endswith(f"it is '1' when {variable} is unset"), knob["note"]

@@ -90,3 +90,19 @@ def test_an_edited_release_archive_is_refused_by_its_sha256(cli, cache_dir, tmp_
     unknown = tmp_path / "vllm-0.99.0.tar.gz"  # a release pins/ does not know: its commit is all there is to check
     unknown.write_bytes(make_tar(sdist_files(FAKE_SHA, "0.99.0"), top="vllm-0.99.0"))
     assert cli("fetch", "--rev", FAKE_SHA[:9], "--source", str(unknown)).code == 0
+
+
+def test_a_tree_whose_metadata_names_another_release_is_refused(cli, cache_dir, tmp_path):
+    """A newer sdist tree carrying 0.29.0's `_version.py` (issue 26): its PKG-INFO still names the
+    release it is, so the identity does not rest on the one file. Equal releases written
+    differently (`0.029.0`, a local part) and a huge version header are no mismatch, no crash."""
+    files = sdist_files(V029, "0.29.0")
+    files["PKG-INFO"] = b"Metadata-Version: 2.1\nName: vllm\nVersion: 0.31.0\n\nVersion: 0.29.0\n"
+    mixed = write_tree(tmp_path / "mixed", files)
+    message = one_error(cli("fetch", "--rev", "0.29.0", "--source", str(mixed)), EXIT_INCOMPLETE)
+    assert message == ("--source mixed: vllm/_version.py says vLLM 0.29.0, but PKG-INFO says 0.31.0: "
+                       "the tree is not one release")
+    for header in ("0.029.0", "0.29.0+cu130", "0.29.0." + "0" * 5000):
+        files["PKG-INFO"] = f"Name: vllm\nVersion: {header}\n".encode()
+        same = write_tree(tmp_path / f"same{len(header)}", files)
+        assert cli("fetch", "--rev", "0.29.0", "--source", str(same)).code == 0, header

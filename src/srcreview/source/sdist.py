@@ -6,7 +6,9 @@ module-level assignment of each name wins, as at import: a decoy inside a string
 earlier assignment cannot stand in for the real one. The version and commit are then
 checked against pins/ (a release must be the commit pins/ records, and that commit that
 release), and a full commit asked for is only taken as fact when pins/ vouches for it: the
-sdist itself proves 9 digits.
+sdist itself proves 9 digits. Identity does not rest on that one file: the sdist's own metadata
+(`PKG-INFO`, written by the build beside the package) must name the same release, so a newer
+tree carrying an older release's `_version.py` is refused.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from srcreview.vllm.anchors import VERSION_FILE
 
 _COMMIT_TEXT = re.compile(r"g?([0-9a-fA-F]{7,40})")
 _LOCAL_COMMIT = re.compile(r"\+g([0-9a-f]{7,40})\b")
+_RELEASE = re.compile(r"\d+(?:\.\d+)*")
+METADATA_FILE = "PKG-INFO"  # an sdist's core metadata (PEP 241/643): its `Version:` header
 _NAMES = {"__version__": "version", "version": "version", "__commit_id__": "commit", "commit_id": "commit"}
 
 
@@ -71,8 +75,37 @@ def verify_commit(tree: SourceTree, revision: Revision, what: str, pins: tuple[P
         raise VerificationFailed(f"{what}: built from commit {commit}"
                                  + (f" (version {version})" if version else "")
                                  + f", not the requested {asked}")
+    _check_metadata(tree, version, what)
     check_against_pins(version, commit, revision, what, load_pins() if pins is None else pins)
     return commit
+
+
+def metadata_version(text: str) -> str | None:
+    """The `Version:` header of a PKG-INFO text (its headers end at the first blank line)."""
+    for line in text.splitlines():
+        if not line.strip():
+            break
+        name, sep, value = line.partition(":")
+        if sep and name.strip().lower() == "version":
+            return value.strip() or None
+    return None
+
+
+def _check_metadata(tree: SourceTree, version: str | None, what: str) -> None:
+    """VerificationFailed when the sdist's PKG-INFO names another release than `_version.py`
+    (their numeric release parts differ); a tree without PKG-INFO (a GitHub tarball) has none."""
+    try:
+        text = tree.read_text(METADATA_FILE)
+    except SourceUnavailable:
+        return
+    recorded = metadata_version(text)
+    release = _RELEASE.match(recorded) if recorded else None
+    claimed = _RELEASE.match(version) if version else None
+    if release is None or claimed is None:
+        return
+    if _numbers(release.group(0)) != _numbers(claimed.group(0)):
+        raise VerificationFailed(f"{what}: {VERSION_FILE} says vLLM {version}, but {METADATA_FILE} says "
+                                 f"{recorded}: the tree is not one release")
 
 
 def check_against_pins(version: str | None, commit: str, revision: Revision, what: str,
@@ -93,6 +126,15 @@ def check_against_pins(version: str | None, commit: str, revision: Revision, wha
         raise VerificationFailed(f"{what}: is vLLM {pin.version} = commit {pin.revision} (pins/), "
                                  f"not the requested {revision.sha}")
     return pin
+
+
+def _numbers(release: str) -> tuple[str, ...]:
+    """`0.29.0`, `0.029.00` and `0.29.0.0` alike (PEP 440 release equality), compared as digit
+    strings (no int(): a header may hold any number of digits)."""
+    parts = [part.lstrip("0") or "0" for part in release.split(".")]
+    while len(parts) > 1 and parts[-1] == "0":
+        parts.pop()
+    return tuple(parts)
 
 
 def _release_part(version: str) -> str:

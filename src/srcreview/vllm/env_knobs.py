@@ -10,6 +10,8 @@ interpreter under the recipe's value: never from a list kept here.
 
 from __future__ import annotations
 
+import re
+
 from srcreview.core.errors import DataError, SourceUnavailable
 from srcreview.index import ir
 from srcreview.interp.values import Const as _Const
@@ -70,9 +72,25 @@ def _row(index, an, module, table, entry, env) -> Knob:
     if isinstance(value, _Const) and not raises:
         return Knob(key=key, value=env.value, recipe_line=env.line, status="accepted", evidence=evidence,
                     note=f"read by {module.path}: parsed as {value.value!r}")
-    why = raises or getattr(value, "reason", "") or "its parser's result is not decided"
+    why = (_decided_elsewhere(env.value) or raises or getattr(value, "reason", "")
+           or "its parser's result is not decided")
     return Knob(key=key, value=env.value, recipe_line=env.line, status="undecided", evidence=evidence,
                 note=f"read by {module.path}; the parsed value is undecided: {why}")
+
+
+_EXPANSION = re.compile(r"\$(?:\{(\w+)(?::?-([^}]*))?\}|(\w+)|\()")
+
+
+def _decided_elsewhere(value: str) -> str:
+    """Why a value holding `${V:-1}`, `$V` or `$(cmd)` is not the recipe's to decide (compose and
+    the shell substitute it where the recipe runs), with the default it names; "" otherwise."""
+    found = _EXPANSION.search(value)
+    if found is None:
+        return ""
+    name, default = found.group(1) or found.group(3), found.group(2)
+    what = f"{found.group(0)}...)" if name is None else found.group(0)
+    note = f"; it is {default!r} when {name} is unset" if name and default is not None else ""
+    return f"{what} is substituted where the recipe runs (by the shell, or by compose from its environment){note}"
 
 
 def _parse(index, an, module, entry):

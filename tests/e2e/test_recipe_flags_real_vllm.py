@@ -122,3 +122,18 @@ def test_compose_service_reviews_like_the_toml_recipe_anchored_on_compose_lines(
     result = next(r for r in sarif["runs"][0]["results"] if r["ruleId"] == "spec-draft-attention-backend-ignored")
     location = result["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "docker-compose.yml" and location["region"]["startLine"] == 12
+
+
+def test_entries_of_mapping_fields_and_keys_nested_two_levels_are_decided(vllm_029, tmp_path, cli, monkeypatch):
+    """`limit_mm_per_prompt` and `media_io_kwargs` are mappings: a key below them is an entry, its
+    value checked against the item type; `compilation_config.pass_config.x` is a field of
+    PassConfig, two levels down, and a name PassConfig lacks is an unknown knob."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "serve.sh").write_text(
+        "#!/bin/sh\n# srcreview: version=0.29.0\nvllm serve m --limit-mm-per-prompt '{\"image\": 2}' \\\n"
+        "  --media-io-kwargs '{\"video\": {\"fps\": 2}}' \\\n"
+        "  --compilation-config '{\"pass_config\": {\"fuse_nothing_at_all\": true}}'\n")
+    result = cli("check", "serve.sh", "--format", "json", "--fail-on", "none", "--model-config", "off")
+    rows = {k["key"]: k["status"] for k in json.loads(result.out)["reviews"][0]["knobs"]}
+    assert rows["limit_mm_per_prompt.image"] == "accepted" and rows["media_io_kwargs.video.fps"] == "accepted"
+    assert rows["compilation_config.pass_config.fuse_nothing_at_all"] == "unknown-knob"

@@ -41,9 +41,11 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
     details: Details = {"key": setting.key, "value": setting.value, "suggestion": decl.suggestion,
                "did_you_mean": f" (did you mean {decl.suggestion}?)" if decl.suggestion else "",
                "reason": decl.reason}
-    if decl.status == "exists":
-        field = cast("FieldFact", decl.field)  # set for an existing key
-        evidence = [field_anchor(ctx, field, f"declares {setting.key}", decl.owner)]
+    if decl.status in ("exists", "entry"):
+        field = cast("FieldFact", decl.field)  # set for an existing key (for an entry: its mapping's field)
+        role = f"declares {setting.key}" if decl.status == "exists" else \
+            f"declares {field.name} a mapping: {setting.key} is one of its entries"
+        evidence = [field_anchor(ctx, field, role, decl.owner)]
         return CheckResult("exists", evidence=tuple(evidence), details=details,
                            symbols=(f"{short(field.owner)}.{field.name}",))
     if decl.status == "missing":

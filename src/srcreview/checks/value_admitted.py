@@ -55,12 +55,14 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
     decl = resolve_key(ctx, setting.key, params.engine_class, params.container_class)
     if decl.status == "stale":
         return stale(decl.missing)
-    if decl.status != "exists":
+    if decl.status not in ("exists", "entry"):
         return CheckResult("not-applicable", reason=decl.reason)
-    field = cast("FieldFact", decl.field)  # set for an existing key
+    field = cast("FieldFact", decl.field)  # set for an existing key (for an entry: its mapping's field)
     value = setting.value
     module = owner_of(ctx, decl.owner, field).symbol.module
     declared = declarations.declared(ctx.index, module, field)
+    if decl.status == "entry":
+        declared = _entry_declaration(declared, setting.key, field.name)
     own = declarations.check(declared, value)
     if own.outcome == "refused" and params.auto_means_none and isinstance(value, str) and value.lower() == "auto" \
             and admits_none(field.annotation) and any(o.kind == "enum" for o in declared.options):
@@ -121,6 +123,23 @@ def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
         return CheckResult("undecided", evidence=tuple(evidence), details=details, symbols=tuple(symbols),
                            tags=("value-undecided",), open=tuple(open_), reason="; ".join(open_))
     return CheckResult("admitted", evidence=tuple(evidence), details=details, symbols=tuple(symbols))
+
+
+def _entry_declaration(mapping, key: str, name: str):
+    """What an entry of a mapping field admits: the item type of its one mapping option, level by
+    level below the field (`dict[str, dict[str, int]]`); any other shape is not modelled (open)."""
+    from srcreview.vllm import declarations
+
+    parts = key.split(".")
+    depth = parts[::-1].index(name)  # levels below the field
+    declared = mapping
+    for _ in range(depth):
+        items = [o.item for o in declared.options if o.kind == "dict"]
+        others = [o for o in declared.options if o.kind not in ("dict", "none")]
+        if len(items) != 1 or items[0] is None or others:
+            return declarations.Declared((declarations.Option("unknown", text=f"an entry of {name} of that shape"),))
+        declared = items[0]
+    return declared
 
 
 def _draft_landing(ctx: CheckContext, setting):

@@ -1,0 +1,68 @@
+"""Start-up raises behind Python constructs the interpreter decides (fixtures/vllm_snippets/
+startup_*): each pattern both ways, refuted where the recipe's values decide the raise is not
+reached, and still open (or certain) where they do not. Lines are found by their `# mark:`."""
+
+from __future__ import annotations
+
+import pytest
+from fixture_repos import FIXTURES
+from recipe_support import fixture_tree
+
+from srcreview.index import Index
+from srcreview.interp.interpreter import analyzer
+from srcreview.vllm.construction import open_site
+from srcreview.vllm.runtime import config_bindings
+
+
+def marked(tree: str, path: str, label: str) -> int:
+    lines = (FIXTURES / tree / path).read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if line.rstrip().endswith(f"# mark: {label}"))
+
+
+def raises(tree: str, settings: dict) -> dict[tuple[str, int], str]:
+    """(file, line) of every raise the construction walk reaches -> "certain" or "open"."""
+    index = Index(fixture_tree(tree))
+    built = analyzer(index, config_bindings(index, settings)).prepare()
+    assert built.built
+    found = {}
+    for rejection in built.rejections:
+        found[open_site(rejection)[:2]] = "certain"
+    for rejection in built.open_raises:
+        found.setdefault(open_site(rejection)[:2], "open")
+    return found
+
+
+# -- containers ------------------------------------------------------------------------------
+OPS = "vllm/config/ops.py"
+
+
+@pytest.fixture(scope="module")
+def default_ops():
+    return raises("startup_containers", {})
+
+
+@pytest.mark.parametrize("label", ["op-syntax", "pass-type", "base-modes", "conflict", "after-append"])
+def test_a_loop_or_comprehension_over_an_empty_default_never_raises(default_ops, label):
+    assert (OPS, marked("startup_containers", OPS, label)) not in default_ops
+
+
+def test_a_list_the_recipe_fills_is_walked_item_by_item():
+    found = raises("startup_containers", {"ops": ["+a", "x"]})
+    assert found.get((OPS, marked("startup_containers", OPS, "op-syntax"))) == "certain"
+    assert raises("startup_containers", {"ops": ["+a", "-a"]}).get(
+        (OPS, marked("startup_containers", OPS, "conflict"))) == "certain"
+    clean = raises("startup_containers", {"ops": ["+a", "none"]})
+    for label in ("op-syntax", "base-modes", "conflict"):
+        assert (OPS, marked("startup_containers", OPS, label)) not in clean
+    assert raises("startup_containers", {"ops": ["all", "none"]}).get(
+        (OPS, marked("startup_containers", OPS, "base-modes"))) == "certain"
+
+
+@pytest.mark.parametrize("label", ["after-alias-append", "after-setitem"])
+def test_a_field_changed_in_place_is_not_the_empty_default_any_more(default_ops, label):
+    assert default_ops.get((OPS, marked("startup_containers", OPS, label))) == "open"
+
+
+def test_an_append_the_recipe_reaches_leaves_the_loop_open():
+    found = raises("startup_containers", {"grow_extra": True})
+    assert found.get((OPS, marked("startup_containers", OPS, "after-append"))) == "open"

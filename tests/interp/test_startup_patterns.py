@@ -66,3 +66,27 @@ def test_a_field_changed_in_place_is_not_the_empty_default_any_more(default_ops,
 def test_an_append_the_recipe_reaches_leaves_the_loop_open():
     found = raises("startup_containers", {"grow_extra": True})
     assert found.get((OPS, marked("startup_containers", OPS, "after-append"))) == "open"
+
+
+# -- what the engine passes to a nested config ----------------------------------------------
+PATHS, OFFLOAD, DEVICE = "startup_engine_paths", "vllm/config/offload.py", "vllm/config/device.py"
+
+
+@pytest.mark.parametrize("settings", [{}, {"group_size": 2}])
+def test_a_nested_config_holds_the_engine_default_the_builder_passes(settings):
+    # the engine passes step=1 (its own default), not PrefetchConfig's declared 0
+    assert (OFFLOAD, marked(PATHS, OFFLOAD, "prefetch-step")) not in raises(PATHS, settings)
+
+
+@pytest.mark.parametrize("settings", [{"group_size": 2, "step": 0}, {"offload_backend": "prefetch", "step": 0}])
+def test_a_nested_config_holds_the_recipe_value_the_builder_passes(settings):
+    assert raises(PATHS, settings).get((OFFLOAD, marked(PATHS, OFFLOAD, "prefetch-step"))) == "certain"
+
+
+def test_a_value_passed_through_cast_is_the_value_itself():
+    assert (DEVICE, marked(PATHS, DEVICE, "device")) not in raises(PATHS, {})
+    assert raises(PATHS, {"device": "tpu"}).get((DEVICE, marked(PATHS, DEVICE, "device"))) == "certain"
+
+
+def test_a_nested_field_the_builder_fills_from_a_call_stays_open():
+    assert raises(PATHS, {}).get((OFFLOAD, marked(PATHS, OFFLOAD, "prefetch-window"))) == "open"

@@ -90,3 +90,25 @@ def test_a_value_passed_through_cast_is_the_value_itself():
 
 def test_a_nested_field_the_builder_fills_from_a_call_stays_open():
     assert raises(PATHS, {}).get((OFFLOAD, marked(PATHS, OFFLOAD, "prefetch-window"))) == "open"
+
+
+# -- values that differ between branches ----------------------------------------------------
+BRANCHES, WORKERS = "startup_branches", "vllm/config/workers.py"
+
+
+@pytest.mark.parametrize("label", ["too-few-cores", "backend-kind", "backend-class"])
+def test_arithmetic_on_a_field_every_branch_leaves_equal_is_decided(label):
+    # `groups` is 1 or `spare` (1 by default): `size * groups` is 1 on every path
+    assert (WORKERS, marked(BRANCHES, WORKERS, label)) not in raises(BRANCHES, {})
+
+
+def test_arithmetic_on_options_that_disagree_stays_open():
+    found = raises(BRANCHES, {"spare": 2})
+    assert found.get((WORKERS, marked(BRANCHES, WORKERS, "too-few-cores"))) == "open"
+    # the backend is None, "mp" or "uni" there: which one decides the kind check, not a class
+    assert found.get((WORKERS, marked(BRANCHES, WORKERS, "backend-kind"))) == "open"
+    assert (WORKERS, marked(BRANCHES, WORKERS, "backend-class")) not in found
+
+
+def test_a_recipe_value_that_takes_the_other_branch_reaches_the_open_check():
+    assert raises(BRANCHES, {"size": 2}).get((WORKERS, marked(BRANCHES, WORKERS, "too-few-cores"))) == "open"

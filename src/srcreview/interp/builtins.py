@@ -27,6 +27,7 @@ from srcreview.interp.values import (
     Unknown,
     equal,
     iter_items,
+    union,
 )
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -159,7 +160,18 @@ def _why(left, right, truth_of) -> str:
 
 
 def binop(op: str, left, right):
-    """`left op right` over forced values, or None when not computed here."""
+    """`left op right` over forced values, or None when not computed here. An operand that
+    differs between branches (a Union) gives one of the results of its options: decided when
+    they agree (`world_size * data_parallel_size` with both 1 on every path)."""
+    if isinstance(left, Union) or isinstance(right, Union):
+        results = []
+        for a in (left.options if isinstance(left, Union) else (left,)):
+            for b in (right.options if isinstance(right, Union) else (right,)):
+                result = binop(op, a, b)
+                if result is None:
+                    return None
+                results.append(result)
+        return union(results)
     if isinstance(left, Const) and isinstance(right, Const):
         fn = BINOPS.get(op)
         if fn is not None:
@@ -205,7 +217,13 @@ def bound_builtin(bound: BoundBuiltin, values):
 
 def builtin_value(name: str, values, text: str, resolver, truth_of):
     """A builtin called with forced arguments: isinstance/type through the resolver's classes,
-    pure builtins over constants; anything else is Unknown."""
+    pure builtins over constants; anything else is Unknown. An argument that differs between
+    branches (a Union) gives one of the results of its options."""
+    at = next((i for i, v in enumerate(values) if isinstance(v, Union)), None)
+    if at is not None and (name in ("isinstance", "callable") or name in _PURE_BUILTINS):
+        results = [builtin_value(name, (*values[:at], option, *values[at + 1:]), text, resolver, truth_of)
+                   for option in values[at].options]
+        return Unknown(text) if any(isinstance(r, Unknown) for r in results) else union(results)
     if name == "isinstance" and len(values) == 2:
         obj, cls = values
         if isinstance(obj, Obj) and isinstance(cls, ClassRef) and obj.cls:
@@ -219,6 +237,8 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
         if isinstance(obj, Const) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES \
                 and not isinstance(obj.value, EnumMember):
             return Const(isinstance(obj.value, PLAIN_TYPES[cls.name]))
+        if isinstance(obj, Const) and isinstance(cls, Builtin) and cls.name == "type":
+            return Const(False)  # a constant is plain data (or an enum member), never a class
         return Unknown(text)
     if name == "type" and len(values) == 1:
         obj = values[0]

@@ -112,3 +112,22 @@ def test_arithmetic_on_options_that_disagree_stays_open():
 
 def test_a_recipe_value_that_takes_the_other_branch_reaches_the_open_check():
     assert raises(BRANCHES, {"size": 2}).get((WORKERS, marked(BRANCHES, WORKERS, "too-few-cores"))) == "open"
+
+
+# -- a constant range -----------------------------------------------------------------------
+RETRY, ATTEMPTS = "startup_retry", "vllm/config/attempts.py"
+
+
+def test_a_raise_after_a_constant_number_of_attempts_that_each_return_or_raise_is_unreachable():
+    found = raises(RETRY, {})
+    assert (ATTEMPTS, marked(RETRY, ATTEMPTS, "after-tries")) not in found
+    # the last attempt's failure is re-raised: whether the call fails is not the source's to say
+    assert found.get((ATTEMPTS, marked(RETRY, ATTEMPTS, "last-failure"))) == "open"
+
+
+def test_no_attempt_at_all_reaches_the_raise_after_the_loop():
+    assert raises(RETRY, {"tries": 0}).get((ATTEMPTS, marked(RETRY, ATTEMPTS, "after-tries"))) == "certain"
+
+
+def test_a_range_too_long_to_spell_out_stays_open():
+    assert raises(RETRY, {"tries": 100}).get((ATTEMPTS, marked(RETRY, ATTEMPTS, "after-tries"))) == "open"

@@ -55,6 +55,7 @@ _CONSTANT_METHODS = {
 
 TYPING_ARGS = ("typing.get_args", "typing_extensions.get_args")  # get_args(SomeLiteral): its members
 
+MAX_RANGE = 64  # `range(n)` with a constant n up to this is its tuple of items
 _PURE_BUILTINS = ("len", "bool", "int", "str", "float", "min", "max", "sum", "any", "all", "sorted", "tuple",
                   "list", "set", "frozenset", "abs", "round")
 
@@ -252,6 +253,11 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
         if isinstance(obj, (FuncRef, ClassRef, Partial)):
             return Const(True)
         return Unknown(text)
+    if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v, Const) and type(v.value) is int
+                                                          for v in values):
+        numbers = range(*(v.value for v in values))
+        # its items, in order (iterated, measured and indexed as the range is); a long one is not spelled out
+        return Const(tuple(numbers)) if len(numbers) <= MAX_RANGE else Unknown(text)
     if name in _PURE_BUILTINS:
         if len(values) == 1 and isinstance(values[0], ListVal) and name in ("bool", "len"):
             lv = values[0]

@@ -58,8 +58,8 @@ def test_a_list_the_recipe_fills_is_walked_item_by_item():
         (OPS, marked("startup_containers", OPS, "base-modes"))) == "certain"
 
 
-@pytest.mark.parametrize("label", ["after-alias-append", "after-setitem"])
-def test_a_field_changed_in_place_is_not_the_empty_default_any_more(default_ops, label):
+@pytest.mark.parametrize("label", ["after-alias-append", "after-setitem", "after-pop"])
+def test_a_container_changed_in_place_is_not_the_constant_read_before(default_ops, label):
     assert default_ops.get((OPS, marked("startup_containers", OPS, label))) == "open"
 
 

@@ -69,6 +69,14 @@ _READ = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?!\w*\()")  # 
 _WORDS = frozenset({"not", "and", "or", "in", "is", "None", "True", "False", "if", "else", "self", "lambda"})
 
 
+def _plain_ref(e) -> bool:
+    """A name or an attribute chain over one (`self.compilation_config.custom_ops`): evaluating
+    it again calls nothing."""
+    while isinstance(e, ir.Attr):
+        e = e.value
+    return isinstance(e, ir.Name)
+
+
 def _empty(value, pairs) -> bool:
     """Iterating `value` gives nothing, as the source decides it: an empty constant container, an
     empty list being built, a dict (view) with no items."""
@@ -236,7 +244,7 @@ class Frame:
             else:
                 current = self.ev(s.target)
                 self.mutated(current, s, ir.text(s.target) + " += ...")
-                if isinstance(s.target, ir.Attr):
+                if isinstance(s.target, ir.Attr) and _plain_ref(s.target.value):
                     receiver = self.force(self.ev(s.target.value))
                     if isinstance(receiver, Obj) and receiver.path is not None:
                         path = receiver.path + (s.target.attr,)
@@ -594,7 +602,8 @@ class Frame:
                     self.env[name] = ListVal(n, True)
                     self.mutated(current, e, ir.text(e))
                     return NONE
-        if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and e.func.attr in MUTATORS:
+        if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and e.func.attr in MUTATORS \
+                and _plain_ref(e.func.value):  # evaluated twice: only a name or attribute chain
             self.mutated(self.ev(e.func.value), e, ir.text(e))
             value = self.ev(e)
             if isinstance(e.func.value, ir.Name):
@@ -619,6 +628,8 @@ class Frame:
         if isinstance(current, DictVal) or (isinstance(current, Const)
                                             and isinstance(current.value, (list, dict, set, frozenset))):
             self.env[name] = Unknown(f"{name} changed in place")
+        elif isinstance(current, ListVal) and value is None:
+            self.env[name] = ListVal(0, True)  # `pop`, `remove`, `clear`: it may hold fewer now
 
     def mutated(self, container, node, text: str) -> None:
         """A constant container read from a config field is changed in place (`xs.append(v)`,

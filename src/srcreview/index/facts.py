@@ -25,7 +25,7 @@ from srcreview.index.ir import Expr, Stmt
 
 # Bump whenever the shape or meaning of any fact changes: cached facts of another version are
 # rebuilt, never reused.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 
 class _Unknown:

@@ -206,6 +206,7 @@ class Comp(Expr):
 
     elts: tuple[Expr, ...]
     generators: tuple[Generator, ...]
+    kind: str = "generator"  # "list" | "set" | "dict" | "generator": what an empty one evaluates to
     _kids = ("elts", "generators")
 
 

@@ -28,6 +28,7 @@ from srcreview.interp.values import (
     Unknown,
     equal,
     iter_items,
+    union,
 )
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -73,6 +74,7 @@ PURE_EXTERNALS = {f"{module}.{name}": getattr(re, name) for module in ("re", "re
                   for name in ("match", "fullmatch", "search")}
 MAX_PATTERN = 200  # longer patterns or subjects are not run: a pathological regex stays Unknown
 
+MAX_RANGE = 64  # `range(n)` with a constant n up to this is its tuple of items
 _PURE_BUILTINS = ("len", "bool", "int", "str", "float", "min", "max", "sum", "any", "all", "sorted", "tuple",
                   "list", "set", "frozenset", "abs", "round")
 
@@ -178,7 +180,18 @@ def _why(left, right, truth_of) -> str:
 
 
 def binop(op: str, left, right):
-    """`left op right` over forced values, or None when not computed here."""
+    """`left op right` over forced values, or None when not computed here. An operand that
+    differs between branches (a Union) gives one of the results of its options: decided when
+    they agree (`world_size * data_parallel_size` with both 1 on every path)."""
+    if isinstance(left, Union) or isinstance(right, Union):
+        results = []
+        for a in (left.options if isinstance(left, Union) else (left,)):
+            for b in (right.options if isinstance(right, Union) else (right,)):
+                result = binop(op, a, b)
+                if result is None:
+                    return None
+                results.append(result)
+        return union(results)
     if isinstance(left, Const) and isinstance(right, Const):
         fn = BINOPS.get(op)
         if fn is not None:
@@ -224,7 +237,13 @@ def bound_builtin(bound: BoundBuiltin, values):
 
 def builtin_value(name: str, values, text: str, resolver, truth_of):
     """A builtin called with forced arguments: isinstance/type through the resolver's classes,
-    pure builtins over constants; anything else is Unknown."""
+    pure builtins over constants; anything else is Unknown. An argument that differs between
+    branches (a Union) gives one of the results of its options."""
+    at = next((i for i, v in enumerate(values) if isinstance(v, Union)), None)
+    if at is not None and (name in ("isinstance", "callable") or name in _PURE_BUILTINS):
+        results = [builtin_value(name, (*values[:at], option, *values[at + 1:]), text, resolver, truth_of)
+                   for option in values[at].options]
+        return Unknown(text) if any(isinstance(r, Unknown) for r in results) else union(results)
     if name == "isinstance" and len(values) == 2:
         obj, cls = values
         if isinstance(obj, Obj) and isinstance(cls, ClassRef) and obj.cls:
@@ -238,6 +257,8 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
         if isinstance(obj, Const) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES \
                 and not isinstance(obj.value, EnumMember):
             return Const(isinstance(obj.value, PLAIN_TYPES[cls.name]))
+        if isinstance(obj, Const) and isinstance(cls, Builtin) and cls.name == "type":
+            return Const(False)  # a constant is plain data (or an enum member), never a class
         return Unknown(text)
     if name == "type" and len(values) == 1:
         obj = values[0]
@@ -251,6 +272,11 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
         if isinstance(obj, (FuncRef, ClassRef, Partial)):
             return Const(True)
         return Unknown(text)
+    if name == "range" and 1 <= len(values) <= 3 and all(isinstance(v, Const) and type(v.value) is int
+                                                          for v in values):
+        numbers = range(*(v.value for v in values))
+        # its items, in order (iterated, measured and indexed as the range is); a long one is not spelled out
+        return Const(tuple(numbers)) if len(numbers) <= MAX_RANGE else Unknown(text)
     if name in _PURE_BUILTINS:
         if len(values) == 1 and isinstance(values[0], ListVal) and name in ("bool", "len"):
             lv = values[0]

@@ -69,6 +69,24 @@ _READ = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?!\w*\()")  # 
 _WORDS = frozenset({"not", "and", "or", "in", "is", "None", "True", "False", "if", "else", "self", "lambda"})
 
 
+def _plain_ref(e) -> bool:
+    """A name or an attribute chain over one (`self.compilation_config.custom_ops`): evaluating
+    it again calls nothing."""
+    while isinstance(e, ir.Attr):
+        e = e.value
+    return isinstance(e, ir.Name)
+
+
+def _empty(value, pairs) -> bool:
+    """Iterating `value` gives nothing, as the source decides it: an empty constant container, an
+    empty list being built, a dict (view) with no items."""
+    if isinstance(value, Const):
+        return isinstance(value.value, (tuple, list, dict, set, frozenset, str)) and len(value.value) == 0
+    if isinstance(value, ListVal):
+        return value.min_len == 0 and not value.maybe_more
+    return pairs is not None and len(pairs) == 0
+
+
 def _decided(value) -> bool:
     """A constant, an enum member, or a union of them: a value a conditional store may join."""
     if isinstance(value, Union):
@@ -82,6 +100,12 @@ NEVER_CALL = frozenset({"isinstance", "issubclass", "callable", "id", "hash", "r
                         "setattr", "hasattr", "delattr", "vars", "dir", "print", "super", "len", "bool",
                         "tuple", "list", "dict", "set", "frozenset"})
 MAX_UNROLL = 16  # a loop over a constant table of at most this many items is walked item by item
+# what a comprehension over an empty container is (a generator object is not falsy: not here)
+EMPTY_COMPREHENSIONS: dict[str, Callable[[], Any]] = {"list": list, "set": frozenset, "dict": dict}
+# methods that change a list, dict or set in place
+MUTATORS = frozenset({"append", "insert", "extend", "remove", "pop", "clear", "sort", "reverse", "update",
+                      "setdefault", "popitem", "add", "discard", "intersection_update", "difference_update",
+                      "symmetric_difference_update"})
 
 
 def analyzer(index, bindings: dict) -> Analyzer:
@@ -215,8 +239,16 @@ class Frame:
                     self.env[name] = ListVal(n, True)
                 else:
                     self.env[name] = Unknown(f"{name} updated in place")
+                if old is not None:
+                    self.mutated(old, s, ir.text(s.target) + " += ...")
             else:
-                self.ev(s.target)
+                current = self.ev(s.target)
+                self.mutated(current, s, ir.text(s.target) + " += ...")
+                if isinstance(s.target, ir.Attr) and _plain_ref(s.target.value):
+                    receiver = self.force(self.ev(s.target.value))
+                    if isinstance(receiver, Obj) and receiver.path is not None:
+                        path = receiver.path + (s.target.attr,)
+                        self.an.stored(path, Unknown(f"{'.'.join(path)} is updated in place"), s)
             return False
         if kind is ir.If:
             return self.if_stmt(s)
@@ -404,6 +436,9 @@ class Frame:
             self.iteration(it, iterable)
             items = it.value if isinstance(it, Const) and isinstance(it.value, (tuple, list)) else None
             pairs = self.dict_view(it)
+            if _empty(it, pairs) and self.an.unset_env_reads == env_before:
+                # over a container the source decides is empty: the body never runs
+                return self.block(orelse)
             unrollable = target is not None and _unrollable(body)
             if unrollable and pairs is not None and len(pairs) <= MAX_UNROLL:
                 # a dict whose keys are constants: walk the body once per item, in order
@@ -500,9 +535,11 @@ class Frame:
                 else:
                     self.env.pop(key, None)
         elif isinstance(target, ir.Subscript):
-            self.ev(target.value)
-            for sl in target.index:
-                self.ev(sl)
+            container = self.ev(target.value)
+            keys = [self.force(self.ev(sl)) for sl in target.index]
+            self.mutated(container, target, f"{ir.text(target)} = ...")
+            if isinstance(target.value, ir.Name):
+                self.changed_local(target.value.id, keys[0] if len(keys) == 1 else None, value)
 
     def updated_config(self, config: HfConfig, arg, text: str):
         """`config.update(arg)` for a dict literal, a dict value or one of several (a union)."""
@@ -559,11 +596,50 @@ class Frame:
                 more = current.maybe_more if isinstance(current, ListVal) else False
                 if method == "append" or method == "insert":
                     self.env[name] = ListVal(n + 1, more)
+                    self.mutated(current, e, ir.text(e))
                     return NONE
                 if method == "extend":
                     self.env[name] = ListVal(n, True)
+                    self.mutated(current, e, ir.text(e))
                     return NONE
+        if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and e.func.attr in MUTATORS \
+                and _plain_ref(e.func.value):  # evaluated twice: only a name or attribute chain
+            self.mutated(self.ev(e.func.value), e, ir.text(e))
+            value = self.ev(e)
+            if isinstance(e.func.value, ir.Name):
+                self.changed_local(e.func.value.id, None, None)
+            return value
         return self.ev(e)
+
+    def changed_local(self, name: str, key, value) -> None:
+        """A local container changed in place: `d[k] = v` with a constant key sets that item of a
+        dict whose keys are known; any other change leaves a constant container not known."""
+        current = self.env.get(name)
+        if isinstance(key, Const) and isinstance(current, (DictVal, Const)) and value is not None:
+            items = current.items if isinstance(current, DictVal) else (
+                tuple((k, Const(v)) for k, v in current.value.items()) if isinstance(current.value, dict) else None)
+            if items is not None:
+                try:
+                    kept = tuple((k, v) for k, v in items if k != key.value)
+                    self.env[name] = DictVal(kept + ((key.value, value),))
+                    return
+                except TypeError:
+                    pass
+        if isinstance(current, DictVal) or (isinstance(current, Const)
+                                            and isinstance(current.value, (list, dict, set, frozenset))):
+            self.env[name] = Unknown(f"{name} changed in place")
+        elif isinstance(current, ListVal) and value is None:
+            self.env[name] = ListVal(0, True)  # `pop`, `remove`, `clear`: it may hold fewer now
+
+    def mutated(self, container, node, text: str) -> None:
+        """A constant container read from a config field is changed in place (`xs.append(v)`,
+        `d[k] = v`, also through a local alias or a parameter): the field no longer holds the
+        constant read before, so later reads of it are not that constant (an empty list seen
+        after an append would skip a loop that runs)."""
+        container = self.force(container)
+        path = container.origin if isinstance(container, Const) else None
+        if path and isinstance(container.value, (list, dict, set, frozenset)):
+            self.an.stored(path, Unknown(f"{'.'.join(path)} is changed in place by {text}"), node)
 
     # -- expressions ---------------------------------------------------------------------------
     def ev(self, e):
@@ -651,6 +727,17 @@ class Frame:
         return Unknown("lambda")
 
     def ev_comp(self, e):
+        first = self.force(self.ev(e.generators[0].iter)) if e.generators else None
+        if first is not None and _empty(first, self.dict_view(first)) and e.kind in EMPTY_COMPREHENSIONS:
+            self.iteration(first, e.generators[0].iter)
+            return Const(EMPTY_COMPREHENSIONS[e.kind]())  # over an empty container: nothing is computed
+        if e.kind in ("list", "set"):
+            items = self.comp_items(e)
+            if items is not None:
+                try:
+                    return Const(items if e.kind == "list" else frozenset(items))
+                except TypeError:
+                    pass
         saved = dict(self.env)
         for gen in e.generators:
             value = self.force(self.ev(gen.iter))
@@ -699,8 +786,9 @@ class Frame:
         return value
 
     def ev_slice(self, e):
-        for child in ir.children(e):
-            self.ev(child)
+        parts = [self.force(self.ev(part)) if part is not None else NONE for part in (e.lower, e.upper, e.step)]
+        if all(isinstance(p, Const) and (p.value is None or type(p.value) is int) for p in parts):
+            return Const(slice(*(p.value for p in parts)))  # `op[1:]` of a constant is computed
         return Unknown("slice")
 
     def ev_other(self, e):

@@ -504,9 +504,18 @@ def key_paths(index) -> dict[str, KeyPath]:
                 derived[target.id] = (_self_attr(value.args[0]), value)
         elif isinstance(target, ir.Attr) and isinstance(target.value, ir.Name) and target.value.id in config_of:
             built.append((target.value.id, target.attr, value, stmt.line))
+    nested = []  # `OffloadConfig(prefetch=PrefetchOffloadConfig(group_size=self.group_size))`
+    for local, field, value, line in built:
+        nested += [(f"{config_of[local]}.{field}", kw.name, kw.value, line) for kw in _nested_keywords(value)]
+    while nested:
+        prefix, field, value, line = nested.pop(0)
+        config_of.setdefault(prefix, prefix)
+        built.append((prefix, field, value, line))
+        nested += [(f"{prefix}.{field}", kw.name, kw.value, line) for kw in _nested_keywords(value)]
     out: dict[str, KeyPath] = {}
     for local, field, value, line in built:
         path = f"{config_of[local]}.{field}"
+        value = _uncast(info, value)
         key, via = _self_attr(value), None
         if key is None and isinstance(value, ir.Name) and value.id in derived:
             key, call = derived[value.id]
@@ -521,6 +530,25 @@ def key_paths(index) -> dict[str, KeyPath]:
         if key is not None and key != path:
             out.setdefault(key, KeyPath(key, path, line, via))
     return out
+
+
+def _nested_keywords(value) -> list:
+    """The keywords of a config built inline as another config's keyword (`prefetch=PrefetchOffloadConfig(...)`)."""
+    if isinstance(value, ir.Call) and (dotted(value.func) or "").split(".")[-1].endswith("Config") \
+            and not value.args:
+        return [kw for kw in value.keywords if kw.name]
+    return []
+
+
+def _uncast(info, value):
+    """`typing.cast(T, x)` is `x`: the engine passes the value itself."""
+    if isinstance(value, ir.Call) and len(value.args) == 2 and not value.keywords:
+        name = dotted(value.func) or ""
+        head, _, rest = name.partition(".")
+        target = info.module.import_map(info.facts.qualname).get(head)
+        if target is not None and (f"{target}.{rest}" if rest else target) in ("typing.cast", "typing_extensions.cast"):
+            return value.args[1]
+    return value
 
 
 def _root_locals(body) -> dict[str, str]:

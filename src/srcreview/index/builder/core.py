@@ -541,7 +541,8 @@ class Builder:
                 target = self.expr(comp.target)
                 gens.append(ir.Generator(target.line, target.end_line, target, self.expr(comp.iter),
                                          tuple(self.expr(i) for i in comp.ifs)))
-            return ir.Comp(l, e, elts, tuple(gens))
+            kind = {ast.ListComp: "list", ast.SetComp: "set", ast.DictComp: "dict"}.get(type(node), "generator")
+            return ir.Comp(l, e, elts, tuple(gens), kind)
         if isinstance(node, ast.Await):
             return self.expr(node.value)
         if isinstance(node, ast.NamedExpr):

@@ -1,0 +1,133 @@
+"""Start-up raises behind Python constructs the interpreter decides (fixtures/vllm_snippets/
+startup_*): each pattern both ways, refuted where the recipe's values decide the raise is not
+reached, and still open (or certain) where they do not. Lines are found by their `# mark:`."""
+
+from __future__ import annotations
+
+import pytest
+from fixture_repos import FIXTURES
+from recipe_support import fixture_tree
+
+from srcreview.index import Index
+from srcreview.interp.interpreter import analyzer
+from srcreview.vllm.construction import open_site
+from srcreview.vllm.runtime import config_bindings
+
+
+def marked(tree: str, path: str, label: str) -> int:
+    lines = (FIXTURES / tree / path).read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if line.rstrip().endswith(f"# mark: {label}"))
+
+
+def raises(tree: str, settings: dict) -> dict[tuple[str, int], str]:
+    """(file, line) of every raise the construction walk reaches -> "certain" or "open"."""
+    index = Index(fixture_tree(tree))
+    built = analyzer(index, config_bindings(index, settings)).prepare()
+    assert built.built
+    found = {}
+    for rejection in built.rejections:
+        found[open_site(rejection)[:2]] = "certain"
+    for rejection in built.open_raises:
+        found.setdefault(open_site(rejection)[:2], "open")
+    return found
+
+
+# -- containers ------------------------------------------------------------------------------
+OPS = "vllm/config/ops.py"
+
+
+@pytest.fixture(scope="module")
+def default_ops():
+    return raises("startup_containers", {})
+
+
+@pytest.mark.parametrize("label", ["op-syntax", "pass-type", "base-modes", "conflict", "after-append"])
+def test_a_loop_or_comprehension_over_an_empty_default_never_raises(default_ops, label):
+    assert (OPS, marked("startup_containers", OPS, label)) not in default_ops
+
+
+def test_a_list_the_recipe_fills_is_walked_item_by_item():
+    found = raises("startup_containers", {"ops": ["+a", "x"]})
+    assert found.get((OPS, marked("startup_containers", OPS, "op-syntax"))) == "certain"
+    assert raises("startup_containers", {"ops": ["+a", "-a"]}).get(
+        (OPS, marked("startup_containers", OPS, "conflict"))) == "certain"
+    clean = raises("startup_containers", {"ops": ["+a", "none"]})
+    for label in ("op-syntax", "base-modes", "conflict"):
+        assert (OPS, marked("startup_containers", OPS, label)) not in clean
+    assert raises("startup_containers", {"ops": ["all", "none"]}).get(
+        (OPS, marked("startup_containers", OPS, "base-modes"))) == "certain"
+
+
+@pytest.mark.parametrize("label", ["after-alias-append", "after-setitem", "after-pop"])
+def test_a_container_changed_in_place_is_not_the_constant_read_before(default_ops, label):
+    assert default_ops.get((OPS, marked("startup_containers", OPS, label))) == "open"
+
+
+def test_an_append_the_recipe_reaches_leaves_the_loop_open():
+    found = raises("startup_containers", {"grow_extra": True})
+    assert found.get((OPS, marked("startup_containers", OPS, "after-append"))) == "open"
+
+
+# -- what the engine passes to a nested config ----------------------------------------------
+PATHS, OFFLOAD, DEVICE = "startup_engine_paths", "vllm/config/offload.py", "vllm/config/device.py"
+
+
+@pytest.mark.parametrize("settings", [{}, {"group_size": 2}])
+def test_a_nested_config_holds_the_engine_default_the_builder_passes(settings):
+    # the engine passes step=1 (its own default), not PrefetchConfig's declared 0
+    assert (OFFLOAD, marked(PATHS, OFFLOAD, "prefetch-step")) not in raises(PATHS, settings)
+
+
+@pytest.mark.parametrize("settings", [{"group_size": 2, "step": 0}, {"offload_backend": "prefetch", "step": 0}])
+def test_a_nested_config_holds_the_recipe_value_the_builder_passes(settings):
+    assert raises(PATHS, settings).get((OFFLOAD, marked(PATHS, OFFLOAD, "prefetch-step"))) == "certain"
+
+
+def test_a_value_passed_through_cast_is_the_value_itself():
+    assert (DEVICE, marked(PATHS, DEVICE, "device")) not in raises(PATHS, {})
+    assert raises(PATHS, {"device": "tpu"}).get((DEVICE, marked(PATHS, DEVICE, "device"))) == "certain"
+
+
+def test_a_nested_field_the_builder_fills_from_a_call_stays_open():
+    assert raises(PATHS, {}).get((OFFLOAD, marked(PATHS, OFFLOAD, "prefetch-window"))) == "open"
+
+
+# -- values that differ between branches ----------------------------------------------------
+BRANCHES, WORKERS = "startup_branches", "vllm/config/workers.py"
+
+
+@pytest.mark.parametrize("label", ["too-few-cores", "backend-kind", "backend-class"])
+def test_arithmetic_on_a_field_every_branch_leaves_equal_is_decided(label):
+    # `groups` is 1 or `spare` (1 by default): `size * groups` is 1 on every path
+    assert (WORKERS, marked(BRANCHES, WORKERS, label)) not in raises(BRANCHES, {})
+
+
+def test_arithmetic_on_options_that_disagree_stays_open():
+    found = raises(BRANCHES, {"spare": 2})
+    assert found.get((WORKERS, marked(BRANCHES, WORKERS, "too-few-cores"))) == "open"
+    # the backend is None, "mp" or "uni" there: which one decides the kind check, not a class
+    assert found.get((WORKERS, marked(BRANCHES, WORKERS, "backend-kind"))) == "open"
+    assert (WORKERS, marked(BRANCHES, WORKERS, "backend-class")) not in found
+
+
+def test_a_recipe_value_that_takes_the_other_branch_reaches_the_open_check():
+    assert raises(BRANCHES, {"size": 2}).get((WORKERS, marked(BRANCHES, WORKERS, "too-few-cores"))) == "open"
+
+
+# -- a constant range -----------------------------------------------------------------------
+RETRY, ATTEMPTS = "startup_retry", "vllm/config/attempts.py"
+
+
+def test_a_raise_after_a_constant_number_of_attempts_that_each_return_or_raise_is_unreachable():
+    found = raises(RETRY, {})
+    assert (ATTEMPTS, marked(RETRY, ATTEMPTS, "after-tries")) not in found
+    # the last attempt's failure is re-raised: whether the call fails is not the source's to say
+    assert found.get((ATTEMPTS, marked(RETRY, ATTEMPTS, "last-failure"))) == "open"
+
+
+def test_no_attempt_at_all_reaches_the_raise_after_the_loop():
+    assert raises(RETRY, {"tries": 0}).get((ATTEMPTS, marked(RETRY, ATTEMPTS, "after-tries"))) == "certain"
+
+
+def test_a_range_too_long_to_spell_out_stays_open():
+    assert raises(RETRY, {"tries": 100}).get((ATTEMPTS, marked(RETRY, ATTEMPTS, "after-tries"))) == "open"

@@ -67,11 +67,11 @@ def _read(index) -> ParserForms:
         symbols = []
     if len(symbols) != 1:
         why = "not found" if not symbols else "defined more than once"
-        return ParserForms(missing=(f"{PARSER} is {why} at this revision",))
+        return ParserForms(missing=(f"{PARSER} is {why} at this revision",), abbreviations=_abbreviations(index))
     symbol = symbols[0]
     fn = index.function(symbol.qualname)
     if fn is None:
-        return ParserForms(missing=(f"{PARSER} cannot be read",))
+        return ParserForms(missing=(f"{PARSER} cannot be read",), abbreviations=_abbreviations(index))
     tests: list[tuple[str, tuple]] = []
     constants: set[str] = set()
     calls: list[str] = []

@@ -114,6 +114,23 @@ def test_a_recipe_value_that_takes_the_other_branch_reaches_the_open_check():
     assert raises(BRANCHES, {"size": 2}).get((WORKERS, marked(BRANCHES, WORKERS, "too-few-cores"))) == "open"
 
 
+# -- early exits under an undecided condition ------------------------------------------------
+GUARDS = "vllm/config/guards.py"
+
+
+@pytest.mark.parametrize(("settings", "label"), [({"limit": 0}, "after-try-return"),
+                                                 ({"limit": 2}, "after-early-return"),
+                                                 ({"limit": 200}, "after-early-return-b")])
+def test_a_raise_after_an_undecided_early_return_is_open_not_certain(settings, label):
+    # the recipe's value decides the raise's own test, but the return above it depends on the host
+    assert raises(BRANCHES, settings).get((GUARDS, marked(BRANCHES, GUARDS, label))) == "open"
+
+
+@pytest.mark.parametrize("label", ["after-try-return", "after-early-return", "after-early-return-b"])
+def test_a_raise_the_recipe_refutes_stays_refuted_after_an_early_return(label):
+    assert (GUARDS, marked(BRANCHES, GUARDS, label)) not in raises(BRANCHES, {})
+
+
 # -- a constant range -----------------------------------------------------------------------
 RETRY, ATTEMPTS = "startup_retry", "vllm/config/attempts.py"
 

@@ -61,6 +61,11 @@ class Condition:
     reason: str
     taken: bool | None = None
 
+    @property
+    def as_taken(self) -> str:
+        """The condition as the current path has it: `not (x)` on the side where `x` is false."""
+        return self.text if self.taken is not False else f"not ({self.text})"
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -109,7 +114,7 @@ def raises_on_every_path(symbol, raises: list[RaiseEvent]) -> RaiseEvent:
     chain: tuple = ()
     texts = []
     for event in alternatives:
-        when = " and ".join(c.text if c.taken is not False else f"not ({c.text})" for c in event.conditions)
+        when = " and ".join(c.as_taken for c in event.conditions)
         text = f"{event.text} (if {when})" if when and len(alternatives) > 1 else event.text
         texts.append(text)
         chain += ((symbol.qualname, symbol.path, event.line, event.end_line, text),) + event.chain

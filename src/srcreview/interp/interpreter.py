@@ -299,15 +299,16 @@ class Frame:
             if not body_done:
                 body_done = self.block(s.orelse)
             after_body = self.env
-            results = [(after_body, body_done)]
+            results = [(after_body, body_done, self.conds)]
             for handler in s.handlers:
                 self.env, self.conds = dict(saved_env), list(saved_conds)
                 if handler.type is not None:
                     self.ev(handler.type)
                 done = self.block(handler.body)
-                results.append((self.env, done))
-            self.conds = saved_conds
-            live = [env for env, done in results if not done]
+                results.append((self.env, done, self.conds))
+            # what follows runs on the live paths: under the early exits any of them took
+            self.conds = _joined(saved_conds, [conds[len(saved_conds):] for _, done, conds in results if not done])
+            live = [env for env, done, _ in results if not done]
             self.env = merge_envs(live) if live else after_body
             finally_done = self.block(s.finalbody)
             return finally_done or not live
@@ -389,26 +390,30 @@ class Frame:
             return self.block(s.orelse)
         self.assumptions.append(Condition(text, test_line, test_end, reason))
         saved_env, saved_conds = self._fork()
-        self.conds = saved_conds + [Condition(text, test_line, test_end, reason, True)]
+        taken = Condition(text, test_line, test_end, reason, True)
+        self.conds = saved_conds + [taken]
         saved_narrowed = dict(self.narrowed)
         self.narrow(s.test)
         done_body = self.block(s.body)
         self.narrowed = saved_narrowed
-        env_body = self.env
+        env_body, conds_body = self.env, self.conds
         self.env = dict(saved_env)
-        self.conds = saved_conds + [Condition(text, test_line, test_end, reason, False)]
+        not_taken = Condition(text, test_line, test_end, reason, False)
+        self.conds = saved_conds + [not_taken]
         done_else = self.block(s.orelse)
-        env_else = self.env
-        self.conds = saved_conds
+        env_else, conds_else = self.env, self.conds
         if done_body and done_else:
-            self.env = saved_env
+            self.env, self.conds = saved_env, saved_conds
             return True
+        # what follows runs on the live branches only: under their conditions (after an undecided
+        # `if x: return`, under `not x`), with those their own early exits added
         if done_body:
-            self.env = env_else
+            self.env, self.conds = env_else, conds_else
         elif done_else:
-            self.env = env_body
+            self.env, self.conds = env_body, conds_body
         else:
             self.env = merge_envs([env_body, env_else])
+            self.conds = _joined(saved_conds, [conds_body[len(saved_conds) + 1:], conds_else[len(saved_conds) + 1:]])
         return False
 
     def narrow(self, test) -> None:
@@ -1375,7 +1380,7 @@ class Analyzer:
                 self.runtime.preserved.add(path)
             return  # stores what the recipe set, on whichever path
         conds = self.path_conditions()
-        condition = f"{conds[-1].text} ({conds[-1].reason})" if conds else "in a loop" if conditional else ""
+        condition = f"{conds[-1].as_taken} ({conds[-1].reason})" if conds else "in a loop" if conditional else ""
         self.runtime.rewrites.setdefault(path, []).append(
             (decided.value if decided is not None else None, decided is not None, where, path_file, node.line,
              node.end_line, conditional, condition))
@@ -1724,6 +1729,15 @@ def _with_nested(config: HfConfig, old: HfConfig, new: HfConfig) -> HfConfig:
             value = replaced
         fields.append((key, value))
     return replace(config, overrides=tuple(fields)) if changed else config
+
+
+def _joined(base: list, extras: list[list]) -> list:
+    """`base` with the conditions each live path added (its early exits), once each: code after
+    a join runs on one of those paths, so it rests on all of them (more than it needs, never less)."""
+    out = list(base)
+    for more in extras:
+        out.extend(c for c in more if c not in out)
+    return out
 
 
 def _same_constant(options) -> bool:

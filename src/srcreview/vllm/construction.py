@@ -453,7 +453,7 @@ def _walk_validators(an, cls: str, validators, value, path):
                     f"{short_name(qualname)} raises {_exception(event.text)}")
         if walked.raises:
             event = walked.raises[0]
-            why = "; ".join(c.text for c in event.conditions) or "inside a loop or a try"
+            why = "; ".join(c.as_taken for c in event.conditions) or "inside a loop or a try"
             return ("unknown", qualname, walked.symbol.path, (event.line, event.end_line),
                     f"{short_name(qualname)} may raise {_exception(event.text)} (if {why})")
         if mode in ("before", "wrap", "plain"):
@@ -552,8 +552,9 @@ def open_order(rejection) -> tuple:
 
 
 def depends_on(event) -> str:
-    """The undecided conditions a raise is under, with why each is undecided (at most two)."""
-    parts = [f"{c.text} ({c.reason})" if c.reason else c.text for c in event.conditions[:2]]
+    """The undecided conditions a raise is under, with why each is undecided: the two nearest
+    the raise (its own test first of all; the guards of early exits above it are counted)."""
+    parts = [f"{c.as_taken} ({c.reason})" if c.reason else c.as_taken for c in event.conditions[-2:]]
     more = len(event.conditions) - 2
     return " and ".join(parts) + (f" and {more} more" if more > 0 else "") if parts else "inside a loop or a try"
 

@@ -41,6 +41,28 @@ FUNCTIONS = """
         if isinstance(backend, type):
             raise TypeError("not an executor class")
         return backend
+
+    KINDS = {"llama": "dense", "mixtral": "moe"}
+    GROWN = {"llama": "dense"}
+
+    def kind(model_type):
+        return KINDS.get(model_type, "other")
+
+    def grown_kind(model_type):
+        return GROWN.get(model_type, "other")
+
+    def guarded(flag, n):
+        if flag:
+            return 0
+        if n > 3:
+            raise ValueError("too many")
+        return n
+"""
+
+PLUGINS = """
+    from vllm.f import GROWN
+
+    GROWN["mamba"] = "ssm"
 """
 
 READS = """
@@ -82,6 +104,7 @@ def index(tmp_path_factory):
         "vllm/f.py": FUNCTIONS,
         "vllm/config.py": "class SpeculativeConfig:\n    method: str = 'ngram'\n",
         "vllm/reads.py": READS,
+        "vllm/plugins.py": PLUGINS,
     })
 
 
@@ -122,6 +145,24 @@ def test_a_raise_the_arguments_avoid_is_not_listed(index):
 
 def test_a_raise_under_an_undecided_condition_is_listed_but_not_certain(index):
     result = outcome(index, "bounded")
+    assert ([r.text for r in result.raises], result.certain_raises) == (["ValueError('too many')"], ())
+
+
+@pytest.mark.parametrize(("key", "value"), [("mixtral", "moe"), ("bert", "other")])
+def test_a_module_table_lookup_gives_its_value_or_the_default(index, key, value):
+    assert (outcome(index, "kind", {"model_type": key}).value, outcome(index, "kind", {"model_type": key}).decided) \
+        == (value, True)
+
+
+@pytest.mark.parametrize("key", ["mamba", "llama", "bert"])
+def test_a_table_another_module_changes_is_not_what_its_literal_says(index, key):
+    # `GROWN["mamba"] = ...` in another module: any key may hold another value at run time
+    assert not outcome(index, "grown_kind", {"model_type": key}).decided
+
+
+def test_a_raise_after_an_undecided_early_return_is_not_certain(index):
+    # `n > 3` is decided, but the path reaches it only where `flag` is false: not decided here
+    result = outcome(index, "guarded", {"n": 5})
     assert ([r.text for r in result.raises], result.certain_raises) == (["ValueError('too many')"], ())
 
 

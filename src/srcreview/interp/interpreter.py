@@ -1353,8 +1353,7 @@ class Analyzer:
             self.runtime.heap[tuple(path)] = Unknown(f"{'.'.join(path)} may be set by {where} "
                                                      f"(line {node.line}) under an undecided condition")
             return
-        forced = self.force(value) if not isinstance(value, LazyCall) or self._builds_object(value) else Unknown(
-            f"{'.'.join(path)} is set from a call while the engine builds its config")
+        forced = self.force(value)
         if isinstance(forced, Const):
             forced = Const(forced.value, origin=tuple(path))
         self.runtime.heap[tuple(path)] = forced
@@ -1403,6 +1402,18 @@ class Analyzer:
         if any(isinstance(k, EnumMember) and self.enum_value(k) is None for k, _ in table.items):
             return Unknown(text)
         return Unknown(f"{text}: no such key")
+
+    def dict_get(self, table: DictVal, key, default, text: str, module_table: bool):
+        """`table.get(key, default)` with a constant key: its value; the default only for a module
+        table (`Resolver.constant_value` holds no table that the tree changes in place)."""
+        key = self.force(key)
+        if not isinstance(key, Const):
+            return Unknown(f"{text}: the key is not decided")
+        missing = f"{text}: no such key"
+        found = self.dict_item(table, key.value, text)
+        if not (isinstance(found, Unknown) and found.reason == missing):
+            return found
+        return default if module_table else Unknown(missing)
 
     def same_key(self, a, b) -> bool:
         if isinstance(a, EnumMember):
@@ -1578,6 +1589,10 @@ class Analyzer:
         if isinstance(callee, BoundBuiltin):
             if isinstance(callee.receiver, DictVal) and callee.name in DICT_VIEWS and not args and not kwargs:
                 return callee  # `table.items()`: iterated item by item (Frame.loop)
+            if isinstance(callee.receiver, DictVal) and callee.name == "get" and 1 <= len(args) <= 2 and not kwargs:
+                table = e.func.value if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) else None
+                return self.dict_get(callee.receiver, args[0], args[1] if len(args) == 2 else NONE, text,
+                                     isinstance(table, ir.Name) and table.id not in frame.env)
             value = builtins.bound_builtin(callee, [self.force(a) for a in args])
             if isinstance(value, Unknown):  # never drop a call silently: it stays in the graph, unresolved
                 frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved",

@@ -10,6 +10,7 @@ runtime model for the recipe's values at config paths.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any, cast
 
@@ -134,6 +135,9 @@ class Resolver:
             return Unknown(f"{const.name} is bound more than once at import time")
         if const.guard is not None:
             return Unknown(f"{const.name} is bound conditionally at import time ({const.guard})")
+        if _container(const) and self.index.grep_re(_changed_in_place(const.name), literal=const.name):
+            # a registration elsewhere (`TABLE["x"] = ...`, `TABLE.update(...)`): not what the literal says
+            return Unknown(f"{const.name} is changed in place in the tree")
         if not _holds_unknown(const.value):
             return Const(const.value)
         if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp, ir.Dict, ir.Call)):
@@ -156,7 +160,7 @@ class Resolver:
             return self.super_attr(receiver, name)
         if isinstance(receiver, Const):
             return const_attr(receiver.value, name)
-        if isinstance(receiver, DictVal) and name in DICT_VIEWS:
+        if isinstance(receiver, DictVal) and (name in DICT_VIEWS or name == "get"):
             return BoundBuiltin(name, receiver)  # a view of a dict with abstract values (Frame.loop)
         if isinstance(receiver, Unknown) and MODEL_CONFIG_UNKNOWN in receiver.reason:
             return receiver  # whatever it is read from, the model's config is what is not known
@@ -730,3 +734,15 @@ def _fills(body, name: str) -> bool:
                 and func.value.attr == name:
             return True
     return False
+
+
+def _container(const) -> bool:
+    """A module constant bound to a mutable container (a dict, list or set display)."""
+    return isinstance(const.value, (dict, list, set)) or isinstance(const.expr, ir.Dict) or (
+        isinstance(const.expr, ir.Seq) and const.expr.kind in ("list", "set"))
+
+
+def _changed_in_place(name: str) -> str:
+    """A regex for a store into `name` or a call of one of its mutating methods, in any file."""
+    return (rf"\b{re.escape(name)}\s*(\[[^\]\n]*\]\s*=|\.(update|setdefault|append|extend|insert|add|"
+            rf"pop|popitem|remove|discard|clear|__setitem__)\s*\()")

@@ -35,7 +35,7 @@ def setting_rows(settings: dict) -> tuple[Setting, ...]:
 
 def build_recipe(settings: dict | None = None, *, env: dict | None = None, env_line: int = 50,
                  name: str = "case", model: str | None = None, model_config: dict | None = None,
-                 path: str = "recipe.toml", gpu: str = RTX_5090, capability: str = "12.0") -> Recipe:
+                 path: str = "recipe.toml", gpu: str = RTX_5090, capability: str | None = "12.0") -> Recipe:
     """A recipe of these settings and environment variables (the first on `env_line`), on this
     GPU; `model_config` is the `config.json` of `model` as the recipe states it."""
     rows = setting_rows(settings or {})

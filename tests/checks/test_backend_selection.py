@@ -75,6 +75,19 @@ def test_the_platform_selects_the_first_admitted_candidate(tree, name, model, ca
     assert f"| `attention_backend` | target | `unset` → {selected} |" in markdown.render([result]).replace("\\_", "_")
 
 
+def test_a_named_gpu_decides_the_capability_the_recipe_leaves_out(tree):
+    # "NVIDIA B200" and no compute_capability: SM100, where FlashInfer is first (as with 10.0 stated)
+    recipe = build_recipe({}, name="mtp3-triton", model="org/model", model_config=LLAMA, path="r.toml",
+                          gpu="NVIDIA B200", capability=None)
+    result = review(recipe, tree)
+    assert (_row(result).status, _row(result).effective) == ("applied", "FLASHINFER")
+    assert result.profile.compute_capability == "10.0"
+    assert "NVIDIA's published compute capability of B200" in result.profile.summary()
+    unnamed = review(build_recipe({}, name="mtp3-triton", model="org/model", model_config=LLAMA, path="r.toml",
+                                  gpu="NVIDIA GPU", capability=None), tree)
+    assert _row(unnamed).status == "undecided"
+
+
 def test_no_candidate_admits_the_recipe_start_up_fails(tree):
     result = _review(tree, model=DEEPSEEK, kv_cache_dtype="nvfp4")
     finding = _finding(result, "attention-backend-auto-selected")

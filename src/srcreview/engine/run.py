@@ -67,6 +67,7 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
     install(VLLM)  # the interpreter's framework model, before the first walk
     index = index if index is not None else Index(tree, cache_dir=cache_dir)
     rules = load_rules() if rules is None else rules
+    recipe = recipe.model_copy(update={"hardware": recipe.hardware.with_known_capability()})
     profile = runtime_profile(tree, recipe)
     bindings = _bindings(index, recipe, profile)
     analyzer, incomplete = _prepared(index, recipe, bindings)

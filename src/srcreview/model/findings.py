@@ -202,6 +202,9 @@ class RuntimeProfile(Record):
     gpu: str | None = None
     gpu_from: str = Field(default="", description="the recipe's [hardware] gpu, or --gpu")
     compute_capability: str | None = None
+    compute_capability_from: str | None = Field(default=None, omit_none=True,
+                                                description="where the capability comes from when the recipe "
+                                                            "names only its GPU")
     container: str = Field(description="the container assumed: the release's official image, or the recipe's image")
     requirements: tuple[str, ...] = Field(default=(), description="the pinned tree's requirement files read, in "
                                           "include order")
@@ -223,7 +226,9 @@ class RuntimeProfile(Record):
             return (f"runtime profile: platform open ({self.platform_from}): GPU-dependent rows stay undecided; "
                     f"plugins: {self.plugins}")
         gpu = f" on {self.gpu}" if self.gpu else ""
-        cap = f" (compute capability {self.compute_capability})" if self.compute_capability else ""
+        cap = f" (compute capability {self.compute_capability}" + (
+            f": {self.compute_capability_from})" if self.compute_capability_from else ")") \
+            if self.compute_capability else ""
         installed = [p for p in self.packages if p.installed]
         files = ", ".join(self.requirements)
         notes = [f"{p.name} ({p.source})" for p in installed if not p.source.startswith(self.requirements or ("-",))]

@@ -75,7 +75,8 @@ def runtime_profile(tree, recipe, *, gpu: str | None = None, gpu_from: str = "")
     container = f"the recipe's image {pin.image}, taken as the release's official build" \
         if pin.image else OFFICIAL
     return RuntimeProfile(platform=platform, platform_from=platform_from, gpu=gpu, gpu_from=gpu_from,
-                          compute_capability=recipe.hardware.compute_capability, container=container,
+                          compute_capability=recipe.hardware.compute_capability,
+                          compute_capability_from=recipe.hardware.compute_capability_from, container=container,
                           requirements=tuple(files), packages=tuple(packages.values()),
                           entry_points=entry_points, entry_points_from=ENTRY_POINTS if entry_points is not None else "")
 

@@ -74,6 +74,9 @@ class Hardware(Record):
     compute_capability: str | None = None
     gpu_from: str | None = Field(default=None, omit_none=True, description="who named the GPU when not the recipe "
                                                                    "(`--gpu`): the runtime profile says so")
+    compute_capability_from: str | None = Field(
+        default=None, omit_none=True, description="where the capability comes from when the recipe names only "
+                                                  "its GPU (srcreview.model.gpus)")
 
     @field_validator("compute_capability", mode="before")
     @classmethod
@@ -84,6 +87,16 @@ class Hardware(Record):
         if value is not None and (not isinstance(value, str) or not _CAPABILITY.match(value)):
             raise ValueError('must look like "12.0" (major.minor)')
         return value
+
+    def with_known_capability(self) -> Hardware:
+        """This hardware with its GPU's capability when it names a GPU NVIDIA lists and no
+        capability (srcreview.model.gpus); itself otherwise."""
+        from srcreview.model.gpus import capability_of
+
+        known = capability_of(self.gpu) if self.gpu and self.compute_capability is None else None
+        if known is None:
+            return self
+        return self.model_copy(update={"compute_capability": known[0], "compute_capability_from": known[1]})
 
     @property
     def capability(self) -> tuple[int, int] | None:

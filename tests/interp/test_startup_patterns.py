@@ -148,3 +148,33 @@ def test_no_attempt_at_all_reaches_the_raise_after_the_loop():
 
 def test_a_range_too_long_to_spell_out_stays_open():
     assert raises(RETRY, {"tries": 100}).get((ATTEMPTS, marked(RETRY, ATTEMPTS, "after-tries"))) == "open"
+
+
+# -- the rows of the values a raise reads ---------------------------------------------------
+def _rows(settings: dict) -> dict[str, tuple[str, str]]:
+    from recipe_support import build_recipe
+
+    from srcreview.engine.run import review
+
+    result = review(build_recipe(settings), fixture_tree(BRANCHES))
+    return {k.key: (k.status, k.note) for k in result.knobs}
+
+
+def test_a_certain_raise_refuses_the_values_its_tests_read():
+    # `if self.floor > 0: if self.limit < 0: raise`: both tests decided by the recipe
+    rows = _rows({"limit": -1, "floor": 1})
+    assert rows["limit"][0] == rows["floor"][0] == "invalid-value"
+    assert f"raises ValueError ({GUARDS}:{marked(BRANCHES, GUARDS, 'negative')})" in rows["limit"][1]
+    assert "and those of floor" in rows["limit"][1]
+
+
+def test_an_open_raise_whose_own_test_the_recipe_decides_leaves_those_values_undecided():
+    # `limit < floor` is decided true, but an early return above it depends on the host
+    rows = _rows({"limit": -1, "floor": 0})
+    assert rows["limit"][0] == rows["floor"][0] == "undecided"
+    assert rows["limit"][1].startswith(f"start-up: GuardsConfig.__post_init__ may raise ValueError ({GUARDS}:")
+
+
+def test_values_no_raise_reads_stay_accepted():
+    assert _rows({"limit": 8, "floor": 4, "size": 1}) == {"floor": ("accepted", ""), "limit": ("accepted", ""),
+                                                          "size": ("accepted", "")}

@@ -98,12 +98,13 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
                 findings.append(finding)
             _apply_knobs(rule, ctx, subject, result, downgrade, knobs)
     from srcreview.vllm.env_knobs import env_knobs
-    from srcreview.vllm.startup_knobs import open_raise_rows, rewrite_rows
+    from srcreview.vllm.startup_knobs import open_raise_rows, rejected_rows, rewrite_rows
 
     knobs.update(((k.key, k.scope), k) for k in env_knobs(index, recipe, bindings))
     # what start-up does with a value decides over what a rule found: a hook's store, a raise
     # that may refuse it
-    for row in rewrite_rows(ctx, analyzer.construction) + open_raise_rows(ctx, analyzer.construction):
+    for row in rewrite_rows(ctx, analyzer.construction) + open_raise_rows(ctx, analyzer.construction) \
+            + rejected_rows(ctx, analyzer.construction):
         for scope in [sc for sc in _SCOPES if (row.key, sc) in knobs] or ["engine"]:
             old = knobs.get((row.key, scope))
             if old is None or KNOB_PRECEDENCE[row.status] > KNOB_PRECEDENCE[old.status]:

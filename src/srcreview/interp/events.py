@@ -98,6 +98,9 @@ class RaiseEvent:
     # what its undecided conditions read: config paths (("scheduler_config", "max_num_seqs")) and
     # bare names (("max_model_len",), a parameter); what a knob's row rests on (Frame.cond_reads)
     reads: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
+    # what the decided tests of the ifs around it read (the same kinds of reads): the values that
+    # steer the path into it, whose rows a certain raise refuses (startup_knobs.rejected_rows)
+    guard_reads: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
 
     @property
     def certain(self) -> bool:
@@ -121,7 +124,9 @@ def raises_on_every_path(symbol, raises: list[RaiseEvent]) -> RaiseEvent:
     same = len({e.text for e in alternatives}) == 1  # whichever path, the same exception
     text = alternatives[0].text if same else "one of " + "; ".join(dict.fromkeys(texts))
     first = alternatives[0]
-    return RaiseEvent(first.line, first.end_line, text, (), False, chain)
+    reads = tuple(dict.fromkeys(r for e in alternatives for r in e.reads))
+    guard_reads = tuple(dict.fromkeys(r for e in alternatives for r in e.guard_reads))
+    return RaiseEvent(first.line, first.end_line, text, (), False, chain, reads, guard_reads)
 
 
 MAY_RAISE_LIMIT = 24  # possible raises a call hands to its caller: enough to name them, bounded

@@ -138,6 +138,7 @@ class Frame:
         self.raises: list[RaiseEvent] = []
         self.stores: list[StoreEvent] = []
         self.conds: list[Condition] = []
+        self.guards: list[Condition] = []  # the decided tests of the ifs being walked (RaiseEvent.guard_reads)
         self.env: dict[str, object] = {}
         self.narrowed: dict[str, object] = {}  # `self.x` -> its type inside `if isinstance(self.x, C):`
         self.env_reads: dict[str, tuple[int, int]] = {}  # env vars the recipe does not set, read here or below -> line
@@ -263,14 +264,17 @@ class Frame:
                 self.ev(s.exc)
             conds = self.raise_conds()
             self.raises.append(RaiseEvent(s.line, s.end_line, ir.text(s.exc) if s.exc is not None else "raise",
-                                          conds, self.loops > 0, reads=self.cond_reads(conds)))
+                                          conds, self.loops > 0, reads=self.cond_reads(conds),
+                                          guard_reads=self.cond_reads(self.guards)))
             return True
         if kind is ir.Assert:
             truth, reason = self.truth(self.ev(s.test))
             if truth is False:
                 conds = self.raise_conds()
+                test = Condition(s.text, s.line, s.end_line, "", False)
                 self.raises.append(RaiseEvent(s.line, s.end_line, f"assert {s.text}", conds,
-                                              self.loops > 0, reads=self.cond_reads(conds)))
+                                              self.loops > 0, reads=self.cond_reads(conds),
+                                              guard_reads=self.cond_reads((*self.guards, test))))
                 return True
             if truth is None and self.an.effects:  # an assert the walk cannot decide may fail
                 failing = Condition(f"not ({s.text})", s.line, s.end_line, reason or "undecided", True)
@@ -333,7 +337,8 @@ class Frame:
             return False
         conds = self.raise_conds()
         self.raises.append(RaiseEvent(s.line, s.end_line, raised.text, conds, self.loops > 0,
-                                      raised.chain, self.cond_reads(conds) + raised.reads))
+                                      raised.chain, self.cond_reads(conds) + raised.reads,
+                                      self.cond_reads(self.guards) + raised.guard_reads))
         return True
 
     def raise_conds(self) -> tuple[Condition, ...]:
@@ -382,12 +387,13 @@ class Frame:
         truth, reason = self.truth(test)
         text = s.text
         test_line, test_end = s.test.line, s.test.end_line
-        if truth is True:
-            self.decisions.append(Decision(text, test_line, test_end, True))
-            return self.block(s.body)
-        if truth is False:
-            self.decisions.append(Decision(text, test_line, test_end, False))
-            return self.block(s.orelse)
+        if truth is not None:
+            self.decisions.append(Decision(text, test_line, test_end, truth))
+            self.guards.append(Condition(text, test_line, test_end, "", truth))
+            try:
+                return self.block(s.body if truth else s.orelse)
+            finally:
+                self.guards.pop()
         self.assumptions.append(Condition(text, test_line, test_end, reason))
         saved_env, saved_conds = self._fork()
         taken = Condition(text, test_line, test_end, reason, True)

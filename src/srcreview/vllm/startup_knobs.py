@@ -9,8 +9,10 @@ store, saying what the field becomes), and `undecided` when the store depends on
 does not decide (what the engine keeps is then not known from the source).
 
 A raise on the start-up path that the recipe does not decide (Construction.open_raises) and
-whose conditions read a knob's value leaves that knob `undecided` too: vLLM may refuse to start
-with it, so neither `accepted` nor `applied` can be promised (`open_raise_rows`).
+whose conditions read a knob's value (the undecided ones, and the decided tests that steer the
+path into it) leaves that knob `undecided` too: vLLM may refuse to start with it, so neither
+`accepted` nor `applied` can be promised (`open_raise_rows`). A certain raise makes the values it
+reads `invalid-value` (`rejected_rows`).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def open_raise_rows(ctx, construction) -> list[Knob]:
     first: dict = {}  # recipe key -> the first open raise (a construction.Rejection) reading it
     for rejection in sorted(construction.open_raises, key=open_order) + sorted(construction.unreached,
                                                                                 key=open_order):
-        for key in keys_read(ctx, rejection.raise_event.reads):
+        for key in keys_read(ctx, rejection.raise_event.reads + rejection.raise_event.guard_reads):
             first.setdefault(key, rejection)
     rows = []
     for key, rejection in sorted(first.items()):
@@ -61,6 +63,35 @@ def open_raise_rows(ctx, construction) -> list[Knob]:
                          evidence=(anchor,), tags=("startup-open",),
                          note=f"start-up: {hook} may raise {exc} ({path}:{line}) reading it{after}, if "
                               f"{depends_on(event)}"))
+    return rows
+
+
+def rejected_rows(ctx, construction) -> list[Knob]:
+    """An `invalid-value` row for each recipe key a certain raise reads (its own test and the
+    decided tests that steer the path into it, RaiseEvent.guard_reads): vLLM refuses the recipe
+    there, so none of those values is `accepted`. Anchored on the first such raise."""
+    from srcreview.vllm.construction import open_order, open_site, raise_symbol, site_text
+
+    if construction is None or not construction.rejections:
+        return []
+    first: dict = {}  # recipe key -> the first certain raise reading it
+    for rejection in sorted(construction.rejections, key=open_order):
+        event = rejection.raise_event
+        for key in keys_read(ctx, event.reads + event.guard_reads):
+            first.setdefault(key, rejection)
+    rows = []
+    for key, rejection in sorted(first.items()):
+        path, line, end = open_site(rejection)
+        hook = ".".join(rejection.function.split(".")[-2:])
+        exc = site_text(rejection).split("(", 1)[0]
+        setting = ctx.recipe.setting(key)
+        together = sorted(k for k, r in first.items() if r is rejection and k != key)
+        anchor = ctx.anchor(path, line, end, raise_symbol(site_text(rejection)),
+                            f"refuses: raises {exc} here while the engine builds its config")
+        rows.append(Knob(key=key, value=setting.value, scope="engine", recipe_line=setting.line,
+                         status="invalid-value", evidence=(anchor,),
+                         note=f"start-up: {hook} raises {exc} ({path}:{line}) with this value"
+                              + (f" and those of {', '.join(together)}" if together else "")))
     return rows
 
 

@@ -57,6 +57,13 @@ FUNCTIONS = """
         if n > 3:
             raise ValueError("too many")
         return n
+
+    def refused_first(flag, n):
+        if flag:
+            raise ValueError("refused")
+        if n > 3:
+            raise ValueError("too many")
+        return n
 """
 
 PLUGINS = """
@@ -164,6 +171,12 @@ def test_a_raise_after_an_undecided_early_return_is_not_certain(index):
     # `n > 3` is decided, but the path reaches it only where `flag` is false: not decided here
     result = outcome(index, "guarded", {"n": 5})
     assert ([r.text for r in result.raises], result.certain_raises) == (["ValueError('too many')"], ())
+
+
+def test_a_raise_after_an_undecided_raise_is_certain_where_the_function_goes_on(index):
+    # either `flag` raises or `n > 3` does: what follows a raise is the path that survives it
+    result = outcome(index, "refused_first", {"n": 5})
+    assert [r.text for r in result.certain_raises] == ["ValueError('too many')"]
 
 
 def test_a_function_that_always_raises_is_not_decided(index):

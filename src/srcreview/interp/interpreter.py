@@ -139,6 +139,7 @@ class Frame:
         self.stores: list[StoreEvent] = []
         self.conds: list[Condition] = []
         self.guards: list[Condition] = []  # the decided tests of the ifs being walked (RaiseEvent.guard_reads)
+        self.exits = 0  # returns (and item-ending continues) walked so far: how a branch that ends, ended
         self.env: dict[str, object] = {}
         self.narrowed: dict[str, object] = {}  # `self.x` -> its type inside `if isinstance(self.x, C):`
         self.env_reads: dict[str, tuple[int, int]] = {}  # env vars the recipe does not set, read here or below -> line
@@ -258,6 +259,7 @@ class Frame:
             if self.raised is not None:
                 return self.ends_here(s)
             self.returns.append(ReturnEvent(s.line, s.end_line, value, tuple(self.conds)))
+            self.exits += 1
             return True
         if kind is ir.Raise:
             if s.exc is not None:
@@ -326,6 +328,7 @@ class Frame:
                 self.ev(e)
             return False
         if kind is ir.Jump and s.kind == "continue" and self.unrolling:
+            self.exits += 1
             return True  # this item's walk ends here; the next item's begins
         return False  # ir.Jump: the enclosing loop is walked as if the body ran on
 
@@ -400,23 +403,32 @@ class Frame:
         self.conds = saved_conds + [taken]
         saved_narrowed = dict(self.narrowed)
         self.narrow(s.test)
+        exits = self.exits
         done_body = self.block(s.body)
+        body_raises = done_body and self.exits == exits  # every path of it raised: none returned
         self.narrowed = saved_narrowed
         env_body, conds_body = self.env, self.conds
         self.env = dict(saved_env)
         not_taken = Condition(text, test_line, test_end, reason, False)
         self.conds = saved_conds + [not_taken]
+        exits = self.exits
         done_else = self.block(s.orelse)
+        else_raises = done_else and self.exits == exits
         env_else, conds_else = self.env, self.conds
         if done_body and done_else:
             self.env, self.conds = saved_env, saved_conds
             return True
-        # what follows runs on the live branches only: under their conditions (after an undecided
-        # `if x: return`, under `not x`), with those their own early exits added
+        # what follows runs on the live branch only: under its condition where the other branch
+        # returned (after an undecided `if x: return`, under `not x`), with its own early exits.
+        # Where the other branch raised, what follows is what the engine does when it starts at
+        # all (that raise is kept as open): it does not rest on the condition.
+        mine = len(saved_conds) + 1
         if done_body:
-            self.env, self.conds = env_else, conds_else
+            self.env = env_else
+            self.conds = saved_conds + conds_else[mine:] if body_raises else conds_else
         elif done_else:
-            self.env, self.conds = env_body, conds_body
+            self.env = env_body
+            self.conds = saved_conds + conds_body[mine:] if else_raises else conds_body
         else:
             self.env = merge_envs([env_body, env_else])
             self.conds = _joined(saved_conds, [conds_body[len(saved_conds) + 1:], conds_else[len(saved_conds) + 1:]])

@@ -18,7 +18,7 @@ LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_s
 GPU = '[hardware]\ngpu = "NVIDIA GeForce RTX 5090"\ncompute_capability = "12.0"\n'
 
 
-def _review(tree, tmp_path, engine: str, env: str = "", spec: str = ""):
+def _review(tree, tmp_path, engine: str, env: str = "", spec: str = "", gpu: str = GPU):
     """A recipe for a small llama-like model given as a local config.json (the model's config at hand)."""
     from real_reviews import index_for
 
@@ -28,7 +28,7 @@ def _review(tree, tmp_path, engine: str, env: str = "", spec: str = ""):
 
     (tmp_path / "model").mkdir(exist_ok=True)
     (tmp_path / "model" / "config.json").write_text(json.dumps(LLAMA))
-    text = (f'[recipe]\nname = "case"\nmodel = "./model"\n{GPU}[engine]\nskip_tokenizer_init = true\n'
+    text = (f'[recipe]\nname = "case"\nmodel = "./model"\n{gpu}[engine]\nskip_tokenizer_init = true\n'
             f'load_format = "dummy"\n{engine}\n{spec}' + (f"[env]\n{env}\n" if env else ""))
     recipe = with_model_configs(parse_recipe(text, "case.toml"), base_dir=tmp_path)
     return review(recipe, tree, index=index_for(tree), source_label="registry")
@@ -137,17 +137,31 @@ def test_an_open_raise_leaves_the_knobs_it_reads_undecided(vllm_029):
     assert first.startswith("start-up: undecided")
 
 
+SP = "max_model_len = 2048\ntensor_parallel_size = 2\n[engine.compilation_config.pass_config]\nenable_sp = true\n"
+
+
 def test_a_raise_on_a_value_a_hook_may_rewrite_is_not_certain(vllm_029, tmp_path):
     """Sequence parallelism with TP 2 on the V2 runner: the V2 gate refuses it, but
-    VllmConfig.__post_init__ may turn it off first (a threshold from the model's hidden size):
-    the refusal rests on that, so it is an open question, not a confirmed one."""
-    review = _review(vllm_029, tmp_path, "max_model_len = 2048\ntensor_parallel_size = 2\n"
-                                         "[engine.compilation_config.pass_config]\nenable_sp = true\n",
-                     env='VLLM_USE_V2_MODEL_RUNNER = "1"')
+    VllmConfig.__post_init__ turns it off first where the GPU has no threshold for the model's
+    hidden size. With the GPU's capability open, the refusal rests on that: an open question."""
+    review = _review(vllm_029, tmp_path, SP, env='VLLM_USE_V2_MODEL_RUNNER = "1"', gpu='[hardware]\ngpu = "NVIDIA GPU"\n')
     finding = _finding(review, "startup-rejected")
     assert finding is not None and finding.classification == "plausible"
     knob = _knob(review, "compilation_config.pass_config.enable_sp")
     assert knob.status == "undecided" and "sets compilation_config.pass_config.enable_sp to False" in knob.note
+
+
+def test_a_value_a_hook_turns_off_under_the_recipe_is_overridden(vllm_029, tmp_path):
+    """On compute capability 12.0 the threshold table of sequence_parallelism.py has no entry:
+    the hook turns SP off, so the recipe's `enable_sp = true` is not what the engine runs with."""
+    review = _review(vllm_029, tmp_path, SP, env='VLLM_USE_V2_MODEL_RUNNER = "1"')
+    knob = _knob(review, "compilation_config.pass_config.enable_sp")
+    assert (knob.status, knob.effective) == ("overridden", "False")
+    assert knob.evidence[0].path == "vllm/config/vllm.py"
+    lines = vllm_029.read_text("vllm/config/vllm.py").splitlines()
+    store = knob.evidence[0].start_line
+    assert "pass_config.enable_sp = False" in lines[store - 1]
+    assert any("hidden_size too small" in line for line in lines[store - 8:store])  # not the TP == 1 store
 
 
 def test_top_level_keys_the_draft_model_config_copies_have_draft_rows(vllm_029):

@@ -178,3 +178,12 @@ def test_an_open_raise_whose_own_test_the_recipe_decides_leaves_those_values_und
 def test_values_no_raise_reads_stay_accepted():
     assert _rows({"limit": 8, "floor": 4, "size": 1}) == {"floor": ("accepted", ""), "limit": ("accepted", ""),
                                                           "size": ("accepted", "")}
+
+
+def test_a_raise_on_an_argument_a_hook_may_have_rewritten_is_open():
+    # DeviceConfig may set device = "cpu" on a large host before PlacementConfig gets it
+    found = raises(PATHS, {"device": "mps", "replicas": 2})
+    assert found.get(("vllm/config/placement.py", marked(PATHS, "vllm/config/placement.py", "placement-device"))) \
+        == "open"
+    assert ("vllm/config/placement.py", marked(PATHS, "vllm/config/placement.py", "placement-device")) \
+        not in raises(PATHS, {"device": "mps", "replicas": 1})

@@ -1168,6 +1168,7 @@ class Analyzer:
         # raises matter); `constructing` also records config stores on the runtime's heap
         self.effects = False
         self.constructing = False
+        self.resolving: set | None = None  # while a construction entry's arguments are computed
         self.construction: Any = None  # srcreview.vllm.construction.Construction, once prepared
         self.runtime.walk_hooks = self.walk_hooks
 
@@ -1326,6 +1327,8 @@ class Analyzer:
         if self.constructing:
             for frame in self.stack:
                 frame.tentative.add(path)
+            if self.resolving is not None:
+                self.resolving.add(path)
 
     def _note_may_raise(self, events) -> None:
         """A callee that may raise: each of its raises is a possible raise of the caller's
@@ -1479,8 +1482,13 @@ class Analyzer:
                 symbol = self.index.resolve(qualname)
                 info = self.index.function_at(symbol)
                 bound = args[0] if args else {}
-                bound = bound.resolve() if hasattr(bound, "resolve") else bound
+                self.resolving = set()  # tentative fields read to compute the arguments (note_tentative)
+                try:
+                    bound = bound.resolve() if hasattr(bound, "resolve") else bound
+                finally:
+                    read, self.resolving = self.resolving, None
                 frame = Frame(self, info.module, info.facts, symbol, self_obj, bound)
+                frame.tentative |= read  # a raise on an argument a hook may have rewritten is not certain
                 self.depth += 1
                 try:
                     frame.run()

@@ -173,7 +173,7 @@ def test_a_body_no_review_read_is_stored_unconverted_and_converts_to_the_same_ir
     from srcreview.core.errors import SourceUnavailable
     from srcreview.index.builder.ast_front import extract
     from srcreview.index.builder.cst_front import extract as extract_cst
-    from srcreview.index.facts import PendingBody
+    from srcreview.index.facts import MODULE_CODE, PendingBody
 
     source = (b"import os\n\n\nclass A:\n    x: int = 1\n\n    @property\n    def f(self, a=(1,\n        2)):\n"
               b"        if a:\n            import sys\n            self.y: int = (a +\n                1)\n"
@@ -181,7 +181,7 @@ def test_a_body_no_review_read_is_stored_unconverted_and_converts_to_the_same_ir
               b"def top():\n    try:\n        return A().f\n    except Exception:\n        pass\n")
     pending = extract(source, "m", "m.py", "blob")
     eager = extract_cst(source, "m", "m.py", "blob")
-    assert set(pending.functions) == set(eager.functions) == {"A.f", "A.f.<locals>.g", "top"}
+    assert set(pending.functions) == set(eager.functions) == {"A.f", "A.f.<locals>.g", "top", MODULE_CODE}
     assert all(isinstance(fn.stored_body, PendingBody) for fn in pending.functions.values())
     assert pending.classes == eager.classes, "instance attributes are recorded without converting bodies"
     assert [i.local for i in pending.functions["A.f"].imports] == ["sys"]

@@ -176,3 +176,39 @@ def test_a_syntax_error_is_a_fact_not_a_crash(tmp_path):
     with pytest.raises(UnreadableSource, match=r"vllm/broken\.py: does not parse") as raised:
         index.module("vllm.broken")
     assert raised.value.tag == "unparsable-source" and index.unreadable == {"vllm/broken.py": facts.parse_error}
+
+
+def test_a_modules_own_code_is_kept_as_a_function_of_what_runs_at_import(tmp_path):
+    """Registration at import, decorators applied, a `__main__` guard: the module's statements
+    are one function (MODULE_CODE), the same from both front ends; a `def` or `class` binds its
+    name and each decorator is applied to it, innermost first; imports stay the module's facts,
+    and the module's code is no definition a name search finds."""
+    from srcreview.index.builder.ast_front import extract
+    from srcreview.index.builder.cst_front import extract as extract_cst
+    from srcreview.index.facts import MODULE_CODE
+
+    source = (b"import os\nfrom r import register, outer, inner\n\n\n@outer\n@inner(1)\ndef f():\n    return os.sep\n\n\n"
+              b"@register\nclass C:\n    x = 1\n\n\nregister('f', f)\nif __name__ == '__main__':\n    f()\n")
+    lazy, eager = extract(source, "m", "m.py", "b"), extract_cst(source, "m", "m.py", "b")
+    assert lazy.functions[MODULE_CODE].body == eager.functions[MODULE_CODE].body
+    code = lazy.functions[MODULE_CODE]
+    assert (code.start_line, code.end_line, code.params) == (1, 18, ())
+    kinds = [(type(s).__name__, s.line) for s in code.body]
+    assert kinds == [("Def", 7), ("Assign", 6), ("Assign", 5), ("Def", 12), ("Assign", 11), ("ExprStmt", 16),
+                     ("If", 17)], "imports are not statements of the module's code"
+    inner, outer = code.body[1], code.body[2]
+    assert isinstance(inner.value, ir.Call) and isinstance(inner.value.func, ir.Call), "inner(1) applied to f"
+    assert isinstance(outer.value, ir.Call) and outer.value.func == ir.Name(5, 5, "outer")
+    assert outer.value.args == (ir.Name(5, 5, "f"),)
+    assert {i.local for i in lazy.imports} == {"os", "register", "outer", "inner"}
+    assert set(lazy.functions) == {"f", MODULE_CODE}
+
+    (tmp_path / "m.py").write_bytes(source)
+    index = Index(DirectoryTree(tmp_path, Revision(requested="fixture", sha=SHA)), package="")
+    assert MODULE_CODE not in {s.local for s in index.symbols(index.module("m"))}
+    with pytest.raises(DataError, match="not a dotted Python name"):
+        index.find(MODULE_CODE)
+    info = index.function(f"m.{MODULE_CODE}")
+    assert info is not None and info.facts.body == code.body and info.symbol.path == "m.py"
+    with pytest.raises(DataError, match="not a dotted Python name"):
+        index.function(f"nowhere.{MODULE_CODE}")  # no such module: the name is no function's

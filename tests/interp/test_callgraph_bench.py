@@ -18,6 +18,7 @@ import pytest
 
 from srcreview.core.errors import DataError
 from srcreview.index import Index
+from srcreview.index.facts import MODULE_CODE
 from srcreview.interp import trace
 from srcreview.model.revision import Revision
 from srcreview.source.base import AnyPythonTree
@@ -53,8 +54,8 @@ def index_of(case: str) -> Index:
 def judge(index: Index, caller: str, callee: str) -> Edge:
     """Found, recorded open, or dropped: the edge from the caller's own walk, and the reach
     query from the caller to the callee (which must not say "never reached")."""
-    if index.has_module(caller):  # the module's own code (a function is named by its qualname)
-        return Edge(caller, callee, "dropped", "module-level code is not walked")
+    if index.has_module(caller):  # the module's own code, what runs at import
+        caller = f"{caller}.{MODULE_CODE}"
     try:
         direct = trace(index, caller, {}, sink=callee, max_depth=1)
         reach = trace(index, caller, {}, sink=callee)
@@ -94,15 +95,7 @@ def test_the_benchmark_has_cases_in_every_category_it_names():
     assert all(expected_edges(case) for case in CASES)
 
 
-# open (issue 23 item 5): the index keeps no IR of a module's own statements, so calls made at
-# import (registration, `if __name__ == "__main__":`, a decorator applied) are not walked yet
-MODULE_LEVEL = "module-level code is not walked: the index has no IR of module bodies yet"
-NOT_YET = {"module_level/registration": MODULE_LEVEL, "module_level/guarded_main": MODULE_LEVEL,
-           "decorators/applied_at_import": MODULE_LEVEL}
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(reason=NOT_YET[c], strict=True))
-                                  if c in NOT_YET else c for c in CASES])
+@pytest.mark.parametrize("case", CASES)
 def test_no_expected_edge_is_dropped_silently(case):
     dropped = [e for e in score(case) if e.verdict == "dropped"]
     assert not dropped, [(e.caller, e.callee, e.why) for e in dropped]

@@ -48,6 +48,7 @@ from srcreview.core.errors import (
     UsageError,
 )
 from srcreview.core.records import Record
+from srcreview.index.facts import MODULE_CODE
 from srcreview.source.base import anchor_url, clean_relpath, repo_url
 
 Status = Literal["ok", "drifted", "unverifiable"]
@@ -631,6 +632,8 @@ class Units:
             for fact in cls_facts.fields:
                 decls.append(Declaration(fact.name, "field", fact.start_line, fact.end_line))
         for fn in facts.functions.values():
+            if fn.name == MODULE_CODE:  # the module's own statements: not a declaration
+                continue
             decls.append(Declaration(fn.name, "function", fn.start_line, fn.end_line))
             statements.extend(_statement_ranges(fn.body, guards))
         for const in facts.constants.values():

@@ -21,6 +21,7 @@ from srcreview.checks._common import (
     trace_start,
     traced,
 )
+from srcreview.index.facts import MODULE_CODE
 from srcreview.model.findings import Anchor, Hop
 from srcreview.vllm.anchors import PACKAGE_DIR
 
@@ -149,7 +150,8 @@ def mentions(ctx: CheckContext, attr: str) -> list[tuple[str, Anchor]]:
                 continue
             innermost: dict[str, int] = {}
             for n in hits:
-                holders = [f for f in module.functions.values() if f.start_line <= n <= f.end_line]
+                holders = [f for f in module.functions.values()
+                           if f.start_line <= n <= f.end_line and f.name != MODULE_CODE]
                 if holders:
                     fn = min(holders, key=lambda f: f.end_line - f.start_line)
                     innermost.setdefault(fn.qualname, n)

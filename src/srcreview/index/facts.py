@@ -25,7 +25,11 @@ from srcreview.index.ir import Expr, Stmt
 
 # Bump whenever the shape or meaning of any fact changes: cached facts of another version are
 # rebuilt, never reused.
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
+
+# The local name of a module's own statements (what runs at import), kept as a function: not an
+# identifier, so it never meets a name the module defines.
+MODULE_CODE = "<module>"
 
 
 class _Unknown:

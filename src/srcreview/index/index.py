@@ -12,6 +12,7 @@ from srcreview.core.tags import Tag
 from srcreview.index.builder import extract_facts
 from srcreview.index.cache import FactsCache
 from srcreview.index.facts import (
+    MODULE_CODE,
     SCHEMA_VERSION,
     UNKNOWN,
     ClassFacts,
@@ -338,7 +339,8 @@ class Index:
             for f in c.fields:
                 yield Symbol(f"{m}.{local}.{f.name}", "field", m, f"{local}.{f.name}", p, f.start_line, f.end_line)
         for local, fn in facts.functions.items():
-            yield Symbol(f"{m}.{local}", "function", m, local, p, fn.start_line, fn.end_line)
+            if local != MODULE_CODE:  # the module's own code is asked for by name (`function`)
+                yield Symbol(f"{m}.{local}", "function", m, local, p, fn.start_line, fn.end_line)
         for name, c in facts.constants.items():
             yield Symbol(f"{m}.{name}", "constant", m, name, p, c.start_line, c.end_line)
 
@@ -602,7 +604,14 @@ class Index:
 
     # -- functions -----------------------------------------------------------------------------
     def function(self, qualname: str) -> FunctionInfo | None:
-        """A function or method by absolute qualname or unique suffix; `Class.method` may be inherited."""
+        """A function or method by absolute qualname or unique suffix; `Class.method` may be inherited;
+        `pkg.mod.<module>` (MODULE_CODE): what the module runs at import."""
+        module_name, dot, local = qualname.rpartition(".")
+        if dot and local == MODULE_CODE and self.has_module(module_name):
+            facts = self.module(module_name)
+            code = facts.functions[MODULE_CODE]
+            return FunctionInfo(Symbol(qualname, "function", module_name, MODULE_CODE, facts.path, code.start_line,
+                                       code.end_line), code, facts)
         symbol = self.find_one(qualname, "function")
         if symbol is None:
             owner, _, method = qualname.rpartition(".")

@@ -20,7 +20,7 @@ from bisect import bisect_right
 
 from srcreview.index import ir
 from srcreview.index.builder.core import SIMPLE, Builder, end_line
-from srcreview.index.facts import ModuleFacts, PendingBody
+from srcreview.index.facts import MODULE_CODE, ModuleFacts, PendingBody
 
 
 class NotTaken(Exception):
@@ -48,6 +48,7 @@ def extract(source: bytes, module: str, path: str, blob_id: str) -> ModuleFacts:
     builder = AstBuilder(_Source(source), module, path.endswith("__init__.py"), lazy=True)
     try:
         builder.module_body(tree.body)
+        builder.add_module_code(tree.body)
     except RecursionError:
         raise NotTaken("recursion") from None
     return builder.facts(module, path, blob_id)
@@ -58,6 +59,8 @@ def convert_body(pending: PendingBody) -> ir.Body:
     (under an `if 1:` when the `def` is indented, so every column is the module's own), moved to
     their lines in the module and converted as an eager build would. NotTaken (or the parser's
     error) when `ast` cannot take it."""
+    if pending.qualname == MODULE_CODE:  # the module's own statements: the whole module again
+        return AstBuilder(_Source(pending.source), "", False).module_code(ast.parse(pending.source).body)
     line = pending.line
     segment = pending.source[pending.start:pending.stop]
     tree = ast.parse(b"if 1:\n" + segment if pending.col else segment)
@@ -256,6 +259,9 @@ class AstBuilder(Builder):
 
     def case_lines(self, case: ast.match_case) -> tuple[int, int]:
         return case.pattern.lineno, end_line(case.body[-1])
+
+    def pending_module(self) -> PendingBody:
+        return PendingBody(self.src.data, MODULE_CODE, 1, 0, 0, len(self.src.data))
 
     def pending_body(self, node, qualname: str) -> PendingBody:
         starts = self.src.starts

@@ -20,6 +20,7 @@ from typing import TypeGuard
 
 from srcreview.index import ir
 from srcreview.index.facts import (
+    MODULE_CODE,
     UNKNOWN,
     ClassFacts,
     ConstantFact,
@@ -72,6 +73,7 @@ class Builder:
         self._scope = ""
         self._instance_attrs: list | None = None
         self._method = ""
+        self._module_code = False  # converting the module's own statements (module_code)
 
     def facts(self, module: str, path: str, blob_id: str) -> ModuleFacts:
         return ModuleFacts(
@@ -125,6 +127,25 @@ class Builder:
         """module_body of a block, unless it is a one-line suite (its statements are not recorded)."""
         if not self.is_suite(body):
             self.module_body(body, guard)
+
+    def add_module_code(self, body) -> None:
+        """The module's own statements, what runs at import, as a function named MODULE_CODE:
+        registrations, decorators applied, `if __name__ == "__main__":` are calls a sound call
+        graph walks (a claim that nothing calls a function is only as good as that)."""
+        last = end_line(body[-1]) if body else 1
+        stored = self.pending_module() if self.lazy else self.module_code(body)
+        self.functions[MODULE_CODE] = FunctionFacts(
+            qualname=MODULE_CODE, name=MODULE_CODE, owner=None, params=(), decorators=(), returns=None,
+            start_line=1, end_line=last, stored_body=stored)
+
+    def module_code(self, body) -> ir.Body:
+        """The IR of the module's statements: a `def` or `class` binds its name, then each
+        decorator is applied to it (innermost first), as a call; their bodies are their own."""
+        saved, self._module_code = self._module_code, True
+        try:
+            return self.block(body)
+        finally:
+            self._module_code = saved
 
     def add_import(self, node, scope: str) -> None:
         line = node.lineno
@@ -392,6 +413,8 @@ class Builder:
                              for h in node.handlers)
             return [ir.Try(l, e, self.block(node.body), handlers, self.block(node.orelse),
                            self.block(node.finalbody))]
+        if self._module_code and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return self.defined_at_import(node)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             qualname = f"{self._scope}.<locals>.{node.name}"
             saved_method = self._method
@@ -406,6 +429,15 @@ class Builder:
             cases = tuple(ir.Handler(*self.case_lines(c), None, self.block(c.body)) for c in node.cases)
             return [ir.ExprStmt(l, l, self.expr(node.subject)), ir.Try(l, e, (), cases, (), ())]
         return [ir.OtherStmt(l, e, ())]
+
+    def defined_at_import(self, node) -> list:
+        """`@d def f` at module level: `f` bound, then `f = d(f)` at the decorator's line."""
+        out: list = [ir.Def(node.lineno, node.end_lineno, node.name)]
+        for decorator in reversed(node.decorator_list):
+            l, e = self.lines(decorator)
+            target = ir.Name(l, e, node.name)
+            out.append(ir.Assign(l, e, (target,), ir.Call(l, e, self.expr(decorator), (target,), ()), None))
+        return out
 
     def if_stmt(self, node: ast.If) -> ir.If:
         l = node.lineno
@@ -591,6 +623,10 @@ class Builder:
 
     def pending_body(self, node, qualname: str) -> PendingBody:
         """The body of the function `node`, left to convert when first read (lazy builders)."""
+        raise NotImplementedError
+
+    def pending_module(self) -> PendingBody:
+        """The module's own statements, left to convert when first read (lazy builders)."""
         raise NotImplementedError
 
     def other_expr(self, node, line: int, end: int) -> ir.Expr:

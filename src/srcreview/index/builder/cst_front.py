@@ -54,6 +54,7 @@ def extract(source: bytes, module: str, path: str, blob_id: str) -> ModuleFacts:
         body = _Converter(tree, _positions(tree)).statements(tree.body)
         builder = CstBuilder(tree, module, path.endswith("__init__.py"))
         builder.module_body(body)
+        builder.add_module_code(body)
         return builder.facts(module, path, blob_id)
 
 

@@ -187,3 +187,17 @@ def test_a_raise_on_an_argument_a_hook_may_have_rewritten_is_open():
         == "open"
     assert ("vllm/config/placement.py", marked(PATHS, "vllm/config/placement.py", "placement-device")) \
         not in raises(PATHS, {"device": "mps", "replicas": 1})
+
+
+# -- the platform's class-level constants -----------------------------------------------------
+PLATFORM, DEVICE = "startup_platform", "vllm/config/device.py"
+
+
+def test_a_platform_constant_every_variant_keeps_decides_the_raise_on_it():
+    on_cuda = raises(PLATFORM, {"hardware.platform": "cuda"})
+    assert (DEVICE, marked(PLATFORM, DEVICE, "device-type")) not in on_cuda
+    # a constant a variant overrides, or one the tree stores into, is not the class's literal
+    assert on_cuda.get((DEVICE, marked(PLATFORM, DEVICE, "variant-differs"))) == "open"
+    assert on_cuda.get((DEVICE, marked(PLATFORM, DEVICE, "rebound"))) == "open"
+    # with the platform open, nothing is known of the platform object
+    assert raises(PLATFORM, {}).get((DEVICE, marked(PLATFORM, DEVICE, "device-type"))) == "open"

@@ -846,6 +846,11 @@ class Frame:
                 read_kind = kind or ("alias" if isinstance(receiver, Obj) and receiver.alias else "direct")
                 self.reads.append(ReadEvent(e.line, e.end_line, ir.text(e), receiver, name, read_kind))
         value = self.an.resolver.attribute(receiver, name)
+        if isinstance(value, Unknown) and isinstance(e, ir.Attr) \
+                and ir.text(e.value).split(".")[-1].endswith("platform"):
+            # a class-level constant of the platform object (`current_platform.device_type`)
+            constant = self.an.runtime.platform_constant(name)
+            value = constant if constant is not None else value
         if isinstance(value, LazyCall) and isinstance(value.target, FuncRef) and value.target.via == "property":
             self.calls.append(CallEvent(e.line, e.end_line, ir.text(e), value.target, "property", "static",
                                         args=(receiver,)))

@@ -366,6 +366,33 @@ class Runtime:
         self.platform_calls += 1
         return method.qualname, base
 
+    def platform_constant(self, name: str):
+        """`current_platform.<name>` for a class-level literal of the profile's platform class
+        (`device_type = "cuda"`) that each of its variants keeps and nothing rebinds: no store
+        through a platform object anywhere (`current_platform.x = ...`), none through `self` or
+        `cls` in the platforms' own package, no `setattr(..., "x", ...)` anywhere. That value, as
+        a Const; None when the platform is open or it is not so. Counted as a platform answer."""
+        classes = PLATFORM_CLASSES.get(self.platform or "")
+        if classes is None:
+            return None
+        base, variants = classes
+        values = []
+        for qualname in (base, *variants):
+            info = self.index._class_info_abs(qualname)
+            if info is None or name not in info.constants or name in info.methods:
+                return None
+            values.append(info.constants[name])
+        if any(v != values[0] or type(v) is not type(values[0]) for v in values):
+            return None
+        store = rf"\.{re.escape(name)}\s*(:[^=\n]*)?(=[^=]|[-+*/|&]=)"
+        base_path = self.index.module_path(base.rsplit(".", 1)[0]) or ""
+        if self.index.grep_re(rf"platform\w*\)?{store}", literal=name) \
+                or self.index.grep_re(store, prefix=base_path.rsplit("/", 1)[0], literal=name) \
+                or self.index.grep_re(rf"setattr\([^)\n]*[\"']{re.escape(name)}[\"']", literal=name):
+            return None
+        self.platform_calls += 1
+        return Const(values[0])
+
     def platform_call(self, method: str):
         """`current_platform.is_cuda()` and the like, from the recipe's GPU vendor."""
         platform = self.bindings.get(PLATFORM_KEY)

@@ -48,7 +48,6 @@ from srcreview.core.errors import (
     UsageError,
 )
 from srcreview.core.records import Record
-from srcreview.index.facts import MODULE_CODE
 from srcreview.source.base import anchor_url, clean_relpath, repo_url
 
 Status = Literal["ok", "drifted", "unverifiable"]
@@ -624,6 +623,8 @@ class Units:
     @classmethod
     def from_facts(cls, facts) -> Units:
         """Build from a `srcreview.index.ModuleFacts`."""
+        from srcreview.index.facts import MODULE_CODE  # imported with the facts: a stored review never is
+
         decls: list[Declaration] = []
         statements: list[tuple[int, int]] = []
         guards: dict[tuple[int, int], tuple[int, int]] = {}

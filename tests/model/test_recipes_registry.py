@@ -233,3 +233,16 @@ def test_a_variants_default_mode_turns_an_opt_in_feature_on_where_the_mode_is_al
     assert dflash[dflash.index("--tensor-parallel-size") + 1] == "1"
     line = MODES.splitlines().index("  single_node_tp: {tp: {default: 1, hopper: 2}}") + 1
     assert {f.flag: f.line for f in recipes["dflash"].flags}["--tensor-parallel-size"] == line
+
+
+def test_an_item_the_site_prints_as_written_is_split_as_the_shell_splits_it():
+    # resolveCommand prints a flag's value shell-quoted and every other item as written:
+    # "--max-model-len auto" reaches vLLM as two words, "a name with spaces" as one
+    path = REGISTRY / "printed.yaml"
+    text = path.read_text()
+    recipe = by_path(load_recipes(path, "printed.yaml"))["default"]
+    assert argv(recipe) == ["--max-model-len", "auto", "--served-model-name", "a name with spaces",
+                            "--trust-remote-code", "--tensor-parallel-size", "1"]
+    flag = next(f for f in recipe.flags if f.flag == "--max-model-len")
+    row = text.splitlines()[flag.line - 1]
+    assert row[flag.column - 1:].startswith("--max-model-len auto")

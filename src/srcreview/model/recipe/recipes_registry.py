@@ -27,7 +27,7 @@ from typing import Any
 from srcreview.core.errors import DataError, UsageError
 from srcreview.model.recipe.directives import read_directives
 from srcreview.model.recipe.model import EnvVar, OpenItem, Recipe, RuntimePin
-from srcreview.model.recipe.shell import Word
+from srcreview.model.recipe.shell import Word, commands
 from srcreview.model.recipe.yaml_doc import Located
 
 ALL = "all"
@@ -222,7 +222,7 @@ class _Registry:
         env = self.environment(variant, key)
         path = f"{file}#{name}" + (f"@{key}" if key is not None else "")
         argv = [Word(model_item.value, model_item.line, model_item.column, quoted=True)]
-        argv += [Word(_text(w.value), w.line, w.column + _quote(w), quoted=True) for w in _dedupe(words)]
+        argv += _as_printed(_dedupe(words), self.shown)
         recipe = recipe_from_words(argv, path=path, file=file, name=PurePosixPath(file).stem + f"#{name}"
                                    + (f"@{key}" if key is not None else ""), env=env, runtime=RuntimePin(),
                                    pin_line=None, directives=directives, fmt="recipes-registry", shown=self.shown,
@@ -391,6 +391,40 @@ def _dedupe(words: list[Located]) -> list[Located]:
                 seen.add(flag)
             kept.append(unit)
     return [word for unit in reversed(kept) for word in unit]
+
+
+def _as_printed(words: list[Located], shown: str) -> list[Word]:
+    """The words of the command the site prints (`resolveCommand`'s lines): a flag's value (the
+    next word not starting with `-`) shell-quoted, every other item as written, so the shell
+    splits it: `"--max-model-len auto"` is two words, as the command people copy gives them."""
+    out: list[Word] = []
+    i = 0
+    while i < len(words):
+        word, text = words[i], _text(words[i].value)
+        out += _shell_words(word, text, shown)
+        following = words[i + 1] if i + 1 < len(words) else None
+        if text.startswith("-") and following is not None and not _text(following.value).startswith("-"):
+            out.append(Word(_text(following.value), following.line, following.column + _quote(following), quoted=True))
+            i += 2
+        else:
+            i += 1
+    return out
+
+
+_SHELL_TEXT = frozenset(" \t\n$'\"\\`")  # what the shell reads in an unquoted word: splits, expansions, quotes
+
+
+def _shell_words(word: Located, text: str, shown: str) -> list[Word]:
+    """An item the site prints unquoted, as the shell reads it (one word when it holds nothing
+    the shell acts on, or when it is not one simple command's words)."""
+    column = word.column + _quote(word)
+    if not _SHELL_TEXT.intersection(text):
+        return [Word(text, word.line, column, quoted=True)]
+    try:
+        parsed = commands(text, shown, word.line, column)
+    except DataError:
+        parsed = []
+    return parsed[0] if len(parsed) == 1 and parsed[0] else [Word(text, word.line, column, quoted=True)]
 
 
 def _text(value: Any) -> str:

@@ -51,6 +51,23 @@ FUNCTIONS = """
     def grown_kind(model_type):
         return GROWN.get(model_type, "other")
 
+    PARSERS = {"hf": 1, "mistral": 2}
+    SHRUNK = {"hf": 1}
+    RESET = ["a"]
+
+    def parser(fmt):
+        if fmt not in PARSERS:
+            raise ValueError("unknown format")
+        return fmt
+
+    def shrunk(fmt):
+        if fmt not in SHRUNK:
+            raise ValueError("unknown format")
+        return fmt
+
+    def reset(item):
+        return item in RESET
+
     def guarded(flag, n):
         if flag:
             return 0
@@ -67,9 +84,18 @@ FUNCTIONS = """
 """
 
 PLUGINS = """
-    from vllm.f import GROWN
+    from vllm.f import GROWN, PARSERS, RESET, SHRUNK
 
     GROWN["mamba"] = "ssm"
+    PARSERS["custom"] = 3
+    SHRUNK["custom"] = 3
+    SHRUNK.pop("hf")
+    RESET.append("b")
+
+
+    def clear():
+        global RESET
+        RESET = []
 """
 
 READS = """
@@ -165,6 +191,15 @@ def test_a_module_table_lookup_gives_its_value_or_the_default(index, key, value)
 def test_a_table_another_module_changes_is_not_what_its_literal_says(index, key):
     # `GROWN["mamba"] = ...` in another module: any key may hold another value at run time
     assert not outcome(index, "grown_kind", {"model_type": key}).decided
+
+
+def test_a_member_of_a_table_other_code_only_adds_to_is_still_in_it(index):
+    # `PARSERS["custom"] = ...` elsewhere: "hf" is still a key, "custom" may or may not be
+    assert outcome(index, "parser", {"fmt": "hf"}).raises == ()
+    assert [r.text for r in outcome(index, "parser", {"fmt": "custom"}).raises] == ["ValueError('unknown format')"]
+    # a pop elsewhere may take "hf" out; a `global` declaration may rebind the name
+    assert [r.text for r in outcome(index, "shrunk", {"fmt": "hf"}).raises] == ["ValueError('unknown format')"]
+    assert not outcome(index, "reset", {"item": "a"}).decided
 
 
 def test_a_raise_after_an_undecided_early_return_is_not_certain(index):

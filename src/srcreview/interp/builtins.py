@@ -19,6 +19,7 @@ from srcreview.interp.values import (
     DictVal,
     EnumMember,
     FuncRef,
+    Grown,
     ListVal,
     ModuleRef,
     Obj,
@@ -153,6 +154,8 @@ def compare(op: str, left, right, truth_of):
             return (found if op == "in" else not found), ""
         if isinstance(left, Const) and isinstance(right, ListVal) and right.min_len == 0 and not right.maybe_more:
             return (op == "not in"), ""
+        if isinstance(left, Const) and isinstance(right, Grown) and any(equal(left.value, m) for m in right.members):
+            return (op == "in"), ""  # a member of its literal: other code only ever adds to it
         return None, _why(left, right, truth_of)
     if isinstance(left, Const) and isinstance(right, Const):
         if op in ("==", "!="):

@@ -31,6 +31,7 @@ from srcreview.interp.values import (
     EnumMember,
     External,
     FuncRef,
+    Grown,
     HfConfig,
     LazyCall,
     ModuleRef,
@@ -136,8 +137,12 @@ class Resolver:
         if const.guard is not None:
             return Unknown(f"{const.name} is bound conditionally at import time ({const.guard})")
         if _container(const) and self.index.grep_re(_changed_in_place(const.name), literal=const.name):
-            # a registration elsewhere (`TABLE["x"] = ...`, `TABLE.update(...)`): not what the literal says
-            return Unknown(f"{const.name} is changed in place in the tree")
+            # a registration elsewhere (`TABLE["x"] = ...`, `TABLE.update(...)`): not what the literal says;
+            # where nothing ever takes a member out, its literal's members are still in it
+            reason = f"{const.name} is changed in place in the tree"
+            if self.index.grep_re(_shrunk_in_place(const.name), literal=const.name):
+                return Unknown(reason)
+            return Grown(reason, self._literal_members(module, const))
         if not _holds_unknown(const.value):
             return Const(const.value)
         if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp, ir.Dict, ir.Call)):
@@ -145,6 +150,17 @@ class Resolver:
             if isinstance(value, (Const, DictVal)):
                 return value
         return Unknown(f"{const.name} is computed at import time")
+
+    def _literal_members(self, module, const) -> tuple:
+        """The keys of a dict literal, the items of a list or set literal, where they are constants."""
+        value = const.value
+        if not _holds_unknown(value) and isinstance(value, (dict, list, set)):
+            return tuple(value)
+        if isinstance(const.expr, ir.Dict):
+            evaluated = self.interp.evaluate(module, const.expr)
+            if isinstance(evaluated, DictVal):
+                return tuple(k for k, _ in evaluated.items)
+        return ()
 
     def attribute(self, receiver, name: str):
         """`receiver.name` for any value: instance, module, class, out-of-tree, super() or constant."""
@@ -743,6 +759,17 @@ def _container(const) -> bool:
 
 
 def _changed_in_place(name: str) -> str:
-    """A regex for a store into `name` or a call of one of its mutating methods, in any file."""
+    """A regex for a store into `name`, a call of one of its mutating methods, a `del` of an
+    item or a `global` declaration of it (a function may rebind it), in any file. (A change
+    through an alias, `t = TABLE; t.pop()`, is not seen.)"""
     return (rf"\b{re.escape(name)}\s*(\[[^\]\n]*\]\s*=|\.(update|setdefault|append|extend|insert|add|"
-            rf"pop|popitem|remove|discard|clear|__setitem__)\s*\()")
+            rf"pop|popitem|remove|discard|clear|__setitem__|__delitem__)\s*\()|{_taken_out(name)}")
+
+
+def _shrunk_in_place(name: str) -> str:
+    """A regex for what may take a member out of `name`: a removing method, a `del`, a rebinding."""
+    return rf"\b{re.escape(name)}\s*\.(pop|popitem|remove|discard|clear|__delitem__)\s*\(|{_taken_out(name)}"
+
+
+def _taken_out(name: str) -> str:
+    return rf"\bdel\s+{re.escape(name)}\s*\[|\bglobal\s[^\n]*\b{re.escape(name)}\b"

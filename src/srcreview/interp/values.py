@@ -205,6 +205,15 @@ class Unknown:
 
 
 @dataclass(frozen=True)
+class Grown(Unknown):
+    """A module container that code elsewhere only adds to (`TABLE[k] = v`, `.update(...)`,
+    `.append(x)`; no pop, `del`, clear or `global` rebinding anywhere): unknown like any other
+    value, except that each member of its literal is still in it (`"hf" in TABLE`)."""
+
+    members: tuple = ()
+
+
+@dataclass(frozen=True)
 class Rewritable(Unknown):
     """A value read through a copy whose post-init hooks ran again: `base` unless a hook the
     analysis does not follow rewrites it (then some other value)."""

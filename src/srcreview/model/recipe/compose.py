@@ -49,6 +49,10 @@ def looks_like_compose(doc: Located | None) -> bool:
 def read_compose(doc: Located, text: str, shown: str, file: str, access: FileAccess = FileAccess()) -> list[Recipe]:
     lines = text.splitlines()
     file_directives = read_directives(text, shown)
+    if doc.repeated:
+        key, line, first = doc.repeated[0]
+        raise DataError(f"{shown}:{line}: the key {key[:60]!r} is already defined on line {first} "
+                        "(docker compose refuses the file)")
     top = _x_srcreview(doc.value.get("x-srcreview"), shown)
     recipes = []
     for name, service in doc.value["services"].value.items():
@@ -66,6 +70,7 @@ def read_compose(doc: Located, text: str, shown: str, file: str, access: FileAcc
         image_text = _text(image, shown, "image") if image is not None else ""
         runtime = pin_of_image(_defaults(image_text)) if image_text else RuntimePin()
         env_files, open_items = _env_files(service.value.get("env_file"), access, shown)
+        open_items += _extends(service.value.get("extends"))
         env = env_files + _environment(service.value.get("environment"), shown)
         env += [EnvVar(name=w.text.partition("=")[0], value=w.text.partition("=")[2], line=w.line) for w in env_words]
         env = _dedup(env)
@@ -187,6 +192,20 @@ def _env_files(item: Located | None, access: FileAccess, shown: str) -> tuple[li
                 value = value[1:-1]
             env.append(EnvVar(name=key, value=value, line=line))
     return env, open_items
+
+
+def _extends(item: Located | None) -> list[OpenItem]:
+    """`extends:` (another service, maybe of another file): what the service inherits from it
+    (its command, environment) is not read, so the review does not cover it: incomplete."""
+    if item is None:
+        return []
+    base = item.value.get("service") if isinstance(item.value, dict) else item
+    name = base.value if isinstance(base, Located) and isinstance(base.value, str) else "another service"
+    other = item.value.get("file") if isinstance(item.value, dict) else None
+    where = f" of {other.value}" if isinstance(other, Located) and isinstance(other.value, str) else ""
+    return [OpenItem(what=f"extends {name[:60]}{where[:80]}", line=item.line, incomplete=True,
+                     reason=f"the service extends {name[:60]}{where[:80]}: what it inherits (command, environment) "
+                            "is not read here")]
 
 
 def _mounts(item: Located | None) -> tuple[tuple[str, str], ...]:

@@ -353,3 +353,23 @@ def test_a_hub_that_sends_what_is_no_config_leaves_it_unknown(tmp_path):
     for (name, (_, why)), found in zip([*HOSTILE_CONFIGS.items(), ("loop", (b"", "TooManyRedirects"))], facts, strict=True):
         text = json.dumps(found)
         assert found.get("config") in (None, {}) and why in text, (name, found)
+
+
+def test_a_variable_the_compose_environment_passes_through_is_unknown(workdir, cli):
+    """`environment: [- VLLM_USE_V2_MODEL_RUNNER]` (or `NAME:`) passes the deploying shell's value:
+    the analysis takes it as unknown, an open question, never as unset (fixed: the V2 runner was
+    confirmed and the draft problem with it, as if the variable were unset)."""
+    command = ('    command: ["m", "--kv-cache-dtype", "fp8_per_token_head", "--max-num-seqs", "1", '
+               '"--speculative-config", \'{"method":"mtp","num_speculative_tokens":3,'
+               '"attention_backend":"TRITON_ATTN"}\']\n'
+               '    x-srcreview:\n      gpu: NVIDIA GeForce RTX 5090\n      compute_capability: "12.0"\n')
+    for n, environment in enumerate(("      - VLLM_USE_V2_MODEL_RUNNER\n", "      VLLM_USE_V2_MODEL_RUNNER:\n",
+                                     "      - VLLM_USE_V2_MODEL_RUNNER=1\n")):
+        (workdir / f"c{n}.yml").write_text("services:\n  llm:\n    image: vllm/vllm-openai:v0.29.0\n"
+                                           f"    environment:\n{environment}{command}")
+        result = _check(cli, recipe=f"c{n}.yml")
+        if n < 2:
+            assert result.code == 0 and "plausible open-question spec-draft-attention-backend-ignored" in result.out \
+                and "undecided model runner" in result.out, result.out
+        else:
+            assert result.code == 1 and "high confirmed problem spec-draft-attention-backend-ignored" in result.out

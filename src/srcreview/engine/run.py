@@ -238,6 +238,8 @@ def _bindings(index, recipe, profile=None) -> dict:
     bound = {**recipe.bindings, **model_bindings(recipe), **(profile_bindings(profile) if profile else {})}
     unknown = {k: _shell_decides(recipe, recipe.setting(k)) for k in bound if recipe.setting(k) is not None}
     unknown.update({k: u.reason for k, v in bound.items() if is_unknown(v) and (u := unknown_in(v)) is not None})
+    for item in recipe.open:  # an env variable whose value another decides (compose's `- NAME`): not unset
+        unknown.update({k: item.reason for k in item.may_set if k.startswith("env.") and k not in bound})
     unknown = {k: reason for k, reason in unknown.items() if reason}
     decided = {k: v for k, v in bound.items() if k not in unknown}
     try:

@@ -70,7 +70,7 @@ def read_compose(doc: Located, text: str, shown: str, file: str, access: FileAcc
         image_text = _text(image, shown, "image") if image is not None else ""
         runtime = pin_of_image(_defaults(image_text)) if image_text else RuntimePin()
         env_files, open_items = _env_files(service.value.get("env_file"), access, shown)
-        open_items += _extends(service.value.get("extends"))
+        open_items += _extends(service.value.get("extends")) + _passed_through_items(service.value.get("environment"))
         env = env_files + _environment(service.value.get("environment"), shown)
         env += [EnvVar(name=w.text.partition("=")[0], value=w.text.partition("=")[2], line=w.line) for w in env_words]
         env = _dedup(env)
@@ -148,10 +148,25 @@ def _mark_compose(text: str) -> str:
 
 
 def _unset_environment(item: Located | None) -> list[str]:
+    return [name for name, _ in _passed_through(item)]
+
+
+def _passed_through(item: Located | None) -> list[tuple[str, int]]:
+    """(name, line) of the `environment:` entries without a value (`- NAME`, `NAME:`): docker
+    compose passes the deploying shell's value through."""
     if item is None or not isinstance(item.value, dict):
-        return [e.value for e in (item.value if item is not None and isinstance(item.value, list) else ())
+        return [(e.value, e.line) for e in (item.value if item is not None and isinstance(item.value, list) else ())
                 if isinstance(e.value, str) and "=" not in e.value]
-    return [name for name, value in item.value.items() if value.value is None]
+    return [(name, value.key_line or value.line) for name, value in item.value.items() if value.value is None]
+
+
+def _passed_through_items(item: Located | None) -> list[OpenItem]:
+    """An open item for each variable passed through: its value is the deploying shell's, so
+    the analysis takes it as unknown (`may_set` env.NAME), never as unset."""
+    return [OpenItem(what=name, line=line, may_set=(f"env.{name}",),
+                     reason=f"the service's environment passes the deploying shell's {name} through: its value "
+                            "is unknown here")
+            for name, line in _passed_through(item) if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)]
 
 
 def _env_file_names(item: Located | None) -> list[str]:

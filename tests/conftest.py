@@ -384,6 +384,7 @@ def fixture_source(target: Path, name: str = "rules_spec_decode") -> Path:
     shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "vllm_snippets" / name, target)
     (target / "vllm" / "_version.py").write_text(f"__version__ = version = '0.0.0'\n"
                                                 f"__commit_id__ = commit_id = 'g{FIXTURE_REV}'\n")
+    (target / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: vllm\nVersion: 0.0.0\n")  # as an sdist has
     return target
 
 

@@ -39,6 +39,7 @@ RUNNERS = ("GPUModelRunner.__init__ (vllm.v1.worker.gpu.model_runner), "
 def _version(root: Path) -> None:
     (root / "vllm" / "_version.py").write_text(f"__version__ = version = '0.0.0'\n"
                                                f"__commit_id__ = commit_id = 'g{REV}'\n")
+    (root / "PKG-INFO").write_text("Name: vllm\nVersion: 0.0.0\n")  # an sdist's metadata, naming the release
 
 
 @pytest.fixture

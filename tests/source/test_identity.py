@@ -6,7 +6,9 @@ carry full commits and sdist digests.
 
 from __future__ import annotations
 
-from conftest import FAKE_SHA, make_tar, sdist_files
+import json
+
+from conftest import DEMO_RECIPE, FAKE_SHA, FIXTURE_REV, fixture_source, make_tar, sdist_files
 
 from srcreview.core.errors import EXIT_INCOMPLETE
 from srcreview.source.sdist import version_info
@@ -106,3 +108,77 @@ def test_a_tree_whose_metadata_names_another_release_is_refused(cli, cache_dir, 
         files["PKG-INFO"] = f"Name: vllm\nVersion: {header}\n".encode()
         same = write_tree(tmp_path / f"same{len(header)}", files)
         assert cli("fetch", "--rev", "0.29.0", "--source", str(same)).code == 0, header
+
+
+UNVERIFIED = "source identity unverified: only vllm/_version.py names the release (no PKG-INFO agrees)"
+
+
+def test_a_tree_whose_release_rests_on_its_version_file_alone_says_so(cli, cache_dir, tmp_path, monkeypatch):
+    """PKG-INFO deleted (or a GitHub tarball given a `_version.py`): nothing else in the tree
+    names the release, so the review records its identity as unverified, in the JSON, the
+    gate line of every format and the Markdown; with PKG-INFO (or setuptools' copy of it in
+    `vllm.egg-info/`) the outputs carry no such key or words."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    tree = fixture_source(tmp_path / "tree")
+
+    def outputs():
+        run = {fmt: cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV, "--format", fmt)
+               for fmt in ("json", "concise", "markdown", "text")}
+        assert {r.code for r in run.values()} == {1}, {f: r.err for f, r in run.items()}
+        return {fmt: r.out for fmt, r in run.items()}
+
+    vouched = outputs()
+    assert all("unverified" not in out for out in vouched.values())
+    assert "identity_unverified" not in json.loads(vouched["json"])["reviews"][0]["revision"]
+    (tree / "PKG-INFO").unlink()
+    (tree / "vllm.egg-info").mkdir()
+    (tree / "vllm.egg-info" / "PKG-INFO").write_text("Name: vllm\nVersion: 0.0.0\n")
+    assert outputs() == vouched  # setuptools' copy names the release as well
+    (tree / "vllm.egg-info" / "PKG-INFO").unlink()
+    alone = outputs()
+    data = json.loads(alone["json"])
+    assert data["reviews"][0]["revision"]["identity_unverified"] == UNVERIFIED
+    assert "source identity unverified (1 review: only vllm/_version.py names the release)" in data["gate"]["summary"]
+    gate_line = alone["concise"].splitlines()[-1]
+    assert gate_line.startswith("gate: failed (") and "source identity unverified (1 review" in gate_line
+    assert "**" + UNVERIFIED.replace("_", "\\_") + "**" in alone["markdown"] and "source identity unverified (1 review" in alone["markdown"]
+    assert UNVERIFIED in " ".join(alone["text"].split())
+    fetched = cli("fetch", "--rev", FIXTURE_REV, "--source", str(tree))
+    assert fetched.code == 0 and fetched.out.rstrip("\n").endswith(f"({UNVERIFIED})"), fetched.out
+
+
+def test_a_second_marker_that_contradicts_the_version_file_is_refused(cli, cache_dir, tmp_path):
+    """With PKG-INFO deleted, setuptools' `vllm.egg-info/PKG-INFO` still names the release the tree
+    is; and a `_version.py` whose version's `+g<commit>` is not its `__commit_id__` contradicts itself."""
+    files = sdist_files(V029, "0.29.0")
+    del files["PKG-INFO"]
+    files["vllm.egg-info/PKG-INFO"] = b"Metadata-Version: 2.1\nName: vllm\nVersion: 0.31.0\n"
+    egg = write_tree(tmp_path / "t31", files)
+    message = one_error(cli("fetch", "--rev", "0.29.0", "--source", str(egg)), EXIT_INCOMPLETE)
+    assert message == ("--source t31: vllm/_version.py says vLLM 0.29.0, but vllm.egg-info/PKG-INFO says 0.31.0: "
+                       "the tree is not one release")
+    files = sdist_files(FAKE_SHA, "0.99.0")
+    files["vllm/_version.py"] = b"__version__ = '0.99.1.dev3+gabcdef012'\n__commit_id__ = 'g123456789'\n"
+    files["PKG-INFO"] = b"Name: vllm\nVersion: 0.99.1.dev3+gabcdef012\n"
+    self_contradicting = write_tree(tmp_path / "dev", files)
+    message = one_error(cli("fetch", "--rev", FAKE_SHA[:9], "--source", str(self_contradicting)), EXIT_INCOMPLETE)
+    assert message == ("--source dev: vllm/_version.py says version 0.99.1.dev3+gabcdef012 (commit abcdef012), "
+                       "but records commit 123456789: the file contradicts itself")
+    files["vllm/_version.py"] = b"__version__ = '0.99.1.dev3+g123456789'\n__commit_id__ = 'g123456789'\n"
+    agreeing = write_tree(tmp_path / "dev-ok", files)
+    assert cli("fetch", "--rev", FAKE_SHA[:9], "--source", str(agreeing)).code == 0
+
+
+def test_an_archive_without_metadata_is_unverified_unless_it_is_the_pinned_sdist(cli, cache_dir, tmp_path):
+    """A tarball of a release pins/ does not know, without PKG-INFO: fetched, its identity unverified."""
+    files = sdist_files(FAKE_SHA, "0.99.0")
+    del files["PKG-INFO"]
+    archive = tmp_path / "vllm-0.99.0.tar.gz"
+    archive.write_bytes(make_tar(files, top="vllm-0.99.0"))
+    fetched = cli("fetch", "--rev", FAKE_SHA[:9], "--source", str(archive))
+    assert fetched.code == 0 and UNVERIFIED in fetched.out, fetched
+    with_metadata = tmp_path / "vllm-0.99.0-meta.tar.gz"
+    with_metadata.write_bytes(make_tar(sdist_files(FAKE_SHA, "0.99.0"), top="vllm-0.99.0"))
+    fetched = cli("fetch", "--rev", FAKE_SHA[:9], "--source", str(with_metadata))
+    assert fetched.code == 0 and "unverified" not in fetched.out, fetched

@@ -7,6 +7,9 @@ Every case runs the real CLI on real files made in the test.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import time
 from pathlib import Path
 
 from conftest import DEMO_RECIPE, FIXTURE_REV, fixture_source
@@ -351,3 +354,58 @@ def test_a_huge_sparse_file_in_an_overlay_is_refused_before_it_is_read(tmp_path,
     assert result.code == 65 and "over 200000000 bytes (vllm/huge.py)" in result.err
     assert time.monotonic() - start < 30
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # kB: nothing was read
+
+
+def test_an_unmarked_directory_at_the_default_location_is_not_srcreview_s(tmp_path, monkeypatch, cli):
+    """`XDG_CACHE_HOME=~` (or `~/.cache`) with a `srcreview` directory srcreview did not create
+    (the user's own checkout, say): the default location's name proves nothing, so `cache clean`
+    keeps every file of it and says so (fixed: it was srcreview's by its name and emptied); what
+    a run then writes there is marked and cleaned, the user's files still kept."""
+    home = tmp_path / "home"
+    fixture_source(tmp_path / "tree")
+    (tmp_path / "demo.toml").write_text(DEMO_RECIPE.read_text())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SRCREVIEW_CACHE", raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    for xdg in (home, home / ".cache"):
+        mine = xdg / "srcreview"
+        mine.mkdir(parents=True)
+        files = _hostile_home(mine)
+        (mine / "README.md").write_text("my project called srcreview\n")
+        files["README.md"] = b"my project called srcreview\n"
+        monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
+        for args in (("--dry-run",), ("--unused",), ("--facts",), ("--reviews",), ("--sources",),
+                     ("--rev", FIXTURE_REV), ()):
+            result = cli("cache", "clean", *args)
+            assert result.code == 0 and "0 parts" in result.out, (xdg, args, result.out, result.err)
+            assert _snapshot(mine) == files, (xdg, args)
+        assert "kept" in result.out and "did not create" in result.out and "README.md" in result.out
+        info = cli("cache", "info")
+        assert info.code == 0 and "not srcreview's" in info.out
+        assert cli("check", "demo.toml", "--source", "tree", "--rev", FIXTURE_REV).code == 1
+        assert not (mine / MARKER).exists() and any(p.parent != mine for p in mine.rglob(MARKER))
+        result = cli("cache", "clean")
+        assert result.code == 0 and "removed 0 parts" not in result.out and "kept" in result.out, result.out
+        assert {k: v for k, v in _snapshot(mine).items() if not k.endswith(MARKER)} == files, xdg
+        shutil.rmtree(mine)
+
+
+def test_scratch_space_never_sweeps_another_program_s_tmp(tmp_path, monkeypatch, cli, refused_url):
+    """`SRCREVIEW_CACHE=~` whose `~/.tmp` holds another program's files over an hour old: a
+    download's scratch directory goes there, and its sweep of dead runs' leftovers removed them
+    (fixed: it sweeps a `.tmp` srcreview created only)."""
+    home = tmp_path / "home"
+    (home / ".tmp" / "old").mkdir(parents=True)
+    (home / ".tmp" / "old" / "file").write_text("keep")
+    (home / ".tmp" / "notes.txt").write_text("keep")
+    (home / "github" / ".trash.x").mkdir(parents=True)
+    for path in (home / ".tmp" / "old", home / ".tmp" / "notes.txt", home / "github" / ".trash.x"):
+        os.utime(path, (time.time() - 7200, time.time() - 7200))
+    monkeypatch.setenv("SRCREVIEW_CACHE", str(home))
+    monkeypatch.setenv("SRCREVIEW_GITHUB_URL", refused_url + "/archive")
+    monkeypatch.setenv("SRCREVIEW_HTTP_DEADLINE", "1")
+    result = cli("fetch", "--rev", "98dff2a81d747d1dba01a47f939f48c3526d4206", "--provider", "github")
+    assert result.code == 2 and "cannot reach GitHub" in result.err
+    assert (home / ".tmp" / "old" / "file").read_text() == "keep" and (home / ".tmp" / "notes.txt").is_file()
+    assert (home / "github" / ".trash.x").is_dir()
+    assert sorted(p.name for p in (home / ".tmp").iterdir()) == ["notes.txt", "old"]  # its own scratch is gone

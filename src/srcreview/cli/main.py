@@ -185,6 +185,23 @@ def _silence_stdout() -> None:
         pass
 
 
+def _say(line: str) -> None:
+    """`line` on stderr. A stderr that cannot take it (`2>/dev/full`) loses the line, never the
+    exit code: the write error (and the interpreter's last flush of it) is dropped."""
+    import os
+
+    try:
+        print(line, file=sys.stderr)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stderr.fileno())
+            os.close(null)
+        except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; everything it writes to stdout passes through `ci_safe` (no line a CI
     runner would take for a workflow command), and its error is one line on stderr."""
@@ -217,18 +234,21 @@ def main(argv: list[str] | None = None) -> int:
 
         if isinstance(exc, OutputError):
             _silence_stdout()
-        print(ci_safe(f"srcreview: error: {oneline(exc.message)}"), file=sys.stderr)
+        _say(ci_safe(f"srcreview: error: {oneline(exc.message)}"))
         return exc.exit_code
     except KeyboardInterrupt:
-        print("srcreview: interrupted", file=sys.stderr)
+        _say("srcreview: interrupted")
         return 130
     except BrokenPipeError:  # stderr's reader went away (stdout's never raises this): no decision was made
         return EXIT_INCOMPLETE
     except Exception:  # a crash is a review that did not complete, never a gate decision (exit 1)
         import traceback
 
-        traceback.print_exc()
-        print("srcreview: internal error: the review could not complete (exit 2)", file=sys.stderr)
+        try:
+            traceback.print_exc()
+        except OSError:
+            pass
+        _say("srcreview: internal error: the review could not complete (exit 2)")
         return EXIT_INCOMPLETE
     finally:
         sys.stdout = stdout

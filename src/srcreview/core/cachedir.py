@@ -4,8 +4,9 @@
 clean` must never remove what it did not write, so every directory srcreview creates in its
 cache gets a marker, and clean removes only what lies in a marked directory (the root, or the
 top-level directory holding it). A directory that existed before srcreview used it is never
-marked. The default location (`~/.cache/srcreview`, `$XDG_CACHE_HOME/srcreview`) is
-srcreview's by its name, marked or not (caches written before markers existed).
+marked, the default location (`~/.cache/srcreview`, `$XDG_CACHE_HOME/srcreview`) included:
+`XDG_CACHE_HOME=~` names `~/srcreview`, which may be the user's own directory. (A cache
+written before markers existed is kept whole by clean; remove it by hand.)
 """
 
 from __future__ import annotations

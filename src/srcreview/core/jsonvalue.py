@@ -13,7 +13,8 @@ import math
 from typing import Any
 
 
-def _finite(text: str) -> float:
+def finite_float(text: str) -> float:
+    """json's `parse_float` that refuses what no JSON output holds (`1e999` is inf)."""
     number = float(text)
     if not math.isfinite(number):
         raise ValueError(f"the number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
@@ -27,7 +28,7 @@ def _no_constant(name: str) -> Any:
 def loads(text: str) -> Any:
     """`json.loads(text)`, every failure a ValueError (JSONDecodeError where json says where)."""
     try:
-        return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+        return json.loads(text, parse_float=finite_float, parse_constant=_no_constant)
     except RecursionError:
         raise ValueError("nesting too deep") from None
     except json.JSONDecodeError:

@@ -136,7 +136,8 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
         revision=RevisionInfo(sha=revision.sha, version=revision.version, recipe_pin=pin,
                               matches_recipe_pin=matches,
                               source=source_label or getattr(tree, "provider", ""),
-                              release_from=revision.pin.origin if revision.pin is not None else None),
+                              release_from=revision.pin.origin if revision.pin is not None else None,
+                              identity_unverified=revision.identity_unverified),
         runner=runner,
         profile=profile,
         knobs=ordered_knobs,
@@ -237,6 +238,8 @@ def _bindings(index, recipe, profile=None) -> dict:
     bound = {**recipe.bindings, **model_bindings(recipe), **(profile_bindings(profile) if profile else {})}
     unknown = {k: _shell_decides(recipe, recipe.setting(k)) for k in bound if recipe.setting(k) is not None}
     unknown.update({k: u.reason for k, v in bound.items() if is_unknown(v) and (u := unknown_in(v)) is not None})
+    for item in recipe.open:  # an env variable whose value another decides (compose's `- NAME`): not unset
+        unknown.update({k: item.reason for k in item.may_set if k.startswith("env.") and k not in bound})
     unknown = {k: reason for k, reason in unknown.items() if reason}
     decided = {k: v for k, v in bound.items() if k not in unknown}
     try:

@@ -179,6 +179,10 @@ class GateResult:
         if self.baseline is not None:
             parts.append(f"baseline: {len(self.new)} new, {len(self.worse)} worse, "
                          f"{len(self.unchanged) + len(self.improved)} unchanged, {len(self.fixed)} fixed")
+        unverified = sum(1 for r in self.reviews if r.revision.identity_unverified)
+        if unverified:  # the gate decides on a tree whose release one file of it names: say so
+            parts.append(f"source identity unverified ({_count(unverified, 'review')}: only vllm/_version.py "
+                         "names the release)")
         incomplete = len({path for path, _ in self.incomplete})
         if incomplete:
             parts.append(f"{_count(incomplete, 'review')} could not complete")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from srcreview.core.jsonvalue import finite_float
 from srcreview.core.userfile import MAX_INT_DIGITS  # what Python converts to an int (4,300 digits)
 
 CONFIG_FILE = "config.json"
@@ -41,7 +42,7 @@ def parse_document(name: str, raw: bytes) -> dict:
     except UnicodeDecodeError as exc:
         raise ConfigUnavailable(f"{name} is not valid UTF-8 (byte {exc.start})") from None
     try:
-        data = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int, parse_float=finite_float)
     except json.JSONDecodeError as exc:
         raise ConfigUnavailable(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") \
             from None
@@ -51,6 +52,8 @@ def parse_document(name: str, raw: bytes) -> dict:
         raise ConfigUnavailable(f"{name} holds an integer of {exc.args[0]} digits (at most {MAX_INT_DIGITS})") from None
     except RecursionError:
         raise ConfigUnavailable(f"{name} is nested too deeply") from None
+    except ValueError as exc:  # a number past float's range (finite_float): `Infinity` in every JSON written after
+        raise ConfigUnavailable(f"{name} is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigUnavailable(f"{name} is not a JSON object")
     return data

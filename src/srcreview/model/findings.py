@@ -174,6 +174,10 @@ class RevisionInfo(Record):
     release_from: Literal["pins", "index"] | None = Field(
         default=None, description="where the release's commit and sdist digest come from: pins/, or the package index "
                                   "(a release pins/ does not list yet); None for a commit")
+    identity_unverified: str | None = Field(
+        default=None, omit_none=True,
+        description="set when the source's release rests on its vllm/_version.py alone (an sdist tree whose "
+                    "PKG-INFO is missing): why the identity is unverified")
 
 
 class ProfilePackage(Record):

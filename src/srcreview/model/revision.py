@@ -69,6 +69,9 @@ class Revision(Record, extra="ignore"):
     pin: Pin | None = None
     unverified: str | None = Field(default=None, description="a longer commit that was asked for but that the source "
                                                              "could not prove (an sdist records 9 digits)")
+    identity_unverified: str | None = Field(default=None, omit_none=True,
+                                            description="why the source's release rests on one file of it "
+                                                        "(an sdist tree whose metadata does not name it)")
 
     @field_validator("sha")
     @classmethod
@@ -105,6 +108,8 @@ class Revision(Record, extra="ignore"):
             notes.append("release not in pins/: its sdist sha256 and commit come from the package index")
         if self.unverified:
             notes.append(f"requested commit {self.unverified} is unverified: the source records only {self.sha}")
+        if self.identity_unverified:
+            notes.append(self.identity_unverified)
         return notes
 
 

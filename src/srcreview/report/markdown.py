@@ -85,6 +85,8 @@ def _review(review: Review, failing: set) -> list[str]:
         pin = _code(review.revision.recipe_pin)
         facts.append({True: "matches the recipe pin", False: f"differs from the recipe pin {pin}",
                       None: f"recipe pin {pin}"}[review.revision.matches_recipe_pin])
+    if review.revision.identity_unverified:
+        facts.append(f"**{_text(review.revision.identity_unverified)}**")
     runner = review.runner
     facts.append(f"runner {runner.value or 'unknown'} ({runner.status})")
     facts += [f"patched with {_code(layer.file)} ({layer.sha256[:12]})" for layer in review.patches]

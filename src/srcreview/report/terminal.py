@@ -73,6 +73,7 @@ def _review(console, review: Review, verbose: bool, failing: set) -> None:
                else f"; differs from the recipe pin {rev.recipe_pin[:12]}")
     origin = " (release not in pins/: commit and sdist sha256 from the package index)" \
         if rev.release_from == "index" else ""
+    origin += f" ({rev.identity_unverified})" if rev.identity_unverified else ""
     _wrapped(console, f"vLLM {label}{source}{pin}{origin}", 0)
     for line in review.startup_lines():
         _wrapped(console, line, 0, hanging=2)

@@ -259,7 +259,7 @@ def load_rule_file(path: Path, display: str | None = None) -> Rule:
     # a regular file only: a FIFO or a link to /dev/zero named x.toml in --rules is refused unread
     raw = read_user_file(path, shown, "rule", limit=MAX_RULE_BYTES)
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removeprefix("\ufeff")  # a BOM, as recipes take it (editors on Windows)
     except UnicodeDecodeError:
         raise DataError(f"{shown}:1: rule file is not valid UTF-8") from None
     return parse_rule(text, shown)

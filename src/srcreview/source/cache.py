@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import cast
 
 from srcreview.core.cachedir import MARKER as MARKER_FILE
-from srcreview.core.cachedir import make_dirs
+from srcreview.core.cachedir import is_marked, make_dirs
 from srcreview.core.errors import SourceUnavailable
 
 MANIFEST = "manifest.json"
@@ -334,9 +334,12 @@ class Cache:
 
         Called with the entry's lock held: only the lock holder stages `key`, so any staging
         tree of `key` found now belongs to a run that died. None of it was ever trusted (it is
-        not at the entry's path); this only gives the disk space back.
+        not at the entry's path); this only gives the disk space back, and only in a directory
+        srcreview created (an unmarked `kind` directory is another program's: nothing is removed).
         """
         folder = self.root / kind
+        if not is_marked(folder):
+            return
         staging = re.compile(r"^\." + re.escape(key) + r"\.[A-Za-z0-9_]+\.tmp$")
         try:
             names = [p.name for p in folder.iterdir()]
@@ -389,9 +392,12 @@ class Cache:
     @staticmethod
     def _sweep(tmp: Path) -> None:
         """Remove the scratch directories of runs that died: their owner lock is free (or, for a
-        directory without one, it is over an hour old)."""
+        directory without one, it is over an hour old), in a `.tmp` srcreview created only:
+        `SRCREVIEW_CACHE=~` makes `~/.tmp`, another program's, the scratch directory."""
         import fcntl
 
+        if not is_marked(tmp):
+            return
         now = time.time()
         for child in tmp.iterdir():
             if child.name == MARKER_FILE:

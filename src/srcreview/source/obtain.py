@@ -121,7 +121,7 @@ def open_local(path: Path, revision: Revision, cache=None, progress: Progress | 
     """`--source PATH`: a git checkout, an unpacked sdist directory, or an sdist archive."""
     from srcreview.source.archive import archive_kind
     from srcreview.source.gitrepo import git_dir_of, open_checkout
-    from srcreview.source.sdist import VERSION_FILE, verify_commit, vouched
+    from srcreview.source.sdist import VERSION_FILE, verify_identity, vouched
 
     if not path.exists():
         raise UsageError(f"--source {path.name}: no such file or directory")
@@ -133,7 +133,8 @@ def open_local(path: Path, revision: Revision, cache=None, progress: Progress | 
                              f"(no {VERSION_FILE})")
         tree = open_directory(path, revision, cache)
         tree.origin = "sdist directory"
-        tree.revision = vouched(revision, verify_commit(tree, revision, f"--source {path.name}"))
+        commit, unverified = verify_identity(tree, revision, f"--source {path.name}")
+        tree.revision = vouched(revision, commit).model_copy(update={"identity_unverified": unverified})
         return tree
     if archive_kind(path) is None:
         raise UsageError(f"--source {path.name}: not a directory, .tar.gz, .tar or .zip")
@@ -158,7 +159,7 @@ def _open_local_archive(path: Path, revision: Revision, cache, progress) -> Sour
     from srcreview.core.userfile import open_regular
     from srcreview.source.archive import extract
     from srcreview.source.cache import Cache
-    from srcreview.source.sdist import verify_commit, vouched
+    from srcreview.source.sdist import verify_commit, verify_identity, vouched
 
     cache = cache or Cache()
     what = f"--source {path.name}"
@@ -177,15 +178,16 @@ def _open_local_archive(path: Path, revision: Revision, cache, progress) -> Sour
                              on_damage=lambda: cache.mark_damaged("local", key))
         tree.origin = path.name
         tree.cached = entry.was_ready
-        commit = verify_commit(tree, revision, what)
-        _check_release_archive(tree, key, what)
-        tree.revision = vouched(revision, commit)
+        commit, unverified = verify_identity(tree, revision, what)
+        if _check_release_archive(tree, key, what):
+            unverified = None  # the release's own sdist, byte for byte
+        tree.revision = vouched(revision, commit).model_copy(update={"identity_unverified": unverified})
         return tree
 
 
-def _check_release_archive(tree: SourceTree, sha256: str, what: str) -> None:
+def _check_release_archive(tree: SourceTree, sha256: str, what: str) -> bool:
     """An archive that says it is a release pins/ knows must be that release's sdist, byte for
-    byte: an edited `_version.py` (or any other edit) changes its sha256."""
+    byte: an edited `_version.py` (or any other edit) changes its sha256. True when it is."""
     from srcreview.model.revision import load_pins
     from srcreview.source.sdist import VERSION_FILE, version_info
 
@@ -194,3 +196,4 @@ def _check_release_archive(tree: SourceTree, sha256: str, what: str) -> None:
     if pin is not None and pin.sdist_sha256 and sha256 != pin.sdist_sha256:
         raise VerificationFailed(f"{what}: claims vLLM {version}, but its sha256 {sha256[:16]}... is not that "
                                  f"release's sdist ({pin.sdist_sha256[:16]}... in pins/)")
+    return pin is not None and pin.sdist_sha256 == sha256

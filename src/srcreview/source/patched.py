@@ -90,6 +90,9 @@ def load_overlay(root: Path, shown: str) -> Layer:
         for name in sorted(filenames):
             where = name if rel == "." else f"{rel}/{name}"
             full = Path(dirpath) / name
+            if not where.isprintable() and any("\udc80" <= c <= "\udcff" for c in where):
+                raise DataError(f"--overlay {shown}: the file name {ascii(where)} is not UTF-8: a path of the tree "
+                                "is text")
             if full.is_symlink() or not full.is_file():
                 raise DataError(f"{shown}/{where}: an overlay holds regular files only (no links or devices)")
             if len(files) >= MAX_OVERLAY_FILES:

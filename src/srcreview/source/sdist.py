@@ -7,8 +7,11 @@ earlier assignment cannot stand in for the real one. The version and commit are 
 checked against pins/ (a release must be the commit pins/ records, and that commit that
 release), and a full commit asked for is only taken as fact when pins/ vouches for it: the
 sdist itself proves 9 digits. Identity does not rest on that one file: the sdist's own metadata
-(`PKG-INFO`, written by the build beside the package) must name the same release, so a newer
-tree carrying an older release's `_version.py` is refused.
+(`PKG-INFO`, and the copy setuptools keeps in `vllm.egg-info/`) must name the same release, so
+a newer tree carrying an older release's `_version.py` is refused, as is a `_version.py` whose
+version's `+g<commit>` names another commit than its `__commit_id__`. A tree where no metadata
+names the release (PKG-INFO deleted, a GitHub tarball) rests on `_version.py` alone: its
+identity is reported unverified (pins/ records no blob ids to check the tree's files against).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ _COMMIT_TEXT = re.compile(r"g?([0-9a-fA-F]{7,40})")
 _LOCAL_COMMIT = re.compile(r"\+g([0-9a-f]{7,40})\b")
 _RELEASE = re.compile(r"\d+(?:\.\d+)*")
 METADATA_FILE = "PKG-INFO"  # an sdist's core metadata (PEP 241/643): its `Version:` header
+METADATA_FILES = (METADATA_FILE, "vllm.egg-info/PKG-INFO")  # the second: setuptools' copy in the sdist
+UNCORROBORATED = f"source identity unverified: only {VERSION_FILE} names the release (no {METADATA_FILE} agrees)"
 _NAMES = {"__version__": "version", "version": "version", "__commit_id__": "commit", "commit_id": "commit"}
 
 
@@ -63,6 +68,13 @@ _UNKNOWN = object()
 def verify_commit(tree: SourceTree, revision: Revision, what: str, pins: tuple[Pin, ...] | None = None) -> str:
     """The commit `tree`'s `_version.py` records; VerificationFailed unless it names `revision`
     and agrees with pins/ (see the module docstring)."""
+    return verify_identity(tree, revision, what, pins)[0]
+
+
+def verify_identity(tree: SourceTree, revision: Revision, what: str,
+                    pins: tuple[Pin, ...] | None = None) -> tuple[str, str | None]:
+    """`verify_commit`'s commit, and `UNCORROBORATED` when no metadata file of the tree names
+    the release `_version.py` names (None when one does)."""
     try:
         text = tree.read_text(VERSION_FILE)
     except SourceUnavailable:
@@ -70,14 +82,24 @@ def verify_commit(tree: SourceTree, revision: Revision, what: str, pins: tuple[P
     version, commit = version_info(text)
     if commit is None:
         raise VerificationFailed(f"{what}: {VERSION_FILE} records no commit id, so it cannot be verified")
+    _check_local_commit(version, commit, what)
     if not revision.matches_commit(commit):
         asked = revision.label() if revision.version else revision.sha
         raise VerificationFailed(f"{what}: built from commit {commit}"
                                  + (f" (version {version})" if version else "")
                                  + f", not the requested {asked}")
-    _check_metadata(tree, version, what)
+    corroborated = _check_metadata(tree, version, what)
     check_against_pins(version, commit, revision, what, load_pins() if pins is None else pins)
-    return commit
+    return commit, None if corroborated else UNCORROBORATED
+
+
+def _check_local_commit(version: str | None, commit: str, what: str) -> None:
+    """VerificationFailed when the version's local `+g<commit>` names another commit than
+    `__commit_id__` (both are written by one build: they cannot differ)."""
+    local = _LOCAL_COMMIT.search(version or "")
+    if local and not (local.group(1).startswith(commit) or commit.startswith(local.group(1))):
+        raise VerificationFailed(f"{what}: {VERSION_FILE} says version {version} (commit {local.group(1)}), but "
+                                 f"records commit {commit}: the file contradicts itself")
 
 
 def metadata_version(text: str) -> str | None:
@@ -91,21 +113,26 @@ def metadata_version(text: str) -> str | None:
     return None
 
 
-def _check_metadata(tree: SourceTree, version: str | None, what: str) -> None:
-    """VerificationFailed when the sdist's PKG-INFO names another release than `_version.py`
-    (their numeric release parts differ); a tree without PKG-INFO (a GitHub tarball) has none."""
-    try:
-        text = tree.read_text(METADATA_FILE)
-    except SourceUnavailable:
-        return
-    recorded = metadata_version(text)
-    release = _RELEASE.match(recorded) if recorded else None
+def _check_metadata(tree: SourceTree, version: str | None, what: str) -> bool:
+    """Whether a metadata file of the sdist names the release `_version.py` names;
+    VerificationFailed when one names another (their numeric release parts differ). A tree
+    without any (PKG-INFO deleted, a GitHub tarball) corroborates nothing."""
     claimed = _RELEASE.match(version) if version else None
-    if release is None or claimed is None:
-        return
-    if _numbers(release.group(0)) != _numbers(claimed.group(0)):
-        raise VerificationFailed(f"{what}: {VERSION_FILE} says vLLM {version}, but {METADATA_FILE} says "
-                                 f"{recorded}: the tree is not one release")
+    agreed = False
+    for name in METADATA_FILES:
+        try:
+            text = tree.read_text(name)
+        except SourceUnavailable:
+            continue
+        recorded = metadata_version(text)
+        release = _RELEASE.match(recorded) if recorded else None
+        if release is None or claimed is None:
+            continue
+        if _numbers(release.group(0)) != _numbers(claimed.group(0)):
+            raise VerificationFailed(f"{what}: {VERSION_FILE} says vLLM {version}, but {name} says "
+                                     f"{recorded}: the tree is not one release")
+        agreed = True
+    return agreed
 
 
 def check_against_pins(version: str | None, commit: str, revision: Revision, what: str,

@@ -50,12 +50,12 @@ class Usage:
         return sum(p.size for p in self.parts if kind is None or p.kind == kind)
 
 
-def usage(root: Path, *, default_location: bool = False) -> Usage:
+def usage(root: Path) -> Usage:
     """Every part of the cache at `root` with its size (nothing is read but directory entries).
 
-    `default_location`: the root is srcreview's own default directory, srcreview's whether
-    marked or not (unless it is a symlink); any other root is srcreview's only if srcreview
-    created (marked) it."""
+    The root is srcreview's only if srcreview created (marked) it, wherever it is: the default
+    location's name proves nothing (`XDG_CACHE_HOME=~` makes `~/srcreview`, a directory the user
+    may own, the default)."""
     from srcreview.index.cache import facts_dir
     from srcreview.index.facts import SCHEMA_VERSION
     from srcreview.source import statindex
@@ -68,9 +68,8 @@ def usage(root: Path, *, default_location: bool = False) -> Usage:
     schemas = {facts_dir(root).parent: ("facts", SCHEMA_VERSION), reviews_dir(root).parent: ("reviews", REVIEWS_SCHEMA),
                statindex.index_dir(root).parent: ("facts", statindex.SCHEMA)}
     parts: list[Part] = []
-    # the default location is srcreview's by its name only as a real directory: a link there
-    # (to $HOME, to a disk of caches) is srcreview's only if what it points at is marked
-    root_owned = (default_location and not root.is_symlink()) or is_marked(Path(os.path.realpath(root)))
+    # a link at the root (to $HOME, to a disk of caches) is srcreview's only if what it points at is marked
+    root_owned = is_marked(Path(os.path.realpath(root)))
     for top in _children(root):
         if top.name in LEFTOVERS or not top.is_dir() or top.is_symlink():
             found = [("unused" if top.name in LEFTOVERS else "other", top.name, top)]

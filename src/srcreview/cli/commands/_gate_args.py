@@ -191,8 +191,23 @@ def _recipe_files(given, reviews) -> list[tuple[Path, str]]:
 
 
 def _write(target: str, text: str, option: str) -> None:
+    """Write a side output. Opened without blocking first: a FIFO nobody reads (`--sarif fifo`)
+    is refused at once (ENXIO) instead of hanging the run; a pipe with a reader (`--sarif >(cat)`),
+    /dev/null and regular files are written as usual."""
+    import errno
+    import os
+
     try:
-        Path(target).write_text(text, encoding="utf-8")
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise write_error(f"--{option}: cannot write {target}", OSError(exc.errno, "a FIFO no process "
+                                                                                    "reads")) from None
+        raise write_error(f"--{option}: cannot write {target}", exc) from None
+    try:
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
     except OSError as exc:
         raise write_error(f"--{option}: cannot write {target}", exc) from None
 

@@ -59,7 +59,7 @@ def run(args) -> int:
     if args.recipes:
         raise UsageError(f"cache {args.action} takes no RECIPE (pins does)")
     root, origin = default_root()
-    found = usage(root, default_location=origin != "$SRCREVIEW_CACHE")
+    found = usage(root)
     if args.action == "info":
         if args.sources or args.facts or args.reviews or args.unused or args.rev or args.dry_run:
             raise UsageError("cache info takes no --sources, --facts, --reviews, --unused, --rev or --dry-run "

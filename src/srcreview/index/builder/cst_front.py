@@ -41,7 +41,10 @@ def _no_gc():
 
 def extract(source: bytes, module: str, path: str, blob_id: str) -> ModuleFacts:
     """Facts of one module, bodies converted; a syntax error gives facts with `parse_error` set,
-    never a crash."""
+    never a crash. A NUL byte is one: libcst would parse it, Python refuses to import it."""
+    if b"\0" in source:
+        return ModuleFacts(module=module, path=path, blob_id=blob_id,
+                           parse_error="a NUL byte: Python cannot import the module")
     with _no_gc():
         try:
             tree = cst.parse_module(source)

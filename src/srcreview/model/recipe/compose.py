@@ -49,6 +49,10 @@ def looks_like_compose(doc: Located | None) -> bool:
 def read_compose(doc: Located, text: str, shown: str, file: str, access: FileAccess = FileAccess()) -> list[Recipe]:
     lines = text.splitlines()
     file_directives = read_directives(text, shown)
+    if doc.repeated:
+        key, line, first = doc.repeated[0]
+        raise DataError(f"{shown}:{line}: the key {key[:60]!r} is already defined on line {first} "
+                        "(docker compose refuses the file)")
     top = _x_srcreview(doc.value.get("x-srcreview"), shown)
     recipes = []
     for name, service in doc.value["services"].value.items():
@@ -66,6 +70,7 @@ def read_compose(doc: Located, text: str, shown: str, file: str, access: FileAcc
         image_text = _text(image, shown, "image") if image is not None else ""
         runtime = pin_of_image(_defaults(image_text)) if image_text else RuntimePin()
         env_files, open_items = _env_files(service.value.get("env_file"), access, shown)
+        open_items += _extends(service.value.get("extends")) + _passed_through_items(service.value.get("environment"))
         env = env_files + _environment(service.value.get("environment"), shown)
         env += [EnvVar(name=w.text.partition("=")[0], value=w.text.partition("=")[2], line=w.line) for w in env_words]
         env = _dedup(env)
@@ -143,10 +148,25 @@ def _mark_compose(text: str) -> str:
 
 
 def _unset_environment(item: Located | None) -> list[str]:
+    return [name for name, _ in _passed_through(item)]
+
+
+def _passed_through(item: Located | None) -> list[tuple[str, int]]:
+    """(name, line) of the `environment:` entries without a value (`- NAME`, `NAME:`): docker
+    compose passes the deploying shell's value through."""
     if item is None or not isinstance(item.value, dict):
-        return [e.value for e in (item.value if item is not None and isinstance(item.value, list) else ())
+        return [(e.value, e.line) for e in (item.value if item is not None and isinstance(item.value, list) else ())
                 if isinstance(e.value, str) and "=" not in e.value]
-    return [name for name, value in item.value.items() if value.value is None]
+    return [(name, value.key_line or value.line) for name, value in item.value.items() if value.value is None]
+
+
+def _passed_through_items(item: Located | None) -> list[OpenItem]:
+    """An open item for each variable passed through: its value is the deploying shell's, so
+    the analysis takes it as unknown (`may_set` env.NAME), never as unset."""
+    return [OpenItem(what=name, line=line, may_set=(f"env.{name}",),
+                     reason=f"the service's environment passes the deploying shell's {name} through: its value "
+                            "is unknown here")
+            for name, line in _passed_through(item) if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)]
 
 
 def _env_file_names(item: Located | None) -> list[str]:
@@ -187,6 +207,20 @@ def _env_files(item: Located | None, access: FileAccess, shown: str) -> tuple[li
                 value = value[1:-1]
             env.append(EnvVar(name=key, value=value, line=line))
     return env, open_items
+
+
+def _extends(item: Located | None) -> list[OpenItem]:
+    """`extends:` (another service, maybe of another file): what the service inherits from it
+    (its command, environment) is not read, so the review does not cover it: incomplete."""
+    if item is None:
+        return []
+    base = item.value.get("service") if isinstance(item.value, dict) else item
+    name = base.value if isinstance(base, Located) and isinstance(base.value, str) else "another service"
+    other = item.value.get("file") if isinstance(item.value, dict) else None
+    where = f" of {other.value}" if isinstance(other, Located) and isinstance(other.value, str) else ""
+    return [OpenItem(what=f"extends {name[:60]}{where[:80]}", line=item.line, incomplete=True,
+                     reason=f"the service extends {name[:60]}{where[:80]}: what it inherits (command, environment) "
+                            "is not read here")]
 
 
 def _mounts(item: Located | None) -> tuple[tuple[str, str], ...]:

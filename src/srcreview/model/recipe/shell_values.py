@@ -76,6 +76,9 @@ def holds_placeholder(text: str) -> UnknownValue | None:
     return None
 
 
+MAX_VALUE_CHARS = 1_000_000  # a recipe file's own bound: only repeated expansion (A="$A$A") goes past it
+
+
 def resolve(word: Word, variables: dict[str, Any], where: str = "the script") -> str | UnknownValue:
     """The word's value: its text when nothing is substituted, the substitution when every
     variable it reads is certain (`variables`: name -> str or UnknownValue; a name absent was
@@ -96,6 +99,9 @@ def resolve(word: Word, variables: dict[str, Any], where: str = "the script") ->
             return UnknownValue(text=word.text, reason=value.reason, default=default,
                                 split=not word.quoted and not part.outer)
         out.append(value)
+        if sum(map(len, out)) > MAX_VALUE_CHARS:  # 60 lines of A1="$A0$A0" would be 2**60 characters
+            return UnknownValue(text=word.text, reason=f"{word.text[:40]} expands to more than {MAX_VALUE_CHARS} "
+                                "characters (a value doubled by its own expansions): not followed")
     return "".join(out)
 
 
@@ -112,7 +118,7 @@ def _expand(part: Expansion, variables: dict[str, Any], where: str) -> str | Unk
     value = variables.get(part.name)
     if isinstance(value, UnknownValue):
         return UnknownValue(text=part.text, reason=value.reason if value.text == part.name else
-                            f"the shell decides {part.text}: {part.name} = {value.text} ({value.reason})",
+                            f"the shell decides {part.text}: {part.name} = {value.text[:80]} ({_short(value.reason)})",
                             default=value.default if part.op in ("", "-", "?", ":?") else _default_of(part))
     if value is None:
         default = _default_of(part)
@@ -127,6 +133,12 @@ def _expand(part: Expansion, variables: dict[str, Any], where: str) -> str | Unk
     if op in ("+",):
         return word
     return value  # "", "-", "=", "?", ":?" with the variable set
+
+
+def _short(reason: str) -> str:
+    """A reason quoted inside another's, cut: a chain of 20,000 `A2=$A1` lines would otherwise nest
+    every reason in the next (8 MB of text for one value)."""
+    return reason if len(reason) <= 240 else reason[:240] + "..."
 
 
 def _default_of(part: Expansion) -> str | None:

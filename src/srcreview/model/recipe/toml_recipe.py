@@ -175,8 +175,20 @@ def _flatten_engine(engine: dict, lines: KeyLines, shown: str, prefix: tuple[str
             yield from _flatten_engine(value, lines, shown, (*prefix, written))
             continue
         dotted = ".".join(normalize_key(p) for p in path)
+        if _holds_datetime(value):
+            raise DataError(f"{shown}:{lines.of('engine', *prefix, written)}: engine.{dotted}: a TOML date or time "
+                            "is no value a vLLM flag takes (quote it if it is meant as text)")
         yield Setting(key=dotted, value=value, line=lines.of("engine", *prefix, written),
                       written_as=".".join((*prefix, written)))
+
+
+def _holds_datetime(value: Any) -> bool:
+    """Whether a TOML value is (or holds) a date, time or datetime: no report can write one as JSON."""
+    import datetime
+
+    if isinstance(value, list):
+        return any(_holds_datetime(item) for item in value)
+    return isinstance(value, (datetime.date, datetime.time))
 
 
 def _validation_line(exc: RecordError, data: dict, lines: KeyLines, shown: str) -> str:

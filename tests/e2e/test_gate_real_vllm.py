@@ -204,7 +204,7 @@ def test_documented_workflow_runs_on_a_directory_with_a_waiver_file(ci_layout, t
 def test_documented_pre_commit_hook_runs_on_the_same_layout(ci_layout, tmp_path):
     """The manifest's hook, run by pre-commit (as a local hook on the installed srcreview)."""
     pytest.importorskip("pre_commit")
-    from test_precommit import _hook, _pre_commit
+    from gate.test_precommit import _hook, _pre_commit
 
     work, _ = ci_layout
     repo = tmp_path / "repo"

@@ -10,7 +10,7 @@ from pathlib import Path
 from srcreview.core.errors import DataError, SourceUnavailable
 from srcreview.core.tags import Tag
 from srcreview.index.builder import extract_facts
-from srcreview.index.cache import FactsCache
+from srcreview.index.cache import FactsCache, reuse_enabled
 from srcreview.index.facts import (
     MODULE_CODE,
     SCHEMA_VERSION,
@@ -20,6 +20,7 @@ from srcreview.index.facts import (
     FieldFact,
     FunctionFacts,
     ModuleFacts,
+    PendingBody,
 )
 from srcreview.vllm.anchors import PACKAGE_DIR
 
@@ -99,6 +100,7 @@ class Index:
         if cache_dir is not None:
             self._cache = FactsCache(Path(cache_dir))
         self._modules: dict[str, ModuleFacts] = {}
+        self._pending: dict[str, int] = {}  # path -> its bodies still pending when last loaded or stored
         self._files: set[str] | None = None
         self._python_files: list[str] | None = None
         self._raw: dict[str, bytes] = {}
@@ -218,6 +220,7 @@ class Index:
         if facts is None:
             facts = self._load(path, module)
             self._modules[path] = facts
+            self._pending[path] = _pending_bodies(facts)
         if facts.parse_error is not None and not allow_unparsable:
             self.unreadable.setdefault(path, facts.parse_error)
             raise UnreadableSource(path, f"does not parse ({facts.parse_error})")
@@ -244,6 +247,23 @@ class Index:
         if self._cache is not None:
             self._cache.store(facts)
         return facts
+
+    def keep_converted(self) -> int:
+        """Store again the facts of each module whose function bodies were converted since it
+        was loaded (or last stored): the conversion is a pure function of the file (its entry's
+        blob id and schema), so the next process unpickles those bodies, about a third of the cost
+        of parsing and converting them again. How many entries were written (none without a cache
+        or with reuse off)."""
+        if self._cache is None or not reuse_enabled():
+            return 0
+        written = 0
+        for path, facts in self._modules.items():
+            pending = _pending_bodies(facts)
+            if pending < self._pending.get(path, pending) and facts.parse_error is None:
+                self._cache.store(facts)
+                self._pending[path] = pending
+                written += 1
+        return written
 
     def has_module(self, module: str) -> bool:
         return self.module_path(module) is not None
@@ -746,6 +766,10 @@ class _DefinitionNames:
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and bool(self.get(name))
+
+
+def _pending_bodies(facts: ModuleFacts) -> int:
+    return sum(isinstance(fn.stored_body, PendingBody) for fn in facts.functions.values())
 
 
 def definition_pattern(needle: bytes, scopes_only: bool = False) -> re.Pattern[bytes]:

@@ -102,6 +102,7 @@ class Index:
         self._modules: dict[str, ModuleFacts] = {}
         self._pending: dict[str, int] = {}  # path -> its bodies still pending when last loaded or stored
         self._files: set[str] | None = None
+        self._module_paths: dict[str, str | None] = {}
         self._python_files: list[str] | None = None
         self._raw: dict[str, bytes] = {}
         self._class_infos: dict[str, ClassInfo | None] = {}  # None: being built (the MRO's cycle guard)
@@ -129,15 +130,19 @@ class Index:
         return self._files
 
     def module_path(self, module: str) -> str | None:
-        """The file of a dotted module name, or None when the tree has no such module."""
-        if not module or not all(part.isidentifier() for part in module.split(".")):
-            return None
-        base = module.replace(".", "/")
-        files = self._all_files()
-        for candidate in (f"{base}.py", f"{base}/__init__.py"):
-            if candidate in files:
-                return candidate
-        return None
+        """The file of a dotted module name, or None when the tree has no such module (asked about
+        ten thousand times a review: kept, the tree's files do not change under an Index)."""
+        try:
+            return self._module_paths[module]
+        except KeyError:
+            pass
+        found = None
+        if module and all(part.isidentifier() for part in module.split(".")):
+            base = module.replace(".", "/")
+            files = self._all_files()
+            found = next((c for c in (f"{base}.py", f"{base}/__init__.py") if c in files), None)
+        self._module_paths[module] = found
+        return found
 
     @staticmethod
     def path_module(path: str) -> str:

@@ -4,6 +4,7 @@ the whole-tree ast.parse floor measured in the same run.
     python bench/bench_check.py [--rev 0.29.0] [--repeat N] [--recipe RECIPE] [--recipes N]
                                 [--releases 0.29.0,0.30.0,0.33.0] [--per-release 40]
     python bench/bench_check.py --matrix-only [--matrix-recipes N] [--matrix-revs 0.29.0,0.33.0] [--jobs J]
+    python bench/bench_check.py --new-recipe-only [--new-recipes K] [--recipes N]
 
 Each measurement is a whole `srcreview check ... --rev REV --format json` process (start-up,
 source lookup, rules, rendering; `--format text` for the text row). The source comes from the
@@ -32,6 +33,13 @@ to the user's, so that:
                  facts cache), warm (the same again: facts cached; a matrix stores no reviews),
                  and cold and warm with -j 1; the four outputs must be byte-identical
 
+  new recipe     (--new-recipe-only: only these rows; issue 27) facts cached by one cold run of
+                 RECIPE, then K processes (default 5), each `check` of a variant never reviewed
+                 (no stored review): the median CPU and wall of one, then one process of N other
+                 variants (CPU per recipe). SRCREVIEW_REUSE=0 in the environment measures it with
+                 the reuse off (srcreview.index.cache.reuse_enabled); every output must be the same
+                 with it on
+
 Printed: seconds, the ratio to the floor and the issue's goal for each row. Warm output must
 equal cold output, byte for byte, or the benchmark fails. One run of each unless --repeat.
 """
@@ -39,6 +47,7 @@ equal cold output, byte for byte, or the benchmark fails. One run of each unless
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import os
@@ -150,6 +159,10 @@ def main(argv=None) -> int:
     parser.add_argument("--matrix-revs", default="0.29.0,0.33.0",
                         help="revisions of the matrix rows, comma-separated (their sources cached)")
     parser.add_argument("--jobs", type=int, default=2, help="-j of the matrix rows (default 2)")
+    parser.add_argument("--new-recipe-only", action="store_true",
+                        help="only the new-recipe rows: variants never reviewed, their facts cached")
+    parser.add_argument("--new-recipes", type=int, default=5,
+                        help="single-recipe processes of the new-recipe rows (default 5)")
     args = parser.parse_args(argv)
     user = _user_cache()
     if not (user / "registry").is_dir():
@@ -161,6 +174,8 @@ def main(argv=None) -> int:
                 key=lambda r: r["seconds"])
     if args.matrix_only:
         return matrix_rows(args, floor, user)
+    if args.new_recipe_only:
+        return new_recipe_rows(args, floor, user)
     releases = [r for r in args.releases.split(",") if r]
     cached_tree = Path(bench_analysis._tree(args.rev, None).root)
     colds, warms, texts, many_computed, many_warm, campaigns = [], [], [], [], [], []
@@ -239,6 +254,43 @@ def main(argv=None) -> int:
     print(f"{'peak memory':32} {peak:5.0f}MiB {'':>8} {PEAK_GOAL_MB:4d}MiB  "
           f"{'yes' if peak < PEAK_GOAL_MB else 'no':3}  "
           f"{'':8}  the largest process above (each process and its worker on its own)")
+    return 0
+
+
+def new_recipe_rows(args, floor: dict, user: Path) -> int:
+    """A recipe never reviewed at a release whose facts are cached: one process each, and many in one."""
+    import statistics
+
+    with tempfile.TemporaryDirectory(prefix="srcreview-bench-") as root:
+        os.symlink(user / "registry", Path(root) / "registry")
+        run_check([args.recipe, "--rev", args.rev], root)  # cold: the facts cached
+        singles = []
+        everything = variants(Path(args.recipe), args.new_recipes + args.recipes, Path(root) / "all")
+        files = sorted(everything.iterdir())
+        for path in files[:args.new_recipes]:
+            singles.append(run_check([str(path), "--rev", args.rev], root))
+        many_dir = Path(root) / "many"
+        many_dir.mkdir()
+        for path in files[args.new_recipes:]:
+            path.rename(many_dir / path.name)
+        many = run_check([str(many_dir), "--rev", args.rev], root)
+        outputs = ("".join(r["stdout"] for r in singles) + many["stdout"]).replace(root, "ROOT")
+    base = floor["seconds"]
+    cpu = statistics.median(r["cpu"] for r in singles)
+    wall = statistics.median(r["seconds"] for r in singles)
+    count = len(files) - args.new_recipes
+    reuse = "off" if os.environ.get("SRCREVIEW_REUSE", "").strip() == "0" else "on"
+    print(f"vLLM {args.rev}: ast.parse floor {base:.2f} s over {floor['files']} files (one core); variants of "
+          f"{Path(args.recipe).name}; reuse {reuse}; output sha256 "
+          f"{hashlib.sha256(outputs.encode()).hexdigest()[:16]}")
+    print(f"{'row':40} {'seconds':>8} {'x floor':>8} {'goal':>7}  notes")
+    rows = [(f"new recipe, facts cached: CPU (median of {len(singles)})", cpu, "one check process, worker included"),
+            (f"new recipe, facts cached: wall (median of {len(singles)})", wall, ""),
+            (f"{count} new recipes in one process: CPU / recipe", many["cpu"] / count,
+             f"{many['cpu']:.2f} s CPU, {many['seconds']:.2f} s wall in all")]
+    for name, seconds, note in rows:
+        goal = "0.02x" if "CPU" in name else ""
+        print(f"{name:40} {seconds:8.3f} {seconds / base:8.3f} {goal:>7}  {note}")
     return 0
 
 

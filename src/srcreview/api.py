@@ -116,6 +116,8 @@ def _review_one(recipe, tree, index, rules, *, parse_ahead: bool):
     finally:
         if ahead is not None:
             ahead.stop()
+        # the bodies it converted, kept in the facts cache for the next process (recipe-independent)
+        index.keep_converted()
         # memory: no recipe's walks and no raw text after its review (what was found in the text
         # is kept, and on disk: a later recipe reads the files again only for a new question)
         index.forget_analyses()

@@ -200,3 +200,32 @@ def test_a_body_no_review_read_is_stored_unconverted_and_converts_to_the_same_ir
     crafted = dataclasses.replace(fresh.stored_body, source=b"def top(:\n", qualname="top")
     with pytest.raises(SourceUnavailable, match="do not load"):
         _ = dataclasses.replace(fresh, stored_body=crafted).body
+
+
+def test_bodies_a_review_converted_are_kept_in_their_entry_for_the_next_index(tmp_path, monkeypatch):
+    """keep_converted stores a module's facts again, under the same blob id, once bodies were
+    converted: the next Index unpickles them (the same IR) instead of parsing them again; with
+    nothing new converted, or SRCREVIEW_REUSE=0, nothing is written."""
+    from srcreview.index.facts import PendingBody
+
+    path = "vllm/spec/base.py"
+    first = index_of("mro_overrides", tmp_path)
+    facts = first.module(path)
+    assert len(facts.functions) > 1 and all(isinstance(fn.stored_body, PendingBody) for fn in facts.functions.values())
+    assert first.keep_converted() == 0, "nothing converted yet"
+    qualname = sorted(facts.functions)[0]
+    body = facts.functions[qualname].body
+    (entry,) = [e for e in _entries(tmp_path) if e.stem == first.tree.blob_id(path)]
+    monkeypatch.setenv("SRCREVIEW_REUSE", "0")
+    before = entry.read_bytes()
+    assert first.keep_converted() == 0 and entry.read_bytes() == before
+    monkeypatch.delenv("SRCREVIEW_REUSE")
+    assert first.keep_converted() == 1
+    assert first.keep_converted() == 0, "stored once per conversion, not once per call"
+
+    second = index_of("mro_overrides", tmp_path)
+    kept = second.module(path).functions
+    assert isinstance(kept[qualname].stored_body, bytes)
+    assert all(isinstance(fn.stored_body, PendingBody) for name, fn in kept.items() if name != qualname)
+    assert kept[qualname].body == body and second.parsed == []
+    assert second.keep_converted() == 0, "an unpickled body is no new conversion"

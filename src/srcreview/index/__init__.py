@@ -35,6 +35,8 @@ Usage (all names below are the public API; everything else in the package is int
     index.anchor(path, start, end, symbol="", role="") -> srcreview.model.findings.Anchor
     index.symbol_anchor(symbol, role="")          -> Anchor of a Symbol's whole definition
     index.parsed                                  -> paths parsed by this Index (cache misses)
+    index.keep_converted()                        -> facts entries stored again with the bodies converted since
+                                                     loaded (after a review: the next process unpickles them)
     index.unreadable                              -> {path: reason} of modules asked for that could not be read
                                                      or parsed
 

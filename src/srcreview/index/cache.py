@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import pickle
 from pathlib import Path
 
@@ -52,6 +53,13 @@ def load_pickled_ir(data: bytes):
 
 
 facts_module.BODY_LOADERS[bytes] = load_pickled_ir
+
+
+def reuse_enabled(environ=None) -> bool:
+    """Whether work a review did that is a pure function of the facts (function bodies converted
+    to the IR) is kept for the next one: on unless `SRCREVIEW_REUSE=0`, the switch the tests
+    compare outputs across (they must be byte-identical either way)."""
+    return (os.environ if environ is None else environ).get("SRCREVIEW_REUSE", "").strip() != "0"
 
 
 def facts_dir(cache_root: Path) -> Path:

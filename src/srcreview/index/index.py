@@ -10,7 +10,7 @@ from pathlib import Path
 from srcreview.core.errors import DataError, SourceUnavailable
 from srcreview.core.tags import Tag
 from srcreview.index.builder import extract_facts
-from srcreview.index.cache import FactsCache
+from srcreview.index.cache import FactsCache, reuse_enabled
 from srcreview.index.facts import (
     MODULE_CODE,
     SCHEMA_VERSION,
@@ -20,6 +20,7 @@ from srcreview.index.facts import (
     FieldFact,
     FunctionFacts,
     ModuleFacts,
+    PendingBody,
 )
 from srcreview.vllm.anchors import PACKAGE_DIR
 
@@ -99,7 +100,9 @@ class Index:
         if cache_dir is not None:
             self._cache = FactsCache(Path(cache_dir))
         self._modules: dict[str, ModuleFacts] = {}
+        self._pending: dict[str, int] = {}  # path -> its bodies still pending when last loaded or stored
         self._files: set[str] | None = None
+        self._module_paths: dict[str, str | None] = {}
         self._python_files: list[str] | None = None
         self._raw: dict[str, bytes] = {}
         self._class_infos: dict[str, ClassInfo | None] = {}  # None: being built (the MRO's cycle guard)
@@ -127,15 +130,19 @@ class Index:
         return self._files
 
     def module_path(self, module: str) -> str | None:
-        """The file of a dotted module name, or None when the tree has no such module."""
-        if not module or not all(part.isidentifier() for part in module.split(".")):
-            return None
-        base = module.replace(".", "/")
-        files = self._all_files()
-        for candidate in (f"{base}.py", f"{base}/__init__.py"):
-            if candidate in files:
-                return candidate
-        return None
+        """The file of a dotted module name, or None when the tree has no such module (asked about
+        ten thousand times a review: kept, the tree's files do not change under an Index)."""
+        try:
+            return self._module_paths[module]
+        except KeyError:
+            pass
+        found = None
+        if module and all(part.isidentifier() for part in module.split(".")):
+            base = module.replace(".", "/")
+            files = self._all_files()
+            found = next((c for c in (f"{base}.py", f"{base}/__init__.py") if c in files), None)
+        self._module_paths[module] = found
+        return found
 
     @staticmethod
     def path_module(path: str) -> str:
@@ -218,6 +225,7 @@ class Index:
         if facts is None:
             facts = self._load(path, module)
             self._modules[path] = facts
+            self._pending[path] = _pending_bodies(facts)
         if facts.parse_error is not None and not allow_unparsable:
             self.unreadable.setdefault(path, facts.parse_error)
             raise UnreadableSource(path, f"does not parse ({facts.parse_error})")
@@ -244,6 +252,23 @@ class Index:
         if self._cache is not None:
             self._cache.store(facts)
         return facts
+
+    def keep_converted(self) -> int:
+        """Store again the facts of each module whose function bodies were converted since it
+        was loaded (or last stored): the conversion is a pure function of the file (its entry's
+        blob id and schema), so the next process unpickles those bodies, about a third of the cost
+        of parsing and converting them again. How many entries were written (none without a cache
+        or with reuse off)."""
+        if self._cache is None or not reuse_enabled():
+            return 0
+        written = 0
+        for path, facts in self._modules.items():
+            pending = _pending_bodies(facts)
+            if pending < self._pending.get(path, pending) and facts.parse_error is None:
+                self._cache.store(facts)
+                self._pending[path] = pending
+                written += 1
+        return written
 
     def has_module(self, module: str) -> bool:
         return self.module_path(module) is not None
@@ -746,6 +771,10 @@ class _DefinitionNames:
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and bool(self.get(name))
+
+
+def _pending_bodies(facts: ModuleFacts) -> int:
+    return sum(isinstance(fn.stored_body, PendingBody) for fn in facts.functions.values())
 
 
 def definition_pattern(needle: bytes, scopes_only: bool = False) -> re.Pattern[bytes]:

@@ -103,7 +103,18 @@ CALL_SPAN = 4  # lines between `logger.info(` and the format literal it is given
 def calls_in_module(index, path: str, lines: frozenset[int] | None = None) -> tuple[LogCall, ...]:
     """Every logger call in the functions of one module, in line order (a module the Index cannot
     read has none); with `lines`, only in the functions whose lines hold one of them (a body is
-    converted to IR only when read: the rest stay unread)."""
+    converted to IR only when read: the rest stay unread). A fact of the tree: computed once per
+    Index, not once per recipe."""
+    from srcreview.index.cache import reuse_enabled
+    from srcreview.vllm.runtime import _memo
+
+    if not reuse_enabled():
+        return _calls_in_module(index, path, lines)
+    key = f"log_calls:{path}:{','.join(map(str, sorted(lines))) if lines is not None else '*'}"
+    return _memo(index, key, lambda: _calls_in_module(index, path, lines))
+
+
+def _calls_in_module(index, path: str, lines: frozenset[int] | None) -> tuple[LogCall, ...]:
     try:
         facts = index.module(path)
     except SourceUnavailable:

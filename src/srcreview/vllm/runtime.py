@@ -503,7 +503,14 @@ def platform_of(gpu: str | None) -> str | None:
 
 
 def key_paths(index) -> dict[str, KeyPath]:
-    """Engine key -> its VllmConfig path at this revision (empty when the builder is absent)."""
+    """Engine key -> its VllmConfig path at this revision (empty when the builder is absent): a
+    fact of the tree, computed once per Index (the checks ask it for every setting of every recipe)."""
+    from srcreview.index.cache import reuse_enabled
+
+    return _memo(index, "key_paths", lambda: _key_paths(index)) if reuse_enabled() else _key_paths(index)
+
+
+def _key_paths(index) -> dict[str, KeyPath]:
     from srcreview.core.errors import DataError
 
     try:
@@ -622,7 +629,7 @@ def config_bindings(index, bindings: dict, gpu: str | None = None) -> dict:
     out = dict(bindings)
     if PLATFORM_KEY not in out and platform_of(gpu):
         out[PLATFORM_KEY] = platform_of(gpu)
-    paths = _memo(index, "key_paths", lambda: key_paths(index))
+    paths = key_paths(index)
     for key, value in bindings.items():
         where = paths.get(key)
         if where is None or where.path in out:

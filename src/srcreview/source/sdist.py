@@ -22,13 +22,13 @@ import re
 from srcreview.core.errors import SourceUnavailable
 from srcreview.model.revision import Pin, Revision, load_pins
 from srcreview.source.base import SourceTree, VerificationFailed
-from srcreview.vllm.anchors import VERSION_FILE
+from srcreview.vllm.anchors import EGG_INFO_METADATA, VERSION_FILE
 
 _COMMIT_TEXT = re.compile(r"g?([0-9a-fA-F]{7,40})")
 _LOCAL_COMMIT = re.compile(r"\+g([0-9a-f]{7,40})\b")
 _RELEASE = re.compile(r"\d+(?:\.\d+)*")
 METADATA_FILE = "PKG-INFO"  # an sdist's core metadata (PEP 241/643): its `Version:` header
-METADATA_FILES = (METADATA_FILE, "vllm.egg-info/PKG-INFO")  # the second: setuptools' copy in the sdist
+METADATA_FILES = (METADATA_FILE, EGG_INFO_METADATA)  # the second: setuptools' copy in the sdist
 UNCORROBORATED = f"source identity unverified: only {VERSION_FILE} names the release (no {METADATA_FILE} agrees)"
 _NAMES = {"__version__": "version", "version": "version", "__commit_id__": "commit", "commit_id": "commit"}
 

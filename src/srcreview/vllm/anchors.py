@@ -15,6 +15,7 @@ PACKAGE = "vllm"  # the import package (and the command, `vllm serve`) whose mod
 DISTRIBUTION = "vllm"  # the project on the package index, whose sdists carry the source of a release
 PACKAGE_DIR = f"{PACKAGE}/"  # where its modules sit in a source tree: the files indexed and searched
 VERSION_FILE = f"{PACKAGE}/_version.py"  # written into an sdist: the version and commit it was built from
+EGG_INFO_METADATA = f"{PACKAGE}.egg-info/PKG-INFO"  # setuptools' copy of an sdist's core metadata
 
 # ----------------------------------------------------------------------------- classes
 

@@ -49,6 +49,7 @@ from srcreview.model.findings import (
     ReviewGate,
     kind_of,
 )
+from srcreview.vllm.anchors import VERSION_FILE
 
 DEFAULT_FAIL_ON = "confirmed:high"
 
@@ -181,7 +182,7 @@ class GateResult:
                          f"{len(self.unchanged) + len(self.improved)} unchanged, {len(self.fixed)} fixed")
         unverified = sum(1 for r in self.reviews if r.revision.identity_unverified)
         if unverified:  # the gate decides on a tree whose release one file of it names: say so
-            parts.append(f"source identity unverified ({_count(unverified, 'review')}: only vllm/_version.py "
+            parts.append(f"source identity unverified ({_count(unverified, 'review')}: only {VERSION_FILE} "
                          "names the release)")
         incomplete = len({path for path, _ in self.incomplete})
         if incomplete:

@@ -75,7 +75,7 @@ def read_compose(doc: Located, text: str, shown: str, file: str, access: FileAcc
         env += [EnvVar(name=w.text.partition("=")[0], value=w.text.partition("=")[2], line=w.line) for w in env_words]
         env = _dedup(env)
         variables: dict[str, str | UnknownValue] = {e.name: e.value for e in env}
-        for item in _unset_environment(service.value.get("environment")):
+        for item, _ in _passed_through(service.value.get("environment")):
             variables[item] = UnknownValue(text=item, reason=f"the shell decides ${item}: the service's environment "
                                            "passes the deploying shell's value through")
         pinned = image is not None and (runtime.version or runtime.revision)
@@ -145,10 +145,6 @@ def _mark_compose(text: str) -> str:
         out.append(text[i])
         i += 1
     return "".join(out)
-
-
-def _unset_environment(item: Located | None) -> list[str]:
-    return [name for name, _ in _passed_through(item)]
 
 
 def _passed_through(item: Located | None) -> list[tuple[str, int]]:

@@ -45,6 +45,33 @@ def test_shell_script_quoting_continuations_env_and_json():
     assert recipe.settings == ()  # flags wait for the revision
 
 
+def test_a_here_document_is_input_to_its_command_unless_a_shell_runs_it():
+    text = (
+        "cat > notes.txt <<EOF\n"                               # 1
+        "vllm serve not/this --max-num-seqs 1\n"                # 2: cat's input, never run
+        "EOF\n"                                                 # 3
+        "cat <<'X' ; export VLLM_LOGGING_LEVEL=DEBUG\n"         # 4: the line goes on after the opener
+        "vllm serve nor/this\n"                                 # 5
+        "X\n"                                                   # 6
+        "echo <<< 'vllm serve a here-string'\n"                 # 7: <<< opens no document
+        "bash <<-'END'\n"                                       # 8: a shell runs its document
+        "\tvllm serve inner/model \\\n"                      # 9
+        "\t    --tensor-parallel-size 2\n"                     # 10
+        "\tEND\n"                                              # 11
+        "vllm serve outer/model --max-model-len 4096\n"         # 12
+    )
+    inner, outer = read_recipes(text, "docs.sh")
+    assert (inner.info.model, outer.info.model) == ("inner/model", "outer/model")
+    assert flags(inner) == [("--tensor-parallel-size", None, ("2",), 10, 6)]
+    assert flags(outer) == [("--max-model-len", None, ("4096",), 12, 24)]
+    assert [(e.name, e.line) for e in outer.env] == [("VLLM_LOGGING_LEVEL", 4)]
+
+
+def test_a_serve_only_inside_a_documents_input_is_no_serve_command():
+    with pytest.raises(DataError, match="no `vllm serve` command found"):
+        read_recipes("tee run.sh <<EOF\nvllm serve m\nEOF\n", "write.sh")
+
+
 def test_python_module_entry_point_and_several_servers():
     text = ("python -m vllm.entrypoints.openai.api_server --model m1 --port 8000 &\n"
             "python3 -m vllm.entrypoints.cli.main serve m2 --max-num-seqs 4\n")

@@ -1,18 +1,21 @@
 """Shell words with their positions: enough of POSIX shell to read how `vllm serve` is launched.
 
-Quoting ('…', "…" with its backslash escapes, \\x), line continuations, comments and the
-command separators (newline ; & && | ||) are understood; nothing is expanded or run: `$VAR`,
-`${VAR:-default}`, `$(…)` and backticks stay as written in the word's text, and the word also
-keeps them as `Expansion` parts (unquoted or double-quoted only: in single quotes `$` is a
-character), so what the shell decides is never mistaken for a value (srcreview.model.recipe.
-shell_values). Each word keeps the line and column of its first character, so a flag is
-anchored where the user wrote it, even inside a continued or quoted command.
+Quoting ('…', "…" with its backslash escapes, \\x), line continuations, comments, the
+command separators (newline ; & && | ||) and here-documents (`<<EOF` … `EOF`: their lines
+are input to a command, not commands, unless that command is a shell reading them) are
+understood; nothing is expanded or run: `$VAR`, `${VAR:-default}`, `$(…)` and backticks stay
+as written in the word's text, and the word also keeps them as `Expansion` parts (unquoted or
+double-quoted only: in single quotes `$` is a character), so what the shell decides is never
+mistaken for a value (srcreview.model.recipe.shell_values). Each word keeps the line and
+column of its first character, so a flag is anchored where the user wrote it, even inside a
+continued or quoted command.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from srcreview.core.errors import DataError
 
@@ -20,6 +23,7 @@ MAX_WORDS = 200_000
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BRACED = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-=+?])(?P<word>.*))?\}\Z", re.S)
 _SPECIAL = "0123456789@*#?$!-"
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})  # a here-document given to one of these is run
 
 
 @dataclass(frozen=True)
@@ -65,11 +69,23 @@ def command_list(text: str, shown: str, first_line: int = 1, first_column: int =
     operator = ""
     line, column = first_line, first_column
     i, n = 0, len(text)
+    delimiter_next: bool | None = None  # after a bare `<<` (True: `<<-`): the next word is the delimiter
+    here_docs: list[tuple[str, bool, list[Word]]] = []  # (delimiter, strip tabs, its command) to read at the newline
 
     def finish_word():
-        nonlocal chars, start, quoted, parts
+        nonlocal chars, start, quoted, parts, delimiter_next
         if start is not None:
-            current.append(Word("".join(chars), start[0], start[1], quoted, _expansions(parts)))
+            word = Word("".join(chars), start[0], start[1], quoted, _expansions(parts))
+            opened = _here_doc(word, parts)
+            if delimiter_next is not None:
+                here_docs.append((word.text, delimiter_next, current))
+                delimiter_next = None
+            elif opened is not None and opened[0]:
+                here_docs.append((opened[0], opened[1], current))
+            elif opened is not None:
+                delimiter_next = opened[1]
+            else:
+                current.append(word)
             if len(current) > MAX_WORDS:
                 raise DataError(f"{shown}:{start[0]}: command line of more than {MAX_WORDS} words")
         chars, start, quoted, parts = [], None, False, []
@@ -82,6 +98,25 @@ def command_list(text: str, shown: str, first_line: int = 1, first_column: int =
             operator = ""
         current = []
         operator = (operator + op) if op else operator
+
+    def read_here_docs(at: int) -> int:
+        """Consume the bodies of the line's here-documents from `at` (just past its newline);
+        a shell's body is read as its commands. Returns where the script goes on."""
+        nonlocal line
+        for delimiter, strip_tabs, command in here_docs:
+            body_line, body = line, []
+            while at < n:
+                end = text.find("\n", at)
+                end = n if end < 0 else end
+                row = text[at:end]
+                at, line = end + 1, line + 1
+                if (row.lstrip("\t") if strip_tabs else row).rstrip("\r") == delimiter:
+                    break
+                body.append(row)
+            if command and PurePosixPath(command[0].text).name in SHELLS and not command[0].quoted:
+                out.extend(command_list("\n".join(body), shown, body_line, 1))
+        here_docs.clear()
+        return at
 
     while i < n:
         ch = text[i]
@@ -104,6 +139,8 @@ def command_list(text: str, shown: str, first_line: int = 1, first_column: int =
                 operator = ""
             i += 1
             line, column = line + 1, 1
+            if here_docs:
+                i = read_here_docs(i)
             continue
         if ch == "#" and start is None:  # a comment runs to the end of the line
             while i < n and text[i] != "\n":
@@ -171,6 +208,18 @@ def command_list(text: str, shown: str, first_line: int = 1, first_column: int =
         column += 1
     finish_command()
     return out
+
+
+def _here_doc(word: Word, segments: list) -> tuple[str, bool] | None:
+    """A word that opens a here-document (`<<EOF`, `<<-EOF`, `<<'EOF'`, or a bare `<<` whose
+    delimiter is the next word): (delimiter or "", whether leading tabs are stripped). The
+    `<<` must be unquoted; `<<<` is a here-string, not a document."""
+    text = word.text
+    if text.startswith("<<<") or [kind for _, kind in segments[:2]] != ["bare", "bare"] \
+            or "".join(piece for piece, _ in segments[:2]) != "<<":
+        return None
+    strip = text.startswith("<<-")
+    return text[3 if strip else 2:], strip
 
 
 def _expansion_end(text: str, i: int) -> int:

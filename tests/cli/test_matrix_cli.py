@@ -208,3 +208,19 @@ def test_a_patch_that_applies_at_one_revision_only_is_invalid_data_there_and_the
     assert at_base["error"] in single.err
     assert at_applied["exit_code"] in (0, 1) and at_applied["report"]["reviews"][0]["patches"]
     assert summary["matrix"]["worst_exit"] == result.code == 65  # invalid data outranks any gate decision
+
+
+def test_a_full_stderr_loses_the_run_s_notes_never_its_decision(matrix):
+    """`2>/dev/full`: the matrix's closing note on stderr cannot be written; stdout and the exit
+    code are the run's (fixed: the failed note ended the run as an internal error, exit 2)."""
+    import subprocess
+    import sys
+
+    source, (base, applied) = matrix
+    command = [sys.executable, "-m", "srcreview", "check", "b.toml", "a.toml", "--source", source,
+               "--rev", applied, "--rev", base, "-j", "1"]
+    seen = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert "peak RSS" in seen.stderr and seen.returncode == 1
+    with open("/dev/full", "w") as full:
+        lost = subprocess.run(command, stdout=subprocess.PIPE, stderr=full, text=True, timeout=300)
+    assert (lost.returncode, lost.stdout) == (seen.returncode, seen.stdout)

@@ -185,21 +185,50 @@ def _silence_stdout() -> None:
         pass
 
 
-def _say(line: str) -> None:
-    """`line` on stderr. A stderr that cannot take it (`2>/dev/full`) loses the line, never the
-    exit code: the write error (and the interpreter's last flush of it) is dropped."""
+class _Diagnostics:
+    """stderr for a command: a line it cannot take (`2>/dev/full`) is lost, never the run or
+    its exit code. Progress and notes are written in the middle of a review, so a failed write
+    must not turn its decision into an internal error (exit 2); after the first one, stderr is
+    /dev/null, so the interpreter's last flush has nothing left to fail on."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _lossy(self, action, *args):
+        try:
+            return action(*args)
+        except (OSError, ValueError):
+            _discard_stderr(self._stream)
+            return len(args[0]) if args else None
+
+    def write(self, text):
+        return self._lossy(self._stream.write, text)
+
+    def flush(self):
+        return self._lossy(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _discard_stderr(stream) -> None:
     import os
 
     try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
+        pass
+
+
+def _say(line: str) -> None:
+    """`line` on stderr (lost, with the exit code kept, when stderr cannot take it)."""
+    try:
         print(line, file=sys.stderr)
         sys.stderr.flush()
-    except (OSError, ValueError):
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, sys.stderr.fileno())
-            os.close(null)
-        except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
-            pass
+    except (OSError, ValueError):  # outside main's guard
+        _discard_stderr(sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,8 +241,9 @@ def main(argv: list[str] | None = None) -> int:
             print("srcreview: error: stdout is closed: nothing can be written "
                   "(redirect it to /dev/null to discard the output)", file=sys.stderr)
         return EXIT_INCOMPLETE
-    stdout = sys.stdout
+    stdout, stderr = sys.stdout, sys.stderr
     sys.stdout = guard = CiSafeStream(_Output(stdout))
+    sys.stderr = _Diagnostics(stderr)
     try:
         parser = build_parser(_named_command(sys.argv[1:] if argv is None else list(argv)))
         try:
@@ -251,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         _say("srcreview: internal error: the review could not complete (exit 2)")
         return EXIT_INCOMPLETE
     finally:
-        sys.stdout = stdout
+        sys.stdout, sys.stderr = stdout, stderr
         try:
             guard.finish()  # what is left of a line written before an error
         except (OSError, ValueError, OutputError):  # the reader went away, stdout is closed or full

@@ -171,6 +171,7 @@ class Frame:
             else:
                 self.env[first.name] = self.self_obj if self.self_obj is not None else Obj(
                     cls=f"{self.module.module}.{fn.owner}", nonnull=True, origin="self")
+                self._seed_entry_fields(first.name)
         for name, value in args.items():  # a nested function's free names (FuncRef.closure)
             if not any(p.name == name for p in params):
                 self.env[name] = value
@@ -186,6 +187,25 @@ class Frame:
                                                                        p.name)
             else:
                 self.env[p.name] = Unknown(f"untyped parameter {p.name}")
+
+    def _seed_entry_fields(self, receiver: str) -> None:
+        """`self.<field>` as the function finds it, for the fields the framework model says only
+        this function's own statements store (the engine's builder): bound like a store, so a
+        read follows the stores the walk has seen on its path (Domain.entry_fields)."""
+        if self.symbol is None:
+            return
+        fields = self.an.domain.entry_fields(self.an.index, self.symbol.qualname)
+        if not fields:
+            return
+        obj = self.env[receiver]
+        cls = self.an.resolver.canonical(obj.cls) if isinstance(obj, Obj) and isinstance(obj.cls, str) else None
+        info = self.an.index._class_info_abs(cls) if cls else None
+        if info is None:
+            return
+        for name in sorted(fields):
+            value = self.an.resolver.entry_value(info, name)
+            if value is not None:
+                self.env[f"{receiver}.{name}"] = value
 
     # -- walking -----------------------------------------------------------------------------
     def run(self):

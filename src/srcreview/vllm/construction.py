@@ -567,3 +567,54 @@ def raise_symbol(text: str) -> str:
         return "assert"
     word = text.split("(", 1)[0].split()
     return word[0] if word else "raise"
+
+
+def passed_argument(an, cls: str, name: str):
+    """What the engine's builder passes as `name=` to the one `Cls(...)` call that builds `cls`
+    (`ParallelConfig(data_parallel_size_local=data_parallel_size_local)`), as the walk of the
+    builder computes it on its path: a constant, or a union of constants (one per branch the
+    recipe leaves open). None when the builder builds `cls` more than once or under a condition,
+    passes no such keyword, stores the field on the object itself afterwards, or the value is
+    not a constant (a value EngineArgs' other methods fill in, `_set_default_...`: not followed).
+
+    The builder is walked with `self` the recipe's engine arguments, the fields only its own
+    statements store followed store by store (runtime.builder_tracked_fields). Calls the builder
+    makes with the config object after building it are assumed not to store that field (as for
+    the keys the builder passes as they are, runtime.engine_default)."""
+    memo = an.__dict__.setdefault("_passed_arguments", {})
+    key = (cls, name)
+    if key in memo:
+        return memo[key]
+    memo[key] = None  # a cycle (the builder reads the config it builds) reads it as not known
+    memo[key] = _passed_argument(an, cls, name)
+    return memo[key]
+
+
+def _passed_argument(an, cls: str, name: str):
+    from srcreview.index import ir
+    from srcreview.interp.values import Const, Union
+    from srcreview.vllm.anchors import BUILDER
+
+    engine = an.runtime.engine_class()
+    method = engine.methods.get(BUILDER) if engine is not None else None
+    builder = an.index.function(method.qualname) if method is not None else None
+    if builder is None:
+        return None
+    short = cls.rsplit(".", 1)[-1]
+    every = [c for c in ir.iter_calls(builder.facts.body) if (ir.dotted(c.func) or "").split(".")[-1] == short]
+    unconditional = [c for c in _unconditional_calls(builder.facts.body) if c in every]
+    if len(every) != 1 or len(unconditional) != 1 or not any(kw.name == name for kw in every[0].keywords):
+        return None
+    saved = (an.effects, an.constructing)
+    an.effects = an.constructing = False  # a value question: the builder's own calls do not run
+    try:
+        frame = an.frame_for(method.qualname, Obj(cls=engine.qualname, nonnull=True, origin="self"))
+    finally:
+        an.effects, an.constructing = saved
+    events = [e for e in frame.calls if e.line == every[0].line
+              and (getattr(e.target, "dotted", None) or getattr(e.target, "qualname", None) or "").endswith(short)]
+    if len(events) != 1 or any(s.attr == name for s in frame.stores):
+        return None
+    value = an.force(events[0].argument(name))
+    options = value.options if isinstance(value, Union) else (value,)
+    return value if all(isinstance(o, Const) for o in options) else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from fixture_repos import FIXTURES
-from recipe_support import fixture_tree
+from recipe_support import fixture_tree, module_index
 
 from srcreview.index import Index
 from srcreview.interp.interpreter import analyzer
@@ -201,3 +201,61 @@ def test_a_platform_constant_every_variant_keeps_decides_the_raise_on_it():
     assert on_cuda.get((DEVICE, marked(PLATFORM, DEVICE, "rebound"))) == "open"
     # with the platform open, nothing is known of the platform object
     assert raises(PLATFORM, {}).get((DEVICE, marked(PLATFORM, DEVICE, "device-type"))) == "open"
+
+
+# -- values the engine's builder computes ----------------------------------------------------
+FILLS, SHARD, BATCH = "startup_engine_fills", "vllm/config/shard.py", "vllm/config/batch.py"
+
+
+def _fills(settings: dict, label: str, path: str = SHARD):
+    return raises(FILLS, settings).get((path, marked(FILLS, path, label)))
+
+
+@pytest.mark.parametrize("label", ["local-over-total", "external", "rank"])
+@pytest.mark.parametrize("settings", [{}, {"nodes": 2}, {"shards": 4, "shards_local": 2, "shard_rank": 1}])
+def test_a_check_on_what_the_builder_computes_on_its_path_is_refuted(settings, label):
+    # the local size, the external flag and `shard_rank or 0`, as the builder computes them
+    # (with nodes = 2 it stores `self.shards_local` first: the read after it sees that store)
+    assert _fills(settings, label) is None
+
+
+def test_a_check_on_what_the_builder_computes_is_certain_where_the_recipe_makes_it_fail():
+    assert _fills({"shards": 2, "shards_local": 4}, "local-over-total") == "certain"
+    # a rank makes the balancer external: with one shard that fails first, with two the rank does
+    assert _fills({"shard_rank": 3}, "external") == "certain"
+    assert _fills({"shards": 2, "shard_rank": 3}, "rank") == "certain"
+    assert _fills({"shards": 2, "shard_rank": 3}, "external") is None
+
+
+def test_a_field_another_method_stores_stays_open_though_that_store_does_not_run():
+    # `_infer_spares` stores spares_local only under nodes > 1 (false here): the store is in
+    # another method, which the builder's walk does not follow field by field
+    assert _fills({}, "spares") == "open"
+
+
+def test_a_value_another_method_fills_in_stays_open_naming_it():
+    index = Index(fixture_tree(FILLS))
+    built = analyzer(index, config_bindings(index, {})).prepare()
+    line = marked(FILLS, BATCH, "tokens-seqs")
+    found = [r for r in built.open_raises if open_site(r)[:2] == (BATCH, line)]
+    assert found and not built.rejections
+    reasons = " ".join(c.reason for c in found[0].raise_event.conditions)
+    assert "_fill_batch_defaults()" in reasons
+
+
+@pytest.mark.parametrize(("settings", "outcome"), [({"max_tokens": 4}, "certain"), ({"max_tokens": 4096}, None)])
+def test_a_value_the_recipe_sets_decides_the_check_the_engine_default_leaves_open(settings, outcome):
+    assert _fills(settings, "tokens-seqs", BATCH) == outcome
+
+
+def test_nothing_is_followed_store_by_store_once_the_engine_arguments_leave_the_builder(tmp_path):
+    # the same tree, but the builder hands `self` to a helper: it may store any field
+    root = FIXTURES / FILLS
+    files = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.py")}
+    files["vllm/engine/arg_utils.py"] = files["vllm/engine/arg_utils.py"].replace(
+        "        external = self.external", "        audit(self)\n        external = self.external").replace(
+        "@dataclass\nclass EngineArgs:", "def audit(args):\n    pass\n\n\n@dataclass\nclass EngineArgs:")
+    index = module_index(tmp_path, files)
+    built = analyzer(index, config_bindings(index, {})).prepare()
+    opened = {open_site(r)[:2] for r in built.open_raises}
+    assert (SHARD, marked(FILLS, SHARD, "local-over-total")) in opened

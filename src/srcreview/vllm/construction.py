@@ -613,8 +613,52 @@ def _passed_argument(an, cls: str, name: str):
         an.effects, an.constructing = saved
     events = [e for e in frame.calls if e.line == every[0].line
               and (getattr(e.target, "dotted", None) or getattr(e.target, "qualname", None) or "").endswith(short)]
-    if len(events) != 1 or any(s.attr == name for s in frame.stores):
-        return None
+    if len(events) != 1 or any(s.attr == name and not _is_engine(an, s.receiver, engine) for s in frame.stores):
+        return None  # the builder stores the field on the config it built (or on an unknown object)
     value = an.force(events[0].argument(name))
     options = value.options if isinstance(value, Union) else (value,)
-    return value if all(isinstance(o, Const) for o in options) else None
+    if all(isinstance(o, Const) for o in options):
+        return value
+    filled = _filled_by(an, engine, value)
+    return Unknown(f"{short}.{name}: {filled}") if filled else None
+
+
+def _is_engine(an, value, engine) -> bool:
+    """Whether a store's receiver is the engine's arguments (`self` in the builder)."""
+    return isinstance(value, Obj) and isinstance(value.cls, str) and an.resolver.canonical(value.cls) == engine.qualname
+
+
+def _filled_by(an, engine, value) -> str:
+    """For the engine argument `value` reads (`self.max_num_batched_tokens`), the methods of
+    EngineArgs other than the builder that store it, and what their walks leave undecided (the
+    calls they make that the walk does not resolve: the platform's device memory, ...); "" when
+    it is not such a read (or it reads an object of a known class)."""
+    from srcreview.vllm.anchors import BUILDER
+
+    if not isinstance(value, Obj) or value.cls is not None or value.owner != engine.qualname or not value.attr:
+        return ""  # a config object of a known class is worth more than a reason
+    fillers = sorted({a.method for a in engine.facts.instance_attrs if a.attr == value.attr
+                      and not a.method.endswith(f".{BUILDER}")})
+    if not fillers:
+        return ""
+    saved = (an.effects, an.constructing)
+    an.effects = an.constructing = False
+    open_calls: list[str] = []
+    try:
+        for qualname in fillers:
+            full = qualname if qualname.startswith(engine.symbol.module) else f"{engine.symbol.module}.{qualname}"
+            if an.index.function(full) is None:
+                continue
+            frames = [an.summary(full, engine.qualname)]
+            frames += [an.summary(c.target.qualname, engine.qualname) for c in frames[0].calls
+                       if c.status == "static" and getattr(c.target, "qualname", "").startswith(engine.qualname + ".")
+                       and an.index.function(c.target.qualname) is not None]
+            open_calls += [c.text for f in frames for c in f.calls if c.status == "unresolved"
+                           and not c.reason.startswith(("attribute debug", "attribute info", "attribute warning"))]
+    finally:
+        an.effects, an.constructing = saved
+    names = ", ".join(f"{m.rsplit('.', 1)[-1]}()" for m in fillers)
+    shown = list(dict.fromkeys(open_calls))
+    more = f" ({', '.join(shown[:3])}{', ...' if len(shown) > 3 else ''})" if shown else ""
+    return f"the recipe leaves it to the engine, which fills it in ({engine.symbol.local}.{names}) from what the " \
+           f"source does not decide{more}"

@@ -598,7 +598,7 @@ def _passed_argument(an, cls: str, name: str):
     engine = an.runtime.engine_class()
     method = engine.methods.get(BUILDER) if engine is not None else None
     builder = an.index.function(method.qualname) if method is not None else None
-    if builder is None:
+    if builder is None or engine is None or method is None:
         return None
     short = cls.rsplit(".", 1)[-1]
     every = [c for c in ir.iter_calls(builder.facts.body) if (ir.dotted(c.func) or "").split(".")[-1] == short]

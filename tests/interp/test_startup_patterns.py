@@ -63,9 +63,30 @@ def test_a_container_changed_in_place_is_not_the_constant_read_before(default_op
     assert default_ops.get((OPS, marked("startup_containers", OPS, label))) == "open"
 
 
-def test_an_append_the_recipe_reaches_leaves_the_loop_open():
+def test_an_append_the_recipe_reaches_puts_the_item_in_the_list_the_loop_reads():
+    # grow_extra decides the append: the list holds "bad" and the loop over it raises
     found = raises("startup_containers", {"grow_extra": True})
-    assert found.get((OPS, marked("startup_containers", OPS, "after-append"))) == "open"
+    assert found.get((OPS, marked("startup_containers", OPS, "after-append"))) == "certain"
+
+
+FUSED = "vllm/config/fused.py"
+
+
+@pytest.mark.parametrize("label", ["fused-syntax", "fused-modes", "fused-conflict"])
+def test_checks_over_a_list_appended_to_under_an_undecided_condition_hold_for_every_item_it_may_hold(label):
+    # `+rope` is appended (or not) as the host decides: every list it may be passes each check
+    assert (FUSED, marked("startup_containers", FUSED, label)) not in raises("startup_containers", {})
+
+
+def test_an_item_appended_under_an_undecided_condition_that_fails_a_check_leaves_it_open():
+    assert raises("startup_containers", {}).get((FUSED, marked("startup_containers", FUSED, "loose-syntax"))) == "open"
+
+
+@pytest.mark.parametrize(("settings", "label"), [({"fused_ops": ["rope"]}, "fused-syntax"),
+                                                 ({"fused_ops": ["all", "none"]}, "fused-modes")])
+def test_a_recipe_item_that_fails_a_check_on_a_list_a_hook_may_grow_is_not_refuted(settings, label):
+    # the recipe's list may be rewritten by the hook: the raise on it is open, not certain
+    assert raises("startup_containers", settings).get((FUSED, marked("startup_containers", FUSED, label))) == "open"
 
 
 # -- what the engine passes to a nested config ----------------------------------------------

@@ -324,19 +324,19 @@ class Resolver:
         if runtime.self_set(owner, f.name):
             return None  # the class's own hooks may set it
         decided, value = runtime.engine_default(path)
-        if decided and value is not self.domain.undecided:
-            return Const(value, origin=key)
-        if decided or runtime.constructed(owner, f.name):
-            # the engine passes it while it builds the config: what its builder computes, when
-            # the walk decides it; otherwise not the declared default
-            passed = self.domain.passed_argument(self.interp, info.qualname, f.name)
-            return passed if passed is not None or decided else None
+        if decided:
+            if value is not self.domain.undecided:
+                return Const(value, origin=key)
+            # EngineArgs fills the key in itself: what its builder passes, when the walk decides it
+            return self.domain.passed_argument(self.interp, info.qualname, f.name)
         if len(key) == 1:
             passed = self.root_argument(key[0])
             if passed is not _NOT_PASSED:
                 return Const(passed.value, origin=key) if isinstance(passed, Const) else None
         if runtime.constructed(owner, f.name):
-            return None  # the engine passes it while it builds the config: not the declared default
+            # the engine passes it while it builds the config: what its builder computes, when
+            # the walk decides it (never the declared default)
+            return self.domain.passed_argument(self.interp, info.qualname, f.name)
         value = self.domain.static_default(self.index, info, f)
         if value is not self.domain.undecided:
             return Const(value, origin=key)

@@ -201,3 +201,73 @@ def test_a_misspelt_nested_key_has_one_row(vllm_029):
     review = review_text(vllm_029, NGRAM + "prompt_lookup_mxa = 4\n", "ng.toml")
     rows = [(k.scope, k.status) for k in review.knobs if k.key == "speculative_config.prompt_lookup_mxa"]
     assert rows == [("engine", "unknown-knob")]
+
+
+def _construction(tree, tmp_path, engine: str):
+    """The engine's config construction walked for a llama-like recipe (as a review walks it)."""
+    from real_reviews import index_for
+
+    from srcreview.engine.run import _bindings, _prepared
+    from srcreview.hfconfig.binding import with_model_configs
+    from srcreview.interp.domain import install
+    from srcreview.model.recipe import parse_recipe
+    from srcreview.vllm.domain import VLLM
+    from srcreview.vllm.profile import runtime_profile
+
+    install(VLLM)
+    (tmp_path / "model").mkdir(exist_ok=True)
+    (tmp_path / "model" / "config.json").write_text(json.dumps(LLAMA))
+    text = (f'[recipe]\nname = "case"\nmodel = "./model"\n{GPU}[engine]\nskip_tokenizer_init = true\n'
+            f'load_format = "dummy"\n{engine}\n')
+    recipe = with_model_configs(parse_recipe(text, "case.toml"), base_dir=tmp_path)
+    recipe = recipe.model_copy(update={"hardware": recipe.hardware.with_known_capability()})
+    index = index_for(tree)
+    an, incomplete = _prepared(index, recipe, _bindings(index, recipe, runtime_profile(tree, recipe)))
+    assert not incomplete
+    return an.construction
+
+
+def _sites(construction, which: str) -> set[tuple[str, int]]:
+    from srcreview.vllm.construction import open_site
+
+    return {open_site(r)[:2] for r in getattr(construction, which)}
+
+
+DP_LOCAL = ("vllm/config/parallel.py", "must be <= data_parallel_size")
+DP_EXTERNAL = ("vllm/config/parallel.py", "data_parallel_external_lb can only be set when")
+OP_SYNTAX = ("vllm/config/compilation.py", "for custom op")
+OP_MODES = ("vllm/config/compilation.py", "custom_ops can contain only one base mode")
+OP_CONFLICT = ("vllm/config/compilation.py", "custom_ops cannot both enable and disable")
+
+
+def _raise_line(tree, path: str, text: str) -> int:
+    """The line of the `raise` whose message holds `text`."""
+    message = _line_of(tree, path, text)
+    lines = tree.read_text(path).splitlines()
+    return next(n for n in range(message, 0, -1) if lines[n - 1].strip().startswith("raise"))
+
+
+def test_checks_on_what_the_engine_computes_are_refuted_for_a_plain_recipe(vllm_029, tmp_path):
+    """The data-parallel locals the builder computes (`data_parallel_size_local`, the external
+    balancer flag) and the `+rotary_embedding` the compilation config appends under undecided
+    pass flags decide ParallelConfig's and CompilationConfig's checks: none is open."""
+    built = _construction(vllm_029, tmp_path, "max_model_len = 2048")
+    reached = _sites(built, "open_raises") | _sites(built, "rejections")
+    for path, text in (DP_LOCAL, DP_EXTERNAL, OP_SYNTAX, OP_MODES, OP_CONFLICT):
+        assert (path, _raise_line(vllm_029, path, text)) not in reached, text
+
+
+def test_a_check_on_what_the_engine_fills_in_from_the_gpu_stays_open_naming_the_filler(vllm_029, tmp_path):
+    built = _construction(vllm_029, tmp_path, "max_model_len = 2048")
+    scheduler = [r for r in built.open_raises if r.function.endswith("SchedulerConfig.__post_init__")]
+    assert scheduler
+    reasons = " ".join(c.reason for r in scheduler for c in r.raise_event.conditions)
+    assert "_set_default_max_num_seqs_and_batched_tokens_args()" in reasons
+    assert "get_device_total_memory" in reasons
+
+
+def test_a_local_data_parallel_size_above_the_total_is_refused(vllm_029, tmp_path):
+    built = _construction(vllm_029, tmp_path, "max_model_len = 2048\ndata_parallel_size = 2\n"
+                                              "data_parallel_size_local = 4")
+    path, text = DP_LOCAL
+    assert (path, _raise_line(vllm_029, path, text)) in _sites(built, "rejections")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from fixture_repos import FIXTURES
-from recipe_support import fixture_tree
+from recipe_support import fixture_tree, module_index
 
 from srcreview.index import Index
 from srcreview.interp.interpreter import analyzer
@@ -63,9 +63,30 @@ def test_a_container_changed_in_place_is_not_the_constant_read_before(default_op
     assert default_ops.get((OPS, marked("startup_containers", OPS, label))) == "open"
 
 
-def test_an_append_the_recipe_reaches_leaves_the_loop_open():
+def test_an_append_the_recipe_reaches_puts_the_item_in_the_list_the_loop_reads():
+    # grow_extra decides the append: the list holds "bad" and the loop over it raises
     found = raises("startup_containers", {"grow_extra": True})
-    assert found.get((OPS, marked("startup_containers", OPS, "after-append"))) == "open"
+    assert found.get((OPS, marked("startup_containers", OPS, "after-append"))) == "certain"
+
+
+FUSED = "vllm/config/fused.py"
+
+
+@pytest.mark.parametrize("label", ["fused-syntax", "fused-modes", "fused-conflict"])
+def test_checks_over_a_list_appended_to_under_an_undecided_condition_hold_for_every_item_it_may_hold(label):
+    # `+rope` is appended (or not) as the host decides: every list it may be passes each check
+    assert (FUSED, marked("startup_containers", FUSED, label)) not in raises("startup_containers", {})
+
+
+def test_an_item_appended_under_an_undecided_condition_that_fails_a_check_leaves_it_open():
+    assert raises("startup_containers", {}).get((FUSED, marked("startup_containers", FUSED, "loose-syntax"))) == "open"
+
+
+@pytest.mark.parametrize(("settings", "label"), [({"fused_ops": ["rope"]}, "fused-syntax"),
+                                                 ({"fused_ops": ["all", "none"]}, "fused-modes")])
+def test_a_recipe_item_that_fails_a_check_on_a_list_a_hook_may_grow_is_not_refuted(settings, label):
+    # the recipe's list may be rewritten by the hook: the raise on it is open, not certain
+    assert raises("startup_containers", settings).get((FUSED, marked("startup_containers", FUSED, label))) == "open"
 
 
 # -- what the engine passes to a nested config ----------------------------------------------
@@ -201,3 +222,61 @@ def test_a_platform_constant_every_variant_keeps_decides_the_raise_on_it():
     assert on_cuda.get((DEVICE, marked(PLATFORM, DEVICE, "rebound"))) == "open"
     # with the platform open, nothing is known of the platform object
     assert raises(PLATFORM, {}).get((DEVICE, marked(PLATFORM, DEVICE, "device-type"))) == "open"
+
+
+# -- values the engine's builder computes ----------------------------------------------------
+FILLS, SHARD, BATCH = "startup_engine_fills", "vllm/config/shard.py", "vllm/config/batch.py"
+
+
+def _fills(settings: dict, label: str, path: str = SHARD):
+    return raises(FILLS, settings).get((path, marked(FILLS, path, label)))
+
+
+@pytest.mark.parametrize("label", ["local-over-total", "external", "rank"])
+@pytest.mark.parametrize("settings", [{}, {"nodes": 2}, {"shards": 4, "shards_local": 2, "shard_rank": 1}])
+def test_a_check_on_what_the_builder_computes_on_its_path_is_refuted(settings, label):
+    # the local size, the external flag and `shard_rank or 0`, as the builder computes them
+    # (with nodes = 2 it stores `self.shards_local` first: the read after it sees that store)
+    assert _fills(settings, label) is None
+
+
+def test_a_check_on_what_the_builder_computes_is_certain_where_the_recipe_makes_it_fail():
+    assert _fills({"shards": 2, "shards_local": 4}, "local-over-total") == "certain"
+    # a rank makes the balancer external: with one shard that fails first, with two the rank does
+    assert _fills({"shard_rank": 3}, "external") == "certain"
+    assert _fills({"shards": 2, "shard_rank": 3}, "rank") == "certain"
+    assert _fills({"shards": 2, "shard_rank": 3}, "external") is None
+
+
+def test_a_field_another_method_stores_stays_open_though_that_store_does_not_run():
+    # `_infer_spares` stores spares_local only under nodes > 1 (false here): the store is in
+    # another method, which the builder's walk does not follow field by field
+    assert _fills({}, "spares") == "open"
+
+
+def test_a_value_another_method_fills_in_stays_open_naming_it():
+    index = Index(fixture_tree(FILLS))
+    built = analyzer(index, config_bindings(index, {})).prepare()
+    line = marked(FILLS, BATCH, "tokens-seqs")
+    found = [r for r in built.open_raises if open_site(r)[:2] == (BATCH, line)]
+    assert found and not built.rejections
+    reasons = " ".join(c.reason for c in found[0].raise_event.conditions)
+    assert "_fill_batch_defaults()" in reasons
+
+
+@pytest.mark.parametrize(("settings", "outcome"), [({"max_tokens": 4}, "certain"), ({"max_tokens": 4096}, None)])
+def test_a_value_the_recipe_sets_decides_the_check_the_engine_default_leaves_open(settings, outcome):
+    assert _fills(settings, "tokens-seqs", BATCH) == outcome
+
+
+def test_nothing_is_followed_store_by_store_once_the_engine_arguments_leave_the_builder(tmp_path):
+    # the same tree, but the builder hands `self` to a helper: it may store any field
+    root = FIXTURES / FILLS
+    files = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.py")}
+    files["vllm/engine/arg_utils.py"] = files["vllm/engine/arg_utils.py"].replace(
+        "        external = self.external", "        audit(self)\n        external = self.external").replace(
+        "@dataclass\nclass EngineArgs:", "def audit(args):\n    pass\n\n\n@dataclass\nclass EngineArgs:")
+    index = module_index(tmp_path, files)
+    built = analyzer(index, config_bindings(index, {})).prepare()
+    opened = {open_site(r)[:2] for r in built.open_raises}
+    assert (SHARD, marked(FILLS, SHARD, "local-over-total")) in opened

@@ -113,3 +113,66 @@ def test_a_value_the_literal_names_is_admitted(index):
 def test_a_tree_without_engine_args_builds_nothing(tmp_path):
     assert not built(module_index(tmp_path, {"vllm/config/vllm.py": TREE["vllm/config/vllm.py"],
                                              "vllm/config/cache.py": TREE["vllm/config/cache.py"]}), {}).built
+
+
+# -- the engine arguments the builder's walk follows store by store -------------------------
+TRACKED = {
+    "vllm/engine/arg_utils.py": """
+        from dataclasses import dataclass
+
+        @dataclass
+        class EngineArgs:
+            own: int = 0
+            bumped: int = 0
+            unpacked: int = 0
+            looped: int = 0
+            deleted: int = 0
+            comprehended: int = 0
+            nested: int = 0
+            subclassed: int = 0
+            untouched: int = 0
+
+            def __post_init__(self):
+                self.bumped += 1
+
+            def create_engine_config(self):
+                self.own = 1
+                return None
+
+            def _fill(self, xs):
+                (self.unpacked, other) = xs
+                for self.looped in xs:
+                    pass
+                del self.deleted
+                [0 for self.comprehended in xs]
+
+                def helper():
+                    self.nested = 2
+                helper()
+
+        @dataclass
+        class AsyncEngineArgs(EngineArgs):
+            def _more(self):
+                self.subclassed = 3
+    """,
+}
+
+
+def test_the_builder_follows_the_fields_no_other_method_stores(tmp_path):
+    from srcreview.vllm.runtime import builder_tracked_fields
+
+    index = module_index(tmp_path, TRACKED)
+    tracked = builder_tracked_fields(index, "vllm.engine.arg_utils.EngineArgs.create_engine_config")
+    # a store by any other method (augmented, unpacked, a loop's or a comprehension's target,
+    # `del`, a nested function's, a subclass's) keeps the field out; the builder's own does not
+    assert tracked == {"own", "untouched"}
+    assert builder_tracked_fields(index, "vllm.engine.arg_utils.EngineArgs._fill") == frozenset()
+
+
+def test_nothing_is_followed_when_the_engine_arguments_leave_a_method(tmp_path):
+    from srcreview.vllm.runtime import builder_tracked_fields
+
+    files = {"vllm/engine/arg_utils.py": TRACKED["vllm/engine/arg_utils.py"].replace(
+        "self.subclassed = 3", "register(self)")}
+    index = module_index(tmp_path, files)
+    assert builder_tracked_fields(index, "vllm.engine.arg_utils.EngineArgs.create_engine_config") == frozenset()

@@ -54,6 +54,11 @@ class Domain(Protocol):
     def builder_locals(self, index: Any, qualname: str) -> Mapping[str, str]:
         """Locals of a config builder that hold a config, by the config path they hold."""
 
+    def entry_fields(self, index: Any, qualname: str) -> Collection[str]:
+        """The fields of `self` that, in a walk of `qualname`, hold their declared (or bound)
+        value at entry and are stored by nothing but that function's own statements: the walk
+        tracks them store by store (empty for most functions)."""
+
     def self_written(self, index: Any, cls: str) -> Collection[str]:
         """The fields of `cls` its own methods assign."""
 
@@ -71,6 +76,10 @@ class Domain(Protocol):
 
     def hooks(self, index: Any, cls: str) -> list[str]:
         """The post-init hooks of `cls`, in the order they run."""
+
+    def passed_argument(self, analyzer: Any, cls: str, name: str) -> Any:
+        """What the engine's builder passes for field `name` when it builds `cls`, when the
+        walk decides it (None otherwise)."""
 
     def hook_entries(self, analyzer: Any, cls: str, obj: Any) -> list[tuple]:
         """The walks building `cls` at `obj` runs: `(hook, obj[, arguments])`, the arguments a

@@ -84,7 +84,20 @@ def _empty(value, pairs) -> bool:
         return isinstance(value.value, (tuple, list, dict, set, frozenset, str)) and len(value.value) == 0
     if isinstance(value, ListVal):
         return value.min_len == 0 and not value.maybe_more
+    if isinstance(value, Union):
+        return all(_empty(o, None) for o in value.options)
     return pairs is not None and len(pairs) == 0
+
+
+def _union_items(value) -> list | None:
+    """The distinct items of a union of constant lists or tuples (None for anything else)."""
+    if not isinstance(value, Union) or not all(isinstance(o, Const) and isinstance(o.value, (list, tuple))
+                                               for o in value.options):
+        return None
+    items: list = []
+    for option in value.options:
+        items += [item for item in option.value if item not in items]
+    return items
 
 
 def _decided(value) -> bool:
@@ -171,6 +184,7 @@ class Frame:
             else:
                 self.env[first.name] = self.self_obj if self.self_obj is not None else Obj(
                     cls=f"{self.module.module}.{fn.owner}", nonnull=True, origin="self")
+                self._seed_entry_fields(first.name)
         for name, value in args.items():  # a nested function's free names (FuncRef.closure)
             if not any(p.name == name for p in params):
                 self.env[name] = value
@@ -186,6 +200,25 @@ class Frame:
                                                                        p.name)
             else:
                 self.env[p.name] = Unknown(f"untyped parameter {p.name}")
+
+    def _seed_entry_fields(self, receiver: str) -> None:
+        """`self.<field>` as the function finds it, for the fields the framework model says only
+        this function's own statements store (the engine's builder): bound like a store, so a
+        read follows the stores the walk has seen on its path (Domain.entry_fields)."""
+        if self.symbol is None:
+            return
+        fields = self.an.domain.entry_fields(self.an.index, self.symbol.qualname)
+        if not fields:
+            return
+        obj = self.env[receiver]
+        cls = self.an.resolver.canonical(obj.cls) if isinstance(obj, Obj) and isinstance(obj.cls, str) else None
+        info = self.an.index._class_info_abs(cls) if cls else None
+        if info is None:
+            return
+        for name in sorted(fields):
+            value = self.an.resolver.entry_value(info, name)
+            if value is not None:
+                self.env[f"{receiver}.{name}"] = value
 
     # -- walking -----------------------------------------------------------------------------
     def run(self):
@@ -463,6 +496,9 @@ class Frame:
                 # over a container the source decides is empty: the body never runs
                 return self.block(orelse)
             unrollable = target is not None and _unrollable(body)
+            options = _union_items(it) if unrollable and self.an.unset_env_reads == env_before else None
+            if options is not None and len(options) <= MAX_UNROLL:
+                return self.walk_each(target, options, body, orelse, saved)
             if unrollable and pairs is not None and len(pairs) <= MAX_UNROLL:
                 # a dict whose keys are constants: walk the body once per item, in order
                 bindings: list[tuple] = []
@@ -494,6 +530,27 @@ class Frame:
             self.unrolling = unrolling
         self.block(orelse)
         self.env = self.env if certain else merge_envs([saved, self.env])
+        return False
+
+    def walk_each(self, target, items, body, orelse, saved) -> bool:
+        """A loop over one of several constant lists (a union: a field appended to under an
+        undecided condition): the body walked once for each item any of them holds, each from
+        the state before the loop and as a body that may not run (which list it is, and so
+        whether an item is there, is not decided)."""
+        envs = [saved]
+        self.loops += 1
+        unrolling, self.unrolling = self.unrolling, 0
+        try:
+            for item in items:
+                self.env = dict(saved)
+                self.bind(target, Const(item))
+                self.block(body)
+                envs.append(self.env)
+        finally:
+            self.loops -= 1
+            self.unrolling = unrolling
+        self.env = merge_envs(envs)
+        self.block(orelse)
         return False
 
     def unroll(self, target, bindings, body, orelse) -> bool:
@@ -627,12 +684,34 @@ class Frame:
                     return NONE
         if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and e.func.attr in MUTATORS \
                 and _plain_ref(e.func.value):  # evaluated twice: only a name or attribute chain
+            if self.appended_to_field(e):
+                return NONE
             self.mutated(self.ev(e.func.value), e, ir.text(e))
             value = self.ev(e)
             if isinstance(e.func.value, ir.Name):
                 self.changed_local(e.func.value.id, None, None)
             return value
         return self.ev(e)
+
+    def appended_to_field(self, e) -> bool:
+        """`self.ops.append("+x")` on a config field holding a decided list (a constant, or one
+        of several): the field now holds the list with that constant at its end, stored as any
+        config store is (under an undecided condition: one of the lists before and after). A
+        loop over it then sees each item it may hold; any other change leaves it unknown."""
+        if e.func.attr != "append" or len(e.args) != 1 or e.keywords or not isinstance(e.func.value, ir.Attr):
+            return False
+        path = self.config_path_of(e.func.value)
+        if path is None:
+            return False
+        before = self.force(self.ev(e.func.value))
+        item = self.force(self.ev(e.args[0]))
+        if not (isinstance(item, Const) and isinstance(item.value, (str, int, float, bool, type(None)))):
+            return False
+        options = before.options if isinstance(before, Union) else (before,)
+        if not all(isinstance(o, Const) and isinstance(o.value, list) for o in options):
+            return False
+        self.an.stored(path, union([Const([*o.value, item.value]) for o in options]), e)
+        return True
 
     def changed_local(self, name: str, key, value) -> None:
         """A local container changed in place: `d[k] = v` with a constant key sets that item of a
@@ -755,10 +834,11 @@ class Frame:
             self.iteration(first, e.generators[0].iter)
             return Const(EMPTY_COMPREHENSIONS[e.kind]())  # over an empty container: nothing is computed
         if e.kind in ("list", "set"):
-            items = self.comp_items(e)
-            if items is not None:
+            options = first.options if isinstance(first, Union) else (None,)
+            found = [self.comp_items(e, option) for option in options]  # a union: each of its lists
+            if all(items is not None for items in found):
                 try:
-                    return Const(items if e.kind == "list" else frozenset(items))
+                    return union([Const(items if e.kind == "list" else frozenset(items)) for items in found])
                 except TypeError:
                     pass
         saved = dict(self.env)
@@ -773,13 +853,14 @@ class Frame:
         self.env = saved
         return Unknown("comprehension")
 
-    def comp_items(self, e):
-        """The items of a one-generator comprehension over a small constant table, each decided
-        (`any(platform.is_family(f) for f in (80, 90))`); None when any is not."""
+    def comp_items(self, e, it=None):
+        """The items of a one-generator comprehension over a small constant table (`it` when
+        given: one option of a union the iterable is), each decided (`any(platform.is_family(f)
+        for f in (80, 90))`); None when any is not."""
         if not isinstance(e, ir.Comp) or len(e.elts) != 1 or len(e.generators) != 1:
             return None
         gen = e.generators[0]
-        it = self.force(self.ev(gen.iter))
+        it = self.force(self.ev(gen.iter)) if it is None else it
         if not (isinstance(it, Const) and isinstance(it.value, (tuple, list)) and len(it.value) <= MAX_UNROLL):
             return None
         saved, items = dict(self.env), []

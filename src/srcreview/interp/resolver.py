@@ -325,19 +325,39 @@ class Resolver:
             return None  # the class's own hooks may set it
         decided, value = runtime.engine_default(path)
         if decided:
-            return Const(value, origin=key) if value is not self.domain.undecided else None
+            if value is not self.domain.undecided:
+                return Const(value, origin=key)
+            # EngineArgs fills the key in itself: what its builder passes, when the walk decides it
+            return self.domain.passed_argument(self.interp, info.qualname, f.name)
         if len(key) == 1:
             passed = self.root_argument(key[0])
             if passed is not _NOT_PASSED:
                 return Const(passed.value, origin=key) if isinstance(passed, Const) else None
         if runtime.constructed(owner, f.name):
-            return None  # the engine passes it while it builds the config: not the declared default
+            # the engine passes it while it builds the config: what its builder computes, when
+            # the walk decides it (never the declared default)
+            return self.domain.passed_argument(self.interp, info.qualname, f.name)
         value = self.domain.static_default(self.index, info, f)
         if value is not self.domain.undecided:
             return Const(value, origin=key)
         if self.domain.factory_class(f) is not None and isinstance(value_type, Obj):
             return replace(value_type, path=key, nonnull=True, alias=False)
         return None
+
+    def entry_value(self, info, name: str):
+        """A field of the engine's arguments (`info`) before anything stores it: the recipe's
+        value, else its declared default; None when neither is a constant (a table the recipe
+        sets keys of, a default that is not static)."""
+        f = info.field(name)
+        if f is None or f.classvar:
+            return None
+        bound = self.runtime.binding((name,))
+        if bound is not None:
+            return bound if isinstance(bound, Const) else None
+        if name in self.runtime.prefix_keys:
+            return None
+        value = self.domain.static_default(self.index, info, f)
+        return Const(value, origin=(name,)) if value is not self.domain.undecided else None
 
     def root_argument(self, name: str):
         """The value create_engine_config passes as `VllmConfig(<name>=...)` (forced), or

@@ -567,3 +567,98 @@ def raise_symbol(text: str) -> str:
         return "assert"
     word = text.split("(", 1)[0].split()
     return word[0] if word else "raise"
+
+
+def passed_argument(an, cls: str, name: str):
+    """What the engine's builder passes as `name=` to the one `Cls(...)` call that builds `cls`
+    (`ParallelConfig(data_parallel_size_local=data_parallel_size_local)`), as the walk of the
+    builder computes it on its path: a constant, or a union of constants (one per branch the
+    recipe leaves open). None when the builder builds `cls` more than once or under a condition,
+    passes no such keyword, stores the field on the object itself afterwards, or the value is
+    not a constant (a value EngineArgs' other methods fill in, `_set_default_...`: not followed).
+
+    The builder is walked with `self` the recipe's engine arguments, the fields only its own
+    statements store followed store by store (runtime.builder_tracked_fields). Calls the builder
+    makes with the config object after building it are assumed not to store that field (as for
+    the keys the builder passes as they are, runtime.engine_default)."""
+    memo = an.__dict__.setdefault("_passed_arguments", {})
+    key = (cls, name)
+    if key in memo:
+        return memo[key]
+    memo[key] = None  # a cycle (the builder reads the config it builds) reads it as not known
+    memo[key] = _passed_argument(an, cls, name)
+    return memo[key]
+
+
+def _passed_argument(an, cls: str, name: str):
+    from srcreview.index import ir
+    from srcreview.interp.values import Const, Union
+    from srcreview.vllm.anchors import BUILDER
+
+    engine = an.runtime.engine_class()
+    method = engine.methods.get(BUILDER) if engine is not None else None
+    builder = an.index.function(method.qualname) if method is not None else None
+    if builder is None or engine is None or method is None:
+        return None
+    short = cls.rsplit(".", 1)[-1]
+    every = [c for c in ir.iter_calls(builder.facts.body) if (ir.dotted(c.func) or "").split(".")[-1] == short]
+    unconditional = [c for c in _unconditional_calls(builder.facts.body) if c in every]
+    if len(every) != 1 or len(unconditional) != 1 or not any(kw.name == name for kw in every[0].keywords):
+        return None
+    saved = (an.effects, an.constructing)
+    an.effects = an.constructing = False  # a value question: the builder's own calls do not run
+    try:
+        frame = an.frame_for(method.qualname, Obj(cls=engine.qualname, nonnull=True, origin="self"))
+    finally:
+        an.effects, an.constructing = saved
+    events = [e for e in frame.calls if e.line == every[0].line
+              and (getattr(e.target, "dotted", None) or getattr(e.target, "qualname", None) or "").endswith(short)]
+    if len(events) != 1 or any(s.attr == name and not _is_engine(an, s.receiver, engine) for s in frame.stores):
+        return None  # the builder stores the field on the config it built (or on an unknown object)
+    value = an.force(events[0].argument(name))
+    options = value.options if isinstance(value, Union) else (value,)
+    if all(isinstance(o, Const) for o in options):
+        return value
+    filled = _filled_by(an, engine, value)
+    return Unknown(f"{short}.{name}: {filled}") if filled else None
+
+
+def _is_engine(an, value, engine) -> bool:
+    """Whether a store's receiver is the engine's arguments (`self` in the builder)."""
+    return isinstance(value, Obj) and isinstance(value.cls, str) and an.resolver.canonical(value.cls) == engine.qualname
+
+
+def _filled_by(an, engine, value) -> str:
+    """For the engine argument `value` reads (`self.max_num_batched_tokens`), the methods of
+    EngineArgs other than the builder that store it, and what their walks leave undecided (the
+    calls they make that the walk does not resolve: the platform's device memory, ...); "" when
+    it is not such a read (or it reads an object of a known class)."""
+    from srcreview.vllm.anchors import BUILDER
+
+    if not isinstance(value, Obj) or value.cls is not None or value.owner != engine.qualname or not value.attr:
+        return ""  # a config object of a known class is worth more than a reason
+    fillers = sorted({a.method for a in engine.facts.instance_attrs if a.attr == value.attr
+                      and not a.method.endswith(f".{BUILDER}")})
+    if not fillers:
+        return ""
+    saved = (an.effects, an.constructing)
+    an.effects = an.constructing = False
+    open_calls: list[str] = []
+    try:
+        for qualname in fillers:
+            full = qualname if qualname.startswith(engine.symbol.module) else f"{engine.symbol.module}.{qualname}"
+            if an.index.function(full) is None:
+                continue
+            frames = [an.summary(full, engine.qualname)]
+            frames += [an.summary(c.target.qualname, engine.qualname) for c in frames[0].calls
+                       if c.status == "static" and getattr(c.target, "qualname", "").startswith(engine.qualname + ".")
+                       and an.index.function(c.target.qualname) is not None]
+            open_calls += [c.text for f in frames for c in f.calls if c.status == "unresolved"
+                           and not c.reason.startswith(("attribute debug", "attribute info", "attribute warning"))]
+    finally:
+        an.effects, an.constructing = saved
+    names = ", ".join(f"{m.rsplit('.', 1)[-1]}()" for m in fillers)
+    shown = list(dict.fromkeys(open_calls))
+    more = f" ({', '.join(shown[:3])}{', ...' if len(shown) > 3 else ''})" if shown else ""
+    return f"the recipe leaves it to the engine, which fills it in ({engine.symbol.local}.{names}) from what the " \
+           f"source does not decide{more}"

@@ -31,11 +31,13 @@ class VllmDomain:
 
     builder_locals = staticmethod(vllm_runtime.builder_locals)
     self_written = staticmethod(vllm_runtime.self_written)
+    entry_fields = staticmethod(vllm_runtime.builder_tracked_fields)
     static_default = staticmethod(vllm_runtime.static_default)
     factory_class = staticmethod(vllm_runtime.factory_class)
     model_hf_config = staticmethod(models.hf_config)
     hooks = staticmethod(construction.hooks)
     hook_entries = staticmethod(construction.hook_entries)
+    passed_argument = staticmethod(construction.passed_argument)
 
     @staticmethod
     def construct(analyzer) -> construction.Construction:

@@ -811,3 +811,120 @@ def _self_attr(expr) -> str | None:
     if isinstance(expr, ir.Attr) and isinstance(expr.value, ir.Name) and expr.value.id == "self":
         return expr.attr
     return None
+
+
+def builder_tracked_fields(index, qualname: str) -> frozenset:
+    """The EngineArgs fields the walk of the engine's builder (`qualname`, create_engine_config)
+    can follow store by store: `self.<field>` holds, at the builder's entry, the recipe's value or
+    its declared default (nothing else has run on it), and the builder's own statements are the
+    only code that may store it while the builder runs. So a read of it in the builder is the last
+    store the walk has seen on that path (`self.data_parallel_size_local` is still None where the
+    builder derives the local size, though the builder assigns it under `nnodes > 1`).
+
+    A field any other method of EngineArgs (or of a subclass in its module: `vllm serve` builds
+    AsyncEngineArgs) stores, in any way, is not tracked: `__post_init__` ran before, and the
+    builder's calls (`self._set_default_...()`) may store it. Nothing is tracked when `self`
+    leaves the builder or another method as a value (passed to a call, aliased, `setattr(self,
+    ...)`): whatever receives it may store any field. Empty for any other function."""
+    if not qualname.endswith(f"{ENGINE_CLASS}.{BUILDER}"):
+        return frozenset()
+    return _memo(index, f"builder_tracked:{qualname}", lambda: _builder_tracked(index, qualname))
+
+
+def _builder_tracked(index, qualname: str) -> frozenset:
+    from srcreview.core.errors import DataError
+
+    builder = index.function(qualname)
+    try:
+        engine = index.class_info(ENGINE_CLASS)
+    except DataError:
+        return frozenset()
+    if builder is None or engine is None or engine.symbol.qualname != qualname.rsplit(".", 1)[0]:
+        return frozenset()
+    methods: list[str] = []
+    classes = [engine]
+    module = index.module(engine.symbol.module)
+    for local, facts in module.classes.items():  # its subclasses in its module (AsyncEngineArgs)
+        if any(base.split(".")[-1] == ENGINE_CLASS for base in facts.bases):
+            info = index._class_info_abs(f"{engine.symbol.module}.{local}")
+            if info is not None:
+                classes.append(info)
+    for info in classes:
+        for qual in info.linearization:
+            symbol = index._class_symbol(qual)
+            if symbol is None:
+                continue
+            methods += [m.qualname for m in index._class_info_abs(symbol.qualname).methods.values()]
+    stored_elsewhere: set[str] = set()
+    own: set[str] = set()
+    pending: list[tuple[str, str | None]] = [(m, None) for m in dict.fromkeys(methods)]
+    seen: set[str] = set()
+    while pending:
+        name, receiver = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        fn = index.function(name)
+        if fn is None:
+            continue
+        if receiver is None:  # a method: its first parameter is the instance
+            if fn.facts.is_staticmethod or fn.facts.is_classmethod or not fn.facts.params:
+                continue
+            receiver = fn.facts.params[0].name
+        stores, escapes, nested = _self_stores(fn.facts.body, receiver)
+        if escapes:
+            return frozenset()
+        pending += [(n, receiver) for n in nested]  # a nested function sees the instance from its parent
+        if name == qualname:
+            own |= stores
+        else:
+            stored_elsewhere |= stores
+    if any(n != qualname and n.startswith(qualname + ".") for n in seen):
+        return frozenset()  # a function nested in the builder may store on `self` out of order
+    return frozenset(f for f in own | {f.name for f in engine.facts.fields} if f not in stored_elsewhere)
+
+
+def _self_stores(body, receiver: str | None) -> tuple[set[str], bool, list[str]]:
+    """(fields stored on `receiver` in a body, whether `receiver` is used other than as the object
+    of an attribute, nested functions' qualnames). A store is any assignment target
+    `receiver.x` (plain, augmented, unpacked, a loop's or a comprehension's) or `del receiver.x`."""
+    stores: set[str] = set()
+    nested: list[str] = []
+    if receiver is None:
+        return stores, False, nested
+
+    def targets(t):
+        if isinstance(t, ir.Attr) and isinstance(t.value, ir.Name) and t.value.id == receiver:
+            stores.add(t.attr)
+        elif isinstance(t, (ir.Seq, ir.Starred)):
+            for child in ir.children(t):
+                targets(child)
+
+    for stmt in iter_statements(body):
+        if isinstance(stmt, ir.Assign):
+            for t in stmt.targets:
+                targets(t)
+        elif isinstance(stmt, ir.AugAssign):
+            targets(stmt.target)
+        elif isinstance(stmt, ir.For):
+            targets(stmt.target)
+        elif isinstance(stmt, ir.OtherStmt):
+            for e in stmt.exprs:
+                targets(e)
+        elif isinstance(stmt, ir.With):
+            for item in stmt.items:
+                if item.target is not None:
+                    targets(item.target)
+        elif isinstance(stmt, ir.Def):
+            nested.append(stmt.qualname)
+    escapes = False
+    stack: list = list(body)
+    while stack:
+        node = stack.pop()
+        kids = ir.children(node)
+        if isinstance(node, ir.Generator):  # `[... for self.x in xs]`
+            targets(node.target)
+        if not isinstance(node, ir.Attr):
+            escapes = escapes or any(isinstance(k, ir.Name) and k.id == receiver for k in kids)
+        stack.extend(kids)
+    return stores, escapes, nested

@@ -1618,6 +1618,15 @@ class Analyzer:
                                          f"{callee.name} is outside the tree", args=values, kwargs=kwargs))
             return Unknown(f"{callee.name}() is outside the tree")
         if isinstance(callee, BoundBuiltin):
+            if isinstance(callee.receiver, HfConfig):  # a config-class method read from transformers' source
+                kw = tuple((k, self.force(v)) for k, v in kwargs)
+                result = callee.receiver.method(callee.name, tuple(self.force(a) for a in args), kw)
+                if result is not None:
+                    return result
+                reason = f"{callee.receiver.classes.label()}: {callee.name}() is not decided from its source"
+                frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=values,
+                                             kwargs=kwargs))
+                return Unknown(f"{text}: {MODEL_CONFIG_UNKNOWN}: {reason}")
             if isinstance(callee.receiver, DictVal) and callee.name in DICT_VIEWS and not args and not kwargs:
                 return callee  # `table.items()`: iterated item by item (Frame.loop)
             if isinstance(callee.receiver, DictVal) and callee.name == "get" and 1 <= len(args) <= 2 and not kwargs:

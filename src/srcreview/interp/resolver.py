@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from srcreview.core.errors import DataError
+from srcreview.hfconfig.config_classes import TEXT_CONFIG
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 from srcreview.index import ir
 from srcreview.index.facts import UNKNOWN
@@ -190,6 +191,9 @@ class Resolver:
         if isinstance(obj, HfConfig):
             if obj.ref:
                 self.runtime.model_reads.add((obj.ref, obj.prefix + name))
+            if obj.classes is not None and obj.override(name) is None and obj.classes.members.get(name, "") \
+                    .startswith("a method") and name == TEXT_CONFIG:
+                return BoundBuiltin(name, obj)  # called: HfConfig.method decides it
             return obj.attribute(name)
         if name == self.domain.hf_config and self._is_model_config(obj) and not (
                 isinstance(obj, Derived) and obj.override(name) is not None):
@@ -379,6 +383,8 @@ class Resolver:
         """`hasattr(value, name)` when the source decides it: True for a known attribute, a
         method, a field or a class attribute; False only when the class and every base are in
         the tree, none defines `__getattr__` and nothing assigns that name; None otherwise."""
+        if isinstance(value, HfConfig):
+            return value.has(name)
         if isinstance(value, Derived) and value.override(name) is not None:
             return True
         if not isinstance(value, Obj) or not isinstance(value.cls, str):

@@ -186,6 +186,8 @@ class ProfilePackage(Record):
     name: str = Field(description="the distribution as the requirement names it (torch, triton, flashinfer-python)")
     installed: bool
     requirement: str = Field(default="", description="the requirement line as written (torch==2.13.0), or empty")
+    version: str | None = Field(default=None, omit_none=True,
+                                description="the version installed, when the recipe's [runtime] packages gives it")
     source: str = Field(description="where the fact comes from: path:line of the pinned tree's requirement file, "
                                     "the recipe's [runtime] packages, or the package that pulls it in")
 
@@ -235,7 +237,8 @@ class RuntimeProfile(Record):
             if self.compute_capability else ""
         installed = [p for p in self.packages if p.installed]
         files = ", ".join(self.requirements)
-        notes = [f"{p.name} ({p.source})" for p in installed if not p.source.startswith(self.requirements or ("-",))]
+        notes = [f"{p.name}{' ' + p.version if p.version else ''} ({p.source})" for p in installed
+                 if not p.source.startswith(self.requirements or ("-",))]
         absent = [f"{p.name} ({p.source})" for p in self.packages if not p.installed]
         text = (f"runtime profile: {self.container}{gpu}{cap}; platform {self.platform} ({self.platform_from}); "
                 + (f"{len(installed)} packages from {files}" if files else

@@ -110,7 +110,11 @@ class HfConfig(Derived):
                 return decide_stated(self.classes, name, known.value, keys)
             return decide(self.classes, name, True, keys)
         if self.loader and name in self.loader:
-            return "open", None, self.loader[name]
+            why = self.loader[name]
+            if not isinstance(why, tuple):
+                return "open", None, why
+            if self.has(why[0]) is not False:  # copied from another name only when that one exists
+                return "open", None, why[1]
         return decide(self.classes, name, False, keys)
 
     def attribute(self, name: str):

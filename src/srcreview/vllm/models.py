@@ -169,8 +169,21 @@ def _loader_facts(index) -> tuple[frozenset | None, dict]:
         _LOADER[key] = (None, {})
         return _LOADER[key]
     own: set[str] = set()
-    names: dict[str, str] = {}
+    names: dict = {}
+    tables = {t.id: stmt.value for stmt in module.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+              for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+              if isinstance(t, ast.Name) and isinstance(stmt.value, ast.Dict)}
+    gated: set[int] = set()  # tables read only by a loop that stores a value under `hasattr(x, key)`
     for node in ast.walk(module):
+        pairs = _gated_table(node, tables)
+        if pairs is not None:
+            gated.add(id(tables[node.iter.func.value.id]))  # type: ignore[attr-defined]
+            for old, new in pairs:
+                names.setdefault(new, (old, f"vLLM's config loader copies {old} to {new} "
+                                            f"({CONFIG_LOADER}:{node.lineno}) when the config has {old}"))
+    for node in ast.walk(module):
+        if id(node) in gated:
+            continue
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == CONFIG_REGISTRY
                                                 for t in node.targets) or \
                 isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
@@ -194,6 +207,33 @@ def _loader_facts(index) -> tuple[frozenset | None, dict]:
             names[node.attr] = f"vLLM's config loader stores it ({CONFIG_LOADER}:{node.lineno})"
     _LOADER[key] = (frozenset(own), names)
     return _LOADER[key]
+
+
+def _gated_table(node, tables) -> list[tuple[str, str]] | None:
+    """(key, value) pairs of a module table iterated as `for old, new in TABLE.items():` whose
+    whole body is `if hasattr(x, old): ...` (the remap of one attribute name to another)."""
+    import ast
+
+    if not (isinstance(node, ast.For) and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2
+            and isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Attribute)
+            and node.iter.func.attr == "items" and isinstance(node.iter.func.value, ast.Name)
+            and node.iter.func.value.id in tables and len(node.body) == 1 and isinstance(node.body[0], ast.If)
+            and not node.body[0].orelse):
+        return None
+    old = node.target.elts[0]
+    test = node.body[0].test
+    if not (isinstance(old, ast.Name) and isinstance(test, ast.Call) and isinstance(test.func, ast.Name)
+            and test.func.id == "hasattr" and len(test.args) == 2 and isinstance(test.args[1], ast.Name)
+            and test.args[1].id == old.id):
+        return None
+    table = tables[node.iter.func.value.id]
+    pairs = []
+    for k, v in zip(table.keys, table.values, strict=True):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Constant)
+                and isinstance(v.value, str)):
+            return None
+        pairs.append((k.value, v.value))
+    return pairs
 
 
 def _field(resolver, obj: Obj, name: str):

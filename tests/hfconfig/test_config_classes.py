@@ -1,0 +1,164 @@
+"""Config-class facts read from a transformers-shaped tree written here (never transformers' code)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+
+import pytest
+
+from srcreview.hfconfig.config_classes import config_class, decide, decide_stated
+from srcreview.interp.values import Const, HfConfig, Unknown
+
+BASE = '''
+from typing import ClassVar
+
+class Mixin:
+    def convert(self, **kwargs):
+        self.rope = kwargs.pop("rope_scaling", None) or {}
+
+class Base(Mixin):
+    attribute_map: ClassVar[dict] = {}
+    model_type: ClassVar[str] = ""
+    is_encoder_decoder: bool = False
+    return_dict: bool = True
+
+    def __post_init__(self, **kwargs):
+        self.convert(**kwargs)
+        spec = kwargs.pop("per_layer", None)
+        if spec is not None:
+            mutate(self, spec)
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+
+    @property
+    def num_labels(self):
+        return 2
+
+    def update(self, d):
+        for k, v in d.items():
+            setattr(self, k, v)
+
+    def get_text_config(self, decoder=None, encoder=None):
+        both = decoder == encoder
+        decoder_possible_text_config_names = ("decoder", "text_config")
+        encoder_possible_text_config_names = ("text_encoder",)
+        possible_text_config_names = encoder_possible_text_config_names + decoder_possible_text_config_names
+        found = [n for n in possible_text_config_names if hasattr(self, n) and getattr(self, n) is not None]
+        if found:
+            config_to_return = getattr(self, found[0])
+        else:
+            config_to_return = self
+        return config_to_return
+'''
+TOY = '''
+from ...configuration_utils import Base
+
+class ToyConfig(Base):
+    model_type = "toy"
+    hidden_size: int = 64
+    max_position_embeddings: int = 2048
+    head_dim: int | None = None
+    ratio: float = interval(0.0, 1.0)(default=0.5)
+
+    def __post_init__(self, **kwargs):
+        if self.head_dim is None:
+            self.head_dim = self.hidden_size // 8
+        self.extra = 1
+        super().__post_init__(**kwargs)
+'''
+MAPPING = '''
+from collections import OrderedDict
+CONFIG_MAPPING_NAMES = OrderedDict([("toy", "ToyConfig")])
+SPECIAL_MODEL_TYPE_TO_MODULE_NAME = OrderedDict([])
+'''
+FILES = {"transformers/configuration_utils.py": BASE, "transformers/models/toy/configuration_toy.py": TOY,
+         "transformers/models/auto/auto_mappings.py": MAPPING,
+         "transformers/models/auto/configuration_auto.py": "CONFIG_MAPPING_NAMES.update({'toy2': 'ToyConfig'})\n"}
+
+
+def test_facts_decide_defaults_absence_and_stores():
+    facts = config_class(FILES, "9.9.9", "toy")
+    assert facts.unknown is None and facts.name == "ToyConfig"
+    assert [m.split(" ")[0] for m in facts.mro] == ["ToyConfig", "Base", "Mixin"]
+    assert decide(facts, "max_position_embeddings", False) == (
+        "value", 2048, "the default of max_position_embeddings in ToyConfig of transformers 9.9.9 "
+        "(ToyConfig (transformers/models/toy/configuration_toy.py:7))")
+    assert decide(facts, "is_encoder_decoder", False)[:2] == ("value", False)
+    assert decide(facts, "quantization_config", False)[0] == "absent"
+    kind, _, why = decide(facts, "head_dim", False)  # None default, stored when None
+    assert kind == "open" and "configuration_toy.py:13" in why
+    assert decide_stated(facts, "head_dim", 32, frozenset({"head_dim"}))[0] == "value"  # guarded: not fired
+    assert decide(facts, "extra", False)[0] == "open"
+    assert decide(facts, "ratio", False)[0] == "open"  # not a literal default
+    assert decide(facts, "num_labels", False)[0] == "open"  # a property
+    assert decide(facts, "rope", False)[0] == "open"  # stored by a mixin method __post_init__ calls
+    assert decide_stated(facts, "rope_scaling", {}, frozenset({"rope_scaling"}))[0] == "open"  # popped
+    # `mutate(self, spec)` runs only when config.json states per_layer: then nothing is absent
+    assert decide(facts, "quantization_config", False, frozenset({"per_layer"}))[0] == "open"
+    assert facts.text_config_names == ("decoder", "text_config", "text_encoder")
+    assert config_class(FILES, "9.9.9", "toy2").name == "ToyConfig"  # the literal update is read
+    assert config_class(FILES, "9.9.9", "nope").unknown
+
+
+def test_facts_open_when_a_base_is_not_read():
+    files = dict(FILES)
+    files["transformers/configuration_utils.py"] = BASE.replace("class Base(Mixin):", "class Base(Elsewhere):")
+    assert "Elsewhere" in (config_class(files, "9.9.9", "toy").unknown or "")
+
+
+def test_hfconfig_reads_through_the_facts():
+    facts = config_class(FILES, "9.9.9", "toy")
+    config = HfConfig(overrides=(("model_type", Const("toy")),), source="config.json", classes=facts)
+    assert config.attribute("max_position_embeddings") == Const(2048)
+    assert config.has("quantization_config") is False
+    assert config.has("head_dim") is None
+    assert isinstance(config.attribute("head_dim"), Unknown)
+    assert config.method("get_text_config", (), ()) is config
+    stated = HfConfig(overrides=(("text_config", Const(1)),), source="config.json", classes=facts)
+    assert stated.method("get_text_config", (), ()) is None
+    loader = HfConfig(overrides=(), source="config.json", classes=facts, loader={"quantization_config": "vLLM"})
+    assert loader.has("quantization_config") is None
+    plain = HfConfig(overrides=(), source="config.json", hint=" (no version)")
+    assert plain.attribute("x") == Unknown("model-config-unknown: x is not stated in config.json; the config "
+                                           "class may set it (no version)")
+
+
+def _wheel() -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for path, text in FILES.items():
+            zf.writestr(path, text)
+        zf.writestr("transformers/modeling_big.py", "x = 1\n")  # not kept
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("tamper", [False, True])
+def test_wheel_from_the_configured_index(http_server, monkeypatch, tmp_path, tamper):
+    from srcreview.core.errors import SourceUnavailable
+    from srcreview.source.cache import Cache
+    from srcreview.source.transformers_wheel import config_files
+    from conftest import Route
+
+    data = _wheel()
+    name = "transformers-9.9.9-py3-none-any.whl"
+    http_server.routes[f"/files/{name}"] = Route(data)
+    digest = hashlib.sha256(b"other" if tamper else data).hexdigest()
+    page = {"meta": {"api-version": "1.1"}, "name": "transformers", "versions": [],
+            "files": [{"filename": name, "url": f"../../files/{name}", "hashes": {"sha256": digest},
+                       "size": len(data)}]}
+    http_server.routes["/simple/transformers/"] = Route(json.dumps(page).encode(),
+                                                        content_type="application/vnd.pypi.simple.v1+json")
+    monkeypatch.setenv("PIP_INDEX_URL", http_server.url("/simple"))
+    cache = Cache(tmp_path / "cache")
+    if tamper:
+        with pytest.raises(SourceUnavailable, match="does not match"):
+            config_files("9.9.9", cache)
+        return
+    files = config_files("9.9.9", cache)
+    assert sorted(files) == sorted(FILES)
+    assert config_class(files, "9.9.9", "toy").name == "ToyConfig"
+    assert config_files("9.9.9", cache) == files  # the second time from the cache
+    assert http_server.hits[f"/files/{name}"] == 1

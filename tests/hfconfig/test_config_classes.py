@@ -137,10 +137,11 @@ def _wheel() -> bytes:
 
 @pytest.mark.parametrize("tamper", [False, True])
 def test_wheel_from_the_configured_index(http_server, monkeypatch, tmp_path, tamper):
+    from conftest import Route
+
     from srcreview.core.errors import SourceUnavailable
     from srcreview.source.cache import Cache
     from srcreview.source.transformers_wheel import config_files
-    from conftest import Route
 
     data = _wheel()
     name = "transformers-9.9.9-py3-none-any.whl"

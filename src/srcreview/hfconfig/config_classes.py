@@ -30,6 +30,7 @@ Methods vLLM calls itself later (`update`) are vLLM's to account for.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from srcreview.core.records import Field, Record
@@ -216,7 +217,8 @@ def _mappings(files: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     literal `.update({...})` calls) in the auto package build them."""
     mapping: dict[str, str] = {}
     special: dict[str, str] = {}
-    order = sorted(p for p in files if p.startswith(AUTO_DIR))
+    order = sorted(p for p in files if p.startswith(AUTO_DIR) and (MAPPING_NAME in files[p] or SPECIAL_NAME in files[p])
+                   and p.rsplit("/", 1)[-1] in ("configuration_auto.py", "auto_mappings.py"))
     order.sort(key=lambda p: p.endswith("configuration_auto.py"))  # it imports and updates the others
     for path in order:
         try:
@@ -285,19 +287,40 @@ def _str_pairs(node: ast.expr) -> dict[str, str] | None:
     return None
 
 
-def _classes(files: dict[str, str]) -> dict[str, list[_Class]]:
-    out: dict[str, list[_Class]] = {}
-    for path in sorted(files):
-        if not kept(path):
-            continue
-        try:
-            tree = ast.parse(files[path])
-        except SyntaxError:
-            continue
-        for stmt in tree.body:
-            if isinstance(stmt, ast.ClassDef):
-                out.setdefault(stmt.name, []).append(_Class(path, stmt))
-    return out
+class _Classes:
+    """Class name -> its definitions in the kept files, parsing a file only when a name it
+    defines at top level is asked for (a text scan finds the candidates: ~500 files, a few used)."""
+
+    _DEF = re.compile(r"^class\s+([A-Za-z_]\w*)", re.M)
+
+    def __init__(self, files: dict[str, str]):
+        self.files = files
+        self.where: dict[str, list[str]] = {}
+        for path in sorted(files):
+            if kept(path):
+                for name in set(self._DEF.findall(files[path])):
+                    self.where.setdefault(name, []).append(path)
+        self.parsed: dict[str, dict[str, _Class]] = {}
+
+    def _module(self, path: str) -> dict[str, _Class]:
+        if path not in self.parsed:
+            try:
+                tree = ast.parse(self.files[path])
+            except SyntaxError:
+                tree = ast.Module(body=[], type_ignores=[])
+            self.parsed[path] = {s.name: _Class(path, s) for s in tree.body if isinstance(s, ast.ClassDef)}
+        return self.parsed[path]
+
+    def get(self, name: str, default=None) -> list[_Class]:
+        found = [self._module(p)[name] for p in self.where.get(name, ()) if name in self._module(p)]
+        return found if found else ([] if default is None else default)
+
+    def __getitem__(self, name: str) -> list[_Class]:
+        return self.get(name)
+
+
+def _classes(files: dict[str, str]) -> _Classes:
+    return _Classes(files)
 
 
 def _mro(cls: _Class, classes: dict[str, list[_Class]]) -> tuple[list[_Class] | None, str]:

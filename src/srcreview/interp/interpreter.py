@@ -1622,6 +1622,8 @@ class Analyzer:
                 kw = tuple((k, self.force(v)) for k, v in kwargs)
                 result = callee.receiver.method(callee.name, tuple(self.force(a) for a in args), kw)
                 if result is not None:
+                    if callee.receiver.ref:
+                        self.runtime.class_reads.add((callee.receiver.ref, f"{callee.name}(): the config itself"))
                     return result
                 reason = f"{callee.receiver.classes.label()}: {callee.name}() is not decided from its source"
                 frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=values,

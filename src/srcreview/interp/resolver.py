@@ -191,6 +191,7 @@ class Resolver:
         if isinstance(obj, HfConfig):
             if obj.ref:
                 self.runtime.model_reads.add((obj.ref, obj.prefix + name))
+                self._class_read(obj, name)
             if obj.classes is not None and obj.override(name) is None and obj.classes.members.get(name, "") \
                     .startswith("a method") and name == TEXT_CONFIG:
                 return BoundBuiltin(name, obj)  # called: HfConfig.method decides it
@@ -379,11 +380,26 @@ class Resolver:
         """Drop instance types computed before the engine's config was built."""
         self._instance_attr.clear()
 
+    def _class_read(self, config: HfConfig, name: str) -> None:
+        """Note what the config class decided of a name config.json does not state (shown on
+        the model's line: it rests on the transformers version of the runtime profile)."""
+        if config.classes is None or config.override(name) is not None:
+            return
+        if name == TEXT_CONFIG and config.classes.members.get(name, "").startswith("a method"):
+            return  # noted when called (HfConfig.method)
+        kind, value, _ = config._decision(name)
+        if kind == "value":
+            self.runtime.class_reads.add((config.ref, f"{config.prefix}{name} = {value!r} (default)"))
+        elif kind == "absent":
+            self.runtime.class_reads.add((config.ref, f"{config.prefix}{name}: absent"))
+
     def has_attribute(self, value, name: str) -> bool | None:
         """`hasattr(value, name)` when the source decides it: True for a known attribute, a
         method, a field or a class attribute; False only when the class and every base are in
         the tree, none defines `__getattr__` and nothing assigns that name; None otherwise."""
         if isinstance(value, HfConfig):
+            if value.ref:
+                self._class_read(value, name)
             return value.has(name)
         if isinstance(value, Derived) and value.override(name) is not None:
             return True

@@ -309,6 +309,13 @@ class ModelInfo(Record):
     stated: tuple[StatedValue, ...] = ()
     unknown: str | None = Field(default=None, description="why its config is not known: branches on it stay open")
     read: tuple[str, ...] = Field(default=(), description="config keys the analysis read while deciding branches")
+    config_class: str | None = Field(default=None, omit_none=True,
+                                     description="the config class whose facts decided names config.json does not "
+                                                 "state (LlamaConfig of transformers 5.16.1), or why none did")
+    class_decided: tuple[str, ...] | None = Field(default=None, omit_none=True,
+                                                  description="what the config class decided: `name: absent`, "
+                                                       "`name = value (default)`, `get_text_config(): the config "
+                                                       "itself`")
 
     def summary(self) -> str:
         """One line for reports: where the config came from, or why it is not known."""
@@ -320,7 +327,12 @@ class ModelInfo(Record):
         files = ", ".join(f.path for f in self.files) or "config.json"
         at = f" at commit {self.commit[:12]}" if self.commit else ""
         stated = f", {len(self.stated)} value(s) stated by the recipe" if self.stated else ""
-        return f"model {self.ref}{role}: {files} from {where}{at}{stated}"
+        text = f"model {self.ref}{role}: {files} from {where}{at}{stated}"
+        if self.config_class:
+            text += f"; config class {self.config_class}"
+            if self.class_decided:
+                text += f" (the runtime profile) decides: {', '.join(self.class_decided)}"
+        return text
 
 
 class PatchRecord(Record):

@@ -323,7 +323,7 @@ def _classes(files: dict[str, str]) -> _Classes:
     return _Classes(files)
 
 
-def _mro(cls: _Class, classes: dict[str, list[_Class]]) -> tuple[list[_Class] | None, str]:
+def _mro(cls: _Class, classes: _Classes) -> tuple[list[_Class] | None, str]:
     """C3 linearisation over the classes read; None (and why) when a base is not one of them,
     or its name is defined more than once (which one is imported is not read)."""
     def lin(c: _Class, depth: int) -> list[_Class] | None:
@@ -362,7 +362,7 @@ def _mro(cls: _Class, classes: dict[str, list[_Class]]) -> tuple[list[_Class] | 
     return (found, "") if found is not None else (None, f"the MRO of {cls.name} is not consistent")
 
 
-def _facts(base: ConfigClass, mro: list[_Class], classes: dict[str, list[_Class]]) -> ConfigClass:
+def _facts(base: ConfigClass, mro: list[_Class], classes: _Classes) -> ConfigClass:
     fields: dict[str, str] = {}
     defaults: dict[str, Any] = {}
     members: dict[str, str] = {}
@@ -582,7 +582,7 @@ class _MethodWalker:
             self._target(target.value, stmt, guard)
             return
         if _is_self_attr(target):
-            self.stores.append((target.attr, self.site(stmt, guarded=guard == target.attr)))  # type: ignore
+            self.stores.append((target.attr, self.site(stmt, guarded=guard == target.attr)))
             return
         if isinstance(target, ast.Subscript):
             holder = target.value

@@ -540,6 +540,8 @@ class Frame:
             receiver = self.force(self.ev(target.value))  # the receiver is read, the attribute is stored
             path = receiver.path + (target.attr,) if isinstance(receiver, Obj) and receiver.path is not None else None
             line = stmt or target
+            if isinstance(receiver, HfConfig):  # vLLM sets it on the model's config: never a default or absent
+                self.an.runtime.hf_stores.setdefault(target.attr, f"{ir.text(target)} = ... (line {line.line})")
             self.stores.append(StoreEvent(line.line, line.end_line, ir.text(target), receiver, target.attr, value,
                                           tuple(self.conds), path, self.loops > 0))
             if path is not None:
@@ -960,6 +962,9 @@ class Frame:
         config object, or on any when the receiver is not known)."""
         receiver = self.force(receiver)
         text = ir.text(e)
+        if isinstance(receiver, HfConfig):
+            name = attr.value if isinstance(attr, Const) and isinstance(attr.value, str) else "*"
+            self.an.runtime.hf_stores.setdefault(name, f"{text} (line {e.line})")
         path = receiver.path if isinstance(receiver, Obj) and receiver.path is not None else named_path
         if isinstance(attr, Const) and isinstance(attr.value, str):
             target = path + (attr.value,) if path is not None else None

@@ -43,6 +43,8 @@ from srcreview.interp.values import (
     Unknown,
 )
 
+CONFIG_UPDATES = ("update", "update_from_string", "__setattr__", "__dict__")  # may store any name on a config
+
 
 class Resolver:
     """Resolves names and attributes for one interpreter; caches class names and instance types."""
@@ -192,6 +194,9 @@ class Resolver:
             if obj.ref:
                 self.runtime.model_reads.add((obj.ref, obj.prefix + name))
                 self._class_read(obj, name)
+            obj = self._with_stores(obj)
+            if obj.classes is not None and obj.override(name) is None and name in CONFIG_UPDATES:
+                self.runtime.hf_stores.setdefault("*", f"{name}() of the model's config, not placed by the walk")
             if obj.classes is not None and obj.override(name) is None and obj.classes.members.get(name, "") \
                     .startswith("a method") and name == TEXT_CONFIG:
                 return BoundBuiltin(name, obj)  # called: HfConfig.method decides it
@@ -380,6 +385,18 @@ class Resolver:
         """Drop instance types computed before the engine's config was built."""
         self._instance_attr.clear()
 
+    def _with_stores(self, config: HfConfig) -> HfConfig:
+        """The config with what vLLM's walked code stores on model configs kept open."""
+        stores = self.runtime.hf_stores
+        if config.classes is None or not stores:
+            return config
+        if "*" in stores:
+            return replace(config, classes=config.classes.model_copy(update={
+                "unknown": f"vLLM stores names not known on the model's config ({stores['*']})"}))
+        loader = dict(config.loader or {})
+        loader.update({n: f"vLLM stores it: {why}" for n, why in stores.items()})
+        return replace(config, loader=loader)
+
     def _class_read(self, config: HfConfig, name: str) -> None:
         """Note what the config class decided of a name config.json does not state (shown on
         the model's line: it rests on the transformers version of the runtime profile)."""
@@ -398,6 +415,7 @@ class Resolver:
         method, a field or a class attribute; False only when the class and every base are in
         the tree, none defines `__getattr__` and nothing assigns that name; None otherwise."""
         if isinstance(value, HfConfig):
+            value = self._with_stores(value)
             if value.ref:
                 self._class_read(value, name)
             return value.has(name)

@@ -178,9 +178,10 @@ def _loader_facts(index) -> tuple[frozenset | None, dict]:
         pairs = _gated_table(node, tables)
         if pairs is not None:
             gated.add(id(tables[node.iter.func.value.id]))  # type: ignore[attr-defined]
+            line = getattr(node, "lineno", 0)
             for old, new in pairs:
                 names.setdefault(new, (old, f"vLLM's config loader copies {old} to {new} "
-                                            f"({CONFIG_LOADER}:{node.lineno}) when the config has {old}"))
+                                            f"({CONFIG_LOADER}:{line}) when the config has {old}"))
     for node in ast.walk(module):
         if id(node) in gated:
             continue

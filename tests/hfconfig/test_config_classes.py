@@ -163,3 +163,19 @@ def test_wheel_from_the_configured_index(http_server, monkeypatch, tmp_path, tam
     assert config_class(files, "9.9.9", "toy").name == "ToyConfig"
     assert config_files("9.9.9", cache) == files  # the second time from the cache
     assert http_server.hits[f"/files/{name}"] == 1
+
+
+def test_a_sub_config_built_from_the_stated_object_keeps_it():
+    files = dict(FILES)
+    files["transformers/models/toy/configuration_toy.py"] = TOY.replace(
+        "        self.extra = 1\n", "        self.extra = 1\n        if self.text_config is None:\n"
+        "            self.text_config = ToyConfig()\n        elif isinstance(self.text_config, dict):\n"
+        "            self.text_config = ToyConfig(**self.text_config)\n").replace(
+        "    head_dim: int | None = None\n", "    head_dim: int | None = None\n    text_config: dict | None = None\n")
+    facts = config_class(files, "9.9.9", "toy")
+    assert decide_stated(facts, "text_config", None, nested=True)[0] == "value"
+    assert decide_stated(facts, "text_config", None)[0] == "open"  # null: replaced by ToyConfig()
+    assert decide(facts, "text_config", False)[0] == "open"
+    nested = HfConfig(overrides=(("a", Const(1)),), source="config.json")
+    config = HfConfig(overrides=(("text_config", nested),), source="config.json", classes=facts)
+    assert config.attribute("text_config") == nested

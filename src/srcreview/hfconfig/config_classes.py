@@ -66,6 +66,8 @@ class Site(Record):
     guarded: bool = Field(default=False, description="a store under `if self.X is None:` (only fires for None)")
     gate: str | None = Field(default=None, description="runs only when config.json states this key (a "
                                                        "`kwargs.pop(K)` value tested `is not None`)")
+    converts: bool = Field(default=False, description="`self.X = SubConfig(**self.X)`: the stated dict, as a "
+                                                      "config object (its keys kept)")
 
 
 class ConfigClass(Record):
@@ -150,12 +152,14 @@ def _plain_member(facts: ConfigClass, name: str) -> bool:
     return facts.members[name].startswith("a class attribute")
 
 
-def decide_stated(facts: ConfigClass, name: str, value: Any, keys: frozenset = frozenset()) -> tuple[str, Any, str]:
-    """`decide` for a stated key whose value is known: a store under `if self.X is None:` does
-    not fire for a value that is not None."""
-    if value is not None and not facts.unknown:
+def decide_stated(facts: ConfigClass, name: str, value: Any, keys: frozenset = frozenset(),
+                  nested: bool = False) -> tuple[str, Any, str]:
+    """`decide` for a stated key whose value is known (`nested`: a JSON object): a store under
+    `if self.X is None:` does not fire for a value that is not None, and one that builds the
+    sub-config from the stated object (`self.X = SubConfig(**self.X)`) keeps its keys."""
+    if (value is not None or nested) and not facts.unknown:
         stores = facts.stores.get(name, ())
-        if stores and all(s.guarded for s in stores):
+        if stores and all(s.guarded or (nested and s.converts) for s in stores):
             trimmed = facts.model_copy(update={"stores": {k: v for k, v in facts.stores.items() if k != name}})
             return decide(trimmed, name, True, keys)
     return decide(facts, name, True, keys)
@@ -582,7 +586,11 @@ class _MethodWalker:
             self._target(target.value, stmt, guard)
             return
         if _is_self_attr(target):
-            self.stores.append((target.attr, self.site(stmt, guarded=guard == target.attr)))
+            value = getattr(stmt, "value", None)
+            converts = isinstance(value, ast.Call) and not value.args and len(value.keywords) == 1 \
+                and value.keywords[0].arg is None and _is_self_attr(value.keywords[0].value, target.attr)
+            site = self.site(stmt, guarded=guard == target.attr)
+            self.stores.append((target.attr, site.model_copy(update={"converts": converts}) if converts else site))
             return
         if isinstance(target, ast.Subscript):
             holder = target.value

@@ -108,6 +108,8 @@ class HfConfig(Derived):
         if known is not None:
             if isinstance(known, Const):
                 return decide_stated(self.classes, name, known.value, keys)
+            if isinstance(known, HfConfig):  # a JSON object: the sub-config built from it keeps its keys
+                return decide_stated(self.classes, name, None, keys, nested=True)
             return decide(self.classes, name, True, keys)
         if self.loader and name in self.loader:
             why = self.loader[name]

@@ -179,3 +179,37 @@ def test_a_sub_config_built_from_the_stated_object_keeps_it():
     nested = HfConfig(overrides=(("a", Const(1)),), source="config.json")
     config = HfConfig(overrides=(("text_config", nested),), source="config.json", classes=facts)
     assert config.attribute("text_config") == nested
+
+
+def test_the_facts_of_a_recipes_model_are_kept_in_the_cache(http_server, monkeypatch, tmp_path):
+    from conftest import Route
+
+    from srcreview.hfconfig.binding import with_model_configs
+    from srcreview.model.recipe import parse_recipe
+    from srcreview.source.cache import Cache
+    from srcreview.source.transformers_wheel import with_config_classes
+
+    data = _wheel()
+    name = "transformers-9.9.9-py3-none-any.whl"
+    http_server.routes[f"/files/{name}"] = Route(data)
+    page = {"meta": {"api-version": "1.1"}, "name": "transformers", "versions": [],
+            "files": [{"filename": name, "url": f"../../files/{name}",
+                       "hashes": {"sha256": hashlib.sha256(data).hexdigest()}, "size": len(data)}]}
+    http_server.routes["/simple/transformers/"] = Route(json.dumps(page).encode(),
+                                                        content_type="application/vnd.pypi.simple.v1+json")
+    monkeypatch.setenv("PIP_INDEX_URL", http_server.url("/simple"))
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text(json.dumps({"model_type": "toy", "hidden_size": 32}))
+    text = '[recipe]\nname = "r"\nmodel = "./model"\n[runtime]\npackages = { transformers = "9.9.9" }\n'
+    recipe = with_model_configs(parse_recipe(text, "r.toml"), base_dir=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    first = with_config_classes(recipe, cache)
+    assert first.models[0].config_class.name == "ToyConfig"
+    http_server.routes.clear()  # the index is gone: the facts come from the cache
+    again = with_config_classes(recipe, cache)
+    assert again.models[0].config_class == first.models[0].config_class
+    other = with_config_classes(parse_recipe(text.replace("9.9.9", "9.9.8"), "r.toml").model_copy(
+        update={"models": recipe.models}), cache)
+    assert "could not be read" in (other.models[0].config_class.unknown or "")  # not on the index: open
+    plain = with_model_configs(parse_recipe('[recipe]\nname = "r"\nmodel = "./model"\n', "r.toml"), base_dir=tmp_path)
+    assert with_config_classes(plain, cache).models[0].config_class is None

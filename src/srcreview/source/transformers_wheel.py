@@ -97,22 +97,73 @@ def with_config_classes(recipe, cache: Cache | None = None, progress: Progress |
     from srcreview.hfconfig.config_classes import ConfigClass, config_class
 
     version = transformers_version(recipe)
-    if not recipe.models:
+    if not recipe.models or version is None:
         return recipe
+    cache = cache or Cache()
     files: dict[str, str] | None = None
     problem = None
-    if version is not None:
-        try:
-            files = config_files(version, cache, progress)
-        except SourceUnavailable as exc:
-            problem = f"transformers {version} could not be read: {exc}"
     models = []
     for facts in recipe.models:
         model_type = facts.config.get("model_type") if facts.known else None
-        if version is None or not isinstance(model_type, str):
+        if not isinstance(model_type, str):
             models.append(facts)
             continue
-        found = config_class(files, version, model_type) if files is not None else \
-            ConfigClass(version=version, model_type=model_type, unknown=problem)
+        found = _stored_facts(cache, version, model_type)
+        if found is None:
+            if files is None and problem is None:
+                try:
+                    files = config_files(version, cache, progress)
+                except SourceUnavailable as exc:
+                    problem = f"transformers {version} could not be read: {exc}"
+            if files is not None:
+                found = config_class(files, version, model_type)
+                _store_facts(cache, version, model_type, found)
+            else:
+                found = ConfigClass(version=version, model_type=model_type, unknown=problem)
         models.append(facts.model_copy(update={"config_class": found}))
     return recipe.model_copy(update={"models": tuple(models)})
+
+
+def _facts_path(version: str, model_type: str) -> str | None:
+    """Where the facts of one model type are kept: by version and by the code that reads them
+    (a change to srcreview.hfconfig.config_classes reads the files again)."""
+    import hashlib
+
+    import srcreview.hfconfig.config_classes as reader
+
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,80}", model_type):
+        return None
+    try:
+        with open(reader.__file__, "rb") as fh:
+            code = hashlib.sha256(fh.read()).hexdigest()[:16]
+    except OSError:
+        return None
+    return f"{KIND}-facts/{version}-{code}/{model_type}.json"
+
+
+def _stored_facts(cache: Cache, version: str, model_type: str):
+    import json
+
+    from srcreview.hfconfig.config_classes import ConfigClass
+
+    path = _facts_path(version, model_type)
+    raw = cache.read_bytes(path) if path else None
+    if raw is None:
+        return None
+    try:
+        found = ConfigClass.model_validate(json.loads(raw))
+    except ValueError:
+        return None
+    return found if found.version == version and found.model_type == model_type else None
+
+
+def _store_facts(cache: Cache, version: str, model_type: str, found) -> None:
+    import json
+
+    path = _facts_path(version, model_type)
+    if path is None:
+        return
+    try:
+        cache.write_bytes_atomic(path, json.dumps(found.model_dump(mode="json"), sort_keys=True).encode())
+    except OSError:  # a read-only cache: read the files again next time
+        pass

@@ -213,3 +213,36 @@ def test_the_facts_of_a_recipes_model_are_kept_in_the_cache(http_server, monkeyp
     assert "could not be read" in (other.models[0].config_class.unknown or "")  # not on the index: open
     plain = with_model_configs(parse_recipe('[recipe]\nname = "r"\nmodel = "./model"\n', "r.toml"), base_dir=tmp_path)
     assert with_config_classes(plain, cache).models[0].config_class is None
+
+
+HELPERS = BASE.replace("class Mixin:", '''def remap(layer_types=None, config=None):
+    if config is not None and getattr(config, "layer_types", None) is not None:
+        config.layer_types = list(config.layer_types)
+
+
+class Mixin:''').replace('''        for key, value in kwargs.items():
+            setattr(self, key, value)
+''', '''        for key, spec in self.sub_defaults.items():
+            sub, kwargs = spec.create(key, **kwargs)
+            setattr(self, key, sub)
+        remap(config=self)
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+''').replace('''    model_type: ClassVar[str] = ""''', '''    model_type: ClassVar[str] = ""
+    sub_defaults: ClassVar[dict] = {}''')
+
+
+def test_helpers_handed_self_and_class_tables():
+    files = dict(FILES)
+    files["transformers/configuration_utils.py"] = HELPERS
+    facts = config_class(files, "9.9.9", "toy")
+    assert [s.where.split(" ")[0] for s in facts.stores["layer_types"]] == ["Base.remap"]  # walked, as self
+    assert not [d for d in facts.dynamic if d.gate is None]  # the table is empty: its loop never runs
+    assert decide(facts, "quantization_config", False)[0] == "absent"
+    files["transformers/models/toy/configuration_toy.py"] = TOY.replace(
+        '    model_type = "toy"\n', '    model_type = "toy"\n    sub_defaults = {"text_config": 1}\n')
+    facts = config_class(files, "9.9.9", "toy")
+    assert decide(facts, "text_config", False)[0] == "open"  # set by the table's loop
+    # the loop rebinds **kwargs from another call: keys may be added (set) or taken
+    assert decide(facts, "quantization_config", False)[0] == "open"
+    assert decide_stated(facts, "other", 1, frozenset({"other"}))[0] == "open"

@@ -30,6 +30,7 @@ Methods vLLM calls itself later (`update`) are vLLM's to account for.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from typing import Any
 
@@ -305,6 +306,7 @@ class _Classes:
                 for name in set(self._DEF.findall(files[path])):
                     self.where.setdefault(name, []).append(path)
         self.parsed: dict[str, dict[str, _Class]] = {}
+        self.functions: dict[str, dict[str, ast.FunctionDef]] = {}
 
     def _module(self, path: str) -> dict[str, _Class]:
         if path not in self.parsed:
@@ -313,7 +315,13 @@ class _Classes:
             except SyntaxError:
                 tree = ast.Module(body=[], type_ignores=[])
             self.parsed[path] = {s.name: _Class(path, s) for s in tree.body if isinstance(s, ast.ClassDef)}
+            self.functions[path] = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
         return self.parsed[path]
+
+    def function(self, path: str, name: str) -> ast.FunctionDef | None:
+        """A module-level function of a file already read (a helper a method hands `self` to)."""
+        self._module(path)
+        return self.functions.get(path, {}).get(name)
 
     def get(self, name: str, default=None) -> list[_Class]:
         found = [self._module(p)[name] for p in self.where.get(name, ()) if name in self._module(p)]
@@ -406,7 +414,7 @@ def _facts(base: ConfigClass, mro: list[_Class], classes: _Classes) -> ConfigCla
                 defaults.pop(stmt.name, None)
     if attribute_map is None:
         attribute_map = {}
-    stores, dynamic, popped = _stores(mro, members, classes)
+    stores, dynamic, popped = _stores(mro, members, classes, _class_tables(mro))
     hooks = _hooks(mro, stores)
     names, names_from = _text_config_names(mro)
     return base.model_copy(update={
@@ -440,7 +448,25 @@ def _methods_named(mro: list[_Class], name: str) -> list[tuple[_Class, ast.Funct
     return [(c, fn) for c in mro for fn in c.methods.get(name, [])]
 
 
-def _stores(mro: list[_Class], members: dict[str, str], classes) -> tuple[dict, tuple, dict]:
+def _class_tables(mro: list[_Class]) -> dict[str, tuple[str, ...] | None]:
+    """Class attributes as the MRO resolves them (a subclass's wins): the string keys of a dict
+    literal, or None for any other value (a loop over it may name anything)."""
+    out: dict[str, tuple[str, ...] | None] = {}
+    for cls in reversed(mro):
+        for stmt in cls.node.body:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+                if isinstance(stmt, ast.AnnAssign) and stmt.value is not None else []
+            value = getattr(stmt, "value", None)
+            keys = list(value.keys) if isinstance(value, ast.Dict) else None
+            literal = keys is not None and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in keys)
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    names = tuple(str(k.value) for k in keys or () if isinstance(k, ast.Constant))
+                    out[target.id] = names if literal else None
+    return out
+
+
+def _stores(mro: list[_Class], members: dict[str, str], classes, tables=None) -> tuple[dict, tuple, dict]:
     """Names the construction-path methods store on `self`, the unbounded stores, and the
     config.json keys they pop from `**kwargs`; a store reached only under a popped key's
     `is not None` test carries that key as its gate."""
@@ -456,7 +482,7 @@ def _stores(mro: list[_Class], members: dict[str, str], classes) -> tuple[dict, 
             continue
         seen.add((method, gate))
         for cls, fn in _methods_named(mro, method):
-            walker = _MethodWalker(cls, fn, classes, gate)
+            walker = _MethodWalker(cls, fn, classes, gate, tables or {})
             walker.visit_body()
             for name, site in walker.stores:
                 stores.setdefault(name, []).append(site)
@@ -501,8 +527,11 @@ class _MethodWalker:
     """One method's stores on `self` (named, guarded by `if self.X is None:`, drawn from a table,
     or unbounded), the methods it calls on self, the literal keys it pops from **kwargs."""
 
-    def __init__(self, cls: _Class, fn: ast.FunctionDef, classes, gate: str | None = None):
+    def __init__(self, cls: _Class, fn: ast.FunctionDef, classes, gate: str | None = None, tables=None,
+                 depth: int = 0):
         self.cls, self.fn, self.classes = cls, fn, classes
+        self.tables = tables or {}
+        self.depth = depth
         self.kwargs = fn.args.kwarg.arg if fn.args.kwarg is not None else None
         self.stores: list[tuple[str, Site]] = []
         self.dynamic: list[Site] = []
@@ -544,6 +573,9 @@ class _MethodWalker:
             return
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             self._exprs(stmt.iter, loops)
+            if self._table_keys(stmt.iter) == ():
+                self._block(stmt.orelse, None, loops)  # over an empty class table: the body never runs
+                return
             bound = dict(loops)
             names = self._loop_names(stmt)
             for target, values in names.items():
@@ -563,6 +595,14 @@ class _MethodWalker:
             targets = list(stmt.targets)
         for target in targets:
             self._target(target, stmt, guard)
+            if self.kwargs and any(isinstance(n, ast.Name) and n.id == self.kwargs for n in ast.walk(target)) \
+                    and not self._kwargs_through_method(stmt):
+                # **kwargs rebound from elsewhere: its keys may be gone, or others added (then set)
+                self.popped.setdefault("*", self.site(stmt).where)
+                self.dynamic.append(self.site(stmt))
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                    and target.value.id == self.kwargs:
+                self._kwargs_key(target.slice, stmt)
         for child in ast.iter_child_nodes(stmt):
             if isinstance(child, ast.stmt):
                 self._stmt(child, None, loops)
@@ -624,9 +664,25 @@ class _MethodWalker:
         values = _strings(it)
         if values is None:
             values = self._returned_keys(it)
+        table = self._table_keys(it)
+        if table is not None:
+            first = target.elts[0] if isinstance(target, ast.Tuple) and target.elts else target
+            if isinstance(first, ast.Name):
+                out[first.id] = table
+            return out
         if isinstance(target, ast.Name) and values is not None:
             out[target.id] = values
         return out
+
+    def _table_keys(self, it) -> tuple[str, ...] | None:
+        """The keys of `self.TABLE` (`.items()`, `.keys()`, or itself) for a class attribute
+        whose value is a dict literal of string keys."""
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in ("items", "keys") \
+                and not it.args:
+            it = it.func.value
+        if isinstance(it, ast.Attribute) and _is_self(it.value) and it.attr in self.tables:
+            return self.tables[it.attr]
+        return None
 
     def _returned_keys(self, node) -> tuple[str, ...] | None:
         """`Cls.method().keys()` where the method only returns one dict literal: its keys."""
@@ -649,6 +705,40 @@ class _MethodWalker:
             return None
         return tuple(k.value for k in keys)  # type: ignore[union-attr]
 
+    def _kwargs_through_method(self, stmt) -> bool:
+        """`kwargs = self.m(**kwargs)`: m's own pops and additions are walked (it is called on self)."""
+        value = getattr(stmt, "value", None)
+        return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+            and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and _is_self(value.func.value) \
+            and not value.args and len(value.keywords) == 1 and value.keywords[0].arg is None \
+            and isinstance(value.keywords[0].value, ast.Name) and value.keywords[0].value.id == self.kwargs
+
+    def _kwargs_key(self, key, node) -> None:
+        """A key added to **kwargs: the `setattr` loop over it sets that name too."""
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            self.stores.append((key.value, self.site(node)))
+        else:
+            self.dynamic.append(self.site(node))
+
+    def _helper(self, call: ast.Call, name: str | None) -> bool:
+        """`f(..., self, ...)` for a function of the same module: its stores on that parameter
+        are stores on self (walked with the parameter renamed `self`); False when not resolved."""
+        fn = self.classes.function(self.cls.path, name) if name and self.depth < 4 else None
+        if fn is None:
+            return False
+        params = [a.arg for a in fn.args.args]
+        param = next((params[i] for i, a in enumerate(call.args) if _is_self(a) and i < len(params)), None) or \
+            next((k.arg for k in call.keywords if k.arg in params and _is_self(k.value)), None)
+        if param is None or any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        renamed = _Rename(param).visit(copy.deepcopy(fn))
+        walker = _MethodWalker(self.cls, renamed, self.classes, self.gate, self.tables, self.depth + 1)
+        walker.visit_body()
+        self.stores.extend(walker.stores)
+        self.dynamic.extend(walker.dynamic)
+        self.calls.extend(walker.calls)
+        return True
+
     def _exprs(self, node, loops) -> None:
         for sub in ast.walk(node):
             if not isinstance(sub, ast.Call):
@@ -668,7 +758,8 @@ class _MethodWalker:
                     self.dynamic.append(self.site(sub))
                 continue
             if name not in _READERS and any(_is_self(a) for a in [*sub.args, *(k.value for k in sub.keywords)]):
-                self.dynamic.append(self.site(sub))  # `f(self)`: f may store anything on it
+                if not self._helper(sub, name):
+                    self.dynamic.append(self.site(sub))  # `f(self)`: f may store anything on it
             if not isinstance(func, ast.Attribute):
                 continue
             if _is_self(func.value) or (isinstance(func.value, ast.Call) and _base_name(func.value.func) == "super"):
@@ -681,6 +772,12 @@ class _MethodWalker:
                     self.dynamic.append(self.site(sub))
             elif _is_self_attr(func.value) and func.attr in _MUTATORS:
                 self.stores.append((func.value.attr, self.site(sub)))  # type: ignore[attr-defined]
+            elif isinstance(func.value, ast.Name) and func.value.id == self.kwargs and func.attr in ("setdefault",
+                                                                                                   "update"):
+                if func.attr == "setdefault" and sub.args:
+                    self._kwargs_key(sub.args[0], sub)
+                else:
+                    self.dynamic.append(self.site(sub))
             elif isinstance(func.value, ast.Name) and func.value.id == self.kwargs and func.attr == "pop" and sub.args:
                 key = sub.args[0]
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):
@@ -690,6 +787,20 @@ class _MethodWalker:
                         self.popped.setdefault(value, self.site(sub).where)
                 else:
                     self.popped.setdefault("*", self.site(sub).where)
+
+
+class _Rename(ast.NodeTransformer):
+    """A helper's parameter that receives `self`, named `self` (a parameter of that name shadows it)."""
+
+    def __init__(self, param: str):
+        self.param = param
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:  # noqa: N802 - ast API
+        if node.id == self.param:
+            return ast.copy_location(ast.Name(id="self", ctx=node.ctx), node)
+        if node.id == "self":
+            return ast.copy_location(ast.Name(id="_self_of_caller", ctx=node.ctx), node)
+        return node
 
 
 def _not_none(test) -> str | None:

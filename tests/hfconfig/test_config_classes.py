@@ -222,8 +222,8 @@ HELPERS = BASE.replace("class Mixin:", '''def remap(layer_types=None, config=Non
 
 class Mixin:''').replace('''        for key, value in kwargs.items():
             setattr(self, key, value)
-''', '''        for key, spec in self.sub_defaults.items():
-            sub, kwargs = spec.create(key, **kwargs)
+''', '''        for key, sdef in self.sub_defaults.items():
+            sub, kwargs = sdef.create(key, **kwargs)
             setattr(self, key, sub)
         remap(config=self)
         for key, value in kwargs.items():
@@ -246,3 +246,20 @@ def test_helpers_handed_self_and_class_tables():
     # the loop rebinds **kwargs from another call: keys may be added (set) or taken
     assert decide(facts, "quantization_config", False)[0] == "open"
     assert decide_stated(facts, "other", 1, frozenset({"other"}))[0] == "open"
+
+
+def test_a_gate_holds_only_for_a_local_bound_once_and_a_key_the_class_does_not_add():
+    files = dict(FILES)
+    files["transformers/models/toy/configuration_toy.py"] = TOY.replace(
+        "        self.extra = 1\n", '''        self.extra = 1
+        layers = kwargs.pop("layers", None)
+        if layers is None:
+            layers = [1]
+        if layers is not None:
+            self.mlp_kinds = layers
+        kwargs.setdefault("per_layer", {0: 1})
+''')
+    facts = config_class(files, "9.9.9", "toy")
+    assert decide(facts, "mlp_kinds", False)[0] == "open"  # `layers` is rebound: not a gate
+    assert facts.added == {"per_layer": "ToyConfig.__post_init__ (transformers/models/toy/configuration_toy.py:20)"}
+    assert decide(facts, "quantization_config", False)[0] == "open"  # the gated mutate(self) now runs

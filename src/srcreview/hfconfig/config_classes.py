@@ -85,6 +85,8 @@ class ConfigClass(Record):
                                                 description="names construction-path methods store on self")
     dynamic: tuple[Site, ...] = Field(default=(), description="stores on self whose name is not bounded")
     popped: dict[str, str] = Field(default_factory=dict, description="config.json keys popped from **kwargs")
+    added: dict[str, str] = Field(default_factory=dict, description="keys a method adds to **kwargs (then as if "
+                                                                    "config.json stated them)")
     members: dict[str, str] = Field(default_factory=dict,
                                     description="properties, methods and class attributes: where each is")
     attribute_map: dict[str, str] = Field(default_factory=dict)
@@ -110,6 +112,7 @@ def decide(facts: ConfigClass, name: str, stated: bool, keys: frozenset = frozen
     label = facts.label()
     if facts.unknown:
         return "open", None, facts.unknown
+    keys = frozenset(keys) | frozenset(facts.added)  # a key the class adds to **kwargs opens its gate too
     live = [h for h in facts.hooks if h.gate is None or h.gate in keys]
     if live:
         return "open", None, f"{label}: {live[0].where} may answer or refuse any name"
@@ -414,12 +417,12 @@ def _facts(base: ConfigClass, mro: list[_Class], classes: _Classes) -> ConfigCla
                 defaults.pop(stmt.name, None)
     if attribute_map is None:
         attribute_map = {}
-    stores, dynamic, popped = _stores(mro, members, classes, _class_tables(mro))
+    stores, dynamic, popped, added = _stores(mro, members, classes, _class_tables(mro))
     hooks = _hooks(mro, stores)
     names, names_from = _text_config_names(mro)
     return base.model_copy(update={
         "mro": tuple(f"{c.name} ({c.path})" for c in mro), "defaults": defaults, "fields": fields,
-        "stores": stores, "dynamic": dynamic, "popped": popped, "members": members,
+        "stores": stores, "dynamic": dynamic, "popped": popped, "added": added, "members": members,
         "attribute_map": attribute_map or {}, "hooks": hooks, "text_config_names": names,
         "text_config_from": names_from,
         "unknown": None if attribute_map is not None else "attribute_map is not a literal"})
@@ -466,7 +469,7 @@ def _class_tables(mro: list[_Class]) -> dict[str, tuple[str, ...] | None]:
     return out
 
 
-def _stores(mro: list[_Class], members: dict[str, str], classes, tables=None) -> tuple[dict, tuple, dict]:
+def _stores(mro: list[_Class], members: dict[str, str], classes, tables=None) -> tuple[dict, tuple, dict, dict]:
     """Names the construction-path methods store on `self`, the unbounded stores, and the
     config.json keys they pop from `**kwargs`; a store reached only under a popped key's
     `is not None` test carries that key as its gate."""
@@ -476,6 +479,7 @@ def _stores(mro: list[_Class], members: dict[str, str], classes, tables=None) ->
     stores: dict[str, list[Site]] = {}
     dynamic: list[Site] = []
     popped: dict[str, str] = {}
+    added: dict[str, str] = {}
     while todo:
         method, gate = todo.pop()
         if (method, gate) in seen or (method, None) in seen:
@@ -490,8 +494,9 @@ def _stores(mro: list[_Class], members: dict[str, str], classes, tables=None) ->
                     todo.append((name, site.gate))  # `self.p = v` runs p's setter
             dynamic.extend(walker.dynamic)
             popped.update({k: v for k, v in walker.popped.items() if k not in popped})
+            added.update({k: v for k, v in walker.added.items() if k not in added})
             todo.extend(walker.calls)
-    return {k: tuple(v) for k, v in sorted(stores.items())}, tuple(dynamic), popped
+    return {k: tuple(v) for k, v in sorted(stores.items())}, tuple(dynamic), popped, added
 
 
 def _hooks(mro: list[_Class], stores: dict[str, tuple[Site, ...]]) -> tuple[Site, ...]:
@@ -539,6 +544,13 @@ class _MethodWalker:
         self.calls: list[tuple[str, str | None]] = []
         self.gate = gate  # the popped key the block being walked runs under
         self.locals_popped: dict[str, str] = {}  # local -> the key `local = kwargs.pop("K", None)` took
+        self.added: dict[str, str] = {}
+        # locals bound once only: a gate `if local is not None:` holds only for them
+        bound: dict[str, int] = {}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bound[node.id] = bound.get(node.id, 0) + 1
+        self.once = {name for name, count in bound.items() if count == 1}
 
     def site(self, node, guarded: bool = False) -> Site:
         return Site(where=self.cls.where(node, self.fn.name), guarded=guarded, gate=self.gate)
@@ -563,7 +575,7 @@ class _MethodWalker:
             name = _none_guard(stmt.test)
             self._exprs(stmt.test, loops)
             popped = _not_none(stmt.test)
-            if popped in self.locals_popped and self.gate is None and not stmt.orelse:
+            if popped in self.locals_popped and popped in self.once and self.gate is None and not stmt.orelse:
                 self.gate = self.locals_popped[popped]  # runs only when config.json states that key
                 self._block(stmt.body, name, loops)
                 self.gate = None
@@ -714,9 +726,11 @@ class _MethodWalker:
             and isinstance(value.keywords[0].value, ast.Name) and value.keywords[0].value.id == self.kwargs
 
     def _kwargs_key(self, key, node) -> None:
-        """A key added to **kwargs: the `setattr` loop over it sets that name too."""
+        """A key added to **kwargs: the `setattr` loop over it sets that name too, and what is
+        gated on config.json stating it may run."""
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             self.stores.append((key.value, self.site(node)))
+            self.added.setdefault(key.value, self.site(node).where)
         else:
             self.dynamic.append(self.site(node))
 
@@ -737,6 +751,7 @@ class _MethodWalker:
         self.stores.extend(walker.stores)
         self.dynamic.extend(walker.dynamic)
         self.calls.extend(walker.calls)
+        self.added.update(walker.added)
         return True
 
     def _exprs(self, node, loops) -> None:

@@ -142,8 +142,10 @@ def differential(release: str, only: str | None = None, srcreview: str | None = 
     t1 = time.monotonic()
     srcreview = srcreview or default_srcreview()
     identity = srcreview_identity(srcreview)
+    installed = rdir / "installed.json"
+    packages = srcreview_side.runtime_packages(json.loads(installed.read_text()) if installed.is_file() else None)
     with tempfile.TemporaryDirectory(prefix="differential-recipes-") as tmp:
-        reviews = srcreview_side.run_srcreview(srcreview, cases, Path(tmp), release, log=log)
+        reviews = srcreview_side.run_srcreview(srcreview, cases, Path(tmp), release, log=log, packages=packages)
     srcreview_wall = time.monotonic() - t1
     (rdir / "srcreview.json").write_text(json.dumps(reviews, indent=1, sort_keys=True) + "\n")
     table = srcreview_side.confusion(cases, by_id, reviews)

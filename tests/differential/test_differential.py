@@ -60,6 +60,24 @@ def test_recipe_states_what_the_oracle_runs(tmp_path):
                                                       "model": "./draft"}
     assert recipe["env"] == {"VLLM_USE_V2_MODEL_RUNNER": "1"}
     assert (path.parent / "model" / "config.json").is_file() and (path.parent / "draft" / "config.json").is_file()
+    assert "runtime" not in recipe  # no venv: the transformers version stays open
+
+
+def test_recipe_states_the_oracle_venvs_transformers(tmp_path):
+    """The version the oracle venv installed (its installed.json) is the recipe's, so srcreview
+    reads the config class that venv builds; srcreview parses what is written."""
+    import tomllib
+
+    from srcreview.model.recipe import load_recipe
+
+    installed = {"vllm": "0.29.0", "packages": {"Transformers": "5.10.4", "torch": "2.9.0", "vllm": "0.29.0"}}
+    packages = srcreview_side.runtime_packages(installed)
+    assert packages == {"transformers": "5.10.4"}
+    assert srcreview_side.runtime_packages({"packages": {"torch": "2.9.0"}}) == {}
+    case = next(c for c in generate.cases() if c["cls"] == "control")
+    path = srcreview_side.write_case(case, tmp_path, packages)
+    assert tomllib.loads(path.read_text())["runtime"] == {"packages": {"transformers": "5.10.4"}}
+    assert load_recipe(path).runtime.packages == {"transformers": "5.10.4"}
 
 
 def _review(knobs=(), findings=(), incomplete=None):

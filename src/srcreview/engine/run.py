@@ -160,6 +160,13 @@ def _reason(text: str | None) -> str | None:
     return text
 
 
+def _class_line(facts) -> str | None:
+    classes = getattr(facts, "config_class", None)
+    if classes is None:
+        return None
+    return classes.label() if not classes.unknown else f"not read ({classes.unknown})"
+
+
 def _models(recipe, analyzer) -> tuple:
     """The models the recipe names, the configs bound for them, and the keys the analysis read."""
     from srcreview.hfconfig.binding import model_refs
@@ -178,7 +185,9 @@ def _models(recipe, analyzer) -> tuple:
             stated=tuple(StatedValue(key=o.key, value=o.value, line=o.line, replaces=o.replaces)
                          for o in facts.overrides),
             unknown=_reason(facts.unknown_reason),
-            read=tuple(sorted(key for ref, key in reads if ref == facts.ref))))
+            read=tuple(sorted(key for ref, key in reads if ref == facts.ref)),
+            config_class=_class_line(facts),
+            class_decided=tuple(sorted(t for ref, t in analyzer.runtime.class_reads if ref == facts.ref)) or None))
     return tuple(out)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Final, Literal
 
 from srcreview.core.records import Field, Record
+from srcreview.hfconfig.config_classes import ConfigClass
 from srcreview.hfconfig.files import CONFIG_FILE
 
 MODEL_CONFIG_UNKNOWN: Final = "model-config-unknown"  # a tag (srcreview.core.tags)
@@ -56,6 +57,9 @@ class ModelFacts(Record):
     overrides: tuple[AppliedOverride, ...] = ()
     unknown_reason: str | None = Field(default=None, description="why the config could not be obtained")
     tags: tuple[str, ...] = ()
+    config_class: ConfigClass | None = Field(default=None, omit_none=True,
+                                             description="what the config class of its model_type does with it, "
+                                                         "at the runtime profile's transformers version")
 
     @property
     def known(self) -> bool:

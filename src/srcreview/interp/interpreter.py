@@ -597,6 +597,8 @@ class Frame:
             receiver = self.force(self.ev(target.value))  # the receiver is read, the attribute is stored
             path = receiver.path + (target.attr,) if isinstance(receiver, Obj) and receiver.path is not None else None
             line = stmt or target
+            if isinstance(receiver, HfConfig):  # vLLM sets it on the model's config: never a default or absent
+                self.an.runtime.hf_stores.setdefault(target.attr, f"{ir.text(target)} = ... (line {line.line})")
             self.stores.append(StoreEvent(line.line, line.end_line, ir.text(target), receiver, target.attr, value,
                                           tuple(self.conds), path, self.loops > 0))
             if path is not None:
@@ -1041,6 +1043,9 @@ class Frame:
         config object, or on any when the receiver is not known)."""
         receiver = self.force(receiver)
         text = ir.text(e)
+        if isinstance(receiver, HfConfig):
+            name = attr.value if isinstance(attr, Const) and isinstance(attr.value, str) else "*"
+            self.an.runtime.hf_stores.setdefault(name, f"{text} (line {e.line})")
         path = receiver.path if isinstance(receiver, Obj) and receiver.path is not None else named_path
         if isinstance(attr, Const) and isinstance(attr.value, str):
             target = path + (attr.value,) if path is not None else None
@@ -1699,6 +1704,17 @@ class Analyzer:
                                          f"{callee.name} is outside the tree", args=values, kwargs=kwargs))
             return Unknown(f"{callee.name}() is outside the tree")
         if isinstance(callee, BoundBuiltin):
+            if isinstance(callee.receiver, HfConfig):  # a config-class method read from transformers' source
+                kw = tuple((k, self.force(v)) for k, v in kwargs)
+                result = callee.receiver.method(callee.name, tuple(self.force(a) for a in args), kw)
+                if result is not None:
+                    if callee.receiver.ref:
+                        self.runtime.class_reads.add((callee.receiver.ref, f"{callee.name}(): the config itself"))
+                    return result
+                reason = f"{callee.receiver.classes.label()}: {callee.name}() is not decided from its source"
+                frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=values,
+                                             kwargs=kwargs))
+                return Unknown(f"{text}: {MODEL_CONFIG_UNKNOWN}: {reason}")
             if isinstance(callee.receiver, DictVal) and callee.name in DICT_VIEWS and not args and not kwargs:
                 return callee  # `table.items()`: iterated item by item (Frame.loop)
             if isinstance(callee.receiver, DictVal) and callee.name == "get" and 1 <= len(args) <= 2 and not kwargs:

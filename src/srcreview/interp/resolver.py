@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from srcreview.core.errors import DataError
+from srcreview.hfconfig.config_classes import TEXT_CONFIG
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 from srcreview.index import ir
 from srcreview.index.facts import UNKNOWN
@@ -41,6 +42,8 @@ from srcreview.interp.values import (
     Super,
     Unknown,
 )
+
+CONFIG_UPDATES = ("update", "update_from_string", "__setattr__", "__dict__")  # may store any name on a config
 
 
 class Resolver:
@@ -190,6 +193,13 @@ class Resolver:
         if isinstance(obj, HfConfig):
             if obj.ref:
                 self.runtime.model_reads.add((obj.ref, obj.prefix + name))
+                self._class_read(obj, name)
+            obj = self._with_stores(obj)
+            if obj.classes is not None and obj.override(name) is None and name in CONFIG_UPDATES:
+                self.runtime.hf_stores.setdefault("*", f"{name}() of the model's config, not placed by the walk")
+            if obj.classes is not None and obj.override(name) is None and obj.classes.members.get(name, "") \
+                    .startswith("a method") and name == TEXT_CONFIG:
+                return BoundBuiltin(name, obj)  # called: HfConfig.method decides it
             return obj.attribute(name)
         if name == self.domain.hf_config and self._is_model_config(obj) and not (
                 isinstance(obj, Derived) and obj.override(name) is not None):
@@ -395,10 +405,40 @@ class Resolver:
         """Drop instance types computed before the engine's config was built."""
         self._instance_attr.clear()
 
+    def _with_stores(self, config: HfConfig) -> HfConfig:
+        """The config with what vLLM's walked code stores on model configs kept open."""
+        stores = self.runtime.hf_stores
+        if config.classes is None or not stores:
+            return config
+        if "*" in stores:
+            return replace(config, classes=config.classes.model_copy(update={
+                "unknown": f"vLLM stores names not known on the model's config ({stores['*']})"}))
+        loader = dict(config.loader or {})
+        loader.update({n: f"vLLM stores it: {why}" for n, why in stores.items()})
+        return replace(config, loader=loader)
+
+    def _class_read(self, config: HfConfig, name: str) -> None:
+        """Note what the config class decided of a name config.json does not state (shown on
+        the model's line: it rests on the transformers version of the runtime profile)."""
+        if config.classes is None or config.override(name) is not None:
+            return
+        if name == TEXT_CONFIG and config.classes.members.get(name, "").startswith("a method"):
+            return  # noted when called (HfConfig.method)
+        kind, value, _ = config._decision(name)
+        if kind == "value":
+            self.runtime.class_reads.add((config.ref, f"{config.prefix}{name} = {value!r} (default)"))
+        elif kind == "absent":
+            self.runtime.class_reads.add((config.ref, f"{config.prefix}{name}: absent"))
+
     def has_attribute(self, value, name: str) -> bool | None:
         """`hasattr(value, name)` when the source decides it: True for a known attribute, a
         method, a field or a class attribute; False only when the class and every base are in
         the tree, none defines `__getattr__` and nothing assigns that name; None otherwise."""
+        if isinstance(value, HfConfig):
+            value = self._with_stores(value)
+            if value.ref:
+                self._class_read(value, name)
+            return value.has(name)
         if isinstance(value, Derived) and value.override(name) is not None:
             return True
         if not isinstance(value, Obj) or not isinstance(value.cls, str):

@@ -93,12 +93,76 @@ class HfConfig(Derived):
     source: str = ""
     ref: str = ""  # the model reference whose config this is
     prefix: str = ""  # the dotted key of this (nested) config inside config.json: "text_config."
+    # what the config class of its model_type does with it (srcreview.hfconfig.config_classes),
+    # at the runtime profile's transformers version; None: not known (`hint` says why)
+    classes: Any = field(default=None, compare=False, hash=False)
+    hint: str = field(default="", compare=False, hash=False)
+    # names the vLLM code that builds the config may store on it, beyond config.json: name -> why
+    loader: Any = field(default=None, compare=False, hash=False)
+
+    def _decision(self, name: str):
+        from srcreview.hfconfig.config_classes import decide, decide_stated
+
+        keys = frozenset(k for k, _ in self.overrides)
+        known = self.override(name)
+        if known is not None:
+            if isinstance(known, Const):
+                return decide_stated(self.classes, name, known.value, keys)
+            if isinstance(known, HfConfig):  # a JSON object: the sub-config built from it keeps its keys
+                return decide_stated(self.classes, name, None, keys, nested=True)
+            return decide(self.classes, name, True, keys)
+        if self.loader and name in self.loader:
+            why = self.loader[name]
+            if not isinstance(why, tuple):
+                return "open", None, why
+            if self.has(why[0]) is not False:  # copied from another name only when that one exists
+                return "open", None, why[1]
+        return decide(self.classes, name, False, keys)
 
     def attribute(self, name: str):
         known = self.override(name)
-        if known is not None:
-            return known
-        return Unknown(f"{MODEL_CONFIG_UNKNOWN}: {name} is not stated in {self.source}; the config class may set it")
+        if self.classes is None:
+            if known is not None:
+                return known
+            return Unknown(f"{MODEL_CONFIG_UNKNOWN}: {name} is not stated in {self.source}; the config class may "
+                           f"set it{self.hint}")
+        kind, value, why = self._decision(name)
+        if kind == "value":
+            return known if known is not None else Const(value)
+        if kind == "absent":
+            return Unknown(f"{MODEL_CONFIG_UNKNOWN}: {name} does not exist on the config ({why}): reading it raises")
+        stated = "stated" if known is not None else "not stated"
+        return Unknown(f"{MODEL_CONFIG_UNKNOWN}: {name} ({stated} in {self.source}) stays open: {why}")
+
+    def has(self, name: str) -> bool | None:
+        """`hasattr(config, name)`: True for a stated key or a decided default, False for a name
+        the config class never has, None when open."""
+        if self.classes is None:
+            return True if self.override(name) is not None else None
+        kind, _, _ = self._decision(name)
+        return True if kind == "value" else False if kind == "absent" else None
+
+    def method(self, name: str, args: tuple, kwargs: tuple):
+        """`config.get_text_config(...)` decided from its source at the profile's version: the
+        config itself when none of the names it looks for exists (and, asked for one end, the
+        config is no encoder-decoder); None when not decided."""
+        from srcreview.hfconfig.config_classes import TEXT_CONFIG
+
+        facts = self.classes
+        if facts is None or name != TEXT_CONFIG or facts.text_config_names is None or args:
+            return None
+        given = dict(kwargs)
+        if any(k not in ("decoder", "encoder") or not isinstance(v, Const) for k, v in given.items()):
+            return None
+        both = (given["decoder"].value if "decoder" in given else None) == \
+            (given["encoder"].value if "encoder" in given else None)
+        if any(self.has(n) is not False for n in facts.text_config_names):
+            return None
+        if not both:
+            flag = self.attribute("is_encoder_decoder")
+            if not (isinstance(flag, Const) and flag.value is False):
+                return None
+        return self
 
 
 @dataclass(frozen=True)

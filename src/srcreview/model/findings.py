@@ -186,6 +186,8 @@ class ProfilePackage(Record):
     name: str = Field(description="the distribution as the requirement names it (torch, triton, flashinfer-python)")
     installed: bool
     requirement: str = Field(default="", description="the requirement line as written (torch==2.13.0), or empty")
+    version: str | None = Field(default=None, omit_none=True,
+                                description="the version installed, when the recipe's [runtime] packages gives it")
     source: str = Field(description="where the fact comes from: path:line of the pinned tree's requirement file, "
                                     "the recipe's [runtime] packages, or the package that pulls it in")
 
@@ -235,7 +237,8 @@ class RuntimeProfile(Record):
             if self.compute_capability else ""
         installed = [p for p in self.packages if p.installed]
         files = ", ".join(self.requirements)
-        notes = [f"{p.name} ({p.source})" for p in installed if not p.source.startswith(self.requirements or ("-",))]
+        notes = [f"{p.name}{' ' + p.version if p.version else ''} ({p.source})" for p in installed
+                 if not p.source.startswith(self.requirements or ("-",))]
         absent = [f"{p.name} ({p.source})" for p in self.packages if not p.installed]
         text = (f"runtime profile: {self.container}{gpu}{cap}; platform {self.platform} ({self.platform_from}); "
                 + (f"{len(installed)} packages from {files}" if files else
@@ -306,6 +309,13 @@ class ModelInfo(Record):
     stated: tuple[StatedValue, ...] = ()
     unknown: str | None = Field(default=None, description="why its config is not known: branches on it stay open")
     read: tuple[str, ...] = Field(default=(), description="config keys the analysis read while deciding branches")
+    config_class: str | None = Field(default=None, omit_none=True,
+                                     description="the config class whose facts decided names config.json does not "
+                                                 "state (LlamaConfig of transformers 5.16.1), or why none did")
+    class_decided: tuple[str, ...] | None = Field(default=None, omit_none=True,
+                                                  description="what the config class decided: `name: absent`, "
+                                                       "`name = value (default)`, `get_text_config(): the config "
+                                                       "itself`")
 
     def summary(self) -> str:
         """One line for reports: where the config came from, or why it is not known."""
@@ -317,7 +327,12 @@ class ModelInfo(Record):
         files = ", ".join(f.path for f in self.files) or "config.json"
         at = f" at commit {self.commit[:12]}" if self.commit else ""
         stated = f", {len(self.stated)} value(s) stated by the recipe" if self.stated else ""
-        return f"model {self.ref}{role}: {files} from {where}{at}{stated}"
+        text = f"model {self.ref}{role}: {files} from {where}{at}{stated}"
+        if self.config_class:
+            text += f"; config class {self.config_class}"
+            if self.class_decided:
+                text += f" (the runtime profile) decides: {', '.join(self.class_decided)}"
+        return text
 
 
 class PatchRecord(Record):

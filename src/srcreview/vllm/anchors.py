@@ -87,6 +87,8 @@ REINIT_FIELDS = (MODEL_CONFIG_FIELD,)
 CACHE_DTYPE = ("cache_config", "cache_dtype")  # where VllmConfig holds the KV-cache dtype
 SELECTOR_KV_DTYPE = "kv_cache_dtype"  # the selector's parameter the target's attention layers fill with it
 HF_CONFIG = "hf_config"  # ModelConfig's field holding the model's config (config.json)
+CONFIG_LOADER = "vllm/transformers_utils/config.py"  # get_config: hands config.json to transformers
+CONFIG_REGISTRY = "_CONFIG_REGISTRY"  # there: model types vLLM builds its own config class for
 DRAFT_MODEL_CONFIG = "draft_model_config"  # SpeculativeConfig's ModelConfig of the draft model
 # config objects the engine builds once and hands to two places: EngineArgs.create_engine_config
 # passes its model and parallel configs to the speculative config as the target's

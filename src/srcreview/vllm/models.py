@@ -31,7 +31,7 @@ from srcreview.interp.values import (
     Partial,
     Unknown,
 )
-from srcreview.vllm.anchors import HF_CONFIG, MODEL_CONFIG  # noqa: F401 - re-exported
+from srcreview.vllm.anchors import CONFIG_LOADER, CONFIG_REGISTRY, HF_CONFIG, MODEL_CONFIG  # noqa: F401
 
 MODELS_KEY = "@models"  # the binding holding ModelConfigs (no dot: never a config path)
 
@@ -45,6 +45,7 @@ class ModelEntry:
     config_json: str
     source: str
     unknown: str | None = None
+    config_class: str = ""  # ConfigClass as JSON (srcreview.hfconfig.config_classes), when the version is given
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,12 @@ def model_configs(facts_by_ref) -> ModelConfigs:
     for ref in sorted(facts_by_ref):
         facts = facts_by_ref[ref]
         source = _source(facts)
+        classes = getattr(facts, "config_class", None)
         entries.append(ModelEntry(ref=ref, config_json=json.dumps(facts.config, sort_keys=True), source=source,
-                                  unknown=facts.unknown_reason))
+                                  unknown=facts.unknown_reason,
+                                  config_class=json.dumps(classes.to_json() if hasattr(classes, "to_json") else
+                                                          classes.model_dump(mode="json"), sort_keys=True)
+                                  if classes is not None else ""))
     return ModelConfigs(tuple(entries))
 
 
@@ -102,6 +107,7 @@ def hf_config(resolver, obj: Obj):
     if entry is None:
         return Unknown(f"{MODEL_CONFIG_UNKNOWN}: the model config of {ref.value} was not obtained")
     base = as_value(json.loads(entry.config_json), entry.source, entry.ref)
+    base = _with_class(resolver, base, entry)
     if entry.unknown and not base.overrides:
         return Unknown(f"{MODEL_CONFIG_UNKNOWN}: {entry.unknown}")
     overrides = interp.force(_field(resolver, obj, "hf_overrides"))
@@ -116,6 +122,119 @@ def hf_config(resolver, obj: Obj):
     if isinstance(overrides, Partial):  # functools.partial(f, *args, **kwargs)
         return interp.return_value(overrides.func, overrides.args + (base,), overrides.kwargs)
     return Unknown(f"the hf_overrides the {MODEL_CONFIG} of {ref.value} is built with are not followed")
+
+
+TRANSFORMERS_HINT = (" (the transformers version is not given: [runtime] packages = { transformers = \"X.Y.Z\" } "
+                     "lets its config class decide)")
+
+
+def _with_class(resolver, base: HfConfig, entry: ModelEntry) -> HfConfig:
+    """The top-level config with its config class's facts (when the runtime profile gives the
+    transformers version and vLLM does not build a class of its own for the model type), and
+    the names vLLM's config loader may store on it beyond config.json."""
+    from dataclasses import replace
+
+    from srcreview.hfconfig.config_classes import ConfigClass
+
+    if not entry.config_class:
+        return replace(base, hint=TRANSFORMERS_HINT)
+    classes = ConfigClass.model_validate(json.loads(entry.config_class))
+    own, loader = _loader_facts(resolver.index)
+    if own is None:
+        classes = classes.model_copy(update={"unknown": f"{CONFIG_LOADER} could not be read"})
+    elif classes.model_type in own:
+        classes = classes.model_copy(update={"unknown": f"vLLM builds its own config class for model_type "
+                                                        f"{classes.model_type!r} ({CONFIG_LOADER}: {CONFIG_REGISTRY})"})
+    return replace(base, classes=classes, loader=loader)
+
+
+_LOADER: dict = {}
+
+
+def _loader_facts(index) -> tuple[frozenset | None, dict]:
+    """(model types vLLM's own config registry names, {name: why}) read from the loader module:
+    every string key or value of a dict literal there (`config.update({...})`, the remapped
+    attributes' table, the kwargs tables it hands AutoConfig), every `setattr` name and every
+    attribute stored (`x.name = ...`) may be a name the loader sets on the config, so none of
+    them is decided absent or a default. (A name it only reads or subscripts is not set.)"""
+    import ast
+
+    key = getattr(index.tree, "revision", None)
+    key = (getattr(key, "sha", None), id(index.tree))
+    if key in _LOADER:
+        return _LOADER[key]
+    try:
+        module = ast.parse(index.tree.read(CONFIG_LOADER).decode("utf-8", "replace"))
+    except Exception:  # noqa: BLE001 - a tree without the loader: nothing decided
+        _LOADER[key] = (None, {})
+        return _LOADER[key]
+    own: set[str] = set()
+    names: dict = {}
+    tables = {t.id: stmt.value for stmt in module.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+              for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+              if isinstance(t, ast.Name) and isinstance(stmt.value, ast.Dict)}
+    gated: set[int] = set()  # tables read only by a loop that stores a value under `hasattr(x, key)`
+    for node in ast.walk(module):
+        pairs = _gated_table(node, tables)
+        if pairs is not None:
+            gated.add(id(tables[node.iter.func.value.id]))  # type: ignore[attr-defined]
+            line = getattr(node, "lineno", 0)
+            for old, new in pairs:
+                names.setdefault(new, (old, f"vLLM's config loader copies {old} to {new} "
+                                            f"({CONFIG_LOADER}:{line}) when the config has {old}"))
+    for node in ast.walk(module):
+        if id(node) in gated:
+            continue
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == CONFIG_REGISTRY
+                                                for t in node.targets) or \
+                isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
+                and node.target.id == CONFIG_REGISTRY:
+            value = node.value
+            if isinstance(value, ast.Call):
+                own.update(k.arg for k in value.keywords if k.arg)
+            for sub in ast.walk(value) if value is not None else ():
+                if isinstance(sub, ast.Dict):
+                    own.update(k.value for k in sub.keys if isinstance(k, ast.Constant) and isinstance(k.value, str))
+        literals: list = []
+        if isinstance(node, ast.Dict):  # tables and `.update({...})`: keys and values may be set names
+            literals = [*node.keys, *node.values]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            literals = node.args[1:2]
+        for lit in literals:
+            if isinstance(lit, ast.Constant) and isinstance(lit.value, str) and lit.value.isidentifier():
+                names.setdefault(lit.value, f"vLLM's config loader ({CONFIG_LOADER}:{lit.lineno}) names it in a "
+                                            "table or store and may set it")
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names[node.attr] = f"vLLM's config loader stores it ({CONFIG_LOADER}:{node.lineno})"
+    _LOADER[key] = (frozenset(own), names)
+    return _LOADER[key]
+
+
+def _gated_table(node, tables) -> list[tuple[str, str]] | None:
+    """(key, value) pairs of a module table iterated as `for old, new in TABLE.items():` whose
+    whole body is `if hasattr(x, old): ...` (the remap of one attribute name to another)."""
+    import ast
+
+    if not (isinstance(node, ast.For) and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2
+            and isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Attribute)
+            and node.iter.func.attr == "items" and isinstance(node.iter.func.value, ast.Name)
+            and node.iter.func.value.id in tables and len(node.body) == 1 and isinstance(node.body[0], ast.If)
+            and not node.body[0].orelse):
+        return None
+    old = node.target.elts[0]
+    test = node.body[0].test
+    if not (isinstance(old, ast.Name) and isinstance(test, ast.Call) and isinstance(test.func, ast.Name)
+            and test.func.id == "hasattr" and len(test.args) == 2 and isinstance(test.args[1], ast.Name)
+            and test.args[1].id == old.id):
+        return None
+    table = tables[node.iter.func.value.id]
+    pairs = []
+    for k, v in zip(table.keys, table.values, strict=True):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Constant)
+                and isinstance(v.value, str)):
+            return None
+        pairs.append((k.value, v.value))
+    return pairs
 
 
 def _field(resolver, obj: Obj, name: str):

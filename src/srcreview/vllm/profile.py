@@ -69,8 +69,8 @@ def runtime_profile(tree, recipe, *, gpu: str | None = None, gpu_from: str = "")
     for name, installed in sorted(pin.packages.items()):
         given = packages.get(normalized_package(name))
         packages[normalized_package(name)] = ProfilePackage(
-            name=name, installed=installed, requirement=given.requirement if given else "",
-            source="the recipe's [runtime] packages")
+            name=name, installed=installed is not False, requirement=given.requirement if given else "",
+            version=installed if isinstance(installed, str) else None, source="the recipe's [runtime] packages")
     entry_points = _entry_points(tree)
     container = f"the recipe's image {pin.image}, taken as the release's official build" \
         if pin.image else OFFICIAL

@@ -94,6 +94,11 @@ class Runtime:
         self.hook_walks: list[tuple[str, Any]] = []  # (hook, its walk) of configs walked when first read
         self.havocked: list = []  # (path prefix | None, names | None, class | None, reason): see havoc()
         self.model_reads: set[tuple[str, str]] = set()  # (model reference, config key) read from a model's config
+        # (model reference, what its config class decided: "name: absent", "name = 2048 (default)")
+        self.class_reads: set[tuple[str, str]] = set()
+        # names vLLM's walked code stores on a model's config (`hf_config.x = v`, setattr, an
+        # update the walk cannot place: "*"): name -> the store; never read as a default or absent
+        self.hf_stores: dict[str, str] = {}
         # set by the interpreter: walks a config class's post-init hooks
         self.walk_hooks: Callable[[str], None] | None = None
 

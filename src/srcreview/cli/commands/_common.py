@@ -10,6 +10,7 @@ stderr, and applies the layers.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from srcreview.core.errors import DataError, UsageError
@@ -58,7 +59,14 @@ def with_models(recipe, recipe_file, args):
     from srcreview.hfconfig.binding import with_model_configs
 
     base = Path(recipe_file).parent if recipe_file else None
-    return with_model_configs(recipe, base_dir=base, mode=getattr(args, "model_config", "hub"))
+    recipe = with_model_configs(recipe, base_dir=base, mode=getattr(args, "model_config", "hub"))
+    if not recipe.models or not any(isinstance(v, str) for v in recipe.runtime.packages.values()):
+        return recipe
+    from srcreview.cli.progress import progress_reporter
+    from srcreview.source.transformers_wheel import with_config_classes
+
+    with progress_reporter(sys.stderr.isatty()) as report:
+        return with_config_classes(recipe, progress=report)
 
 
 class _LayerAction(argparse.Action):

@@ -17,7 +17,8 @@ and what depends on it stays plausible.
 Every output starts with the runtime profile the review assumes: the release's official container
 on the recipe's GPU (or --gpu), its platform and the packages the release's requirement files
 install for it, no plugins; `[runtime] platform` and `[runtime] packages = {triton = false}` in
-the recipe change it. Each VLLM_* variable the recipe sets is a knob row, decided by the revision's
+the recipe change it (`{transformers = "5.16.1"}`: the model's config is read as that version's
+config class builds it). Each VLLM_* variable the recipe sets is a knob row, decided by the revision's
 vllm/envs.py. Defaults for --rev, --gpu, --model-config, --fail-on and a project waiver file come
 from `[tool.srcreview]` in pyproject.toml or `[defaults]` in srcreview.toml (--show-config).
 

@@ -43,9 +43,10 @@ class RuntimePin(Record):
     platform: str | None = Field(default=None, description="the platform the runtime profile assumes (one of "
                                  "vLLM's, checked by srcreview.vllm.profile); default: the one the recipe's GPU "
                                  "implies")
-    packages: dict[str, bool] = Field(default_factory=dict, description="packages the runtime profile takes as "
-                                      "installed (true) or absent (false), over what the release's requirements "
-                                      "install, e.g. {triton = false}")
+    packages: dict[str, bool | str] = Field(default_factory=dict, description="packages the runtime profile takes "
+                                            "as installed (true, or the version installed) or absent (false), over "
+                                            "what the release's requirements install, e.g. {triton = false, "
+                                            "transformers = \"5.16.1\"}")
 
     @field_validator("patches", mode="before")
     @classmethod

@@ -15,6 +15,7 @@ RANKS = {
     "srcreview.index.literal": 2,
     "srcreview.index.builder": 3,
     "srcreview.index.cache": 3,
+    "srcreview.index.dormant": 3,
     "srcreview.index.index": 4,
     "srcreview.index.prefetch": 5,
     "srcreview.index": 6,

@@ -195,6 +195,26 @@ class Index:
             lambda: [p for p in self.python_files(prefix)
                      if (needle is None or needle in self._raw_text(p)) and regex.search(self._raw_text(p))])
 
+    def filled_only_by_uncalled(self, name: str, store_files: list[str]) -> bool:
+        """Whether every store into the module container `name` (found in `store_files`) lies in
+        module-level functions that nothing in the tree names (srcreview.index.dormant)."""
+        from srcreview.index import dormant
+
+        def compute() -> list[str]:
+            functions: set[str] = set()
+            for path in store_files:
+                found = dormant.storing_functions(self._raw_text(path), name)
+                if found is None:
+                    return []
+                functions |= found
+            for function in sorted(functions):
+                for path in self.grep_re(rf"\b{re.escape(function)}\b", literal=function):
+                    if dormant.named_outside(self._raw_text(path), function, own_file=path in store_files):
+                        return []
+            return list(store_files)  # the answer is kept as files, like every raw-text answer
+
+        return bool(self._remembered(f"filled_only_by_uncalled\0{name}\0{chr(0).join(store_files)}", compute))
+
     def python_files(self, prefix: str | None = None) -> list[str]:
         prefix = self.package if prefix is None else prefix
         prefix = prefix.strip("/")

@@ -156,6 +156,10 @@ def compare(op: str, left, right, truth_of):
             return (op == "not in"), ""
         if isinstance(left, Const) and isinstance(right, Grown) and any(equal(left.value, m) for m in right.members):
             return (op == "in"), ""  # a member of its literal: other code only ever adds to it
+        if isinstance(left, Const) and isinstance(right, DictVal):
+            found = [equal(left.value, k) for k, _ in right.items]  # its keys are constants; values may not be
+            if None not in found:
+                return (any(found) if op == "in" else not any(found)), ""
         return None, _why(left, right, truth_of)
     if isinstance(left, Const) and isinstance(right, Const):
         if op in ("==", "!="):

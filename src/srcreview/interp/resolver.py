@@ -139,7 +139,10 @@ class Resolver:
             return Unknown(f"{const.name} is bound more than once at import time")
         if const.guard is not None:
             return Unknown(f"{const.name} is bound conditionally at import time ({const.guard})")
-        if _container(const) and self.index.grep_re(_changed_in_place(const.name), literal=const.name):
+        stores = self.index.grep_re(_changed_in_place(const.name), literal=const.name) if _container(const) else []
+        if stores and self.index.filled_only_by_uncalled(const.name, stores) and self.runtime.without_plugins():
+            stores = []  # only functions nothing in the tree calls fill it, and no plugin runs: its literal
+        if stores:
             # a registration elsewhere (`TABLE["x"] = ...`, `TABLE.update(...)`): not what the literal says;
             # where nothing ever takes a member out, its literal's members are still in it
             reason = f"{const.name} is changed in place in the tree"

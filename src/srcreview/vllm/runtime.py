@@ -310,6 +310,14 @@ class Runtime:
         self.platform_calls += 1
         return Const(())  # the release declares none in the group, and the profile has no plugins
 
+    def without_plugins(self) -> bool:
+        """Whether the runtime profile runs no out-of-tree code (no plugins): then code of the
+        tree that nothing calls never runs. Counted as a platform answer (it rests on the profile)."""
+        if ENTRY_POINTS_KEY not in self.bindings:
+            return False
+        self.platform_calls += 1
+        return True
+
     def package_probe(self, module_name):
         """`find_spec(name)` under the runtime profile: a spec when a distribution of that name is
         installed, None when the recipe says it is not, unknown otherwise (the profile lists what

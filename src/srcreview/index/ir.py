@@ -426,9 +426,23 @@ def dotted(expr) -> str | None:
     return None
 
 
+# id(node) -> (node, its text): a walk renders the same call or attribute thousands of times a
+# review (every event carries its text). Holding the node keeps its id from being reused; the
+# memo is emptied when it reaches _TEXT_LIMIT entries, so it never holds a tree's worth.
+_TEXTS: dict[int, tuple[Any, str]] = {}
+_TEXT_LIMIT = 100_000
+
+
 def text(expr, limit: int = 160) -> str:
     """A compact, readable rendering of an expression (for messages, not for re-parsing)."""
-    out = _text(expr)
+    hit = _TEXTS.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        out = hit[1]
+    else:
+        out = _text(expr)
+        if len(_TEXTS) >= _TEXT_LIMIT:
+            _TEXTS.clear()
+        _TEXTS[id(expr)] = (expr, out)
     return out if len(out) <= limit else out[: limit - 3] + "..."
 
 

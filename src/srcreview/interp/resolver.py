@@ -55,6 +55,7 @@ class Resolver:
         self._instance_attr: dict = {}
         self._filled: dict[tuple[str, str], str | None] = {}  # (class, attribute) -> the method filling it
         self._root_args: dict = {}
+        self._constants: dict[int, tuple] = {}  # id(const) -> (const, module, value): see constant_value
 
     def global_name(self, module, name: str, scope: str):
         """What a name not bound locally refers to in `scope` of `module`: a nested definition,
@@ -128,7 +129,43 @@ class Resolver:
         return Unknown(symbol.qualname)
 
     def constant_value(self, module, const):
-        """A module constant's value: only when bound once, unconditionally, to something static."""
+        """A module constant's value: only when bound once, unconditionally, to something static.
+
+        Kept for the next read when `_static` shows it a pure function of the facts (a literal, or
+        a display of literals and names of classes, functions, imports and such constants: an
+        expression whose walk reads no recipe value, config object or environment variable and
+        records nothing outside its own frame); a dict of model classes is read hundreds of
+        times a review."""
+        key = id(const)
+        hit = self._constants.get(key)
+        if hit is not None and hit[0] is const and hit[1] is module:
+            return self._constant_value(module, const) if hit[2] is _NOT_KEPT else hit[2]
+        value = self._constant_value(module, const)
+        self._constants[key] = (const, module, value if self._static(module, const, frozenset()) else _NOT_KEPT)
+        return value
+
+    def _static(self, module, const, seen: frozenset) -> bool:
+        """Whether `_constant_value(module, const)` is a pure function of the facts (see
+        constant_value): every path it may take is checked, conservatively."""
+        if const.reassigned:  # the import probe walks the module's statements
+            return False
+        if const.guard is not None or const.expr is None:
+            return True
+        return _static_expr(self, module, const.expr, seen | {id(const)})
+
+    def _static_name(self, module, name: str, seen: frozenset) -> bool:
+        """Whether a module-level name resolves (global_name at module scope, in its order)
+        without evaluating anything impure."""
+        if name in module.classes or name in module.functions:
+            return True
+        const = module.constants.get(name)
+        if const is not None and const.guard is None:
+            return id(const) not in seen and self._static(module, const, seen)
+        if any(imp.local == name and not imp.scope for imp in module.imports):
+            return True
+        return const is not None or name in BUILTIN_NAMES
+
+    def _constant_value(self, module, const):
         if const.reassigned:
             probe = self.runtime.import_probe(module, const, self.interp.evaluate)
             if probe is not None:
@@ -681,6 +718,25 @@ class Resolver:
 def _surely_set(value) -> bool:
     """Whether a value is surely not None (a store guarded by `is None` cannot replace it)."""
     return (isinstance(value, Const) and value.value is not None) or (isinstance(value, Obj) and value.nonnull)
+
+
+_NOT_KEPT = object()  # a constant whose value is computed at each read (not `_static`)
+
+
+def _static_expr(resolver: Resolver, module, e, seen: frozenset) -> bool:
+    """A literal, or a tuple, list, set or dict display of literals and names `_static_name`
+    admits: evaluated by Frame.ev_constant, ev_seq, ev_dict and ev_name alone (no attribute,
+    call, operator, lambda or comprehension: those may read recipe values or note env reads)."""
+    if isinstance(e, ir.Constant):
+        return True
+    if isinstance(e, ir.Seq):
+        return all(_static_expr(resolver, module, x, seen) for x in e.elts)
+    if isinstance(e, ir.Dict):
+        return all(k is None or _static_expr(resolver, module, k, seen) for k in e.keys) \
+            and all(_static_expr(resolver, module, v, seen) for v in e.values)
+    if isinstance(e, ir.Name):
+        return resolver._static_name(module, e.id, seen)
+    return False
 
 
 def _holds_unknown(value) -> bool:

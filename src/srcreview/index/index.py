@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from srcreview.core.errors import DataError, SourceUnavailable
@@ -76,7 +77,15 @@ class ClassInfo:
         return self.linearization
 
     def field(self, name: str) -> FieldFact | None:
-        return next((f for f in self.fields if f.name == name), None)
+        return self._fields_by_name.get(name)
+
+    @cached_property
+    def _fields_by_name(self) -> dict[str, FieldFact]:
+        """name -> the first field of that name (asked a hundred thousand times a review)."""
+        out: dict[str, FieldFact] = {}
+        for f in self.fields:
+            out.setdefault(f.name, f)
+        return out
 
 
 @dataclass(frozen=True)

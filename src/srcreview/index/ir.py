@@ -398,16 +398,19 @@ def iter_statements(body):
 def iter_exprs(node):
     """Every expression in a node, a body or a tuple of them, each before its sub-expressions."""
     stack = [node]
+    pop, push = stack.pop, stack.extend
     while stack:
-        item = stack.pop()
+        item = pop()
         if item is None:
             continue
         if isinstance(item, tuple):
-            stack.extend(reversed(item))
+            push(reversed(item))
             continue
         if isinstance(item, Expr):
             yield item
-        stack.extend(reversed(children(item)))
+        kids = item._kids
+        if kids:  # the fields as they are: a tuple or None among them is taken apart when popped
+            push(reversed([getattr(item, name) for name in kids]))
 
 
 def iter_calls(node):

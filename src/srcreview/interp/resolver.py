@@ -56,10 +56,54 @@ class Resolver:
         self._filled: dict[tuple[str, str], str | None] = {}  # (class, attribute) -> the method filling it
         self._root_args: dict = {}
         self._constants: dict[int, tuple] = {}  # id(const) -> (const, module, value): see constant_value
+        self._names: dict[tuple, tuple] = {}  # (id(module), name, scope) -> (module, value): see global_name
 
     def global_name(self, module, name: str, scope: str):
         """What a name not bound locally refers to in `scope` of `module`: a nested definition,
-        a function-level import, a module-level class, function, constant or import, a builtin."""
+        a function-level import, a module-level class, function, constant or import, a builtin.
+
+        Kept per (module, name, scope) unless it is a constant's value or comes through a `*`
+        import (the branches that evaluate or resolve further): the others read the module's
+        facts alone, and a walk asks the same names tens of thousands of times."""
+        key = (id(module), name, scope)
+        hit = self._names.get(key)
+        if hit is not None and hit[0] is module:
+            return hit[1]
+        value, kept = self._global_name(module, name, scope)
+        if kept:
+            self._names[key] = (module, value)
+        return value
+
+    def _global_name(self, module, name: str, scope: str):
+        """(value, whether it is a pure function of the facts: see global_name)."""
+        value = self._scoped_name(module, name, scope)
+        if value is not None:
+            return value, True
+        if name in module.classes:
+            return ClassRef(f"{module.module}.{name}"), True
+        if name in module.functions:
+            return FuncRef(f"{module.module}.{name}"), True
+        const = module.constants.get(name)
+        if const is not None and const.guard is None:
+            return self.constant_value(module, const), False
+        for imp in module.imports:
+            if imp.local == name and not imp.scope:
+                return self.import_value(imp.target), True
+        if const is not None:
+            if const.guard == "TYPE_CHECKING":
+                return Unknown(f"{name} is declared only for type checking"), True
+            return Unknown(f"{name} is bound conditionally at import time"), True
+        if name in BUILTIN_NAMES:
+            return Builtin(name), True
+        for imp in module.imports:
+            if imp.local == "*" and not imp.scope:
+                symbol = self.index.resolve(f"{imp.target}.{name}")
+                if symbol is not None:
+                    return self.symbol_value(symbol), False
+        return Unknown(f"unbound name {name}"), False
+
+    def _scoped_name(self, module, name: str, scope: str):
+        """A nested definition or function-level import `name` is in `scope`, or None."""
         if scope:
             parts = scope.split(".")
             for n in range(len(parts), 0, -1):
@@ -74,28 +118,7 @@ class Resolver:
                     for imp in fn.imports:
                         if imp.local == name:
                             return self.import_value(imp.target)
-        if name in module.classes:
-            return ClassRef(f"{module.module}.{name}")
-        if name in module.functions:
-            return FuncRef(f"{module.module}.{name}")
-        const = module.constants.get(name)
-        if const is not None and const.guard is None:
-            return self.constant_value(module, const)
-        for imp in module.imports:
-            if imp.local == name and not imp.scope:
-                return self.import_value(imp.target)
-        if const is not None:
-            if const.guard == "TYPE_CHECKING":
-                return Unknown(f"{name} is declared only for type checking")
-            return Unknown(f"{name} is bound conditionally at import time")
-        if name in BUILTIN_NAMES:
-            return Builtin(name)
-        for imp in module.imports:
-            if imp.local == "*" and not imp.scope:
-                symbol = self.index.resolve(f"{imp.target}.{name}")
-                if symbol is not None:
-                    return self.symbol_value(symbol)
-        return Unknown(f"unbound name {name}")
+        return None
 
     def import_value(self, target: str):
         """An imported dotted name: an in-tree module, a lazy in-tree reference, or External."""

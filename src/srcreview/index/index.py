@@ -197,12 +197,14 @@ class Index:
     def grep_re(self, pattern: str, prefix: str | None = None, literal: str | None = None) -> list[str]:
         """Files matching a regex; `literal`, a substring every match contains, skips most files cheaply."""
         prefix = self.package if prefix is None else prefix
-        regex = re.compile(pattern.encode(), re.M)
         needle = literal.encode() if literal else None
-        return self._remembered(
-            f"grep_re\0{prefix.strip('/')}\0{pattern}\0{literal or ''}",
-            lambda: [p for p in self.python_files(prefix)
-                     if (needle is None or needle in self._raw_text(p)) and regex.search(self._raw_text(p))])
+
+        def compute() -> list[str]:  # (the regex compiled only when the answer is not remembered)
+            regex = re.compile(pattern.encode(), re.M)
+            return [p for p in self.python_files(prefix)
+                    if (needle is None or needle in self._raw_text(p)) and regex.search(self._raw_text(p))]
+
+        return self._remembered(f"grep_re\0{prefix.strip('/')}\0{pattern}\0{literal or ''}", compute)
 
     def python_files(self, prefix: str | None = None) -> list[str]:
         prefix = self.package if prefix is None else prefix

@@ -57,6 +57,7 @@ class Resolver:
         self._root_args: dict = {}
         self._constants: dict[int, tuple] = {}  # id(const) -> (const, module, value): see constant_value
         self._names: dict[tuple, tuple] = {}  # (id(module), name, scope) -> (module, value): see global_name
+        self._annotations: dict[tuple, tuple] = {}  # see obj_for_annotation
 
     def global_name(self, module, name: str, scope: str):
         """What a name not bound locally refers to in `scope` of `module`: a nested definition,
@@ -676,7 +677,21 @@ class Resolver:
         return None
 
     def obj_for_annotation(self, ann, module, scope: str, name: str):
-        """An instance of the class an annotation names (`X | None` -> X, nullable)."""
+        """An instance of the class an annotation names (`X | None` -> X, nullable).
+
+        Kept per (annotation, module, scope, name) when the class name resolved through
+        global_name answers it kept and no module attribute (which may be a `__getattr__` env
+        entry): what the annotation names is then a function of the facts and the bindings."""
+        key = (id(ann), id(module), scope, name)
+        hit = self._annotations.get(key)
+        if hit is not None and hit[0] is ann and hit[1] is module:
+            return hit[2]
+        value, kept = self._obj_for_annotation(ann, module, scope, name)
+        if kept:
+            self._annotations[key] = (ann, module, value)
+        return value
+
+    def _obj_for_annotation(self, ann, module, scope: str, name: str):
         nullable = False
         parts = []
 
@@ -710,14 +725,16 @@ class Resolver:
         collect(ann)
         classes = [p for p in parts if isinstance(p, (ir.Name, ir.Attr))]
         if len(classes) != 1:
-            return Unknown(f"parameter {name}: annotation {ir.text(ann)}")
+            return Unknown(f"parameter {name}: annotation {ir.text(ann)}"), True
         dotted = ir.text(classes[0])
         head = dotted.split(".")[0]
         frame_value = self.global_name(module, head, scope)
+        kept = (id(module), head, scope) in self._names  # (global_name kept its answer)
         rest = dotted.split(".")[1:]
         value = frame_value
         for part in rest:
             if isinstance(value, ModuleRef):
+                kept = False
                 value = self.module_attr(value.name, part)
             elif isinstance(value, External):
                 value = External(f"{value.name}.{part}")
@@ -730,12 +747,12 @@ class Resolver:
         elif isinstance(value, Ref):
             cls = value.dotted
         elif isinstance(value, External):
-            return Obj(cls=value.name, nonnull=not nullable, origin=name)
+            return Obj(cls=value.name, nonnull=not nullable, origin=name), kept
         else:
-            return Unknown(f"parameter {name}: {dotted}")
+            return Unknown(f"parameter {name}: {dotted}"), kept
         return Obj(cls=cls, path=self.runtime.config_path_for(cls),
                    nonnull=not nullable or self.runtime.config_nonnull(cls),
-                   origin=name)
+                   origin=name), kept
 
 
 def _surely_set(value) -> bool:

@@ -129,6 +129,9 @@ class Index:
         self.unreadable: dict[str, str] = {}  # path -> why it could not be read or parsed (when asked)
         # the walks of one recipe's values (srcreview.interp.interpreter.analyzer), by bindings
         self.analyzers: dict[tuple, object] = {}
+        # answers that are pure functions of this tree's facts, kept for every review of it, by
+        # asker (srcreview.interp.resolver: which definition a name in a scope is)
+        self.memo: dict[str, dict] = {}
 
     # -- files and modules -------------------------------------------------------------------
     def _all_files(self) -> set[str]:

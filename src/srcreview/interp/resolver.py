@@ -56,16 +56,18 @@ class Resolver:
         self._filled: dict[tuple[str, str], str | None] = {}  # (class, attribute) -> the method filling it
         self._root_args: dict = {}
         self._constants: dict[int, tuple] = {}  # id(const) -> (const, module, value): see constant_value
-        self._names: dict[tuple, tuple] = {}  # (id(module), name, scope) -> (module, value): see global_name
+        # (id(module), name, scope) -> (module, value): see global_name; shared by every review of the tree
+        self._names: dict[tuple, tuple] = index.memo.setdefault("global_name", {})
         self._annotations: dict[tuple, tuple] = {}  # see obj_for_annotation
 
     def global_name(self, module, name: str, scope: str):
         """What a name not bound locally refers to in `scope` of `module`: a nested definition,
         a function-level import, a module-level class, function, constant or import, a builtin.
 
-        Kept per (module, name, scope) unless it is a constant's value or comes through a `*`
-        import (the branches that evaluate or resolve further): the others read the module's
-        facts alone, and a walk asks the same names tens of thousands of times."""
+        Kept per (module, name, scope), for every review of the tree (Index.memo), unless it is
+        a constant's value or comes through a `*` import or is unbound (the branches that
+        evaluate or resolve further): the others read the tree's facts alone, and a walk asks
+        the same names tens of thousands of times."""
         key = (id(module), name, scope)
         hit = self._names.get(key)
         if hit is not None and hit[0] is module:

@@ -17,6 +17,7 @@ from typing import Any, cast
 from srcreview.core.errors import DataError
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 from srcreview.index import ir
+from srcreview.index.cache import reuse_enabled
 from srcreview.index.facts import UNKNOWN
 from srcreview.interp.builtins import BUILTIN_NAMES, const_attr
 from srcreview.interp.values import (
@@ -56,15 +57,17 @@ class Resolver:
         self._filled: dict[tuple[str, str], str | None] = {}  # (class, attribute) -> the method filling it
         self._root_args: dict = {}
         self._constants: dict[int, tuple] = {}  # id(const) -> (const, module, value): see constant_value
-        # (id(module), name, scope) -> (module, value): see global_name; shared by every review of the tree
-        self._names: dict[tuple, tuple] = index.memo.setdefault("global_name", {})
+        # (id(module), name, scope) -> (module, value): see global_name; shared by every review of
+        # the tree unless the reuse is off (srcreview.index.cache.reuse_enabled)
+        self._names: dict[tuple, tuple] = index.memo.setdefault("global_name", {}) if reuse_enabled() else {}
         self._annotations: dict[tuple, tuple] = {}  # see obj_for_annotation
 
     def global_name(self, module, name: str, scope: str):
         """What a name not bound locally refers to in `scope` of `module`: a nested definition,
         a function-level import, a module-level class, function, constant or import, a builtin.
 
-        Kept per (module, name, scope), for every review of the tree (Index.memo), unless it is
+        Kept per (module, name, scope), for every review of the tree (Index.memo; per review
+        with SRCREVIEW_REUSE=0), unless it is
         a constant's value or comes through a `*` import or is unbound (the branches that
         evaluate or resolve further): the others read the tree's facts alone, and a walk asks
         the same names tens of thousands of times."""

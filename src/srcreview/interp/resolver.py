@@ -56,7 +56,8 @@ class Resolver:
         self._instance_attr: dict = {}
         self._filled: dict[tuple[str, str], str | None] = {}  # (class, attribute) -> the method filling it
         self._root_args: dict = {}
-        self._constants: dict[int, tuple] = {}  # id(const) -> (const, module, value): see constant_value
+        # id(const) -> (const, module, value): see constant_value; like _names, for every review of the tree
+        self._constants: dict[int, tuple] = index.memo.setdefault("constant_value", {}) if reuse_enabled() else {}
         # (id(module), name, scope) -> (module, value): see global_name; shared by every review of
         # the tree unless the reuse is off (srcreview.index.cache.reuse_enabled)
         self._names: dict[tuple, tuple] = index.memo.setdefault("global_name", {}) if reuse_enabled() else {}
@@ -163,8 +164,9 @@ class Resolver:
         Kept for the next read when `_static` shows it a pure function of the facts (a literal, or
         a display of literals and names of classes, functions, imports and such constants: an
         expression whose walk reads no recipe value, config object or environment variable and
-        records nothing outside its own frame); a dict of model classes is read hundreds of
-        times a review."""
+        records nothing outside its own frame), for every review of the tree (Index.memo; per
+        review with SRCREVIEW_REUSE=0); a dict of model classes is read hundreds of times a
+        review."""
         key = id(const)
         hit = self._constants.get(key)
         if hit is not None and hit[0] is const and hit[1] is module:

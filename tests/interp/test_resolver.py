@@ -201,3 +201,46 @@ def test_a_registry_a_method_fills_is_not_its_declared_empty_value(tmp_path):
     filled = evaluate_function(index, "vllm.reg.Factory.known", {}, {"name": "Nixl"})
     assert not filled.decided
     assert evaluate_function(index, "vllm.reg.Factory.fixed", {}, {"name": "a"}).value is True
+
+
+KEPT = {
+    "vllm/t.py": """
+        import os
+
+        class A:
+            pass
+
+        BASE = {"x": 1, "y": [1, 2]}
+        TABLE = {"a": A, "n": None, **BASE}
+        NAMES = (A, "b", BASE)
+        FROM_ENV = {"home": os.environ.get("HOME")}
+        COMPUTED = len(BASE)
+        BOUND_TWICE = 1
+        BOUND_TWICE = 2
+    """,
+}
+
+
+def test_only_constants_read_from_the_facts_alone_are_kept_for_every_review(tmp_path, monkeypatch):
+    """Resolver.constant_value keeps a constant's value for the tree (Index.memo) only when it is
+    a display of literals and names of classes and such constants; one that calls, reads an
+    attribute or is bound twice is computed again at each read; with SRCREVIEW_REUSE=0 nothing is
+    shared between the reviews' resolvers."""
+    from srcreview.interp.resolver import _NOT_KEPT
+
+    monkeypatch.delenv("SRCREVIEW_REUSE", raising=False)
+    index = module_index(tmp_path / "on", KEPT)
+    module = index.module("vllm.t")
+    first = analyzer(index, {"attention_backend": "A"}).resolver
+    for name in ("TABLE", "NAMES", "FROM_ENV", "COMPUTED", "BOUND_TWICE"):
+        first.global_name(module, name, "")
+    kept = {const.name: value for const, _, value in index.memo["constant_value"].values()}
+    assert kept["TABLE"] is not _NOT_KEPT and kept["NAMES"] is not _NOT_KEPT and kept["BASE"] is not _NOT_KEPT
+    assert kept["FROM_ENV"] is _NOT_KEPT and kept["COMPUTED"] is _NOT_KEPT and kept["BOUND_TWICE"] is _NOT_KEPT
+    other = analyzer(index, {"attention_backend": "B"}).resolver  # another recipe: the same answers
+    assert other.global_name(module, "TABLE", "") is first.global_name(module, "TABLE", "")
+
+    monkeypatch.setenv("SRCREVIEW_REUSE", "0")
+    index = module_index(tmp_path / "off", KEPT)
+    analyzer(index, {}).resolver.global_name(index.module("vllm.t"), "TABLE", "")
+    assert "constant_value" not in index.memo and "global_name" not in index.memo

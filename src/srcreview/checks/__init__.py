@@ -123,6 +123,20 @@ class CheckContext:
             self.memo[key] = compute()
         return self.memo[key]
 
+    def tree_memoized(self, key: str, compute):
+        """`memoized`, for an answer that reads the tree alone (its index, anchors into it;
+        nothing of the recipe): kept on the Index for every review of the tree (Index.memo),
+        unless the reuse is off (srcreview.index.cache.reuse_enabled) or the review's tree is
+        not the index's."""
+        from srcreview.index.cache import reuse_enabled
+
+        if self.tree is not self.index.tree or not reuse_enabled():
+            return self.memoized(key, compute)
+        memo = self.index.memo.setdefault("checks", {})
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
+
 
 def short(qualname: str) -> str:
     """`vllm.x.y.MTPSpeculator.load_draft_model` -> `MTPSpeculator.load_draft_model` (class.method)."""

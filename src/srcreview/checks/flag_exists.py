@@ -30,7 +30,7 @@ class Params(BaseParams):
 def run(ctx: CheckContext, params: Params, setting) -> CheckResult:
     if "." in setting.key:
         return CheckResult("not-applicable")
-    flags = ctx.memoized(f"flags:{params.parser}", lambda: _flags(ctx, params.parser))
+    flags = ctx.tree_memoized(f"flags:{params.parser}", lambda: _flags(ctx, params.parser))
     if flags is None:
         return stale([params.parser])
     flag = "--" + setting.key.replace("_", "-")

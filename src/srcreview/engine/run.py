@@ -329,7 +329,7 @@ def _inherited_keys(ctx: CheckContext) -> frozenset[str]:
                          if where.path.split(".")[0] == MODEL_CONFIG_FIELD and where.path.split(".")[-1] in fields
                          and where.path.count(".") == 1)
 
-    return ctx.memoized("inherited-keys", compute)
+    return ctx.tree_memoized("inherited-keys", compute)
 
 
 def _nested_fields(ctx: CheckContext) -> frozenset[str]:
@@ -342,7 +342,7 @@ def _nested_fields(ctx: CheckContext) -> frozenset[str]:
             return frozenset()
         return frozenset(f.name for f in info.fields) if info is not None else frozenset()
 
-    return ctx.memoized("nested-fields", compute)
+    return ctx.tree_memoized("nested-fields", compute)
 
 
 def _runner(index, recipe, bindings) -> tuple[RunnerInfo, list[str]]:

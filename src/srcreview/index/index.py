@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from srcreview.core.errors import DataError, SourceUnavailable
@@ -76,7 +77,15 @@ class ClassInfo:
         return self.linearization
 
     def field(self, name: str) -> FieldFact | None:
-        return next((f for f in self.fields if f.name == name), None)
+        return self._fields_by_name.get(name)
+
+    @cached_property
+    def _fields_by_name(self) -> dict[str, FieldFact]:
+        """name -> the first field of that name (asked a hundred thousand times a review)."""
+        out: dict[str, FieldFact] = {}
+        for f in self.fields:
+            out.setdefault(f.name, f)
+        return out
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,9 @@ class Index:
         self.unreadable: dict[str, str] = {}  # path -> why it could not be read or parsed (when asked)
         # the walks of one recipe's values (srcreview.interp.interpreter.analyzer), by bindings
         self.analyzers: dict[tuple, object] = {}
+        # answers that are pure functions of this tree's facts, kept for every review of it, by
+        # asker (srcreview.interp.resolver: which definition a name in a scope is)
+        self.memo: dict[str, dict] = {}
 
     # -- files and modules -------------------------------------------------------------------
     def _all_files(self) -> set[str]:
@@ -188,12 +200,14 @@ class Index:
     def grep_re(self, pattern: str, prefix: str | None = None, literal: str | None = None) -> list[str]:
         """Files matching a regex; `literal`, a substring every match contains, skips most files cheaply."""
         prefix = self.package if prefix is None else prefix
-        regex = re.compile(pattern.encode(), re.M)
         needle = literal.encode() if literal else None
-        return self._remembered(
-            f"grep_re\0{prefix.strip('/')}\0{pattern}\0{literal or ''}",
-            lambda: [p for p in self.python_files(prefix)
-                     if (needle is None or needle in self._raw_text(p)) and regex.search(self._raw_text(p))])
+
+        def compute() -> list[str]:  # (the regex compiled only when the answer is not remembered)
+            regex = re.compile(pattern.encode(), re.M)
+            return [p for p in self.python_files(prefix)
+                    if (needle is None or needle in self._raw_text(p)) and regex.search(self._raw_text(p))]
+
+        return self._remembered(f"grep_re\0{prefix.strip('/')}\0{pattern}\0{literal or ''}", compute)
 
     def filled_only_by_uncalled(self, name: str, store_files: list[str]) -> bool:
         """Whether every store into the module container `name` (found in `store_files`) lies in

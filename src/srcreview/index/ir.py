@@ -398,16 +398,19 @@ def iter_statements(body):
 def iter_exprs(node):
     """Every expression in a node, a body or a tuple of them, each before its sub-expressions."""
     stack = [node]
+    pop, push = stack.pop, stack.extend
     while stack:
-        item = stack.pop()
+        item = pop()
         if item is None:
             continue
         if isinstance(item, tuple):
-            stack.extend(reversed(item))
+            push(reversed(item))
             continue
         if isinstance(item, Expr):
             yield item
-        stack.extend(reversed(children(item)))
+        kids = item._kids
+        if kids:  # the fields as they are: a tuple or None among them is taken apart when popped
+            push(reversed([getattr(item, name) for name in kids]))
 
 
 def iter_calls(node):
@@ -426,9 +429,23 @@ def dotted(expr) -> str | None:
     return None
 
 
+# id(node) -> (node, its text): a walk renders the same call or attribute thousands of times a
+# review (every event carries its text). Holding the node keeps its id from being reused; the
+# memo is emptied when it reaches _TEXT_LIMIT entries, so it never holds a tree's worth.
+_TEXTS: dict[int, tuple[Any, str]] = {}
+_TEXT_LIMIT = 100_000
+
+
 def text(expr, limit: int = 160) -> str:
     """A compact, readable rendering of an expression (for messages, not for re-parsing)."""
-    out = _text(expr)
+    hit = _TEXTS.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        out = hit[1]
+    else:
+        out = _text(expr)
+        if len(_TEXTS) >= _TEXT_LIMIT:
+            _TEXTS.clear()
+        _TEXTS[id(expr)] = (expr, out)
     return out if len(out) <= limit else out[: limit - 3] + "..."
 
 

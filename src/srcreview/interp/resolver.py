@@ -18,6 +18,7 @@ from srcreview.core.errors import DataError
 from srcreview.hfconfig.config_classes import TEXT_CONFIG
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 from srcreview.index import ir
+from srcreview.index.cache import reuse_enabled
 from srcreview.index.facts import UNKNOWN
 from srcreview.interp.builtins import BUILTIN_NAMES, const_attr
 from srcreview.interp.values import (
@@ -58,10 +59,61 @@ class Resolver:
         self._instance_attr: dict = {}
         self._filled: dict[tuple[str, str], str | None] = {}  # (class, attribute) -> the method filling it
         self._root_args: dict = {}
+        # id(const) -> (const, module, value): see constant_value; like _names, for every review of the tree
+        self._constants: dict[int, tuple] = index.memo.setdefault("constant_value", {}) if reuse_enabled() else {}
+        # (id(module), name, scope) -> (module, value): see global_name; shared by every review of
+        # the tree unless the reuse is off (srcreview.index.cache.reuse_enabled)
+        self._names: dict[tuple, tuple] = index.memo.setdefault("global_name", {}) if reuse_enabled() else {}
+        self._annotations: dict[tuple, tuple] = {}  # see obj_for_annotation
 
     def global_name(self, module, name: str, scope: str):
         """What a name not bound locally refers to in `scope` of `module`: a nested definition,
-        a function-level import, a module-level class, function, constant or import, a builtin."""
+        a function-level import, a module-level class, function, constant or import, a builtin.
+
+        Kept per (module, name, scope), for every review of the tree (Index.memo; per review
+        with SRCREVIEW_REUSE=0), unless it is
+        a constant's value or comes through a `*` import or is unbound (the branches that
+        evaluate or resolve further): the others read the tree's facts alone, and a walk asks
+        the same names tens of thousands of times."""
+        key = (id(module), name, scope)
+        hit = self._names.get(key)
+        if hit is not None and hit[0] is module:
+            return hit[1]
+        value, kept = self._global_name(module, name, scope)
+        if kept:
+            self._names[key] = (module, value)
+        return value
+
+    def _global_name(self, module, name: str, scope: str):
+        """(value, whether it is a pure function of the facts: see global_name)."""
+        value = self._scoped_name(module, name, scope)
+        if value is not None:
+            return value, True
+        if name in module.classes:
+            return ClassRef(f"{module.module}.{name}"), True
+        if name in module.functions:
+            return FuncRef(f"{module.module}.{name}"), True
+        const = module.constants.get(name)
+        if const is not None and const.guard is None:
+            return self.constant_value(module, const), False
+        for imp in module.imports:
+            if imp.local == name and not imp.scope:
+                return self.import_value(imp.target), True
+        if const is not None:
+            if const.guard == "TYPE_CHECKING":
+                return Unknown(f"{name} is declared only for type checking"), True
+            return Unknown(f"{name} is bound conditionally at import time"), True
+        if name in BUILTIN_NAMES:
+            return Builtin(name), True
+        for imp in module.imports:
+            if imp.local == "*" and not imp.scope:
+                symbol = self.index.resolve(f"{imp.target}.{name}")
+                if symbol is not None:
+                    return self.symbol_value(symbol), False
+        return Unknown(f"unbound name {name}"), False
+
+    def _scoped_name(self, module, name: str, scope: str):
+        """A nested definition or function-level import `name` is in `scope`, or None."""
         if scope:
             parts = scope.split(".")
             for n in range(len(parts), 0, -1):
@@ -76,28 +128,7 @@ class Resolver:
                     for imp in fn.imports:
                         if imp.local == name:
                             return self.import_value(imp.target)
-        if name in module.classes:
-            return ClassRef(f"{module.module}.{name}")
-        if name in module.functions:
-            return FuncRef(f"{module.module}.{name}")
-        const = module.constants.get(name)
-        if const is not None and const.guard is None:
-            return self.constant_value(module, const)
-        for imp in module.imports:
-            if imp.local == name and not imp.scope:
-                return self.import_value(imp.target)
-        if const is not None:
-            if const.guard == "TYPE_CHECKING":
-                return Unknown(f"{name} is declared only for type checking")
-            return Unknown(f"{name} is bound conditionally at import time")
-        if name in BUILTIN_NAMES:
-            return Builtin(name)
-        for imp in module.imports:
-            if imp.local == "*" and not imp.scope:
-                symbol = self.index.resolve(f"{imp.target}.{name}")
-                if symbol is not None:
-                    return self.symbol_value(symbol)
-        return Unknown(f"unbound name {name}")
+        return None
 
     def import_value(self, target: str):
         """An imported dotted name: an in-tree module, a lazy in-tree reference, or External."""
@@ -131,7 +162,50 @@ class Resolver:
         return Unknown(symbol.qualname)
 
     def constant_value(self, module, const):
-        """A module constant's value: only when bound once, unconditionally, to something static."""
+        """A module constant's value: only when bound once, unconditionally, to something static.
+
+        Kept for the next read when `_static` shows it a pure function of the facts (a literal, or
+        a display of literals and names of classes, functions, imports and such constants: an
+        expression whose walk reads no recipe value, config object or environment variable and
+        records nothing outside its own frame), for every review of the tree (Index.memo; per
+        review with SRCREVIEW_REUSE=0); a dict of model classes is read hundreds of times a
+        review."""
+        key = id(const)
+        hit = self._constants.get(key)
+        if hit is not None and hit[0] is const and hit[1] is module:
+            return self._constant_value(module, const) if hit[2] is _NOT_KEPT else hit[2]
+        value = self._constant_value(module, const)
+        self._constants[key] = (const, module, value if self._static(module, const, frozenset()) else _NOT_KEPT)
+        return value
+
+    def _static(self, module, const, seen: frozenset) -> bool:
+        """Whether `_constant_value(module, const)` is a pure function of the facts (see
+        constant_value): every path it may take is checked, conservatively."""
+        if const.reassigned:  # the import probe walks the module's statements
+            return False
+        if const.guard is not None or const.expr is None:
+            return True
+        if self._filled_by_uncalled(const):  # its literal holds only under a profile with no plugins
+            return False
+        return _static_expr(self, module, const.expr, seen | {id(const)})
+
+    def _filled_by_uncalled(self, const) -> bool:
+        stores = self.index.grep_re(_changed_in_place(const.name), literal=const.name) if _container(const) else []
+        return bool(stores) and self.index.filled_only_by_uncalled(const.name, stores)
+
+    def _static_name(self, module, name: str, seen: frozenset) -> bool:
+        """Whether a module-level name resolves (global_name at module scope, in its order)
+        without evaluating anything impure."""
+        if name in module.classes or name in module.functions:
+            return True
+        const = module.constants.get(name)
+        if const is not None and const.guard is None:
+            return id(const) not in seen and self._static(module, const, seen)
+        if any(imp.local == name and not imp.scope for imp in module.imports):
+            return True
+        return const is not None or name in BUILTIN_NAMES
+
+    def _constant_value(self, module, const):
         if const.reassigned:
             probe = self.runtime.import_probe(module, const, self.interp.evaluate)
             if probe is not None:
@@ -139,10 +213,10 @@ class Resolver:
             return Unknown(f"{const.name} is bound more than once at import time")
         if const.guard is not None:
             return Unknown(f"{const.name} is bound conditionally at import time ({const.guard})")
-        stores = self.index.grep_re(_changed_in_place(const.name), literal=const.name) if _container(const) else []
-        if stores and self.index.filled_only_by_uncalled(const.name, stores) and self.runtime.without_plugins():
-            stores = []  # only functions nothing in the tree calls fill it, and no plugin runs: its literal
-        if stores:
+        changed = _container(const) and self.index.grep_re(_changed_in_place(const.name), literal=const.name)
+        if changed and self._filled_by_uncalled(const) and self.runtime.without_plugins():
+            changed = False  # only functions nothing in the tree calls fill it, and no plugin runs: its literal
+        if changed:
             # a registration elsewhere (`TABLE["x"] = ...`, `TABLE.update(...)`): not what the literal says;
             # where nothing ever takes a member out, its literal's members are still in it
             reason = f"{const.name} is changed in place in the tree"
@@ -679,7 +753,21 @@ class Resolver:
         return None
 
     def obj_for_annotation(self, ann, module, scope: str, name: str):
-        """An instance of the class an annotation names (`X | None` -> X, nullable)."""
+        """An instance of the class an annotation names (`X | None` -> X, nullable).
+
+        Kept per (annotation, module, scope, name) when the class name resolved through
+        global_name answers it kept and no module attribute (which may be a `__getattr__` env
+        entry): what the annotation names is then a function of the facts and the bindings."""
+        key = (id(ann), id(module), scope, name)
+        hit = self._annotations.get(key)
+        if hit is not None and hit[0] is ann and hit[1] is module:
+            return hit[2]
+        value, kept = self._obj_for_annotation(ann, module, scope, name)
+        if kept:
+            self._annotations[key] = (ann, module, value)
+        return value
+
+    def _obj_for_annotation(self, ann, module, scope: str, name: str):
         nullable = False
         parts = []
 
@@ -713,14 +801,16 @@ class Resolver:
         collect(ann)
         classes = [p for p in parts if isinstance(p, (ir.Name, ir.Attr))]
         if len(classes) != 1:
-            return Unknown(f"parameter {name}: annotation {ir.text(ann)}")
+            return Unknown(f"parameter {name}: annotation {ir.text(ann)}"), True
         dotted = ir.text(classes[0])
         head = dotted.split(".")[0]
         frame_value = self.global_name(module, head, scope)
+        kept = (id(module), head, scope) in self._names  # (global_name kept its answer)
         rest = dotted.split(".")[1:]
         value = frame_value
         for part in rest:
             if isinstance(value, ModuleRef):
+                kept = False
                 value = self.module_attr(value.name, part)
             elif isinstance(value, External):
                 value = External(f"{value.name}.{part}")
@@ -733,17 +823,36 @@ class Resolver:
         elif isinstance(value, Ref):
             cls = value.dotted
         elif isinstance(value, External):
-            return Obj(cls=value.name, nonnull=not nullable, origin=name)
+            return Obj(cls=value.name, nonnull=not nullable, origin=name), kept
         else:
-            return Unknown(f"parameter {name}: {dotted}")
+            return Unknown(f"parameter {name}: {dotted}"), kept
         return Obj(cls=cls, path=self.runtime.config_path_for(cls),
                    nonnull=not nullable or self.runtime.config_nonnull(cls),
-                   origin=name)
+                   origin=name), kept
 
 
 def _surely_set(value) -> bool:
     """Whether a value is surely not None (a store guarded by `is None` cannot replace it)."""
     return (isinstance(value, Const) and value.value is not None) or (isinstance(value, Obj) and value.nonnull)
+
+
+_NOT_KEPT = object()  # a constant whose value is computed at each read (not `_static`)
+
+
+def _static_expr(resolver: Resolver, module, e, seen: frozenset) -> bool:
+    """A literal, or a tuple, list, set or dict display of literals and names `_static_name`
+    admits: evaluated by Frame.ev_constant, ev_seq, ev_dict and ev_name alone (no attribute,
+    call, operator, lambda or comprehension: those may read recipe values or note env reads)."""
+    if isinstance(e, ir.Constant):
+        return True
+    if isinstance(e, ir.Seq):
+        return all(_static_expr(resolver, module, x, seen) for x in e.elts)
+    if isinstance(e, ir.Dict):
+        return all(k is None or _static_expr(resolver, module, k, seen) for k in e.keys) \
+            and all(_static_expr(resolver, module, v, seen) for v in e.values)
+    if isinstance(e, ir.Name):
+        return resolver._static_name(module, e.id, seen)
+    return False
 
 
 def _holds_unknown(value) -> bool:

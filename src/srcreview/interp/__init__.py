@@ -9,7 +9,7 @@ Layout, one concept per module:
     builtins.py     Python's own behaviour: truth, comparison, operators, builtins over constants
     runtime.py      the vLLM runtime model: env, platform, capability, config paths, and the
                     EngineArgs -> VllmConfig bindings
-    callgraph.py    trace: the exploration from an entry (graph.py: its graph and walks)
+    callgraph.py    trace: the networkx exploration from an entry
     queries.py      field_reads, model_runner, evaluate_function
     construction.py the config's post-init hooks walked once per recipe: stores, start-up raises,
                     and each recipe value checked as the config class holding it is built

@@ -1,4 +1,4 @@
-"""The call graph: recipe-conditioned reachability from an entry (srcreview.interp.graph).
+"""The call graph: recipe-conditioned reachability from an entry, explored with networkx.
 
 `trace` walks the graph breadth-first from an entry with the recipe bound: each function is
 interpreted once (srcreview.interp.interpreter), only the calls its feasible paths make are
@@ -10,7 +10,6 @@ is kept with its anchor.
 from __future__ import annotations
 
 from srcreview.index import ir
-from srcreview.interp.graph import DiGraph, bfs_parents, simple_paths, tree_path
 from srcreview.interp.interpreter import Analyzer, analyzer
 from srcreview.interp.resolver import entry_function, self_class
 from srcreview.interp.results import (
@@ -45,9 +44,11 @@ class _Explorer:
     """Breadth-first walk of the call graph from an entry, one call level at a time."""
 
     def __init__(self, index, an: Analyzer, sink: str | None):
+        import networkx as nx
+
         self.index = index
         self.an = an
-        self.graph = DiGraph()
+        self.graph: nx.DiGraph = nx.DiGraph()
         self.sink = sink
         self.sink_last = sink.split(".")[-1] if sink else None
         self.sinks = _SinkMatcher(sink)
@@ -139,6 +140,8 @@ def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth:
           self_cls: str | None = None) -> Trace:
     """Feasible call paths from `entry` (to `sink`, if given) with the recipe's values bound;
     `self_cls` walks an inherited method with self of that class."""
+    import networkx as nx
+
     entry_symbol, entry_self = entry_function(index, entry)
     entry_self = self_cls or entry_self
     an = analyzer(index, bindings)
@@ -151,7 +154,7 @@ def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth:
     if sink:
         node_paths = []
         for target in sorted(found):
-            for path in simple_paths(graph, start, target, depth_limit + 1):
+            for path in nx.all_simple_paths(graph, start, target, cutoff=depth_limit + 1):
                 node_paths.append(tuple(path))
                 if len(node_paths) >= MAX_PATHS:
                     break
@@ -159,10 +162,9 @@ def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth:
         if not found:  # an absence rests on every function walked, and on what each could not resolve
             inspected = sorted(n for n in graph.nodes if _is_function(index, n[0]))
     else:
-        parents = bfs_parents(graph, start)
-        inner = set(parents.values())
-        leaves = sorted(n for n in parents if n not in inner)
-        node_paths = [tuple(tree_path(parents, leaf)) for leaf in leaves][:MAX_PATHS * 4]
+        tree = nx.bfs_tree(graph, start)
+        leaves = sorted(n for n in tree.nodes if tree.out_degree(n) == 0)
+        node_paths = [tuple(nx.shortest_path(tree, start, leaf)) for leaf in leaves][:MAX_PATHS * 4]
         inspected = sorted(n for n in graph.nodes if _is_function(index, n[0]))
         if not node_paths:
             node_paths = [(start,)]
@@ -176,7 +178,7 @@ def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth:
         unresolved.extend(unresolved_of(index, frame))
         dynamic.extend(dynamic_of(index, frame))
     inspected_names = {n[0] for n in inspected}
-    for u, v, d in graph.edges():
+    for u, v, d in graph.edges(data=True):
         if u[0] in inspected_names and is_abstract(index, v[0]):
             caller = index.resolve(u[0])
             unresolved.append(Site("virtual-call", f"{d['text']}: {v[0].rsplit('.', 2)[-2]}.{v[0].rsplit('.', 1)[-1]} "
@@ -187,7 +189,7 @@ def trace(index, entry: str, bindings: dict, sink: str | None = None, max_depth:
         unresolved.append(Site("unresolved-call", f"the walk stopped {depth_limit} calls deep with "
                                f"{len(unwalked)} function(s) not walked", entry_symbol.qualname,
                                index.symbol_anchor(entry_symbol, "depth-limit")))
-    edges = tuple(sorted((u[0], v[0], d["line"], d["via"]) for u, v, d in graph.edges()))
+    edges = tuple(sorted((u[0], v[0], d["line"], d["via"]) for u, v, d in graph.edges(data=True)))
     return Trace(
         entry=entry_symbol.qualname, sink=sink, bindings=tuple(sorted(bindings.items(), key=lambda kv: kv[0])),
         paths=paths, functions=tuple(dict.fromkeys(n[0] for n in inspected)),
@@ -230,7 +232,7 @@ def _hops(index, graph, path):
         if previous is None:
             yield Hop(symbol.qualname, symbol.path, symbol.start_line, symbol.end_line, anchor, via="entry")
         else:
-            data = graph.edge(previous, node)
+            data = graph.edges[previous, node]
             caller = index.resolve(previous[0])
             call_anchor = index.anchor(caller.path, data["line"], data["end_line"], caller.qualname, "call")
             yield Hop(symbol.qualname, symbol.path, symbol.start_line, symbol.end_line, anchor,

@@ -126,16 +126,18 @@ def test_hfconfig_reads_through_the_facts():
                                            "class may set it (no version)")
 
 
-def _wheel() -> bytes:
+def _wheel(bomb: bool = False) -> bytes:
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for path, text in FILES.items():
             zf.writestr(path, text)
         zf.writestr("transformers/modeling_big.py", "x = 1\n")  # not kept
+        if bomb:  # a kept name that expands to 3 MB from a few kilobytes
+            zf.writestr("transformers/models/bomb/configuration_bomb.py", "#" * 3_000_000)
     return buf.getvalue()
 
 
-@pytest.mark.parametrize("tamper", [False, True])
+@pytest.mark.parametrize("tamper", [False, True, "bomb"])
 def test_wheel_from_the_configured_index(http_server, monkeypatch, tmp_path, tamper):
     from conftest import Route
 
@@ -143,10 +145,10 @@ def test_wheel_from_the_configured_index(http_server, monkeypatch, tmp_path, tam
     from srcreview.source.cache import Cache
     from srcreview.source.transformers_wheel import config_files
 
-    data = _wheel()
+    data = _wheel(bomb=tamper == "bomb")
     name = "transformers-9.9.9-py3-none-any.whl"
     http_server.routes[f"/files/{name}"] = Route(data)
-    digest = hashlib.sha256(b"other" if tamper else data).hexdigest()
+    digest = hashlib.sha256(b"other" if tamper is True else data).hexdigest()
     page = {"meta": {"api-version": "1.1"}, "name": "transformers", "versions": [],
             "files": [{"filename": name, "url": f"../../files/{name}", "hashes": {"sha256": digest},
                        "size": len(data)}]}
@@ -155,7 +157,7 @@ def test_wheel_from_the_configured_index(http_server, monkeypatch, tmp_path, tam
     monkeypatch.setenv("PIP_INDEX_URL", http_server.url("/simple"))
     cache = Cache(tmp_path / "cache")
     if tamper:
-        with pytest.raises(SourceUnavailable, match="does not match"):
+        with pytest.raises(SourceUnavailable, match="does not match" if tamper is True else "over the 2000000-byte"):
             config_files("9.9.9", cache)
         return
     files = config_files("9.9.9", cache)

@@ -318,8 +318,9 @@ def recorded_release(cache: Cache, version: str) -> Pin | None:
     return pin if pin.version == version else None
 
 
-def index_releases(http=None, index: str | None = None) -> list[SdistFile]:
-    """The release sdists (`vllm-X.Y.Z.tar.gz`, no pre-releases) the index lists."""
+def project_files(project: str, http=None, index: str | None = None) -> list[SdistFile]:
+    """Every file the index pip is configured with lists for `project` (PEP 691 JSON, or the
+    PEP 503 page), with its URL, size and sha256."""
     from srcreview.source import http as nethttp
     from srcreview.source.pipindex import redact_url
 
@@ -327,10 +328,15 @@ def index_releases(http=None, index: str | None = None) -> list[SdistFile]:
         http, index = _index()
     what = f"the package index {redact_url(index)}"
     try:
-        files = nethttp.get_document(http, f"{index}/{PROJECT}/", what, headers={"Accept": JSON_ACCEPT},
-                                     parse=parse_index)
+        return nethttp.get_document(http, f"{index}/{project}/", what, headers={"Accept": JSON_ACCEPT},
+                                    parse=parse_index)
     except nethttp.HTTPStatusError as exc:
         raise SourceUnavailable(f"{what}: {exc.message.removeprefix(what + ': ')}") from None
+
+
+def index_releases(http=None, index: str | None = None) -> list[SdistFile]:
+    """The release sdists (`vllm-X.Y.Z.tar.gz`, no pre-releases) the index lists."""
+    files = project_files(PROJECT, http, index)
     found = []
     for item in files:
         match = re.fullmatch(rf"{PROJECT}-(.+)\.tar\.gz", item.filename)

@@ -16,6 +16,8 @@ from srcreview.core.errors import SourceUnavailable
 from srcreview.source.base import Progress, VerificationFailed
 from srcreview.source.cache import Cache
 
+MAX_MEMBER_BYTES = 2_000_000  # a kept config module is kilobytes; the index refuses to parse more
+
 KIND = "transformers"
 PROJECT = "transformers"
 _VERSION = re.compile(r"\d+(\.\d+){1,3}")
@@ -54,16 +56,12 @@ def _build(entry, version: str, cache: Cache, progress) -> None:
     from srcreview.hfconfig.config_classes import kept
     from srcreview.source import http as nethttp
     from srcreview.source.pipindex import index_cert, index_url, redact_url
-    from srcreview.source.registry import JSON_ACCEPT, parse_index
+    from srcreview.source.registry import project_files
 
     http, index = nethttp.session(index_cert()), index_url()
     shown = redact_url(index)
     what = f"the package index {shown}"
-    try:
-        files = nethttp.get_document(http, f"{index}/{PROJECT}/", what, headers={"Accept": JSON_ACCEPT},
-                                     parse=parse_index)
-    except nethttp.HTTPStatusError as exc:
-        raise SourceUnavailable(f"{what}: {exc.message.removeprefix(what + ': ')}") from None
+    files = project_files(PROJECT, http, index)
     wanted = f"{PROJECT}-{version}-py3-none-any.whl"
     wheel = next((f for f in files if f.filename == wanted), None)
     if wheel is None:
@@ -83,6 +81,9 @@ def _build(entry, version: str, cache: Cache, progress) -> None:
                     name = info.filename
                     if info.is_dir() or not kept(name) or ".." in name.split("/") or name.startswith("/"):
                         continue
+                    if info.file_size > MAX_MEMBER_BYTES:  # a config module is kilobytes: never expand a bomb
+                        raise VerificationFailed(f"{wanted}: {name} is {info.file_size} bytes, over the "
+                                                 f"{MAX_MEMBER_BYTES}-byte limit of a module")
                     dest = target / name
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     dest.write_bytes(zf.read(info))

@@ -1285,6 +1285,16 @@ class Analyzer:
             self.effects, self.constructing = saved
         self.runtime.hook_walks.extend((entry[0], frame) for entry, frame in zip(entries, frames, strict=True))
 
+    def value_walk(self, qualname: str, self_obj) -> Frame:
+        """`frame_for` as a value question: the function's own calls do not run (no effects, no
+        construction), so asking what a builder passes changes nothing the review holds."""
+        saved = (self.effects, self.constructing)
+        self.effects = self.constructing = False
+        try:
+            return self.frame_for(qualname, self_obj)
+        finally:
+            self.effects, self.constructing = saved
+
     def frame_for(self, qualname: str, self_obj, args: dict | None = None) -> Frame:
         """The walk of a function with `self` bound to a given object (cached)."""
         key = (qualname, "obj", _value_key(self_obj), _args_key(args))

@@ -456,13 +456,7 @@ class Resolver:
         builder = engine.methods.get(self.domain.builder) if engine is not None else None
         value = _NOT_PASSED
         if builder is not None:
-            an = self.interp
-            saved = (an.effects, an.constructing)
-            an.effects = an.constructing = False  # a value question: the builder's own calls do not run
-            try:
-                frame = an.frame_for(builder.qualname, Obj(cls=engine.qualname, nonnull=True, origin="self"))
-            finally:
-                an.effects, an.constructing = saved
+            frame = self.interp.value_walk(builder.qualname, Obj(cls=engine.qualname, nonnull=True, origin="self"))
             call = next((c for c in frame.calls if _names_root(c.target, self.domain.root_config)), None)
             if call is not None:
                 given = next((v for k, v in call.kwargs if k == name), _NOT_PASSED)

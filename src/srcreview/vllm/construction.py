@@ -605,12 +605,7 @@ def _passed_argument(an, cls: str, name: str):
     unconditional = [c for c in _unconditional_calls(builder.facts.body) if c in every]
     if len(every) != 1 or len(unconditional) != 1 or not any(kw.name == name for kw in every[0].keywords):
         return None
-    saved = (an.effects, an.constructing)
-    an.effects = an.constructing = False  # a value question: the builder's own calls do not run
-    try:
-        frame = an.frame_for(method.qualname, Obj(cls=engine.qualname, nonnull=True, origin="self"))
-    finally:
-        an.effects, an.constructing = saved
+    frame = an.value_walk(method.qualname, Obj(cls=engine.qualname, nonnull=True, origin="self"))
     events = [e for e in frame.calls if e.line == every[0].line
               and (getattr(e.target, "dotted", None) or getattr(e.target, "qualname", None) or "").endswith(short)]
     if len(events) != 1 or any(s.attr == name and not _is_engine(an, s.receiver, engine) for s in frame.stores):

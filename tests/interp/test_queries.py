@@ -68,6 +68,17 @@ FUNCTIONS = """
     def reset(item):
         return item in RESET
 
+    def falsy_chain(flag):
+        ids = flag and None  # the unknown flag (when falsy), or None: falsy either way
+        if ids:
+            raise ValueError("never: a falsy chain")
+        return 1
+
+    def open_chain(flag, other):
+        if flag and other:
+            raise ValueError("open")
+        return 1
+
     def guarded(flag, n):
         if flag:
             return 0
@@ -272,3 +283,10 @@ def test_a_read_in_a_helper_is_not_counted_without_helpers(index):
 
 def test_a_field_the_class_does_not_declare_does_not_exist(index):
     assert not reads(index, "direct", "SpeculativeConfig.no_such_field").exists
+
+
+def test_an_and_with_a_falsy_operand_decides_a_test(index):
+    # `flag and None` is the unknown flag (when falsy) or None: falsy whichever; with every
+    # operand unknown the test stays open
+    assert outcome(index, "falsy_chain").raises == ()
+    assert [r.text for r in outcome(index, "open_chain").raises] == ["ValueError('open')"]

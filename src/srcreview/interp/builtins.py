@@ -20,6 +20,7 @@ from srcreview.interp.values import (
     EnumMember,
     FuncRef,
     Grown,
+    Known,
     ListVal,
     ModuleRef,
     Obj,
@@ -107,6 +108,8 @@ def truth(value, force):
         if len(truths) == 1 and None not in truths:
             return truths.pop(), ""
         return None, "value differs between branches"
+    if isinstance(value, Known):
+        return value.truth, ""
     if isinstance(value, Unknown):
         return None, value.reason
     if isinstance(value, OneOf):

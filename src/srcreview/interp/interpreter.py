@@ -49,6 +49,7 @@ from srcreview.interp.values import (
     External,
     FuncRef,
     HfConfig,
+    Known,
     LazyCall,
     ListVal,
     Obj,
@@ -1187,9 +1188,11 @@ class Frame:
                 if unknown_reason is None:
                     return value
                 # `<unknown> and False` is falsy whichever the unknown is: decided for a test
-                # (its value is the unknown if that is falsy, so only a boolean False stands in)
+                # (its value is the unknown if that is falsy, so only a boolean False stands in;
+                # any other falsy operand, `None`, leaves a value known only to be falsy)
                 forced = self.force(value)
-                return forced if isinstance(forced, Const) and forced.value is False else Unknown(unknown_reason)
+                return forced if isinstance(forced, Const) and forced.value is False \
+                    else Known(unknown_reason, truth=False)
             if op == "or" and truth is True:
                 return value if unknown_reason is None else Unknown(unknown_reason)
             if truth is None:

@@ -278,6 +278,14 @@ class Grown(Unknown):
 
 
 @dataclass(frozen=True)
+class Known(Unknown):
+    """A value known only by its truth: `<unknown> and None` is falsy whichever the unknown is
+    (it is the unknown when that is falsy, else None). Unknown for everything but a test."""
+
+    truth: bool = False
+
+
+@dataclass(frozen=True)
 class Rewritable(Unknown):
     """A value read through a copy whose post-init hooks ran again: `base` unless a hook the
     analysis does not follow rewrites it (then some other value)."""

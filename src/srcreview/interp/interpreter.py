@@ -106,6 +106,16 @@ def _decided(value) -> bool:
     if isinstance(value, Union):
         return all(_decided(o) for o in value.options)
     return isinstance(value, (Const, EnumMember))
+
+
+def _same_built(before, after) -> bool:
+    """Two objects built by calls to one class (`Cls(...)`, each with what it was built with):
+    a conditional store of one over the other leaves the field one of both."""
+    return isinstance(before, Derived) and isinstance(after, Derived) and before.origin.endswith("(...)") \
+        and after.origin == before.origin and isinstance(before.cls, str) and before.cls == after.cls \
+        and before.path is None and after.path is None
+
+
 _OBJ_FIELDS = dataclass_fields(Obj)
 # builtins that run code given as text: a call that may reach any function
 RUNS_CODE = frozenset({"eval", "exec"})
@@ -915,8 +925,12 @@ class Frame:
     def attr(self, receiver, name: str, e, record: bool, kind: str | None = None):
         if isinstance(receiver, LazyCall) and isinstance(receiver.target, Ref):
             # the result of a call through an import: typed only if a condition needs its value,
-            # so that reading one attribute does not parse the callee's module
-            receiver = Obj(cls=("returns", receiver.target.dotted), origin=f"result of {receiver.text}")
+            # so that reading one attribute does not parse the callee's module; a class called is
+            # its instance (building one walks nothing, and its methods are then followed)
+            target = self.an.force(receiver.target) if self.an.effects else None
+            receiver = self.an.instantiate(target.qualname, receiver.args, receiver.kwargs) \
+                if isinstance(target, ClassRef) else \
+                Obj(cls=("returns", receiver.target.dotted), origin=f"result of {receiver.text}")
         elif isinstance(receiver, (LazyCall, Ref)):
             receiver = self.force(receiver)
         if isinstance(receiver, Union):
@@ -1469,9 +1483,9 @@ class Analyzer:
         conditional = self.path_conditions() or any(f.loops for f in self.stack)
         if conditional:
             # the field holds what it held, or the stored value: one of both when each is decided
-            before = self.force(self.resolver.at_path(tuple(path))) if not isinstance(value, LazyCall) else None
-            after = self.force(value) if before is not None else None
-            if _decided(before) and _decided(after):
+            before = self.force(self.resolver.at_path(tuple(path)))
+            after = self.force(value)
+            if (_decided(before) and _decided(after)) or _same_built(before, after):
                 self.runtime.heap[tuple(path)] = union([before, after])
                 return
             where = self.stack[-1].symbol.local if self.stack and self.stack[-1].symbol else "construction"
@@ -1840,9 +1854,17 @@ class Analyzer:
         if capability is not None:
             return capability
         short = qualname.rsplit(".", 1)[-1]
-        return Derived(cls=qualname, nonnull=True,
-                       path=self.runtime.config_path_for(qualname) if short == self.domain.root_config else None,
-                       origin=f"{short}(...)", overrides=tuple(kwargs), opaque=bool(args) or forwards)
+        path = self.runtime.config_path_for(qualname) if short == self.domain.root_config else None
+        info = self.index._class_info_abs(qualname) if path is None and not forwards else None
+        stores = self.resolver.init_stores(info) if info is not None else None
+        if stores is not None and info is not None:  # a plain class: its `__init__` says what the arguments become
+            _, bound = self.bind_arguments(self.index.function_at(info.methods["__init__"]).facts,
+                                           Obj(cls=qualname, nonnull=True), args, kwargs)
+            held = tuple((attr, bound[param]) for attr, param in stores if param in bound)
+            return Derived(cls=qualname, nonnull=True, origin=f"{short}(...)", overrides=held,
+                           initialized=tuple(attr for attr, _ in held))
+        return Derived(cls=qualname, nonnull=True, path=path, origin=f"{short}(...)", overrides=tuple(kwargs),
+                       opaque=bool(args) or forwards)
 
     def evaluate_call(self, lazy: LazyCall):
         target = lazy.target

@@ -289,7 +289,7 @@ class Resolver:
                 return Unknown(moved)
             if known is not None:
                 cls = self.canonical(obj.cls) if isinstance(obj.cls, str) and obj.origin.endswith("(...)") else None
-                if cls and self.runtime.self_set(cls, name):
+                if cls and name not in obj.initialized and self.runtime.self_set(cls, name):
                     # built with it, but the class's own hooks (not walked) may rewrite it
                     return Unknown(f"{cls.rsplit('.', 1)[-1]}.{name} may be rewritten by its own hooks")
                 home = self.runtime.config_path_for(cls) if cls else None
@@ -297,7 +297,7 @@ class Resolver:
                     return self.runtime.heap[home + (name,)]  # its post-init hooks (walked) set it
                 if home is not None and home + (name,) in self.runtime.preserved:
                     return known  # its hooks hand that field back unchanged (Runtime.preserved)
-                if cls and name in self.domain.self_written(self.index, cls):
+                if cls and name not in obj.initialized and name in self.domain.self_written(self.index, cls):
                     # its own methods assign it, and the walk of its hooks did not say what to
                     return Unknown(f"{cls.rsplit('.', 1)[-1]}.{name} may be rewritten by its own hooks")
                 return known
@@ -542,6 +542,51 @@ class Resolver:
             if symbol is not None and symbol.local == owner_local:
                 return symbol.module
         return info.symbol.module
+
+    def init_stores(self, info) -> tuple[tuple[str, str], ...] | None:
+        """((attribute, parameter), ...) that a plain class's `__init__` stores unchanged on
+        every path (`self.a = a` in its top-level statements, before any that may return, the
+        parameter not rebound before) where nothing else in the class assigns `a`: what an
+        instance built with those arguments holds. None when the class has no `__init__` of its
+        own in the tree (a dataclass or config class: its keywords are its fields) or inherits
+        from a class outside it (whose `__init__` or `__setattr__` may differ)."""
+        key = ("init_stores", info.qualname)
+        memo = self.index.memo.setdefault("init_stores", {}) if reuse_enabled() else {}
+        if key in memo:
+            return memo[key]
+        memo[key] = found = self._init_stores(info)
+        return found
+
+    def _init_stores(self, info):
+        init = info.methods.get("__init__")
+        if init is None or "__setattr__" in info.methods or "__new__" in info.methods:
+            return None
+        if any(self.index._class_symbol(q) is None and q.rsplit(".", 1)[-1] not in _PLAIN_BASES
+               for q in info.linearization[1:]):
+            return None
+        fn = self.index.module(init.module).functions[init.local]
+        params = {p.name for p in fn.params[1:] if p.kind in ("positional", "keyword")}
+        assigned: dict[str, int] = {}
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            if symbol is not None:
+                for a in self.index.module(symbol.module).classes[symbol.local].instance_attrs:
+                    assigned[a.attr] = assigned.get(a.attr, 0) + 1
+        me = fn.params[0].name if fn.params else "self"
+        rebound: set[str] = set()
+        stores = []
+        for stmt in fn.body:
+            if isinstance(stmt, ir.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ir.Attr) \
+                    and isinstance(stmt.targets[0].value, ir.Name) and stmt.targets[0].value.id == me \
+                    and isinstance(stmt.value, ir.Name) and stmt.value.id in params \
+                    and stmt.value.id not in rebound and assigned.get(stmt.targets[0].attr) == 1 \
+                    and stmt.targets[0].attr not in info.methods:
+                stores.append((stmt.targets[0].attr, stmt.value.id))
+                continue
+            if any(isinstance(s, ir.Return) for s in ir.iter_statements((stmt,))):
+                break
+            rebound |= _bound_names(stmt)
+        return tuple(stores)
 
     def instance_attr(self, info, name: str):
         """The type of `self.name`, from its annotation or the values assigned to it in the MRO.
@@ -939,3 +984,20 @@ def _shrunk_in_place(name: str) -> str:
 
 def _taken_out(name: str) -> str:
     return rf"\bdel\s+{re.escape(name)}\s*\[|\bglobal\s[^\n]*\b{re.escape(name)}\b"
+
+
+_PLAIN_BASES = ("object", "ABC", "Generic", "Protocol")  # out-of-tree bases that store nothing on an instance
+
+
+def _bound_names(stmt) -> set[str]:
+    """The local names a statement may bind (assignments, loop and `with` targets, walrus)."""
+    out: set[str] = set()
+    for s in ir.iter_statements((stmt,)):
+        targets = s.targets if isinstance(s, ir.Assign) else (s.target,) if isinstance(s, (ir.AugAssign, ir.For)) \
+            else tuple(i.target for i in s.items if i.target is not None) if isinstance(s, ir.With) else ()
+        for t in targets:
+            out.update(e.id for e in ir.iter_exprs(t) if isinstance(e, ir.Name))
+        if isinstance(s, ir.Def):
+            out.add(s.qualname.rsplit(".", 1)[-1])
+    out.update(e.target.id for e in ir.iter_exprs(stmt) if isinstance(e, ir.Walrus) and isinstance(e.target, ir.Name))
+    return out

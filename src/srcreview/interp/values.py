@@ -73,6 +73,7 @@ class Derived(Obj):
     overrides: tuple = ()  # ((name, value), ...)
     reinit: str = ""
     opaque: bool = False  # built with arguments the analysis does not see: unlisted fields are not their defaults
+    initialized: tuple[str, ...] = ()  # overrides the class's `__init__` stored from the arguments (init_stores)
 
     def with_field(self, name: str, value) -> Derived:
         return replace_dc(self, overrides=tuple((k, v) for k, v in self.overrides if k != name) + ((name, value),))
@@ -99,6 +100,7 @@ class HfConfig(Derived):
     hint: str = field(default="", compare=False, hash=False)
     # names the vLLM code that builds the config may store on it, beyond config.json: name -> why
     loader: Any = field(default=None, compare=False, hash=False)
+    absent: frozenset = field(default=frozenset(), compare=False, hash=False)  # model files known not there
 
     def _decision(self, name: str):
         from srcreview.hfconfig.config_classes import decide, decide_stated
@@ -115,7 +117,10 @@ class HfConfig(Derived):
             why = self.loader[name]
             if not isinstance(why, tuple):
                 return "open", None, why
-            if self.has(why[0]) is not False:  # copied from another name only when that one exists
+            if why[0] == "file":  # stored only when config.json states it (it does not) or the file is there
+                if why[1] not in self.absent:
+                    return "open", None, why[2]
+            elif self.has(why[0]) is not False:  # copied from another name only when that one exists
                 return "open", None, why[1]
         return decide(self.classes, name, False, keys)
 

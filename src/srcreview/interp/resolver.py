@@ -497,7 +497,9 @@ class Resolver:
             return  # noted when called (HfConfig.method)
         kind, value, _ = config._decision(name)
         if kind == "value":
-            self.runtime.class_reads.add((config.ref, f"{config.prefix}{name} = {value!r} (default)"))
+            tested = config.classes.presence.get(name)
+            how = f"a property: whether it has {tested}" if tested else "default"
+            self.runtime.class_reads.add((config.ref, f"{config.prefix}{name} = {value!r} ({how})"))
         elif kind == "absent":
             self.runtime.class_reads.add((config.ref, f"{config.prefix}{name}: absent"))
 

@@ -244,3 +244,121 @@ def test_only_constants_read_from_the_facts_alone_are_kept_for_every_review(tmp_
     index = module_index(tmp_path / "off", KEPT)
     analyzer(index, {}).resolver.global_name(index.module("vllm.t"), "TABLE", "")
     assert "constant_value" not in index.memo and "global_name" not in index.memo
+
+
+DATACLASSES = {
+    "vllm/config/utils.py": """
+        from pydantic.dataclasses import dataclass
+
+
+        def config(cls=None, *, config=None):
+            def decorator(cls):
+                return dataclass(cls, config=config)
+            if cls is None:
+                return decorator
+            return decorator(cls)
+
+
+        def register(cls):
+            REGISTRY.append(cls)
+            return cls
+
+
+        REGISTRY = []
+    """,
+    "vllm/kinds.py": """
+        import dataclasses
+        from dataclasses import is_dataclass
+
+        from some_library import Base, wrap
+        from vllm.config.utils import config, register
+
+
+        @config
+        class Made:
+            x: int = 1
+
+
+        @config(config={"extra": "forbid"})
+        class MadeWithArguments:
+            x: int = 1
+
+
+        class Inherits(Made):
+            pass
+
+
+        @dataclasses.dataclass
+        class Plain:
+            x: int = 1
+
+
+        @register
+        class Registered:
+            pass
+
+
+        class Nothing:
+            pass
+
+
+        @wrap
+        class Wrapped:
+            pass
+
+
+        class Outside(Base):
+            pass
+
+
+        def made():
+            return is_dataclass(Made())
+
+
+        def with_arguments():
+            return is_dataclass(MadeWithArguments())
+
+
+        def inherits():
+            return is_dataclass(Inherits())
+
+
+        def plain():
+            return is_dataclass(Plain())
+
+
+        def registered():
+            return is_dataclass(Registered())
+
+
+        def nothing():
+            return is_dataclass(Nothing())
+
+
+        def constant():
+            return is_dataclass(3)
+
+
+        def wrapped():
+            return is_dataclass(Wrapped())
+
+
+        def outside():
+            return is_dataclass(Outside())
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def kinds(tmp_path_factory):
+    return module_index(tmp_path_factory.mktemp("kinds"), DATACLASSES)
+
+
+@pytest.mark.parametrize(("function", "expected"), [
+    ("made", True), ("with_arguments", True), ("inherits", True), ("plain", True),  # made by a dataclass maker
+    ("registered", False), ("nothing", False), ("constant", False),  # nothing on the way makes one
+    ("wrapped", None), ("outside", None),  # a decorator or a base outside the tree: not known
+])
+def test_is_dataclass_follows_the_decorators_that_make_one(kinds, function, expected):
+    outcome = evaluate_function(kinds, f"vllm.kinds.{function}", {})
+    assert (outcome.value if outcome.decided else None) == expected

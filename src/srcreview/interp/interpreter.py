@@ -1724,6 +1724,10 @@ class Analyzer:
                 func = self.force(args[0])
                 if isinstance(func, FuncRef):
                     return Partial(func, args[1:], kwargs)
+            if callee.name == "dataclasses.is_dataclass" and len(args) == 1 and not kwargs:
+                made = self.resolver.is_dataclass(self.force(args[0]))
+                if made is not None:
+                    return Const(made)
             if callee.name in ("os.getenv", "os.environ.get") and args and isinstance(self.force(args[0]), Const):
                 default = args[1] if len(args) > 1 else NONE
                 return self.env_value(self.force(args[0]).value, default)

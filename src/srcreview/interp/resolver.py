@@ -545,6 +545,86 @@ class Resolver:
                 return symbol.module
         return info.symbol.module
 
+    def is_dataclass(self, value) -> bool | None:
+        """`dataclasses.is_dataclass(value)` for an instance of an in-tree class: True when a
+        class of its MRO is decorated by a dataclass maker (`dataclasses.dataclass`, pydantic's,
+        or an in-tree function every return of which is one: vLLM's `@config`), False when no
+        class of it is and it has no base outside the tree (but `object`, `ABC`, ...), None
+        otherwise (a decorator or base the analysis cannot read)."""
+        if isinstance(value, Const) and (value.value is None or isinstance(value.value, (
+                bool, int, float, str, bytes, tuple, list, dict, frozenset, EnumMember))):
+            return False  # a constant of a builtin type, or an enum member
+        if not (isinstance(value, Obj) and isinstance(value.cls, str)):
+            return None
+        info = self.index._class_info_abs(self.canonical(value.cls) or value.cls)
+        if info is None:
+            return None
+        plain = True
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            if symbol is None:
+                plain = plain and qual.rsplit(".", 1)[-1] in _PLAIN_BASES
+                continue
+            module = self.index.module(symbol.module)
+            for text in module.classes[symbol.local].decorators:
+                made = self._maker(module, text.split("(", 1)[0].strip(), set())
+                if made:
+                    return True
+                if made is None:
+                    plain = False
+        return False if plain else None
+
+    def _maker(self, module, dotted: str, seen: set) -> bool | None:
+        """Whether the decorator named `dotted` in `module` makes dataclasses (None: unknown)."""
+        head, _, rest = dotted.partition(".")
+        value = self.global_name(module, head, "")
+        if rest and isinstance(value, External):
+            value = External(f"{value.name}.{rest}")
+        elif rest:
+            return None
+        if isinstance(value, Ref):
+            value = self.interp.force(value)
+        if isinstance(value, External):
+            return value.name in DATACLASS_MAKERS or None
+        if isinstance(value, FuncRef) and value.qualname not in seen:
+            seen.add(value.qualname)
+            symbol = self.index.resolve(value.qualname)
+            return self._makes(self.index.module(symbol.module), self.index.function_at(symbol).facts, seen) \
+                if symbol is not None else None
+        return False if isinstance(value, Builtin) else None
+
+    def _makes(self, module, fn, seen: set) -> bool | None:
+        """Whether `fn`, applied to a class, returns a dataclass: True when every return is a
+        dataclass maker, a nested function that is one, or a call of one (what `@config` and
+        `@config(...)` return); False when every return hands back the class it was given and
+        nothing is handed the class but a container's `append`/`add` (a registrar); None else."""
+        returns = [s for s in ir.iter_statements(fn.body) if isinstance(s, ir.Return)]
+        if not returns:
+            return None
+        param = fn.params[0].name if fn.params else None
+        nested = f"{fn.qualname}.<locals>."
+        kinds = set()
+        for ret in returns:
+            if isinstance(ret.value, ir.Name) and ret.value.id == param:
+                handed = [c for c in ir.iter_calls(fn.body) if any(
+                    isinstance(a, ir.Name) and a.id == param for a in c.args)]
+                if any(not (isinstance(c.func, ir.Attr) and c.func.attr in ("append", "add")) for c in handed):
+                    return None
+                kinds.add(False)
+                continue
+            target = ret.value.func if isinstance(ret.value, ir.Call) else ret.value
+            if not isinstance(target, ir.Name):
+                return None
+            inner = module.functions.get(nested + target.id)
+            if inner is not None:
+                made = None if inner.qualname in seen else self._makes(module, inner, seen | {inner.qualname})
+            else:
+                made = self._maker(module, target.id, seen) if isinstance(ret.value, ir.Call) else None
+            if made is None:
+                return None
+            kinds.add(made)
+        return kinds.pop() if len(kinds) == 1 else None
+
     def init_stores(self, info) -> tuple[tuple[str, str], ...] | None:
         """((attribute, parameter), ...) that a plain class's `__init__` stores unchanged on
         every path (`self.a = a` in its top-level statements, before any that may return, the
@@ -989,6 +1069,7 @@ def _taken_out(name: str) -> str:
 
 
 _PLAIN_BASES = ("object", "ABC", "Generic", "Protocol")  # out-of-tree bases that store nothing on an instance
+DATACLASS_MAKERS = frozenset({"dataclasses.dataclass", "pydantic.dataclasses.dataclass"})
 
 
 def _bound_names(stmt) -> set[str]:

@@ -57,6 +57,31 @@ TREE = {
             y = x
             return y * 2
 
+        def pair():
+            import os
+            return os.cpu_count(), LIMIT
+
+        def either(flag):
+            import os
+            if flag:
+                return os.cpu_count(), LIMIT
+            return os.getpid(), LIMIT
+
+        def unpacked_item():
+            count, limit = pair()
+            return limit
+
+        def indexed_item():
+            return pair()[1] + len(pair())
+
+        def item_of_either_return():
+            _, limit = either(os_flag())
+            return limit
+
+        def os_flag():
+            import os
+            return os.cpu_count() > 8
+
         class Base:
             K = "base"
 
@@ -116,6 +141,9 @@ def index(tmp_path_factory):
     ("through_a_relative_import", 9),         # from ..m import X in the module imported
     ("imported_in_the_function", "b"),        # an import inside the function
     ("local_aliases", 16),                    # x = X; y = x
+    ("unpacked_item", 8),                     # a, b = f() where f returns (unknown, X): b is X
+    ("indexed_item", 10),                     # f()[1] and len(f()) of such a tuple
+    ("item_of_either_return", 8),             # two returns, both (unknown, X): b is X either way
     ("Child.kind", "base-kind"),              # super().method()
     ("Child.set_in_init", 5),                 # self.x assigned in __init__
     ("Child.class_attribute", "child"),       # Cls.ATTR

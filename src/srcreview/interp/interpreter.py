@@ -57,6 +57,7 @@ from srcreview.interp.values import (
     Partial,
     Ref,
     Super,
+    TupleVal,
     Union,
     Unknown,
     element_of,
@@ -106,6 +107,11 @@ def _decided(value) -> bool:
     if isinstance(value, Union):
         return all(_decided(o) for o in value.options)
     return isinstance(value, (Const, EnumMember))
+
+
+def _tuple_items(value) -> tuple:
+    """The items of a TupleVal or of a constant tuple, as values."""
+    return value.items if isinstance(value, TupleVal) else tuple(Const(v) for v in value.value)
 
 
 def _same_built(before, after) -> bool:
@@ -602,6 +608,7 @@ class Frame:
             self.env[target.id] = value
         elif isinstance(target, ir.Seq) and target.kind in ("tuple", "list"):
             elts = target.elts
+            value = self.force(value) if isinstance(value, LazyCall) else value  # unpacked: its items are needed
             for i, elt in enumerate(elts):
                 self.bind(elt, item_of(value, i, len(elts)))
         elif isinstance(target, ir.Attr):
@@ -807,6 +814,8 @@ class Frame:
         if e.kind == "list":
             return ListVal(sum(1 for x in e.elts if not isinstance(x, ir.Starred)),
                            any(isinstance(x, ir.Starred) for x in e.elts))
+        if e.kind == "tuple" and not any(isinstance(x, ir.Starred) for x in e.elts):
+            return TupleVal(tuple(values))
         return Unknown(ir.text(e))
 
     def ev_dict(self, e):
@@ -1232,6 +1241,9 @@ class Frame:
                 and isinstance(keys[0], Const) and keys[0].value not in value.value:
             return self.an.dict_item(DictVal(tuple((k, Const(v)) for k, v in value.value.items())), keys[0].value,
                                      ir.text(e))
+        if isinstance(value, TupleVal) and len(keys) == 1 and isinstance(keys[0], Const) \
+                and type(keys[0].value) is int and -len(value.items) <= keys[0].value < len(value.items):
+            return value.items[keys[0].value]
         if isinstance(value, Const) and len(keys) == 1 and isinstance(keys[0], Const):
             try:
                 return Const(value.value[keys[0].value])
@@ -1639,6 +1651,11 @@ class Analyzer:
             # (`return max_model_len` / `return int(max_model_len)`): that value, from that field
             origins = {o.origin for o in merged.options if o.origin is not None}
             return Const(merged.options[0].value, origin=origins.pop() if len(origins) == 1 else None)
+        if isinstance(merged, Union) and all(isinstance(o, TupleVal) or isinstance(o, Const) and isinstance(
+                o.value, tuple) for o in merged.options) and len({len(_tuple_items(o)) for o in merged.options}) == 1:
+            # a tuple on every path: item by item, one of the values it has on some path
+            columns = zip(*(_tuple_items(o) for o in merged.options), strict=True)
+            return TupleVal(tuple(union(list(column)) for column in columns))
         if isinstance(merged, Union) and not all(isinstance(o, HfConfig) for o in merged.options):
             reasons = [c.reason for r in frame.returns for c in r.conditions if c.reason]
             return Unknown(f"{fn.name}() depends on " + (reasons[0] if reasons else "its branches"))

@@ -259,6 +259,14 @@ class ListVal:
 
 
 @dataclass(frozen=True)
+class TupleVal:
+    """A tuple some of whose items are not constants (`return model, tokenizer, config`): its
+    items, each as abstract as the walk has it, so that unpacking or indexing it keeps them."""
+
+    items: tuple
+
+
+@dataclass(frozen=True)
 class LazyCall:
     """The result of a call, computed only if a condition needs it."""
 
@@ -369,6 +377,12 @@ def item_of(value, i: int, n: int):
     """Item `i` of a value unpacked into `n` targets (a column of a table of tuples)."""
     if isinstance(value, Const) and isinstance(value.value, (tuple, list)) and len(value.value) == n:
         return Const(value.value[i])
+    if isinstance(value, TupleVal) and len(value.items) == n:
+        return value.items[i]
+    if isinstance(value, Union) and all(isinstance(o, TupleVal) and len(o.items) == n or isinstance(o, Const)
+                                        and isinstance(o.value, tuple) and len(o.value) == n
+                                        for o in value.options):
+        return union([item_of(o, i, n) for o in value.options])  # one tuple per path: item i of one of them
     if isinstance(value, OneOf):
         column = []
         for item in value.values:

@@ -82,6 +82,25 @@ TREE = {
             import os
             return os.cpu_count() > 8
 
+        def takes_rest(first, **kwargs):
+            kwargs["added"] = first
+            return without_secret(kwargs)
+
+        def without_secret(options):
+            return {k: v for k, v in options.items() if k != "secret"}
+
+        def rest_kept():
+            return takes_rest(1, secret="s", kept=LIMIT)["kept"]
+
+        def rest_dropped():
+            return "secret" in takes_rest(1, secret="s", kept=LIMIT)
+
+        def rest_added():
+            return takes_rest(LIMIT, kept=2)["added"]
+
+        def rest_forwarded(options):
+            return takes_rest(1, **options)["kept"]
+
         class Base:
             K = "base"
 
@@ -144,6 +163,9 @@ def index(tmp_path_factory):
     ("unpacked_item", 8),                     # a, b = f() where f returns (unknown, X): b is X
     ("indexed_item", 10),                     # f()[1] and len(f()) of such a tuple
     ("item_of_either_return", 8),             # two returns, both (unknown, X): b is X either way
+    ("rest_kept", 8),                         # **kwargs holds the keywords no parameter takes
+    ("rest_dropped", False),                  # {k: v for k, v in d.items() if ...} over a known dict
+    ("rest_added", 8),                        # d[k] = v on it
     ("Child.kind", "base-kind"),              # super().method()
     ("Child.set_in_init", 5),                 # self.x assigned in __init__
     ("Child.class_attribute", "child"),       # Cls.ATTR
@@ -390,3 +412,8 @@ def kinds(tmp_path_factory):
 def test_is_dataclass_follows_the_decorators_that_make_one(kinds, function, expected):
     outcome = evaluate_function(kinds, f"vllm.kinds.{function}", {})
     assert (outcome.value if outcome.decided else None) == expected
+
+
+def test_a_forwarded_mapping_leaves_kwargs_open(index):
+    # `f(1, **options)` with options not known: what **kwargs holds is not known either
+    assert not evaluate_function(index, "vllm.a.rest_forwarded", {}).decided

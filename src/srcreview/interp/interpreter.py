@@ -855,6 +855,10 @@ class Frame:
         if first is not None and _empty(first, self.dict_view(first)) and e.kind in EMPTY_COMPREHENSIONS:
             self.iteration(first, e.generators[0].iter)
             return Const(EMPTY_COMPREHENSIONS[e.kind]())  # over an empty container: nothing is computed
+        if e.kind == "dict":
+            built = self.dict_comp(e, first)
+            if built is not None:
+                return built
         if e.kind in ("list", "set"):
             options = first.options if isinstance(first, Union) else (None,)
             found = [self.comp_items(e, option) for option in options]  # a union: each of its lists
@@ -874,6 +878,35 @@ class Frame:
             self.ev(elt)
         self.env = saved
         return Unknown("comprehension")
+
+    def dict_comp(self, e, first):
+        """`{k: v for k, v in d.items() if ...}` over a dict whose keys are known (a constant or
+        a DictVal), each filter decided per item: the dict it builds; None otherwise."""
+        pairs = self.dict_view(first)
+        if pairs is None and isinstance(first, BoundBuiltin) and first.name == "items" \
+                and isinstance(first.receiver, Const) and isinstance(first.receiver.value, dict):
+            pairs = [(Const(k), Const(v)) for k, v in first.receiver.value.items()]
+        gen = e.generators[0] if len(e.generators) == 1 else None
+        if pairs is None or gen is None or len(e.elts) != 2 or not (isinstance(gen.target, ir.Seq) and len(
+                gen.target.elts) == 2) or not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
+            return None
+        saved, items = dict(self.env), []
+        try:
+            for key, value in pairs:
+                self.bind(gen.target, TupleVal((key, value)))
+                truths = [self.truth(self.ev(c))[0] for c in gen.ifs]
+                if None in truths:
+                    return None
+                if all(truths):
+                    k = self.force(self.ev(e.elts[0]))
+                    if not isinstance(k, Const):
+                        return None
+                    items.append((k.value, self.ev(e.elts[1])))
+        finally:
+            self.env = saved
+        if all(isinstance(self.force(v), Const) for _, v in items):
+            return Const({k: self.force(v).value for k, v in items})
+        return DictVal(tuple(items))
 
     def comp_items(self, e, it=None):
         """The items of a one-generator comprehension over a small constant table (`it` when
@@ -1432,10 +1465,16 @@ class Analyzer:
         positional = [p for p in params if p.kind == "positional"]
         for p, a in zip(positional, args, strict=False):
             bound[p.name] = a
-        names = {p.name for p in params}
+        names = {p.name for p in params if p.kind != "kwarg"}
         for k, v in kwargs:
             if k in names:
                 bound[k] = v
+        catch_all = next((p for p in params if p.kind == "kwarg"), None)
+        if catch_all is not None and all(k is not None for k, _ in kwargs):
+            # `**kwargs` holds the keywords no parameter takes (the call forwards no mapping)
+            extra = tuple((k, v) for k, v in kwargs if k not in names)
+            bound[catch_all.name] = Const({k: v.value for k, v in extra}) \
+                if all(isinstance(v, Const) for _, v in extra) else DictVal(extra)
         for p in params:
             if p.name not in bound and p.default is not None and p.kind in ("positional", "keyword"):
                 try:

@@ -37,6 +37,15 @@ class Base(Mixin):
     def num_labels(self):
         return 2
 
+    @property
+    def is_split(self):
+        """Whether per-layer values were applied."""
+        return hasattr(self, "_split_spec")
+
+    @property
+    def has_extra(self):
+        return hasattr(self, "extra")
+
     def update(self, d):
         for k, v in d.items():
             setattr(self, k, v)
@@ -94,6 +103,11 @@ def test_facts_decide_defaults_absence_and_stores():
     assert decide(facts, "extra", False)[0] == "open"
     assert decide(facts, "ratio", False)[0] == "open"  # not a literal default
     assert decide(facts, "num_labels", False)[0] == "open"  # a property
+    # a property that only tests for a name is that name's presence: `_split_spec` is stored
+    # only through `mutate(self, spec)`, which runs when config.json states per_layer
+    assert decide(facts, "is_split", False)[:2] == ("value", False)
+    assert decide(facts, "is_split", False, frozenset({"per_layer"}))[0] == "open"
+    assert decide(facts, "has_extra", False)[0] == "open"  # `extra` is stored by __post_init__
     assert decide(facts, "rope", False)[0] == "open"  # stored by a mixin method __post_init__ calls
     assert decide_stated(facts, "rope_scaling", {}, frozenset({"rope_scaling"}))[0] == "open"  # popped
     # `mutate(self, spec)` runs only when config.json states per_layer: then nothing is absent
@@ -121,6 +135,12 @@ def test_hfconfig_reads_through_the_facts():
     assert stated.method("get_text_config", (), ()) is None
     loader = HfConfig(overrides=(), source="config.json", classes=facts, loader={"quantization_config": "vLLM"})
     assert loader.has("quantization_config") is None
+    # stored by the loader only when config.json states it or the model has a file: open unless
+    # that file is known to be absent
+    gated = {"quantization_config": ("file", "hf_quant_config.json", "vLLM, when the file is there")}
+    assert HfConfig(overrides=(), source="config.json", classes=facts, loader=gated).has("quantization_config") is None
+    assert HfConfig(overrides=(), source="config.json", classes=facts, loader=gated,
+                    absent=frozenset({"hf_quant_config.json"})).has("quantization_config") is False
     plain = HfConfig(overrides=(), source="config.json", hint=" (no version)")
     assert plain.attribute("x") == Unknown("model-config-unknown: x is not stated in config.json; the config "
                                            "class may set it (no version)")

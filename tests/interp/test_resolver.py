@@ -57,6 +57,50 @@ TREE = {
             y = x
             return y * 2
 
+        def pair():
+            import os
+            return os.cpu_count(), LIMIT
+
+        def either(flag):
+            import os
+            if flag:
+                return os.cpu_count(), LIMIT
+            return os.getpid(), LIMIT
+
+        def unpacked_item():
+            count, limit = pair()
+            return limit
+
+        def indexed_item():
+            return pair()[1] + len(pair())
+
+        def item_of_either_return():
+            _, limit = either(os_flag())
+            return limit
+
+        def os_flag():
+            import os
+            return os.cpu_count() > 8
+
+        def takes_rest(first, **kwargs):
+            kwargs["added"] = first
+            return without_secret(kwargs)
+
+        def without_secret(options):
+            return {k: v for k, v in options.items() if k != "secret"}
+
+        def rest_kept():
+            return takes_rest(1, secret="s", kept=LIMIT)["kept"]
+
+        def rest_dropped():
+            return "secret" in takes_rest(1, secret="s", kept=LIMIT)
+
+        def rest_added():
+            return takes_rest(LIMIT, kept=2)["added"]
+
+        def rest_forwarded(options):
+            return takes_rest(1, **options)["kept"]
+
         class Base:
             K = "base"
 
@@ -116,6 +160,12 @@ def index(tmp_path_factory):
     ("through_a_relative_import", 9),         # from ..m import X in the module imported
     ("imported_in_the_function", "b"),        # an import inside the function
     ("local_aliases", 16),                    # x = X; y = x
+    ("unpacked_item", 8),                     # a, b = f() where f returns (unknown, X): b is X
+    ("indexed_item", 10),                     # f()[1] and len(f()) of such a tuple
+    ("item_of_either_return", 8),             # two returns, both (unknown, X): b is X either way
+    ("rest_kept", 8),                         # **kwargs holds the keywords no parameter takes
+    ("rest_dropped", False),                  # {k: v for k, v in d.items() if ...} over a known dict
+    ("rest_added", 8),                        # d[k] = v on it
     ("Child.kind", "base-kind"),              # super().method()
     ("Child.set_in_init", 5),                 # self.x assigned in __init__
     ("Child.class_attribute", "child"),       # Cls.ATTR
@@ -244,3 +294,126 @@ def test_only_constants_read_from_the_facts_alone_are_kept_for_every_review(tmp_
     index = module_index(tmp_path / "off", KEPT)
     analyzer(index, {}).resolver.global_name(index.module("vllm.t"), "TABLE", "")
     assert "constant_value" not in index.memo and "global_name" not in index.memo
+
+
+DATACLASSES = {
+    "vllm/config/utils.py": """
+        from pydantic.dataclasses import dataclass
+
+
+        def config(cls=None, *, config=None):
+            def decorator(cls):
+                return dataclass(cls, config=config)
+            if cls is None:
+                return decorator
+            return decorator(cls)
+
+
+        def register(cls):
+            REGISTRY.append(cls)
+            return cls
+
+
+        REGISTRY = []
+    """,
+    "vllm/kinds.py": """
+        import dataclasses
+        from dataclasses import is_dataclass
+
+        from some_library import Base, wrap
+        from vllm.config.utils import config, register
+
+
+        @config
+        class Made:
+            x: int = 1
+
+
+        @config(config={"extra": "forbid"})
+        class MadeWithArguments:
+            x: int = 1
+
+
+        class Inherits(Made):
+            pass
+
+
+        @dataclasses.dataclass
+        class Plain:
+            x: int = 1
+
+
+        @register
+        class Registered:
+            pass
+
+
+        class Nothing:
+            pass
+
+
+        @wrap
+        class Wrapped:
+            pass
+
+
+        class Outside(Base):
+            pass
+
+
+        def made():
+            return is_dataclass(Made())
+
+
+        def with_arguments():
+            return is_dataclass(MadeWithArguments())
+
+
+        def inherits():
+            return is_dataclass(Inherits())
+
+
+        def plain():
+            return is_dataclass(Plain())
+
+
+        def registered():
+            return is_dataclass(Registered())
+
+
+        def nothing():
+            return is_dataclass(Nothing())
+
+
+        def constant():
+            return is_dataclass(3)
+
+
+        def wrapped():
+            return is_dataclass(Wrapped())
+
+
+        def outside():
+            return is_dataclass(Outside())
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def kinds(tmp_path_factory):
+    return module_index(tmp_path_factory.mktemp("kinds"), DATACLASSES)
+
+
+@pytest.mark.parametrize(("function", "expected"), [
+    ("made", True), ("with_arguments", True), ("inherits", True), ("plain", True),  # made by a dataclass maker
+    ("registered", False), ("nothing", False), ("constant", False),  # nothing on the way makes one
+    ("wrapped", None), ("outside", None),  # a decorator or a base outside the tree: not known
+])
+def test_is_dataclass_follows_the_decorators_that_make_one(kinds, function, expected):
+    outcome = evaluate_function(kinds, f"vllm.kinds.{function}", {})
+    assert (outcome.value if outcome.decided else None) == expected
+
+
+def test_a_forwarded_mapping_leaves_kwargs_open(index):
+    # `f(1, **options)` with options not known: what **kwargs holds is not known either
+    assert not evaluate_function(index, "vllm.a.rest_forwarded", {}).decided

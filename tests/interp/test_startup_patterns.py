@@ -280,3 +280,28 @@ def test_nothing_is_followed_store_by_store_once_the_engine_arguments_leave_the_
     built = analyzer(index, config_bindings(index, {})).prepare()
     opened = {open_site(r)[:2] for r in built.open_raises}
     assert (SHARD, marked(FILLS, SHARD, "local-over-total")) in opened
+
+
+# -- helper objects built in a hook -------------------------------------------------------------
+HELPERS, LAYOUT = "startup_helper_objects", "vllm/config/layout.py"
+
+
+def _helpers(settings: dict, label: str):
+    return raises(HELPERS, settings).get((LAYOUT, marked(HELPERS, LAYOUT, label)))
+
+
+@pytest.mark.parametrize("kind", ["plain", "wide"])
+def test_an_object_whose_init_stores_its_arguments_holds_them(kind):
+    # the class comes from a module table (a call through an import), its __init__ stores the
+    # heads and shards it was built with, and a rebuild under an undecided condition is the
+    # same class built alike: the check on what convert() returns is decided both ways
+    assert _helpers({"kind": kind, "heads": 8, "shards": 2}, "divides") is None
+    assert _helpers({"kind": kind, "heads": 7, "shards": 4}, "divides") == "certain"
+    assert _helpers({"kind": "plain", "heads": 6, "shards": 4}, "divides") == "certain"
+    assert _helpers({"kind": "wide", "heads": 6, "shards": 4}, "divides") is None  # WideConvertor doubles them
+
+
+def test_a_store_after_an_early_return_or_one_another_method_repeats_stays_open():
+    # (8 heads over 2 shards: the summary's check passes, and the walk goes on to these)
+    assert _helpers({"heads": 8, "shards": 2}, "early") == "open"
+    assert _helpers({"heads": 8, "shards": 2}, "resetting") == "open"

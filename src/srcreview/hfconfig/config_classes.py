@@ -89,6 +89,8 @@ class ConfigClass(Record):
                                                                     "config.json stated them)")
     members: dict[str, str] = Field(default_factory=dict,
                                     description="properties, methods and class attributes: where each is")
+    presence: dict[str, str] = Field(default_factory=dict, description="properties that only test whether the "
+                                     "instance has a name (`return hasattr(self, 'N')`): property -> N")
     attribute_map: dict[str, str] = Field(default_factory=dict)
     hooks: tuple[Site, ...] = Field(default=(), description="__getattr__ / __getattribute__ definitions that "
                                     "may answer or refuse any name")
@@ -134,6 +136,11 @@ def decide(facts: ConfigClass, name: str, stated: bool, keys: frozenset = frozen
         if facts.dynamic:
             return "open", None, f"{label}: {facts.dynamic[0].where} may store any name"
         return "value", None, f"config.json's value ({label} keeps it)"
+    if name in facts.presence and name not in keys:
+        tested = facts.presence[name]
+        outcome, _, why = decide(facts, tested, tested in keys, keys)
+        if outcome != "open":
+            return "value", outcome == "value", f"{name} ({facts.members[name]}) tests for {tested}: {why}"
     if name in facts.members:
         return "open", None, f"{label}: {name} is {facts.members[name]}"
     if facts.dynamic:
@@ -381,6 +388,7 @@ def _facts(base: ConfigClass, mro: list[_Class], classes: _Classes) -> ConfigCla
     fields: dict[str, str] = {}
     defaults: dict[str, Any] = {}
     members: dict[str, str] = {}
+    presence: dict[str, str] = {}
     attribute_map: dict[str, str] = {}
     for cls in reversed(mro):  # a subclass's declaration wins
         for stmt in cls.node.body:
@@ -413,6 +421,11 @@ def _facts(base: ConfigClass, mro: list[_Class], classes: _Classes) -> ConfigCla
                                                            ("setter", "getter", "deleter"))
                            for d in stmt.decorator_list)
                 members[stmt.name] = f"a {'property' if prop else 'method'} of {cls.where(stmt)}"
+                presence.pop(stmt.name, None)
+                tested = _presence_test(stmt) if [_base_name(d) for d in stmt.decorator_list] == ["property"] \
+                    else None
+                if tested is not None:
+                    presence[stmt.name] = tested
                 fields.pop(stmt.name, None)
                 defaults.pop(stmt.name, None)
     if attribute_map is None:
@@ -423,9 +436,23 @@ def _facts(base: ConfigClass, mro: list[_Class], classes: _Classes) -> ConfigCla
     return base.model_copy(update={
         "mro": tuple(f"{c.name} ({c.path})" for c in mro), "defaults": defaults, "fields": fields,
         "stores": stores, "dynamic": dynamic, "popped": popped, "added": added, "members": members,
+        "presence": presence,
         "attribute_map": attribute_map or {}, "hooks": hooks, "text_config_names": names,
         "text_config_from": names_from,
         "unknown": None if attribute_map is not None else "attribute_map is not a literal"})
+
+
+def _presence_test(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """N when the function's whole body (its docstring aside) is `return hasattr(self, "N")`."""
+    body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) \
+        and isinstance(fn.body[0].value, ast.Constant) else fn.body
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or not isinstance(body[0].value, ast.Call):
+        return None
+    call = body[0].value
+    if _base_name(call.func) == "hasattr" and len(call.args) == 2 and not call.keywords and _is_self(call.args[0]) \
+            and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
+        return call.args[1].value
+    return None
 
 
 def _literal(node: ast.expr | None) -> Any:

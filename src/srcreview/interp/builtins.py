@@ -26,6 +26,7 @@ from srcreview.interp.values import (
     Obj,
     OneOf,
     Partial,
+    TupleVal,
     Union,
     Unknown,
     equal,
@@ -95,6 +96,8 @@ def truth(value, force):
         if value.path is not None:
             return None, f"{'.'.join(value.path)} is not set by the recipe"
         return None, f"{value.origin or 'value'} is only known at run time"
+    if isinstance(value, TupleVal):
+        return bool(value.items), ""
     if isinstance(value, ListVal):
         if value.min_len > 0:
             return True, ""
@@ -288,6 +291,8 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
         # its items, in order (iterated, measured and indexed as the range is); a long one is not spelled out
         return Const(tuple(numbers)) if len(numbers) <= MAX_RANGE else Unknown(text)
     if name in _PURE_BUILTINS:
+        if len(values) == 1 and isinstance(values[0], TupleVal) and name in ("bool", "len"):
+            return Const(len(values[0].items) if name == "len" else bool(values[0].items))
         if len(values) == 1 and isinstance(values[0], ListVal) and name in ("bool", "len"):
             lv = values[0]
             if name == "bool":

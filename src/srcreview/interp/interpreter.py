@@ -57,6 +57,7 @@ from srcreview.interp.values import (
     Partial,
     Ref,
     Super,
+    TupleVal,
     Union,
     Unknown,
     element_of,
@@ -106,6 +107,21 @@ def _decided(value) -> bool:
     if isinstance(value, Union):
         return all(_decided(o) for o in value.options)
     return isinstance(value, (Const, EnumMember))
+
+
+def _tuple_items(value) -> tuple:
+    """The items of a TupleVal or of a constant tuple, as values."""
+    return value.items if isinstance(value, TupleVal) else tuple(Const(v) for v in value.value)
+
+
+def _same_built(before, after) -> bool:
+    """Two objects built by calls to one class (`Cls(...)`, each with what it was built with):
+    a conditional store of one over the other leaves the field one of both."""
+    return isinstance(before, Derived) and isinstance(after, Derived) and before.origin.endswith("(...)") \
+        and after.origin == before.origin and isinstance(before.cls, str) and before.cls == after.cls \
+        and before.path is None and after.path is None
+
+
 _OBJ_FIELDS = dataclass_fields(Obj)
 # builtins that run code given as text: a call that may reach any function
 RUNS_CODE = frozenset({"eval", "exec"})
@@ -592,6 +608,7 @@ class Frame:
             self.env[target.id] = value
         elif isinstance(target, ir.Seq) and target.kind in ("tuple", "list"):
             elts = target.elts
+            value = self.force(value) if isinstance(value, LazyCall) else value  # unpacked: its items are needed
             for i, elt in enumerate(elts):
                 self.bind(elt, item_of(value, i, len(elts)))
         elif isinstance(target, ir.Attr):
@@ -797,6 +814,8 @@ class Frame:
         if e.kind == "list":
             return ListVal(sum(1 for x in e.elts if not isinstance(x, ir.Starred)),
                            any(isinstance(x, ir.Starred) for x in e.elts))
+        if e.kind == "tuple" and not any(isinstance(x, ir.Starred) for x in e.elts):
+            return TupleVal(tuple(values))
         return Unknown(ir.text(e))
 
     def ev_dict(self, e):
@@ -836,6 +855,10 @@ class Frame:
         if first is not None and _empty(first, self.dict_view(first)) and e.kind in EMPTY_COMPREHENSIONS:
             self.iteration(first, e.generators[0].iter)
             return Const(EMPTY_COMPREHENSIONS[e.kind]())  # over an empty container: nothing is computed
+        if e.kind == "dict":
+            built = self.dict_comp(e, first)
+            if built is not None:
+                return built
         if e.kind in ("list", "set"):
             options = first.options if isinstance(first, Union) else (None,)
             found = [self.comp_items(e, option) for option in options]  # a union: each of its lists
@@ -855,6 +878,35 @@ class Frame:
             self.ev(elt)
         self.env = saved
         return Unknown("comprehension")
+
+    def dict_comp(self, e, first):
+        """`{k: v for k, v in d.items() if ...}` over a dict whose keys are known (a constant or
+        a DictVal), each filter decided per item: the dict it builds; None otherwise."""
+        pairs = self.dict_view(first)
+        if pairs is None and isinstance(first, BoundBuiltin) and first.name == "items" \
+                and isinstance(first.receiver, Const) and isinstance(first.receiver.value, dict):
+            pairs = [(Const(k), Const(v)) for k, v in first.receiver.value.items()]
+        gen = e.generators[0] if len(e.generators) == 1 else None
+        if pairs is None or gen is None or len(e.elts) != 2 or not (isinstance(gen.target, ir.Seq) and len(
+                gen.target.elts) == 2) or not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
+            return None
+        saved, items = dict(self.env), []
+        try:
+            for key, value in pairs:
+                self.bind(gen.target, TupleVal((key, value)))
+                truths = [self.truth(self.ev(c))[0] for c in gen.ifs]
+                if None in truths:
+                    return None
+                if all(truths):
+                    k = self.force(self.ev(e.elts[0]))
+                    if not isinstance(k, Const):
+                        return None
+                    items.append((k.value, self.ev(e.elts[1])))
+        finally:
+            self.env = saved
+        if all(isinstance(self.force(v), Const) for _, v in items):
+            return Const({k: self.force(v).value for k, v in items})
+        return DictVal(tuple(items))
 
     def comp_items(self, e, it=None):
         """The items of a one-generator comprehension over a small constant table (`it` when
@@ -915,8 +967,12 @@ class Frame:
     def attr(self, receiver, name: str, e, record: bool, kind: str | None = None):
         if isinstance(receiver, LazyCall) and isinstance(receiver.target, Ref):
             # the result of a call through an import: typed only if a condition needs its value,
-            # so that reading one attribute does not parse the callee's module
-            receiver = Obj(cls=("returns", receiver.target.dotted), origin=f"result of {receiver.text}")
+            # so that reading one attribute does not parse the callee's module; a class called is
+            # its instance (building one walks nothing, and its methods are then followed)
+            target = self.an.force(receiver.target) if self.an.effects else None
+            receiver = self.an.instantiate(target.qualname, receiver.args, receiver.kwargs) \
+                if isinstance(target, ClassRef) else \
+                Obj(cls=("returns", receiver.target.dotted), origin=f"result of {receiver.text}")
         elif isinstance(receiver, (LazyCall, Ref)):
             receiver = self.force(receiver)
         if isinstance(receiver, Union):
@@ -1218,6 +1274,9 @@ class Frame:
                 and isinstance(keys[0], Const) and keys[0].value not in value.value:
             return self.an.dict_item(DictVal(tuple((k, Const(v)) for k, v in value.value.items())), keys[0].value,
                                      ir.text(e))
+        if isinstance(value, TupleVal) and len(keys) == 1 and isinstance(keys[0], Const) \
+                and type(keys[0].value) is int and -len(value.items) <= keys[0].value < len(value.items):
+            return value.items[keys[0].value]
         if isinstance(value, Const) and len(keys) == 1 and isinstance(keys[0], Const):
             try:
                 return Const(value.value[keys[0].value])
@@ -1406,10 +1465,16 @@ class Analyzer:
         positional = [p for p in params if p.kind == "positional"]
         for p, a in zip(positional, args, strict=False):
             bound[p.name] = a
-        names = {p.name for p in params}
+        names = {p.name for p in params if p.kind != "kwarg"}
         for k, v in kwargs:
             if k in names:
                 bound[k] = v
+        catch_all = next((p for p in params if p.kind == "kwarg"), None)
+        if catch_all is not None and all(k is not None for k, _ in kwargs):
+            # `**kwargs` holds the keywords no parameter takes (the call forwards no mapping)
+            extra = tuple((k, v) for k, v in kwargs if k not in names)
+            bound[catch_all.name] = Const({k: v.value for k, v in extra}) \
+                if all(isinstance(v, Const) for _, v in extra) else DictVal(extra)
         for p in params:
             if p.name not in bound and p.default is not None and p.kind in ("positional", "keyword"):
                 try:
@@ -1469,9 +1534,9 @@ class Analyzer:
         conditional = self.path_conditions() or any(f.loops for f in self.stack)
         if conditional:
             # the field holds what it held, or the stored value: one of both when each is decided
-            before = self.force(self.resolver.at_path(tuple(path))) if not isinstance(value, LazyCall) else None
-            after = self.force(value) if before is not None else None
-            if _decided(before) and _decided(after):
+            before = self.force(self.resolver.at_path(tuple(path)))
+            after = self.force(value)
+            if (_decided(before) and _decided(after)) or _same_built(before, after):
                 self.runtime.heap[tuple(path)] = union([before, after])
                 return
             where = self.stack[-1].symbol.local if self.stack and self.stack[-1].symbol else "construction"
@@ -1625,6 +1690,11 @@ class Analyzer:
             # (`return max_model_len` / `return int(max_model_len)`): that value, from that field
             origins = {o.origin for o in merged.options if o.origin is not None}
             return Const(merged.options[0].value, origin=origins.pop() if len(origins) == 1 else None)
+        if isinstance(merged, Union) and all(isinstance(o, TupleVal) or isinstance(o, Const) and isinstance(
+                o.value, tuple) for o in merged.options) and len({len(_tuple_items(o)) for o in merged.options}) == 1:
+            # a tuple on every path: item by item, one of the values it has on some path
+            columns = zip(*(_tuple_items(o) for o in merged.options), strict=True)
+            return TupleVal(tuple(union(list(column)) for column in columns))
         if isinstance(merged, Union) and not all(isinstance(o, HfConfig) for o in merged.options):
             reasons = [c.reason for r in frame.returns for c in r.conditions if c.reason]
             return Unknown(f"{fn.name}() depends on " + (reasons[0] if reasons else "its branches"))
@@ -1710,6 +1780,10 @@ class Analyzer:
                 func = self.force(args[0])
                 if isinstance(func, FuncRef):
                     return Partial(func, args[1:], kwargs)
+            if callee.name == "dataclasses.is_dataclass" and len(args) == 1 and not kwargs:
+                made = self.resolver.is_dataclass(self.force(args[0]))
+                if made is not None:
+                    return Const(made)
             if callee.name in ("os.getenv", "os.environ.get") and args and isinstance(self.force(args[0]), Const):
                 default = args[1] if len(args) > 1 else NONE
                 return self.env_value(self.force(args[0]).value, default)
@@ -1840,9 +1914,17 @@ class Analyzer:
         if capability is not None:
             return capability
         short = qualname.rsplit(".", 1)[-1]
-        return Derived(cls=qualname, nonnull=True,
-                       path=self.runtime.config_path_for(qualname) if short == self.domain.root_config else None,
-                       origin=f"{short}(...)", overrides=tuple(kwargs), opaque=bool(args) or forwards)
+        path = self.runtime.config_path_for(qualname) if short == self.domain.root_config else None
+        info = self.index._class_info_abs(qualname) if path is None and not forwards else None
+        stores = self.resolver.init_stores(info) if info is not None else None
+        if stores is not None and info is not None:  # a plain class: its `__init__` says what the arguments become
+            _, bound = self.bind_arguments(self.index.function_at(info.methods["__init__"]).facts,
+                                           Obj(cls=qualname, nonnull=True), args, kwargs)
+            held = tuple((attr, bound[param]) for attr, param in stores if param in bound)
+            return Derived(cls=qualname, nonnull=True, origin=f"{short}(...)", overrides=held,
+                           initialized=tuple(attr for attr, _ in held))
+        return Derived(cls=qualname, nonnull=True, path=path, origin=f"{short}(...)", overrides=tuple(kwargs),
+                       opaque=bool(args) or forwards)
 
     def evaluate_call(self, lazy: LazyCall):
         target = lazy.target

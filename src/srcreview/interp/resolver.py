@@ -289,7 +289,7 @@ class Resolver:
                 return Unknown(moved)
             if known is not None:
                 cls = self.canonical(obj.cls) if isinstance(obj.cls, str) and obj.origin.endswith("(...)") else None
-                if cls and self.runtime.self_set(cls, name):
+                if cls and name not in obj.initialized and self.runtime.self_set(cls, name):
                     # built with it, but the class's own hooks (not walked) may rewrite it
                     return Unknown(f"{cls.rsplit('.', 1)[-1]}.{name} may be rewritten by its own hooks")
                 home = self.runtime.config_path_for(cls) if cls else None
@@ -297,7 +297,7 @@ class Resolver:
                     return self.runtime.heap[home + (name,)]  # its post-init hooks (walked) set it
                 if home is not None and home + (name,) in self.runtime.preserved:
                     return known  # its hooks hand that field back unchanged (Runtime.preserved)
-                if cls and name in self.domain.self_written(self.index, cls):
+                if cls and name not in obj.initialized and name in self.domain.self_written(self.index, cls):
                     # its own methods assign it, and the walk of its hooks did not say what to
                     return Unknown(f"{cls.rsplit('.', 1)[-1]}.{name} may be rewritten by its own hooks")
                 return known
@@ -497,7 +497,9 @@ class Resolver:
             return  # noted when called (HfConfig.method)
         kind, value, _ = config._decision(name)
         if kind == "value":
-            self.runtime.class_reads.add((config.ref, f"{config.prefix}{name} = {value!r} (default)"))
+            tested = config.classes.presence.get(name)
+            how = f"a property: whether it has {tested}" if tested else "default"
+            self.runtime.class_reads.add((config.ref, f"{config.prefix}{name} = {value!r} ({how})"))
         elif kind == "absent":
             self.runtime.class_reads.add((config.ref, f"{config.prefix}{name}: absent"))
 
@@ -542,6 +544,131 @@ class Resolver:
             if symbol is not None and symbol.local == owner_local:
                 return symbol.module
         return info.symbol.module
+
+    def is_dataclass(self, value) -> bool | None:
+        """`dataclasses.is_dataclass(value)` for an instance of an in-tree class: True when a
+        class of its MRO is decorated by a dataclass maker (`dataclasses.dataclass`, pydantic's,
+        or an in-tree function every return of which is one: vLLM's `@config`), False when no
+        class of it is and it has no base outside the tree (but `object`, `ABC`, ...), None
+        otherwise (a decorator or base the analysis cannot read)."""
+        if isinstance(value, Const) and (value.value is None or isinstance(value.value, (
+                bool, int, float, str, bytes, tuple, list, dict, frozenset, EnumMember))):
+            return False  # a constant of a builtin type, or an enum member
+        if not (isinstance(value, Obj) and isinstance(value.cls, str)):
+            return None
+        info = self.index._class_info_abs(self.canonical(value.cls) or value.cls)
+        if info is None:
+            return None
+        plain = True
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            if symbol is None:
+                plain = plain and qual.rsplit(".", 1)[-1] in _PLAIN_BASES
+                continue
+            module = self.index.module(symbol.module)
+            for text in module.classes[symbol.local].decorators:
+                made = self._maker(module, text.split("(", 1)[0].strip(), set())
+                if made:
+                    return True
+                if made is None:
+                    plain = False
+        return False if plain else None
+
+    def _maker(self, module, dotted: str, seen: set) -> bool | None:
+        """Whether the decorator named `dotted` in `module` makes dataclasses (None: unknown)."""
+        head, _, rest = dotted.partition(".")
+        value = self.global_name(module, head, "")
+        if rest and isinstance(value, External):
+            value = External(f"{value.name}.{rest}")
+        elif rest:
+            return None
+        if isinstance(value, Ref):
+            value = self.interp.force(value)
+        if isinstance(value, External):
+            return value.name in DATACLASS_MAKERS or None
+        if isinstance(value, FuncRef) and value.qualname not in seen:
+            seen.add(value.qualname)
+            symbol = self.index.resolve(value.qualname)
+            return self._makes(self.index.module(symbol.module), self.index.function_at(symbol).facts, seen) \
+                if symbol is not None else None
+        return False if isinstance(value, Builtin) else None
+
+    def _makes(self, module, fn, seen: set) -> bool | None:
+        """Whether `fn`, applied to a class, returns a dataclass: True when every return is a
+        dataclass maker, a nested function that is one, or a call of one (what `@config` and
+        `@config(...)` return); False when every return hands back the class it was given and
+        nothing is handed the class but a container's `append`/`add` (a registrar); None else."""
+        returns = [s for s in ir.iter_statements(fn.body) if isinstance(s, ir.Return)]
+        if not returns:
+            return None
+        param = fn.params[0].name if fn.params else None
+        nested = f"{fn.qualname}.<locals>."
+        kinds = set()
+        for ret in returns:
+            if isinstance(ret.value, ir.Name) and ret.value.id == param:
+                handed = [c for c in ir.iter_calls(fn.body) if any(
+                    isinstance(a, ir.Name) and a.id == param for a in c.args)]
+                if any(not (isinstance(c.func, ir.Attr) and c.func.attr in ("append", "add")) for c in handed):
+                    return None
+                kinds.add(False)
+                continue
+            target = ret.value.func if isinstance(ret.value, ir.Call) else ret.value
+            if not isinstance(target, ir.Name):
+                return None
+            inner = module.functions.get(nested + target.id)
+            if inner is not None:
+                made = None if inner.qualname in seen else self._makes(module, inner, seen | {inner.qualname})
+            else:
+                made = self._maker(module, target.id, seen) if isinstance(ret.value, ir.Call) else None
+            if made is None:
+                return None
+            kinds.add(made)
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def init_stores(self, info) -> tuple[tuple[str, str], ...] | None:
+        """((attribute, parameter), ...) that a plain class's `__init__` stores unchanged on
+        every path (`self.a = a` in its top-level statements, before any that may return, the
+        parameter not rebound before) where nothing else in the class assigns `a`: what an
+        instance built with those arguments holds. None when the class has no `__init__` of its
+        own in the tree (a dataclass or config class: its keywords are its fields) or inherits
+        from a class outside it (whose `__init__` or `__setattr__` may differ)."""
+        key = ("init_stores", info.qualname)
+        memo = self.index.memo.setdefault("init_stores", {}) if reuse_enabled() else {}
+        if key in memo:
+            return memo[key]
+        memo[key] = found = self._init_stores(info)
+        return found
+
+    def _init_stores(self, info):
+        init = info.methods.get("__init__")
+        if init is None or "__setattr__" in info.methods or "__new__" in info.methods:
+            return None
+        if any(self.index._class_symbol(q) is None and q.rsplit(".", 1)[-1] not in _PLAIN_BASES
+               for q in info.linearization[1:]):
+            return None
+        fn = self.index.module(init.module).functions[init.local]
+        params = {p.name for p in fn.params[1:] if p.kind in ("positional", "keyword")}
+        assigned: dict[str, int] = {}
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            if symbol is not None:
+                for a in self.index.module(symbol.module).classes[symbol.local].instance_attrs:
+                    assigned[a.attr] = assigned.get(a.attr, 0) + 1
+        me = fn.params[0].name if fn.params else "self"
+        rebound: set[str] = set()
+        stores = []
+        for stmt in fn.body:
+            if isinstance(stmt, ir.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ir.Attr) \
+                    and isinstance(stmt.targets[0].value, ir.Name) and stmt.targets[0].value.id == me \
+                    and isinstance(stmt.value, ir.Name) and stmt.value.id in params \
+                    and stmt.value.id not in rebound and assigned.get(stmt.targets[0].attr) == 1 \
+                    and stmt.targets[0].attr not in info.methods:
+                stores.append((stmt.targets[0].attr, stmt.value.id))
+                continue
+            if any(isinstance(s, ir.Return) for s in ir.iter_statements((stmt,))):
+                break
+            rebound |= _bound_names(stmt)
+        return tuple(stores)
 
     def instance_attr(self, info, name: str):
         """The type of `self.name`, from its annotation or the values assigned to it in the MRO.
@@ -939,3 +1066,21 @@ def _shrunk_in_place(name: str) -> str:
 
 def _taken_out(name: str) -> str:
     return rf"\bdel\s+{re.escape(name)}\s*\[|\bglobal\s[^\n]*\b{re.escape(name)}\b"
+
+
+_PLAIN_BASES = ("object", "ABC", "Generic", "Protocol")  # out-of-tree bases that store nothing on an instance
+DATACLASS_MAKERS = frozenset({"dataclasses.dataclass", "pydantic.dataclasses.dataclass"})
+
+
+def _bound_names(stmt) -> set[str]:
+    """The local names a statement may bind (assignments, loop and `with` targets, walrus)."""
+    out: set[str] = set()
+    for s in ir.iter_statements((stmt,)):
+        targets = s.targets if isinstance(s, ir.Assign) else (s.target,) if isinstance(s, (ir.AugAssign, ir.For)) \
+            else tuple(i.target for i in s.items if i.target is not None) if isinstance(s, ir.With) else ()
+        for t in targets:
+            out.update(e.id for e in ir.iter_exprs(t) if isinstance(e, ir.Name))
+        if isinstance(s, ir.Def):
+            out.add(s.qualname.rsplit(".", 1)[-1])
+    out.update(e.target.id for e in ir.iter_exprs(stmt) if isinstance(e, ir.Walrus) and isinstance(e.target, ir.Name))
+    return out

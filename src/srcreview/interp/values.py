@@ -73,6 +73,7 @@ class Derived(Obj):
     overrides: tuple = ()  # ((name, value), ...)
     reinit: str = ""
     opaque: bool = False  # built with arguments the analysis does not see: unlisted fields are not their defaults
+    initialized: tuple[str, ...] = ()  # overrides the class's `__init__` stored from the arguments (init_stores)
 
     def with_field(self, name: str, value) -> Derived:
         return replace_dc(self, overrides=tuple((k, v) for k, v in self.overrides if k != name) + ((name, value),))
@@ -99,6 +100,7 @@ class HfConfig(Derived):
     hint: str = field(default="", compare=False, hash=False)
     # names the vLLM code that builds the config may store on it, beyond config.json: name -> why
     loader: Any = field(default=None, compare=False, hash=False)
+    absent: frozenset = field(default=frozenset(), compare=False, hash=False)  # model files known not there
 
     def _decision(self, name: str):
         from srcreview.hfconfig.config_classes import decide, decide_stated
@@ -115,7 +117,10 @@ class HfConfig(Derived):
             why = self.loader[name]
             if not isinstance(why, tuple):
                 return "open", None, why
-            if self.has(why[0]) is not False:  # copied from another name only when that one exists
+            if why[0] == "file":  # stored only when config.json states it (it does not) or the file is there
+                if why[1] not in self.absent:
+                    return "open", None, why[2]
+            elif self.has(why[0]) is not False:  # copied from another name only when that one exists
                 return "open", None, why[1]
         return decide(self.classes, name, False, keys)
 
@@ -254,6 +259,14 @@ class ListVal:
 
 
 @dataclass(frozen=True)
+class TupleVal:
+    """A tuple some of whose items are not constants (`return model, tokenizer, config`): its
+    items, each as abstract as the walk has it, so that unpacking or indexing it keeps them."""
+
+    items: tuple
+
+
+@dataclass(frozen=True)
 class LazyCall:
     """The result of a call, computed only if a condition needs it."""
 
@@ -364,6 +377,12 @@ def item_of(value, i: int, n: int):
     """Item `i` of a value unpacked into `n` targets (a column of a table of tuples)."""
     if isinstance(value, Const) and isinstance(value.value, (tuple, list)) and len(value.value) == n:
         return Const(value.value[i])
+    if isinstance(value, TupleVal) and len(value.items) == n:
+        return value.items[i]
+    if isinstance(value, Union) and all(isinstance(o, TupleVal) and len(o.items) == n or isinstance(o, Const)
+                                        and isinstance(o.value, tuple) and len(o.value) == n
+                                        for o in value.options):
+        return union([item_of(o, i, n) for o in value.options])  # one tuple per path: item i of one of them
     if isinstance(value, OneOf):
         column = []
         for item in value.values:

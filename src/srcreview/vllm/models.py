@@ -31,7 +31,7 @@ from srcreview.interp.values import (
     Partial,
     Unknown,
 )
-from srcreview.vllm.anchors import CONFIG_LOADER, CONFIG_REGISTRY, HF_CONFIG, MODEL_CONFIG  # noqa: F401
+from srcreview.vllm.anchors import CONFIG_LOADER, CONFIG_REGISTRY, FILE_TEST, HF_CONFIG, MODEL_CONFIG  # noqa: F401
 
 MODELS_KEY = "@models"  # the binding holding ModelConfigs (no dot: never a config path)
 
@@ -46,6 +46,7 @@ class ModelEntry:
     source: str
     unknown: str | None = None
     config_class: str = ""  # ConfigClass as JSON (srcreview.hfconfig.config_classes), when the version is given
+    absent: tuple[str, ...] = ()  # optional model files (srcreview.hfconfig.files) known not to be there
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,19 @@ def model_configs(facts_by_ref) -> ModelConfigs:
                                   unknown=facts.unknown_reason,
                                   config_class=json.dumps(classes.to_json() if hasattr(classes, "to_json") else
                                                           classes.model_dump(mode="json"), sort_keys=True)
-                                  if classes is not None else ""))
+                                  if classes is not None else "", absent=_absent_files(facts)))
     return ModelConfigs(tuple(entries))
+
+
+def _absent_files(facts) -> tuple[str, ...]:
+    """The optional files srcreview.hfconfig looked for and did not find (none when config.json
+    itself was not obtained, or where the lookup could not say)."""
+    from srcreview.hfconfig.files import OPTIONAL_FILES
+
+    if not facts.known:
+        return ()
+    present = {f.path for f in facts.files}
+    return tuple(name for name in OPTIONAL_FILES if name not in present and name not in facts.unresolved)
 
 
 def model_bindings(recipe) -> dict:
@@ -145,7 +157,7 @@ def _with_class(resolver, base: HfConfig, entry: ModelEntry) -> HfConfig:
     elif classes.model_type in own:
         classes = classes.model_copy(update={"unknown": f"vLLM builds its own config class for model_type "
                                                         f"{classes.model_type!r} ({CONFIG_LOADER}: {CONFIG_REGISTRY})"})
-    return replace(base, classes=classes, loader=loader)
+    return replace(base, classes=classes, loader=loader, absent=frozenset(entry.absent))
 
 
 _LOADER: dict = {}
@@ -174,6 +186,7 @@ def _loader_facts(index) -> tuple[frozenset | None, dict]:
               for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
               if isinstance(t, ast.Name) and isinstance(stmt.value, ast.Dict)}
     gated: set[int] = set()  # tables read only by a loop that stores a value under `hasattr(x, key)`
+    parents = {id(child): node for node in ast.walk(module) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(module):
         pairs = _gated_table(node, tables)
         if pairs is not None:
@@ -205,9 +218,72 @@ def _loader_facts(index) -> tuple[frozenset | None, dict]:
                 names.setdefault(lit.value, f"vLLM's config loader ({CONFIG_LOADER}:{lit.lineno}) names it in a "
                                             "table or store and may set it")
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            names[node.attr] = f"vLLM's config loader stores it ({CONFIG_LOADER}:{node.lineno})"
+            why = f"vLLM's config loader stores it ({CONFIG_LOADER}:{node.lineno})"
+            gate = _file_gate(node, parents)
+            known = names.get(node.attr)
+            if gate is not None and (known is None or isinstance(known, tuple) and known[0] == "file"):
+                names[node.attr] = ("file", gate, f"{why} when config.json states it or the model has {gate}")
+            else:
+                names[node.attr] = why
     _LOADER[key] = (frozenset(own), names)
     return _LOADER[key]
+
+
+def _file_gate(store, parents) -> str | None:
+    """F when the store `x.A = V` runs only under `if V is not None:` and every assignment of V
+    in its function is `V = d.get("A"[, None])` (config.json's own key A) or one under
+    `if V is None and file_or_path_exists(model, "F", ...):`: the loader stores A only when
+    config.json states it or the model has the file F."""
+    import ast
+
+    assign, test = parents.get(id(store)), None
+    block = parents.get(id(assign)) if isinstance(assign, ast.Assign) and len(assign.targets) == 1 else None
+    if not (isinstance(block, ast.If) and assign in block.body and isinstance(assign.value, ast.Name)):
+        return None
+    var, test = assign.value.id, block.test
+    if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == var
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot)
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None):
+        return None
+    fn = block
+    while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        fn = parents.get(id(fn))
+    if fn is None:
+        return None
+    files = set()
+    for node in ast.walk(fn):
+        if not (isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(
+                isinstance(t, ast.Name) and t.id == var for t in (node.targets if isinstance(node, ast.Assign)
+                                                                 else [node.target]))):
+            continue
+        value = node.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get" \
+                and value.args and isinstance(value.args[0], ast.Constant) and value.args[0].value == store.attr \
+                and (len(value.args) == 1 or isinstance(value.args[1], ast.Constant) and value.args[1].value is None):
+            continue
+        guard = parents.get(id(node))
+        tested = _file_tested(guard.test, var) if isinstance(guard, ast.If) and node in guard.body else None
+        if tested is None:
+            return None
+        files.add(tested)
+    return files.pop() if len(files) == 1 else None
+
+
+def _file_tested(test, var: str) -> str | None:
+    """F of `V is None and file_or_path_exists(model, "F", ...)`."""
+    import ast
+
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and len(test.values) == 2):
+        return None
+    first, call = test.values
+    if not (isinstance(first, ast.Compare) and isinstance(first.left, ast.Name) and first.left.id == var
+            and isinstance(first.ops[0], ast.Is) and isinstance(first.comparators[0], ast.Constant)
+            and first.comparators[0].value is None):
+        return None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == FILE_TEST \
+            and len(call.args) >= 2 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
+        return call.args[1].value
+    return None
 
 
 def _gated_table(node, tables) -> list[tuple[str, str]] | None:

@@ -1,0 +1,47 @@
+"""What vLLM's config loader may store on the model's config beyond config.json
+(srcreview.vllm.models), read from a loader written here: a store made only when config.json
+states the name or the model has a file is gated on that file; any other store keeps the name
+open."""
+
+from __future__ import annotations
+
+from recipe_support import module_index
+
+from srcreview.vllm.models import _loader_facts
+
+LOADER = '''
+    _CONFIG_REGISTRY = {}
+
+
+    def file_or_path_exists(model, name, revision):
+        return False
+
+
+    def get_hf_file_to_dict(name, model, revision):
+        return {}
+
+
+    def get_config(model, revision, config, config_dict):
+        quantization_config = config_dict.get("quantization_config", None)
+        if quantization_config is None and file_or_path_exists(model, "hf_quant_config.json", revision):
+            quantization_config = get_hf_file_to_dict("hf_quant_config.json", model, revision)
+        if quantization_config is not None:
+            config.quantization_config = quantization_config
+        sparsity = config_dict.get("sparsity_config")
+        if sparsity is None:
+            sparsity = {"kind": "dense"}
+        if sparsity is not None:
+            config.sparsity_config = sparsity
+        config.loaded_from = model
+        return config
+'''
+
+
+def test_a_store_gated_on_a_model_file_names_that_file(tmp_path):
+    own, names = _loader_facts(module_index(tmp_path, {"vllm/transformers_utils/config.py": LOADER}))
+    assert own == frozenset()
+    kind, gate, why = names["quantization_config"]
+    assert (kind, gate) == ("file", "hf_quant_config.json") and "config.py:" in why
+    # assigned a value of its own when config.json does not state it: always stored
+    assert isinstance(names["sparsity_config"], str)
+    assert isinstance(names["loaded_from"], str)

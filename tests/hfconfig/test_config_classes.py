@@ -141,6 +141,11 @@ def test_hfconfig_reads_through_the_facts():
     assert HfConfig(overrides=(), source="config.json", classes=facts, loader=gated).has("quantization_config") is None
     assert HfConfig(overrides=(), source="config.json", classes=facts, loader=gated,
                     absent=frozenset({"hf_quant_config.json"})).has("quantization_config") is False
+    either = {"quantization_config": ("file", ("hf_quant_config.json", "params.json"), "vLLM, either file")}
+    assert HfConfig(overrides=(), source="config.json", classes=facts, loader=either,
+                    absent=frozenset({"hf_quant_config.json"})).has("quantization_config") is None
+    assert HfConfig(overrides=(), source="config.json", classes=facts, loader=either,
+                    absent=frozenset({"hf_quant_config.json", "params.json"})).has("quantization_config") is False
     plain = HfConfig(overrides=(), source="config.json", hint=" (no version)")
     assert plain.attribute("x") == Unknown("model-config-unknown: x is not stated in config.json; the config "
                                            "class may set it (no version)")

@@ -305,3 +305,5 @@ def test_a_store_after_an_early_return_or_one_another_method_repeats_stays_open(
     # (8 heads over 2 shards: the summary's check passes, and the walk goes on to these)
     assert _helpers({"heads": 8, "shards": 2}, "early") == "open"
     assert _helpers({"heads": 8, "shards": 2}, "resetting") == "open"
+    # `configure(self)` in __init__: the function it is handed may set any attribute
+    assert _helpers({"heads": 8, "shards": 2}, "handing") == "open"

@@ -20,7 +20,9 @@ OPTIONAL_FILES = (
     "quantize_config.json",  # GPTQ, AWQ, MoE-WNA16
     "quant_config.json",  # AWQ
     "quantization_config.json",  # INC
+    "params.json",  # a Mistral-format checkpoint: vLLM may read its config (and quantization) from it instead
 )
+MISTRAL_PARAMS_FILE = "params.json"
 MODEL_FILES = (CONFIG_FILE, *OPTIONAL_FILES)
 MAX_FILE_BYTES = 8 << 20  # a large model's config.json is tens of KB; quantization ignore lists reach a few MB
 

@@ -646,6 +646,8 @@ class Resolver:
         if any(self.index._class_symbol(q) is None and q.rsplit(".", 1)[-1] not in _PLAIN_BASES
                for q in info.linearization[1:]):
             return None
+        if any(self._hands_out_self(symbol) for symbol in info.methods.values()):
+            return None
         fn = self.index.module(init.module).functions[init.local]
         params = {p.name for p in fn.params[1:] if p.kind in ("positional", "keyword")}
         assigned: dict[str, int] = {}
@@ -669,6 +671,25 @@ class Resolver:
                 break
             rebound |= _bound_names(stmt)
         return tuple(stores)
+
+    def _hands_out_self(self, method) -> bool:
+        """Whether a method may set attributes of `self` that no `self.x = ...` names: it hands
+        `self` to a call (`setattr(self, ...)` among them; `super().__init__()` does not) or
+        reaches `self.__dict__`."""
+        fn = self.index.module(method.module).functions.get(method.local)
+        if fn is None or not fn.params:
+            return fn is None
+        me = fn.params[0].name
+        module = self.index.module(method.module)
+        for call in ir.iter_calls(fn.body):
+            if not any(isinstance(a, ir.Name) and a.id == me for a in (*call.args, *(k.value for k in call.keywords))):
+                continue
+            callee = ir.dotted(call.func)
+            if callee in _READING_BUILTINS and isinstance(self.global_name(module, callee, fn.qualname), Builtin):
+                continue  # `type(self)`, `isinstance(self, C)`, `getattr(self, name)`: they only look
+            return True  # `register(self)`, `setattr(self, ...)`: whatever receives it may set anything
+        return any(isinstance(e, ir.Attr) and e.attr == "__dict__" and isinstance(e.value, ir.Name)
+                   and e.value.id == me for e in ir.iter_exprs(fn.body))
 
     def instance_attr(self, info, name: str):
         """The type of `self.name`, from its annotation or the values assigned to it in the MRO.
@@ -1070,6 +1091,9 @@ def _taken_out(name: str) -> str:
 
 _PLAIN_BASES = ("object", "ABC", "Generic", "Protocol")  # out-of-tree bases that store nothing on an instance
 DATACLASS_MAKERS = frozenset({"dataclasses.dataclass", "pydantic.dataclasses.dataclass"})
+# builtins that read the object handed to them and set nothing on it
+_READING_BUILTINS = frozenset({"type", "isinstance", "getattr", "hasattr", "id", "repr", "str", "hash", "callable",
+                               "len", "bool", "iter", "print", "format"})
 
 
 def _bound_names(stmt) -> set[str]:

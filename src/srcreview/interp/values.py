@@ -117,8 +117,8 @@ class HfConfig(Derived):
             why = self.loader[name]
             if not isinstance(why, tuple):
                 return "open", None, why
-            if why[0] == "file":  # stored only when config.json states it (it does not) or the file is there
-                if why[1] not in self.absent:
+            if why[0] == "file":  # stored only when config.json states it (it does not) or a file is there
+                if not set(why[1] if isinstance(why[1], tuple) else (why[1],)) <= self.absent:
                     return "open", None, why[2]
             elif self.has(why[0]) is not False:  # copied from another name only when that one exists
                 return "open", None, why[1]

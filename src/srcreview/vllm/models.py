@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass
 
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
+from srcreview.hfconfig.files import MISTRAL_PARAMS_FILE
 from srcreview.interp.values import (
     Const,
     Derived,
@@ -222,7 +223,10 @@ def _loader_facts(index) -> tuple[frozenset | None, dict]:
             gate = _file_gate(node, parents)
             known = names.get(node.attr)
             if gate is not None and (known is None or isinstance(known, tuple) and known[0] == "file"):
-                names[node.attr] = ("file", gate, f"{why} when config.json states it or the model has {gate}")
+                # ... or the model is in Mistral's format, whose adapter may add it to the dict read
+                names[node.attr] = ("file", (gate, MISTRAL_PARAMS_FILE),
+                                    f"{why} when config.json states it, or the model has {gate} or "
+                                    f"{MISTRAL_PARAMS_FILE}")
             else:
                 names[node.attr] = why
     _LOADER[key] = (frozenset(own), names)

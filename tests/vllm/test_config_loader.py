@@ -34,6 +34,16 @@ LOADER = '''
             config.sparsity_config = sparsity
         config.loaded_from = model
         return config
+
+
+    def get_other_config(config, config_dict):
+        pruning = config_dict.get("pruning_config", None)
+        if pruning is None and file_or_path_exists(config, "pruning.json", None):
+            pruning = get_hf_file_to_dict("pruning.json", config, None)
+        if pruning is not None:
+            config.pruning_config = pruning
+        config.update({"pruning_config": {}})  # named again in a table: may be set whatever the files
+        return config
 '''
 
 
@@ -46,3 +56,5 @@ def test_a_store_gated_on_a_model_file_names_that_file(tmp_path):
     # assigned a value of its own when config.json does not state it: always stored
     assert isinstance(names["sparsity_config"], str)
     assert isinstance(names["loaded_from"], str)
+    # a gated store whose name a table elsewhere in the loader names too stays open
+    assert isinstance(names["pruning_config"], str)

@@ -215,9 +215,10 @@ def _loader_facts(index) -> tuple[frozenset | None, dict]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
             literals = node.args[1:2]
         for lit in literals:
-            if isinstance(lit, ast.Constant) and isinstance(lit.value, str) and lit.value.isidentifier():
-                names.setdefault(lit.value, f"vLLM's config loader ({CONFIG_LOADER}:{lit.lineno}) names it in a "
-                                            "table or store and may set it")
+            if isinstance(lit, ast.Constant) and isinstance(lit.value, str) and lit.value.isidentifier() \
+                    and not isinstance(names.get(lit.value), str):  # a gated entry (a tuple) is open again
+                names[lit.value] = f"vLLM's config loader ({CONFIG_LOADER}:{lit.lineno}) names it in a table or " \
+                                   "store and may set it"
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
             why = f"vLLM's config loader stores it ({CONFIG_LOADER}:{node.lineno})"
             gate = _file_gate(node, parents)

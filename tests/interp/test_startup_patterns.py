@@ -264,6 +264,19 @@ def test_a_value_another_method_fills_in_stays_open_naming_it():
     assert "_fill_batch_defaults()" in reasons
 
 
+def test_what_the_builder_computes_for_a_field_reads_as_that_fields_value():
+    # `rank=self.shard_rank or 0`: the constant 0 the builder computes is what the field holds;
+    # a reader (a draft's copy of the config) must see it as read from `shard_config.rank`
+    from srcreview.interp.values import Const, Obj
+
+    index = Index(fixture_tree(FILLS))
+    an = analyzer(index, config_bindings(index, {}))
+    an.prepare()
+    root = Obj(cls=index.find_one("VllmConfig", "class").qualname, path=(), nonnull=True)
+    shard = an.force(an.resolver.attribute(root, "shard_config"))
+    assert an.force(an.resolver.attribute(shard, "rank")) == Const(0, origin=("shard_config", "rank"))
+
+
 @pytest.mark.parametrize(("settings", "outcome"), [({"max_tokens": 4}, "certain"), ({"max_tokens": 4096}, None)])
 def test_a_value_the_recipe_sets_decides_the_check_the_engine_default_leaves_open(settings, outcome):
     assert _fills(settings, "tokens-seqs", BATCH) == outcome

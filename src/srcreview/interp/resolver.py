@@ -41,6 +41,7 @@ from srcreview.interp.values import (
     Ref,
     Rewritable,
     Super,
+    Union,
     Unknown,
 )
 
@@ -415,7 +416,7 @@ class Resolver:
             if value is not self.domain.undecided:
                 return Const(value, origin=key)
             # EngineArgs fills the key in itself: what its builder passes, when the walk decides it
-            return self.domain.passed_argument(self.interp, info.qualname, f.name)
+            return _held_at(self.domain.passed_argument(self.interp, info.qualname, f.name), key)
         if len(key) == 1:
             passed = self.root_argument(key[0])
             if passed is not _NOT_PASSED:
@@ -423,7 +424,7 @@ class Resolver:
         if runtime.constructed(owner, f.name):
             # the engine passes it while it builds the config: what its builder computes, when
             # the walk decides it (never the declared default)
-            return self.domain.passed_argument(self.interp, info.qualname, f.name)
+            return _held_at(self.domain.passed_argument(self.interp, info.qualname, f.name), key)
         value = self.domain.static_default(self.index, info, f)
         if value is not self.domain.undecided:
             return Const(value, origin=key)
@@ -1087,6 +1088,17 @@ def _shrunk_in_place(name: str) -> str:
 
 def _taken_out(name: str) -> str:
     return rf"\bdel\s+{re.escape(name)}\s*\[|\bglobal\s[^\n]*\b{re.escape(name)}\b"
+
+
+def _held_at(value, key: tuple):
+    """A value the builder computed for the field at `key`, as read from that field: a constant
+    the computation left without a field of its own takes `key` (where the value is read from is
+    what a draft's inheritance is decided by: srcreview.vllm.drafting.classify)."""
+    if isinstance(value, Const) and value.origin is None:
+        return Const(value.value, origin=key)
+    if isinstance(value, Union):
+        return Union(tuple(_held_at(o, key) for o in value.options))
+    return value
 
 
 _PLAIN_BASES = ("object", "ABC", "Generic", "Protocol")  # out-of-tree bases that store nothing on an instance

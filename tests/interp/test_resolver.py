@@ -101,6 +101,25 @@ TREE = {
         def rest_forwarded(options):
             return takes_rest(1, **options)["kept"]
 
+        def scaled():
+            n = LIMIT
+            n *= 2
+            return n
+
+        def grown():
+            items = [LIMIT]
+            items += [LIMIT]
+            return len(items)
+
+        def config_file_name():
+            from transformers.utils import CONFIG_NAME
+            return CONFIG_NAME
+
+        def shard_matched():
+            import fnmatch
+            import os
+            return fnmatch.fnmatch(os.path.basename("x/consolidated-1.safetensors"), "consolidated*.safetensors")
+
         class Base:
             K = "base"
 
@@ -166,6 +185,9 @@ def index(tmp_path_factory):
     ("rest_kept", 8),                         # **kwargs holds the keywords no parameter takes
     ("rest_dropped", False),                  # {k: v for k, v in d.items() if ...} over a known dict
     ("rest_added", 8),                        # d[k] = v on it
+    ("scaled", 16),                           # n *= 2 of a number: a new number
+    ("config_file_name", "config.json"),      # transformers' CONFIG_NAME (srcreview.hfconfig.files)
+    ("shard_matched", True),                  # fnmatch and os.path.basename over constants, as on Linux
     ("Child.kind", "base-kind"),              # super().method()
     ("Child.set_in_init", 5),                 # self.x assigned in __init__
     ("Child.class_attribute", "child"),       # Cls.ATTR
@@ -174,6 +196,11 @@ def index(tmp_path_factory):
 ])
 def test_resolves(index, function, value):
     assert evaluate_function(index, f"vllm.a.{function}", {}).value == value
+
+
+def test_an_augmented_assignment_to_a_list_changes_it_in_place(index):
+    # `items += [...]` extends the list object itself (any alias sees it): its length is not computed
+    assert evaluate_function(index, "vllm.a.grown", {}).value is None
 
 
 def test_a_class_attribute_read_through_self_is_not_taken_as_its_constant(index):

@@ -320,3 +320,61 @@ def test_a_store_after_an_early_return_or_one_another_method_repeats_stays_open(
     assert _helpers({"heads": 8, "shards": 2}, "resetting") == "open"
     # `configure(self)` in __init__: the function it is handed may set any attribute
     assert _helpers({"heads": 8, "shards": 2}, "handing") == "open"
+
+
+# -- the model's directory -------------------------------------------------------------------
+MODEL = "vllm/config/model.py"
+
+
+def model_raises(listing: dict | None, model: str = "./m") -> dict[str, str]:
+    """The fixture's start-up raises by label, with `model` a directory whose entries the review
+    listed ({path: kind}), or (listing None) one it knows nothing of."""
+    from srcreview.interp.paths import KNOWN_DIRECTORIES, KnownDirectories, KnownTree
+
+    index = Index(fixture_tree("startup_model_files"))
+    bindings = config_bindings(index, {"model": model})
+    if listing is not None:
+        bindings[KNOWN_DIRECTORIES] = KnownDirectories((KnownTree(model, tuple(sorted(listing.items()))),))
+    built = analyzer(index, bindings).prepare()
+    assert built.built
+    lines = {marked("startup_model_files", MODEL, label): label
+             for label in ("no-config", "encoder", "weights", "os-exists")}
+    found = {}
+    for rejection in built.rejections:
+        path, line = open_site(rejection)[:2]
+        if path == MODEL and line in lines:
+            found[lines[line]] = "certain"
+    for rejection in built.open_raises:
+        path, line = open_site(rejection)[:2]
+        if path == MODEL and line in lines:
+            found.setdefault(lines[line], "open")
+    return found
+
+
+def test_a_listed_model_directory_decides_what_start_up_asks_the_filesystem():
+    # Path(m).exists() / "config.json" .is_file(), a sentence-transformers file looked up in
+    # the directory and then in the Hub cache (which refuses "./m" as a repo id: ValueError,
+    # caught), an rglob listing inside a retried call, os.path.exists
+    assert model_raises({"config.json": "file", "tokenizer.json": "file"}) == {}
+
+
+def test_each_file_the_listing_has_is_seen_there():
+    assert model_raises({}) == {"no-config": "certain"}
+    assert model_raises({"config.json": "file", "sentence_bert_config.json": "file"}) == {"encoder": "certain"}
+    assert model_raises({"config.json": "file", "weights.bin": "file"}) == {"weights": "certain"}
+    assert model_raises({"config.json": "file", "sub": "dir", "sub/weights.bin": "file"}) == {}
+
+
+def test_an_unlisted_model_leaves_the_filesystem_questions_open():
+    assert set(model_raises(None).values()) == {"open"}
+    assert set(model_raises(None)) == {"no-config", "encoder", "weights", "os-exists"}
+
+
+def test_a_directory_named_like_a_hub_repo_may_be_found_in_the_hub_cache():
+    # "m" is a valid repo id: the cache lookup runs and may return a cached sentence config
+    assert model_raises({"config.json": "file"}, model="m") == {"encoder": "open"}
+
+
+def test_below_a_directory_the_listing_did_not_enter_nothing_is_decided():
+    # a link to a directory: rglob's walk of it is not listed, so the listing cannot say weights.bin is absent
+    assert model_raises({"config.json": "file", "linked": "opaque"}) == {"weights": "open"}

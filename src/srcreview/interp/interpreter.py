@@ -19,8 +19,9 @@ from dataclasses import replace
 from typing import Any, ClassVar, cast
 
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
+from srcreview.hfconfig.ref import HUB_VALIDATED, hub_refuses
 from srcreview.index import ir
-from srcreview.interp import builtins
+from srcreview.interp import builtins, paths
 from srcreview.interp import domain as domains
 from srcreview.interp.builtins import binop
 from srcreview.interp.events import (
@@ -52,6 +53,7 @@ from srcreview.interp.values import (
     Known,
     LazyCall,
     ListVal,
+    LocalPath,
     Obj,
     OneOf,
     Partial,
@@ -69,6 +71,36 @@ from srcreview.interp.values import (
 MAX_EVAL_DEPTH = 6
 _READ = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?!\w*\()")  # a name or attribute chain, not a call
 _WORDS = frozenset({"not", "and", "or", "in", "is", "None", "True", "False", "if", "else", "self", "lambda"})
+
+
+def _handled(handler_type) -> tuple[str | None, ...]:
+    """The names an `except` clause catches: (None,) for a bare one, `(A, B)` for a tuple;
+    a name that is not spelled out catches nothing known."""
+    if handler_type is None:
+        return (None,)
+    items = handler_type.elts if isinstance(handler_type, ir.Seq) else (handler_type,)
+    return tuple(item.id for item in items if isinstance(item, ir.Name))
+
+
+def _hub_refusal(function: str, args, kwargs, force) -> str | None:
+    """Why a call of a huggingface_hub function raises before it runs: its repo_id is one the
+    Hub's validator refuses (srcreview.hfconfig.ref.hub_refuses); None when not known to."""
+    if function not in HUB_VALIDATED:
+        return None
+    given = dict(kwargs).get("repo_id", args[0] if args else None)
+    given = force(given) if given is not None else None
+    if isinstance(given, LocalPath) or (isinstance(given, Const) and hub_refuses(given.value)):
+        shown = repr(given.value) if isinstance(given, Const) else "a Path"
+        return f"{function}() raises HFValidationError (a ValueError): {shown} is not a Hub repo id"
+    return None
+
+
+def _immutable(value) -> bool:
+    """A constant an augmented assignment replaces rather than changes in place (numbers,
+    strings, tuples), or a union of such."""
+    options = value.options if isinstance(value, Union) else (value,)
+    return bool(options) and all(isinstance(o, Const) and type(o.value) in (int, float, bool, str, tuple, frozenset)
+                                 for o in options)
 
 
 def _plain_ref(e) -> bool:
@@ -178,6 +210,8 @@ class Frame:
         self.loops = 0  # depth of loop bodies being walked that may not run (or try bodies that may be caught)
         self.unrolling = 0  # depth of constant tables being walked item by item (where `continue` ends an item)
         self.raised: RaiseEvent | None = None  # a call in the current statement always raises (effects walks)
+        self.caught = False  # ...and a handler of the try being walked catches it (no raise of this frame)
+        self.catching: list[tuple[tuple[str | None, ...], ...]] = []  # per try walked: what each handler catches
         self.tentative: set[tuple] = set()  # recipe fields read that a hook may have rewritten (note_tentative)
         self.unrolled: set[str] = set()  # names bound to the items of a constant table walked item by item
         if fn is not None:
@@ -286,7 +320,11 @@ class Frame:
             if isinstance(s.target, ir.Name):
                 name = s.target.id
                 old = self.env.get(name)
-                if isinstance(old, (ListVal,)) or (isinstance(old, Const) and isinstance(old.value, list)):
+                before = self.force(old) if old is not None else None
+                computed = binop(s.op, before, self.force(value)) if _immutable(before) else None
+                if isinstance(computed, (Const, Union)):
+                    self.env[name] = computed  # `n *= factor` of numbers: a new value, as `n * factor` is
+                elif isinstance(old, (ListVal,)) or (isinstance(old, Const) and isinstance(old.value, list)):
                     n = old.min_len if isinstance(old, ListVal) else len(old.value)
                     self.env[name] = ListVal(n, True)
                 else:
@@ -348,10 +386,12 @@ class Frame:
             saved_env, saved_conds = self._fork()
             caught = 1 if s.handlers else 0  # a raise in the body may be caught: never certain
             self.loops += caught
+            self.catching.append(tuple(_handled(h.type) for h in s.handlers))
             try:
                 body_done = self.block(s.body)
             finally:
                 self.loops -= caught
+                self.catching.pop()
             if not body_done:
                 body_done = self.block(s.orelse)
             after_body = self.env
@@ -388,11 +428,22 @@ class Frame:
         raised, self.raised = self.raised, None
         if raised is None:
             return False
+        if self.caught:
+            self.caught = False
+            return True
         conds = self.raise_conds()
         self.raises.append(RaiseEvent(s.line, s.end_line, raised.text, conds, self.loops > 0,
                                       raised.chain, self.cond_reads(conds) + raised.reads,
                                       self.cond_reads(self.guards) + raised.guard_reads))
         return True
+
+    def catches(self, exception: str) -> bool:
+        """Whether a handler of the innermost try being walked catches `exception` (a builtin
+        exception's name), by its name, `Exception`, `BaseException` or a bare `except:`."""
+        if not self.catching:
+            return False
+        names = {exception, "Exception", "BaseException", None}
+        return any(bool(names & set(handled)) for handled in self.catching[-1])
 
     def raise_conds(self) -> tuple[Condition, ...]:
         """The undecided conditions a raise here is under: this path's, and, when the walk read a
@@ -916,12 +967,16 @@ class Frame:
             return None
         gen = e.generators[0]
         it = self.force(self.ev(gen.iter)) if it is None else it
-        if not (isinstance(it, Const) and isinstance(it.value, (tuple, list)) and len(it.value) <= MAX_UNROLL):
+        if isinstance(it, TupleVal) and all(isinstance(item, LocalPath) for item in it.items):
+            table = it.items  # a directory's listing (srcreview.interp.paths bounds it)
+        elif isinstance(it, Const) and isinstance(it.value, (tuple, list)) and len(it.value) <= MAX_UNROLL:
+            table = tuple(Const(item) for item in it.value)
+        else:
             return None
         saved, items = dict(self.env), []
         try:
-            for item in it.value:
-                self.bind(gen.target, Const(item))
+            for item in table:
+                self.bind(gen.target, item)
                 truths = [self.truth(self.ev(c))[0] for c in gen.ifs]
                 if None in truths:
                     return None
@@ -1787,6 +1842,14 @@ class Analyzer:
             if callee.name in ("os.getenv", "os.environ.get") and args and isinstance(self.force(args[0]), Const):
                 default = args[1] if len(args) > 1 else NONE
                 return self.env_value(self.force(args[0]).value, default)
+            known = self.filesystem(callee.name, [self.force(a) for a in args], kwargs)
+            if known is not None:
+                return known
+            refused = _hub_refusal(callee.name, args, kwargs, self.force)
+            if refused and frame.catches("ValueError"):
+                # the call raises before it runs, and a handler here catches it: its path ends
+                frame.raised, frame.caught = RaiseEvent(line, end, refused, ()), True
+                return Unknown(refused)
             frame.calls.append(CallEvent(line, end, text, callee, "call", "external",
                                          f"{callee.name} is outside the tree", args=values, kwargs=kwargs))
             return Unknown(f"{callee.name}() is outside the tree")
@@ -1802,6 +1865,15 @@ class Analyzer:
                 frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=values,
                                              kwargs=kwargs))
                 return Unknown(f"{text}: {MODEL_CONFIG_UNKNOWN}: {reason}")
+            if isinstance(callee.receiver, LocalPath):
+                value = paths.method(callee.receiver, callee.name, [self.force(a) for a in args],
+                                     [(k, self.force(v)) for k, v in kwargs])
+                if value is not None:
+                    return value
+                frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved",
+                                             f"{callee.name}() of a path the listing does not decide", args=values,
+                                             kwargs=kwargs))
+                return Unknown(f"{text}: not decided by the listing")
             if isinstance(callee.receiver, DictVal) and callee.name in DICT_VIEWS and not args and not kwargs:
                 return callee  # `table.items()`: iterated item by item (Frame.loop)
             if isinstance(callee.receiver, DictVal) and callee.name == "get" and 1 <= len(args) <= 2 and not kwargs:
@@ -1835,6 +1907,23 @@ class Analyzer:
         reason = callee.reason if isinstance(callee, Unknown) else f"callee is {type(callee).__name__}"
         frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=values, kwargs=kwargs))
         return Unknown(f"{text}: {reason}")
+
+    def filesystem(self, name: str, args: list, kwargs) -> object | None:
+        """`Path(p)` and `os.path.exists(p)` (isfile, isdir) of a path in a directory the review
+        listed (srcreview.interp.paths); None when the call is no such question."""
+        known = self.runtime.bindings.get(paths.KNOWN_DIRECTORIES)
+        if known is None or len(args) != 1 or kwargs:
+            return None
+        arg = args[0]
+        if name in paths.PATH_CLASSES:
+            if isinstance(arg, LocalPath):
+                return arg
+            return known.path(arg.value) if isinstance(arg, Const) and isinstance(arg.value, str) else None
+        if name in paths.OS_PATH_TESTS:
+            where = arg if isinstance(arg, LocalPath) else \
+                known.path(arg.value) if isinstance(arg, Const) and isinstance(arg.value, str) else None
+            return paths.test(where, paths.OS_PATH_TESTS[name]) if where is not None else None
+        return None
 
     def decorated(self, target: FuncRef):
         """What calling a decorated in-tree function runs: None when its decorators leave it in

@@ -17,9 +17,11 @@ from typing import Any, cast
 from srcreview.core.errors import DataError
 from srcreview.hfconfig.config_classes import TEXT_CONFIG
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
+from srcreview.hfconfig.files import EXTERNAL_CONSTANTS
 from srcreview.index import ir
 from srcreview.index.cache import reuse_enabled
 from srcreview.index.facts import UNKNOWN
+from srcreview.interp import paths
 from srcreview.interp.builtins import BUILTIN_NAMES, const_attr
 from srcreview.interp.values import (
     DICT_VIEWS,
@@ -36,6 +38,7 @@ from srcreview.interp.values import (
     Grown,
     HfConfig,
     LazyCall,
+    LocalPath,
     ModuleRef,
     Obj,
     Ref,
@@ -138,6 +141,8 @@ class Resolver:
         root = target.split(".")[0]
         if self.index.has_module(root):
             return Ref(target)
+        if target in EXTERNAL_CONSTANTS:  # a file name a library spells as a constant
+            return Const(EXTERNAL_CONSTANTS[target])
         return External(target)
 
     def symbol_value(self, symbol):
@@ -257,6 +262,9 @@ class Resolver:
             return self.super_attr(receiver, name)
         if isinstance(receiver, Const):
             return const_attr(receiver.value, name)
+        if isinstance(receiver, LocalPath):  # a path in a listed directory (srcreview.interp.paths)
+            value = paths.attribute(receiver, name)
+            return value if value is not None else BoundBuiltin(name, receiver)
         if isinstance(receiver, DictVal) and (name in DICT_VIEWS or name == "get"):
             return BoundBuiltin(name, receiver)  # a view of a dict with abstract values (Frame.loop)
         if isinstance(receiver, Unknown) and MODEL_CONFIG_UNKNOWN in receiver.reason:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 from srcreview.hfconfig.files import MISTRAL_PARAMS_FILE
+from srcreview.interp.paths import KNOWN_DIRECTORIES, KnownDirectories, KnownTree
 from srcreview.interp.values import (
     Const,
     Derived,
@@ -96,6 +97,10 @@ def model_bindings(recipe) -> dict:
         out["model"] = recipe.info.model
     if recipe.models:
         out[MODELS_KEY] = model_configs({facts.ref: facts for facts in recipe.models if facts.ref})
+        trees = tuple(KnownTree(facts.ref, facts.listing) for facts in sorted(recipe.models, key=lambda f: f.ref or "")
+                      if facts.ref and facts.kind == "local" and facts.listing is not None)
+        if trees:
+            out[KNOWN_DIRECTORIES] = KnownDirectories(trees)
     return out
 
 

@@ -271,3 +271,45 @@ def test_a_local_data_parallel_size_above_the_total_is_refused(vllm_029, tmp_pat
                                               "data_parallel_size_local = 4")
     path, text = DP_LOCAL
     assert (path, _raise_line(vllm_029, path, text)) in _sites(built, "rejections")
+
+
+def _open_raise_sites(tree, tmp_path, engine: str, drop: str = "") -> set[tuple[str, int]]:
+    """(path, line) of every start-up raise left open for the llama-like local model, with the
+    binding `drop` (a bindings key) left out."""
+    from real_reviews import index_for
+
+    from srcreview.engine.run import _bindings, _prepared
+    from srcreview.hfconfig.binding import with_model_configs
+    from srcreview.interp.domain import install
+    from srcreview.model.recipe import parse_recipe
+    from srcreview.vllm.construction import open_site
+    from srcreview.vllm.domain import VLLM
+    from srcreview.vllm.profile import runtime_profile
+
+    install(VLLM)
+    (tmp_path / "model").mkdir(exist_ok=True)
+    (tmp_path / "model" / "config.json").write_text(json.dumps(LLAMA))
+    text = (f'[recipe]\nname = "case"\nmodel = "./model"\n{GPU}[engine]\nskip_tokenizer_init = true\n'
+            f'load_format = "dummy"\n{engine}\n')
+    recipe = with_model_configs(parse_recipe(text, "case.toml"), base_dir=tmp_path)
+    recipe = recipe.model_copy(update={"hardware": recipe.hardware.with_known_capability()})
+    index = index_for(tree)
+    bindings = _bindings(index, recipe, runtime_profile(tree, recipe))
+    bindings.pop(drop, None)
+    analyzer, _ = _prepared(index, recipe, bindings)
+    return {open_site(r)[:2] for r in analyzer.construction.open_raises}
+
+
+def test_the_model_directory_listed_decides_what_start_up_asks_the_filesystem(vllm_029, tmp_path):
+    """`get_config` detects the config format from the files the model has: with the local
+    directory's listing bound (config.json only), "Could not detect config format" is refuted;
+    without it, it stays open."""
+    from srcreview.interp.paths import KNOWN_DIRECTORIES
+
+    detect = ("vllm/transformers_utils/config.py",
+              _line_of(vllm_029, "vllm/transformers_utils/config.py", '"Could not detect config format for no config'))
+    listed = _open_raise_sites(vllm_029, tmp_path, "max_model_len = 2048")
+    unlisted = _open_raise_sites(vllm_029, tmp_path, "max_model_len = 2048", drop=KNOWN_DIRECTORIES)
+    raise_line = next(line for path, line in unlisted if path == detect[0] and line <= detect[1] <= line + 2)
+    assert (detect[0], raise_line) in unlisted and (detect[0], raise_line) not in listed
+    assert listed < unlisted

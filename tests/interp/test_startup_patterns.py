@@ -378,3 +378,26 @@ def test_a_directory_named_like_a_hub_repo_may_be_found_in_the_hub_cache():
 def test_below_a_directory_the_listing_did_not_enter_nothing_is_decided():
     # a link to a directory: rglob's walk of it is not listed, so the listing cannot say weights.bin is absent
     assert model_raises({"config.json": "file", "linked": "opaque"}) == {"weights": "open"}
+
+
+# -- what the builder hands the methods it calls on `self` ---------------------------------
+FLOW_TREE, FLOW_CONFIG, FLOW_ROOT = "startup_engine_flow", "vllm/config/draft.py", "vllm/config/vllm.py"
+
+
+def _flow(settings: dict, label: str, path: str = FLOW_CONFIG):
+    return raises(FLOW_TREE, settings).get((path, marked(FLOW_TREE, path, label)))
+
+
+def test_a_method_the_builder_calls_on_self_reads_the_value_the_builder_stored():
+    # `(self.model, self.draft_config) = resolve(...)` then `self.create_draft_config()`: with no
+    # draft the method returns None, so the root config's check on a draft is refuted; with one,
+    # the draft config it builds is checked
+    assert _flow({}, "drafting", FLOW_ROOT) is None
+    assert _flow({"draft_config.tokens": 3}, "drafting", FLOW_ROOT) == "certain"
+    assert _flow({"draft_config.tokens": 8}, "tokens") == "certain"
+    assert _flow({"draft_config.tokens": 2}, "tokens") is None
+
+
+def test_a_field_a_method_stores_before_the_builder_stays_open_after_the_call_that_may_store_it():
+    # `picked`: stored by __post_init__ (before the builder) and by `_pick()` (at its call)
+    assert _flow({}, "unpicked", FLOW_ROOT) == "open"

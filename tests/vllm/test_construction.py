@@ -176,3 +176,58 @@ def test_nothing_is_followed_when_the_engine_arguments_leave_a_method(tmp_path):
         "self.subclassed = 3", "register(self)")}
     index = module_index(tmp_path, files)
     assert builder_tracked_fields(index, "vllm.engine.arg_utils.EngineArgs.create_engine_config") == frozenset()
+
+
+FLOW = {
+    "vllm/engine/arg_utils.py": """
+        from dataclasses import dataclass
+
+        @dataclass
+        class EngineArgs:
+            during: int = 0
+            deeper: int = 0
+            early: int = 0
+            shared: int = 0
+            untouched: int = 0
+
+            def __post_init__(self):
+                self.early = 1
+                self._share()
+
+            def create_engine_config(self):
+                self._fill()
+                return None
+
+            def _fill(self):
+                self.during = 2
+                self._deeper()
+
+            def _deeper(self):
+                self.deeper = 3
+                self._share()
+
+            def _share(self):
+                self.shared = 4
+    """,
+}
+
+
+def test_the_builder_follows_fields_the_methods_it_calls_store_and_knows_what_each_call_may_store(tmp_path):
+    from srcreview.vllm.runtime import builder_flow
+
+    index = module_index(tmp_path, FLOW)
+    flow = builder_flow(index, "vllm.engine.arg_utils.EngineArgs.create_engine_config")
+    # stored only by methods the builder calls on `self` (run at those calls): followed; stored by
+    # __post_init__, or by a method it also calls (which may run before the builder): not
+    assert flow.tracked == {"during", "deeper", "untouched"}
+    assert flow.stores == {"_fill": {"during", "deeper", "shared"}, "_deeper": {"deeper", "shared"},
+                           "_share": {"shared"}}
+
+
+def test_nothing_is_followed_when_a_method_is_taken_as_a_value(tmp_path):
+    from srcreview.vllm.runtime import builder_flow
+
+    files = {"vllm/engine/arg_utils.py": FLOW["vllm/engine/arg_utils.py"].replace(
+        "self._fill()\n", "later = self._fill\n")}
+    index = module_index(tmp_path, files)
+    assert builder_flow(index, "vllm.engine.arg_utils.EngineArgs.create_engine_config").tracked == frozenset()

@@ -69,6 +69,7 @@ from srcreview.interp.values import (
 )
 
 MAX_EVAL_DEPTH = 6
+FLOW_KEY = "@flow"  # in a FuncRef's closure: the builder whose flow a method called on `self` follows
 _READ = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?!\w*\()")  # a name or attribute chain, not a call
 _WORDS = frozenset({"not", "and", "or", "in", "is", "None", "True", "False", "if", "else", "self", "lambda"})
 
@@ -214,6 +215,10 @@ class Frame:
         self.catching: list[tuple[tuple[str | None, ...], ...]] = []  # per try walked: what each handler catches
         self.tentative: set[tuple] = set()  # recipe fields read that a hook may have rewritten (note_tentative)
         self.unrolled: set[str] = set()  # names bound to the items of a constant table walked item by item
+        # the builder's flow over its own instance (Domain.builder_flow), in the builder and in the
+        # methods it calls on `self` (which it hands its fields' values as it has them: `seeded`)
+        self.flow: Any = None
+        self.receiver: str | None = None
         if fn is not None:
             self._bind_params(args or {})
 
@@ -235,9 +240,12 @@ class Frame:
             else:
                 self.env[first.name] = self.self_obj if self.self_obj is not None else Obj(
                     cls=f"{self.module.module}.{fn.owner}", nonnull=True, origin="self")
+                self.receiver = first.name
                 self._seed_entry_fields(first.name)
         for name, value in args.items():  # a nested function's free names (FuncRef.closure)
-            if not any(p.name == name for p in params):
+            if name == FLOW_KEY and isinstance(value, Const):  # called on `self` by the builder (seeded)
+                self.flow = self.an.domain.builder_flow(self.an.index, value.value)
+            elif not any(p.name == name for p in params):
                 self.env[name] = value
         for p in params:
             if p.name in args:
@@ -252,6 +260,10 @@ class Frame:
             else:
                 self.env[p.name] = Unknown(f"untyped parameter {p.name}")
 
+    def tracks(self, name: str, attr: str) -> bool:
+        """Whether `name.attr` is a field of the builder's instance this walk follows store by store."""
+        return self.flow is not None and name == self.receiver and attr in self.flow.tracked
+
     def _seed_entry_fields(self, receiver: str) -> None:
         """`self.<field>` as the function finds it, for the fields the framework model says only
         this function's own statements store (the engine's builder): bound like a store, so a
@@ -261,6 +273,7 @@ class Frame:
         fields = self.an.domain.entry_fields(self.an.index, self.symbol.qualname)
         if not fields:
             return
+        self.flow = self.an.domain.builder_flow(self.an.index, self.symbol.qualname)
         obj = self.env[receiver]
         cls = self.an.resolver.canonical(obj.cls) if isinstance(obj, Obj) and isinstance(obj.cls, str) else None
         info = self.an.index._class_info_abs(cls) if cls else None
@@ -681,7 +694,7 @@ class Frame:
                 # text, which no local name can take, so branches merge it like a local)
                 key = f"{target.value.id}.{target.attr}"
                 forced = self.force(value) if not isinstance(value, LazyCall) else value
-                if isinstance(forced, (Const, Obj)):
+                if isinstance(forced, (Const, Obj)) or self.tracks(target.value.id, target.attr):
                     self.env[key] = forced
                 else:
                     self.env.pop(key, None)
@@ -831,6 +844,8 @@ class Frame:
             stored = self.env.get(f"{e.value.id}.{e.attr}")
             if isinstance(stored, (Const, Obj)):
                 return stored
+            if stored is not None and self.tracks(e.value.id, e.attr):
+                return stored  # a tracked field holds what was last stored on this path, known or not
         if self.narrowed:
             narrowed = self.narrowed.get(ir.text(e))
             if narrowed is not None:
@@ -1102,11 +1117,42 @@ class Frame:
             else:
                 kwargs.append((keyword.name, value))
         kwargs = tuple(kwargs)
-        return self.an.call_value(self, callee, args, kwargs, e, text, forwards)
+        own = self.own_method(func_expr, callee)
+        if own is None:
+            return self.an.call_value(self, callee, args, kwargs, e, text, forwards)
+        value = self.an.call_value(self, own, args, kwargs, e, text, forwards)
+        for name in self.flow.stores.get(func_expr.attr, ()):  # what the call may store: read as before the flow
+            self.env.pop(f"{self.receiver}.{name}", None)  # (the field as its other stores leave it)
+        return value
+
+    def own_method(self, func_expr, callee) -> FuncRef | None:
+        """`self.method` called where the builder's flow is followed (self.flow): the method with
+        this frame's tracked fields as it has them, handed on (FuncRef.closure, under the method's
+        own name for its instance); None for any other call."""
+        if self.flow is None or not isinstance(callee, FuncRef) or not isinstance(func_expr, ir.Attr) \
+                or not isinstance(func_expr.value, ir.Name) or func_expr.value.id != self.receiver:
+            return None
+        target = self.an.index.function(callee.qualname)
+        if target is None or target.facts.is_staticmethod or target.facts.is_classmethod or not target.facts.params:
+            return None
+        theirs = target.facts.params[0].name
+        prefix = f"{self.receiver}."
+        handed = tuple((f"{theirs}.{key[len(prefix):]}", value) for key, value in sorted(self.env.items())
+                       if key.startswith(prefix) and key[len(prefix):] in self.flow.tracked)
+        return replace(callee, closure=(*callee.closure, *handed, (FLOW_KEY, Const(self.flow.builder))))
 
     def spread(self, expr, value):
-        """The named arguments of `**{"a": x, key: y}` when every key is a known string."""
-        if not isinstance(expr, ir.Dict) or any(k is None for k in expr.keys):
+        """The named arguments of `**{"a": x, key: y}` when every key is a known string, or of
+        `**mapping` when the mapping's value is a dict whose keys are all known strings."""
+        if not isinstance(expr, ir.Dict):
+            known = self.force(value) if value is not None else None
+            if isinstance(known, Const) and isinstance(known.value, dict) \
+                    and all(isinstance(k, str) for k in known.value):
+                return [(k, Const(v)) for k, v in known.value.items()]
+            if isinstance(known, DictVal) and all(isinstance(k, str) for k, _ in known.items):
+                return list(known.items)
+            return None
+        if any(k is None for k in expr.keys):
             return None
         out = []
         for k, v in zip(expr.keys, expr.values, strict=True):
@@ -1842,6 +1888,10 @@ class Analyzer:
             if callee.name in ("os.getenv", "os.environ.get") and args and isinstance(self.force(args[0]), Const):
                 default = args[1] if len(args) > 1 else NONE
                 return self.env_value(self.force(args[0]).value, default)
+            answered = self.domain.external_call(self, callee.name, [self.force(a) for a in args],
+                                                 [(k, self.force(v)) for k, v in kwargs], forwards)
+            if answered is not None:  # what the framework model knows a library call returns
+                return answered
             known = self.filesystem(callee.name, [self.force(a) for a in args], kwargs)
             if known is not None:
                 return known

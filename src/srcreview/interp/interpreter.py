@@ -1504,6 +1504,8 @@ class Analyzer:
         fn = self.index.function_at(symbol)
         positional = event.args[: len(event.args) - len(event.kwargs)]
         self_obj, bound = self.bind_arguments(fn.facts, event.target.bound, positional, event.kwargs)
+        for name, value in event.target.closure:  # as return_value binds them
+            bound.setdefault(name, value)
         return (frame_cls or Frame)(self, fn.module, fn.facts, symbol, self_obj, bound).run()
 
     def return_value(self, target: FuncRef, args: tuple, kwargs: tuple):

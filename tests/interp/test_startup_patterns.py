@@ -248,20 +248,22 @@ def test_a_check_on_what_the_builder_computes_is_certain_where_the_recipe_makes_
     assert _fills({"shards": 2, "shard_rank": 3}, "external") is None
 
 
-def test_a_field_another_method_stores_stays_open_though_that_store_does_not_run():
-    # `_infer_spares` stores spares_local only under nodes > 1 (false here): the store is in
-    # another method, which the builder's walk does not follow field by field
-    assert _fills({}, "spares") == "open"
+def test_a_field_a_method_the_builder_calls_stores_holds_what_that_method_leaves():
+    # `self._infer_spares()` stores spares_local only under nodes > 1: not here, so it is still
+    # None and the builder passes `self.spares`; with nodes = 2 it is twice the spares
+    assert _fills({}, "spares") is None
+    assert _fills({"nodes": 2}, "spares") == "certain"
 
 
-def test_a_value_another_method_fills_in_stays_open_naming_it():
+def test_a_value_a_method_fills_in_from_the_host_is_each_value_it_may_be():
+    # `_fill_batch_defaults` picks 4096 or 1024 as the host's CPU count says: fewer tokens than
+    # 8 sequences on neither; with 2048 sequences, on one of them: open, for the host to decide
+    assert _fills({}, "tokens-seqs", BATCH) is None
     index = Index(fixture_tree(FILLS))
-    built = analyzer(index, config_bindings(index, {})).prepare()
+    built = analyzer(index, config_bindings(index, {"max_seqs": 2048})).prepare()
     line = marked(FILLS, BATCH, "tokens-seqs")
     found = [r for r in built.open_raises if open_site(r)[:2] == (BATCH, line)]
     assert found and not built.rejections
-    reasons = " ".join(c.reason for c in found[0].raise_event.conditions)
-    assert "_fill_batch_defaults()" in reasons
 
 
 def test_what_the_builder_computes_for_a_field_reads_as_that_fields_value():
@@ -398,6 +400,9 @@ def test_a_method_the_builder_calls_on_self_reads_the_value_the_builder_stored()
     assert _flow({"draft_config.tokens": 2}, "tokens") is None
 
 
-def test_a_field_a_method_stores_before_the_builder_stays_open_after_the_call_that_may_store_it():
-    # `picked`: stored by __post_init__ (before the builder) and by `_pick()` (at its call)
-    assert _flow({}, "unpicked", FLOW_ROOT) == "open"
+def test_what_post_init_and_the_methods_the_builder_calls_store_is_followed():
+    # `picked`: stored by __post_init__ (mode "legacy"), walked before the builder, and by
+    # `self._pick()` (mode "auto"); in any other mode nothing picks
+    assert _flow({}, "unpicked", FLOW_ROOT) is None
+    assert _flow({"mode": "legacy"}, "unpicked", FLOW_ROOT) is None
+    assert _flow({"mode": "manual"}, "unpicked", FLOW_ROOT) == "certain"

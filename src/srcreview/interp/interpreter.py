@@ -60,6 +60,7 @@ from srcreview.interp.values import (
     Ref,
     Super,
     TupleVal,
+    Unbound,
     Union,
     Unknown,
     element_of,
@@ -219,6 +220,9 @@ class Frame:
         # methods it calls on `self` (which it hands its fields' values as it has them: `seeded`)
         self.flow: Any = None
         self.receiver: str | None = None
+        # where the builder's flow is followed: the tracked fields at each return (None: not known)
+        self.exit_states: list[dict] | None = []
+        self.finally_depth = 0  # trys with a `finally` being walked: a return there runs more after it
         if fn is not None:
             self._bind_params(args or {})
 
@@ -260,6 +264,23 @@ class Frame:
             else:
                 self.env[p.name] = Unknown(f"untyped parameter {p.name}")
 
+    def note_exit(self) -> None:
+        """Where the builder's flow is followed, the tracked fields as this path leaves them."""
+        if self.flow is None or self.exit_states is None:
+            return
+        if self.finally_depth:  # a `finally` runs after this return: what it stores is not seen here
+            self.exit_states = None
+            return
+        prefix = f"{self.receiver}."
+        self.exit_states.append({key[len(prefix):]: self.forced_all(value) for key, value in self.env.items()
+                                 if key.startswith(prefix) and key[len(prefix):] in self.flow.tracked
+                                 and not isinstance(value, Unbound)})
+
+    def forced_all(self, value):
+        """A value with its lazy calls computed, each option of a union too."""
+        value = self.force(value)
+        return union([self.force(o) for o in value.options]) if isinstance(value, Union) else value
+
     def tracks(self, name: str, attr: str) -> bool:
         """Whether `name.attr` is a field of the builder's instance this walk follows store by store."""
         return self.flow is not None and name == self.receiver and attr in self.flow.tracked
@@ -283,6 +304,10 @@ class Frame:
             value = self.an.resolver.entry_value(info, name)
             if value is not None:
                 self.env[f"{receiver}.{name}"] = value
+        if self.flow is not None and self.flow.post_init and isinstance(obj, Obj):  # it ran before the builder
+            init = self.handed(FuncRef(self.flow.post_init, bound=obj))
+            if init is not None:
+                self.flow_back(self.flow.init_stores, self.an.flow_exit(init, (), ()))
 
     # -- walking -----------------------------------------------------------------------------
     def run(self):
@@ -290,8 +315,10 @@ class Frame:
         try:
             if not self.block(self.fn.body):  # the end is reachable: an implicit `return None`
                 self.returns.append(ReturnEvent(self.fn.end_line, self.fn.end_line, NONE, tuple(self.conds)))
+                self.note_exit()
         except RecursionError:
             self.assumptions.append(Condition("<too deep>", self.fn.start_line, self.fn.end_line, "analysis depth"))
+            self.exit_states = None
         finally:
             self.an.stack.pop()
         return self
@@ -361,6 +388,7 @@ class Frame:
                 return self.ends_here(s)
             self.returns.append(ReturnEvent(s.line, s.end_line, value, tuple(self.conds)))
             self.exits += 1
+            self.note_exit()
             return True
         if kind is ir.Raise:
             if s.exc is not None:
@@ -400,21 +428,26 @@ class Frame:
             caught = 1 if s.handlers else 0  # a raise in the body may be caught: never certain
             self.loops += caught
             self.catching.append(tuple(_handled(h.type) for h in s.handlers))
+            finals = 1 if s.finalbody else 0
+            self.finally_depth += finals
             try:
                 body_done = self.block(s.body)
             finally:
                 self.loops -= caught
                 self.catching.pop()
-            if not body_done:
-                body_done = self.block(s.orelse)
-            after_body = self.env
-            results = [(after_body, body_done, self.conds)]
-            for handler in s.handlers:
-                self.env, self.conds = dict(saved_env), list(saved_conds)
-                if handler.type is not None:
-                    self.ev(handler.type)
-                done = self.block(handler.body)
-                results.append((self.env, done, self.conds))
+            try:
+                if not body_done:
+                    body_done = self.block(s.orelse)
+                after_body = self.env
+                results = [(after_body, body_done, self.conds)]
+                for handler in s.handlers:
+                    self.env, self.conds = dict(saved_env), list(saved_conds)
+                    if handler.type is not None:
+                        self.ev(handler.type)
+                    done = self.block(handler.body)
+                    results.append((self.env, done, self.conds))
+            finally:
+                self.finally_depth -= finals
             # what follows runs on the live paths: under the early exits any of them took
             self.conds = _joined(saved_conds, [conds[len(saved_conds):] for _, done, conds in results if not done])
             live = [env for env, done, _ in results if not done]
@@ -844,7 +877,7 @@ class Frame:
             stored = self.env.get(f"{e.value.id}.{e.attr}")
             if isinstance(stored, (Const, Obj)):
                 return stored
-            if stored is not None and self.tracks(e.value.id, e.attr):
+            if stored is not None and not isinstance(stored, Unbound) and self.tracks(e.value.id, e.attr):
                 return stored  # a tracked field holds what was last stored on this path, known or not
         if self.narrowed:
             narrowed = self.narrowed.get(ir.text(e))
@@ -1121,9 +1154,20 @@ class Frame:
         if own is None:
             return self.an.call_value(self, callee, args, kwargs, e, text, forwards)
         value = self.an.call_value(self, own, args, kwargs, e, text, forwards)
-        for name in self.flow.stores.get(func_expr.attr, ()):  # what the call may store: read as before the flow
-            self.env.pop(f"{self.receiver}.{name}", None)  # (the field as its other stores leave it)
+        self.flow_back(self.flow.stores.get(func_expr.attr, ()), self.an.flow_exit(own, args, kwargs))
         return value
+
+    def flow_back(self, names, state: dict | None) -> None:
+        """After a method called on `self` (or `__post_init__`, before the builder), the fields it
+        may store hold what it leaves them on every path it returns by (Analyzer.flow_exit); one
+        it leaves unknown reads as the field's other stores leave it."""
+        for name in names:
+            key = f"{self.receiver}.{name}"
+            held = state.get(name) if state is not None else None
+            if held is None or isinstance(held, Unknown):  # (the field's own reading says why, naming the method)
+                self.env.pop(key, None)
+            else:
+                self.env[key] = held
 
     def own_method(self, func_expr, callee) -> FuncRef | None:
         """`self.method` called where the builder's flow is followed (self.flow): the method with
@@ -1132,6 +1176,10 @@ class Frame:
         if self.flow is None or not isinstance(callee, FuncRef) or not isinstance(func_expr, ir.Attr) \
                 or not isinstance(func_expr.value, ir.Name) or func_expr.value.id != self.receiver:
             return None
+        return self.handed(callee)
+
+    def handed(self, callee: FuncRef) -> FuncRef | None:
+        """A method of the builder's instance with this frame's tracked fields in its closure."""
         target = self.an.index.function(callee.qualname)
         if target is None or target.facts.is_staticmethod or target.facts.is_classmethod or not target.facts.params:
             return None
@@ -1494,6 +1542,42 @@ class Analyzer:
                 self.depth -= 1
             frame.platform_answers = self.runtime.platform_calls > before
         return frame
+
+    def flow_exit(self, target: FuncRef, args: tuple, kwargs: tuple) -> dict | None:
+        """The tracked fields of the builder's instance as a method called on it leaves them,
+        joined over the paths it returns by: {field: value}, a field left unknown on some path
+        missing; None when that is not known (the method is not walked, or a path is not seen to
+        its end). Walked for its stores only (no effects: its raises and config stores are the
+        construction's own walk's), and cached."""
+        symbol = self.index.resolve(target.qualname)
+        if symbol is None or symbol.kind != "function" or self.depth >= MAX_EVAL_DEPTH:
+            return None
+        info = self.index.function_at(symbol)
+        self_obj, bound = self.bind_arguments(info.facts, target.bound, args, kwargs)
+        for name, value in target.closure:
+            bound.setdefault(name, value)
+        key = ("flow", symbol.qualname, _value_key(self_obj), _args_key(bound))
+        if key in self._returns:
+            return self._returns[key]
+        self._returns[key] = None  # recursion: not known
+        saved = (self.effects, self.constructing)
+        self.effects = self.constructing = False
+        self.depth += 1
+        try:
+            frame = Frame(self, info.module, info.facts, symbol, self_obj, bound).run()
+        finally:
+            self.depth -= 1
+            self.effects, self.constructing = saved
+        states = frame.exit_states if frame.flow is not None else None
+        joined: dict | None = None
+        if states is not None:
+            joined = {}
+            for name in frame.flow.tracked:
+                held = [state.get(name) for state in states]
+                if held and all(h is not None for h in held):
+                    joined[name] = union(held)
+        self._returns[key] = joined
+        return joined
 
     def walk_call(self, event, frame_cls=None):
         """A fresh walk of the in-tree function a recorded call (CallEvent) reaches, with the

@@ -294,6 +294,12 @@ class Unknown:
 
 
 @dataclass(frozen=True)
+class Unbound(Unknown):
+    """What a name is after branches join when some of them never bound it (merge_envs): a
+    field of `self` followed store by store reads, there, as if it had not been stored."""
+
+
+@dataclass(frozen=True)
 class Grown(Unknown):
     """A module container that code elsewhere only adds to (`TABLE[k] = v`, `.update(...)`,
     `.append(x)`; no pop, `del`, clear or `global` rebinding anywhere): unknown like any other
@@ -367,6 +373,8 @@ def merge_envs(envs):
             merged[key] = ListVal(min(lens), more)
         else:
             merged[key] = union(values)
+        if any(key not in env for env in envs) and isinstance(merged[key], Unknown):
+            merged[key] = Unbound(merged[key].reason)
     return merged
 
 

@@ -853,6 +853,8 @@ class BuilderFlow:
     builder: str
     tracked: frozenset
     stores: dict  # method name -> frozenset of fields
+    post_init: str = ""  # the `__post_init__` that ran on the instance before the builder ("" : none followed)
+    init_stores: frozenset = frozenset()  # the tracked fields it (or what it calls on `self`) may store
 
 
 def builder_flow(index, qualname: str) -> BuilderFlow | None:
@@ -930,13 +932,18 @@ def _builder_flow(index, qualname: str) -> BuilderFlow | None:
     if any(_method_refs(fn, by_name) for fn in (index.function(m) for m in methods) if fn is not None):
         return BuilderFlow(qualname, frozenset(), {})  # `f = self.method`: it may run where no call of it is seen
     during = reach([qualname]) - {qualname}  # run by the builder, at its calls on `self`
-    before = reach([m for m in methods if m != qualname and m not in during])  # may run before it
+    # the instance's own `__post_init__`, when no subclass in the module has another: walked first
+    inits = [m for m in by_name.get("__post_init__", ()) if m.rsplit(".", 2)[-2] == engine.symbol.local]
+    post_init = inits[0] if len(inits) == 1 and len(by_name.get("__post_init__", ())) == 1 else ""
+    at_init = reach([post_init]) if post_init else set()
+    before = reach([m for m in methods if m != qualname and m not in during | at_init])  # may run before it
     stored_before = {f for m in before for f in own.get(m, ())}
     tracked = frozenset(f for f in own.get(qualname, set()) | {f.name for f in engine.facts.fields}
                         if f not in stored_before)
     stores = {called: frozenset(f for q in reach(by_name.get(called, [])) for f in own.get(q, ()))
-              for called in sorted({c for m in reach([qualname]) for c in calls.get(m, ())})}
-    return BuilderFlow(qualname, tracked, stores)
+              for called in sorted({c for m in reach([qualname]) | at_init for c in calls.get(m, ())})}
+    init_stores = frozenset(f for m in at_init for f in own.get(m, ()) if f in tracked)
+    return BuilderFlow(qualname, tracked, stores, post_init, init_stores)
 
 
 def _method_refs(fn, by_name: dict) -> bool:

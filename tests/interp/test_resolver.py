@@ -101,6 +101,31 @@ TREE = {
         def rest_forwarded(options):
             return takes_rest(1, **options)["kept"]
 
+        import enum
+
+        class Mode(enum.Enum):
+            NONE = 0
+            FULL = 1
+
+            def __bool__(self):
+                return self != Mode.NONE
+
+        class Level(enum.IntEnum):
+            OFF = 0
+            ON = 1
+
+        class Plain(enum.Enum):
+            ZERO = 0
+
+        def member_with_bool():
+            return "full" if Mode.NONE else "none"
+
+        def int_member_off():
+            return "on" if Level.OFF else "off"
+
+        def plain_member():
+            return "true" if Plain.ZERO else "false"
+
         def scaled():
             n = LIMIT
             n *= 2
@@ -185,6 +210,8 @@ def index(tmp_path_factory):
     ("rest_kept", 8),                         # **kwargs holds the keywords no parameter takes
     ("rest_dropped", False),                  # {k: v for k, v in d.items() if ...} over a known dict
     ("rest_added", 8),                        # d[k] = v on it
+    ("int_member_off", "off"),                # an IntEnum member is as true as its value
+    ("plain_member", "true"),                 # a plain Enum member is true, whatever its value
     ("scaled", 16),                           # n *= 2 of a number: a new number
     ("config_file_name", "config.json"),      # transformers' CONFIG_NAME (srcreview.hfconfig.files)
     ("shard_matched", True),                  # fnmatch and os.path.basename over constants, as on Linux
@@ -196,6 +223,10 @@ def index(tmp_path_factory):
 ])
 def test_resolves(index, function, value):
     assert evaluate_function(index, f"vllm.a.{function}", {}).value == value
+
+
+def test_a_member_whose_enum_defines_bool_is_not_taken_as_true(index):
+    assert evaluate_function(index, "vllm.a.member_with_bool", {}).value is None
 
 
 def test_an_augmented_assignment_to_a_list_changes_it_in_place(index):

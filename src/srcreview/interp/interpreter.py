@@ -70,6 +70,8 @@ from srcreview.interp.values import (
 )
 
 MAX_EVAL_DEPTH = 6
+# enum bases whose members are as true as their values (`bool(IntEnum member 0)` is False)
+_VALUE_TRUTH = frozenset({"IntEnum", "IntFlag", "Flag", "StrEnum", "int", "str", "float", "bytes"})
 FLOW_KEY = "@flow"  # in a FuncRef's closure: the builder whose flow a method called on `self` follows
 _READ = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?!\w*\()")  # a name or attribute chain, not a call
 _WORDS = frozenset({"not", "and", "or", "in", "is", "None", "True", "False", "if", "else", "self", "lambda"})
@@ -1164,10 +1166,12 @@ class Frame:
         for name in names:
             key = f"{self.receiver}.{name}"
             held = state.get(name) if state is not None else None
-            if held is None or isinstance(held, Unknown):  # (the field's own reading says why, naming the method)
-                self.env.pop(key, None)
-            else:
+            if held is not None and not isinstance(held, Unknown):
                 self.env[key] = held
+            elif self.an.runtime.binding((name,)) is None:
+                self.env.pop(key, None)  # the field's own reading: unknown, naming the method that fills it
+            else:  # never the recipe's value again: the call may have stored over it
+                self.env[key] = held if held is not None else Unknown(f"{key}: what the call stores is not followed")
 
     def own_method(self, func_expr, callee) -> FuncRef | None:
         """`self.method` called where the builder's flow is followed (self.flow): the method with
@@ -1916,7 +1920,49 @@ class Analyzer:
         return value
 
     def truth(self, value):
-        return builtins.truth(value, self.force)
+        value = self.force(value)
+        options = value.options if isinstance(value, Union) else (value,)
+        own = [self.own_truth(o) for o in options]
+        if all(t is None and not why for t, why in own):
+            return builtins.truth(value, self.force)
+        truths = set()
+        for option, (t, why) in zip(options, own, strict=True):
+            if why:
+                return None, why
+            if t is None:
+                t, why = builtins.truth(option, self.force)
+                if t is None:
+                    return None, why
+            truths.add(t)
+        return (truths.pop(), "") if len(truths) == 1 else (None, "value differs between branches")
+
+    def own_truth(self, value) -> tuple[bool | None, str]:
+        """The truth of an enum member or an instance where its class decides it: (None, why)
+        when the class (in the tree) defines `__bool__` or `__len__`, or its truth is not read;
+        an IntEnum's member is as true as its value; (None, "") when nothing is special (a plain
+        member or instance is true)."""
+        if isinstance(value, Const) and isinstance(value.value, EnumMember):
+            member: EnumMember | None = value.value
+            cls = self.resolver.canonical(value.value.enum)
+            shown = value.value.enum.rsplit(".", 1)[-1]
+        elif isinstance(value, Obj) and value.nonnull and isinstance(value.cls, str):
+            member, cls, shown = None, self.resolver.canonical(value.cls), value.cls.rsplit(".", 1)[-1]
+        else:
+            return None, ""
+        info = self.index._class_info_abs(cls) if cls else None
+        if info is None:
+            return (None, f"{shown}: whether it is true is not read") if member is not None else (None, "")
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            own = self.index._class_info_abs(symbol.qualname) if symbol is not None else None
+            dunder = sorted(set(own.methods if own is not None else ()) & {"__bool__", "__len__"})
+            if dunder:
+                return None, f"{qual.rsplit('.', 1)[-1]} defines {dunder[0]}: whether it is true is not followed"
+            if member is not None and qual.rsplit(".", 1)[-1] in _VALUE_TRUTH:
+                number = self.enum_value(member)
+                return (bool(number), "") if isinstance(number, int) else \
+                    (None, f"{member.name}: a {qual.rsplit('.', 1)[-1]} member is as true as its value")
+        return None, ""
 
     def compare(self, op: str, left, right):
         left, right = self.force(left), self.force(right)

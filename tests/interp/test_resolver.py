@@ -120,6 +120,43 @@ TREE = {
         def member_with_bool():
             return "full" if Mode.NONE else "none"
 
+        class Opaque(enum.Enum):
+            ONLY = 1
+
+            def __bool__(self):
+                import random
+                return random.random() > 0.5
+
+        def member_with_open_bool():
+            return "true" if Opaque.ONLY else "false"
+
+        class Graphs(enum.Enum):
+            NONE = 0
+            PIECE = 1
+            FULL = 2
+            BOTH = (FULL, PIECE)
+
+            def parts(self):
+                return self.value if isinstance(self.value, tuple) else (self.value,)
+
+            def has_full(self):
+                return Graphs(max(self.parts())) == Graphs.FULL
+
+            def opaque(self):
+                return len(self.name) > 2
+
+            def __bool__(self):
+                return self.opaque()
+
+        def member_method():
+            return Graphs.BOTH.has_full()
+
+        def member_by_value():
+            return Graphs(1).name
+
+        def member_bool_walked():
+            return "yes" if Graphs.NONE else "no"
+
         def int_member_off():
             return "on" if Level.OFF else "off"
 
@@ -211,6 +248,9 @@ def index(tmp_path_factory):
     ("rest_dropped", False),                  # {k: v for k, v in d.items() if ...} over a known dict
     ("rest_added", 8),                        # d[k] = v on it
     ("int_member_off", "off"),                # an IntEnum member is as true as its value
+    ("member_method", True),                  # an enum's method with the member as self; a tuple of members' values
+    ("member_by_value", "PIECE"),             # Enum(value): the member with it
+    ("member_bool_walked", "yes"),            # its own __bool__, walked
     ("plain_member", "true"),                 # a plain Enum member is true, whatever its value
     ("scaled", 16),                           # n *= 2 of a number: a new number
     ("config_file_name", "config.json"),      # transformers' CONFIG_NAME (srcreview.hfconfig.files)
@@ -225,8 +265,9 @@ def test_resolves(index, function, value):
     assert evaluate_function(index, f"vllm.a.{function}", {}).value == value
 
 
-def test_a_member_whose_enum_defines_bool_is_not_taken_as_true(index):
-    assert evaluate_function(index, "vllm.a.member_with_bool", {}).value is None
+def test_a_member_whose_enum_defines_bool_is_as_true_as_that_says(index):
+    assert evaluate_function(index, "vllm.a.member_with_bool", {}).value == "none"
+    assert evaluate_function(index, "vllm.a.member_with_open_bool", {}).value is None
 
 
 def test_an_augmented_assignment_to_a_list_changes_it_in_place(index):

@@ -1956,6 +1956,10 @@ class Analyzer:
             symbol = self.index._class_symbol(qual)
             own = self.index._class_info_abs(symbol.qualname) if symbol is not None else None
             dunder = sorted(set(own.methods if own is not None else ()) & {"__bool__", "__len__"})
+            if dunder and member is not None and dunder == ["__bool__"] and own is not None:
+                said = self.force(self.return_value(FuncRef(own.methods["__bool__"].qualname, bound=value), (), ()))
+                if isinstance(said, Const) and isinstance(said.value, bool):  # its own __bool__, walked
+                    return said.value, ""
             if dunder:
                 return None, f"{qual.rsplit('.', 1)[-1]} defines {dunder[0]}: whether it is true is not followed"
             if member is not None and qual.rsplit(".", 1)[-1] in _VALUE_TRUTH:
@@ -2003,6 +2007,10 @@ class Analyzer:
             return LazyCall(callee, args, kwargs, text)
         if isinstance(callee, ClassRef):
             frame.calls.append(CallEvent(line, end, text, callee, "init", "static", args=values, kwargs=kwargs))
+            if len(args) == 1 and not kwargs:  # `CUDAGraphMode(2)`: the member with that value
+                member = self.resolver.enum_member_of(callee.qualname, self.force(args[0]))
+                if member is not None:
+                    return member
             return self.instantiate(callee.qualname, args, kwargs, forwards=forwards)
         if isinstance(callee, Partial):
             frame.calls.append(CallEvent(line, end, text, callee.func, callee.func.via, "static", args=values,

@@ -160,6 +160,9 @@ TREE = {
         def int_member_off():
             return "on" if Level.OFF else "off"
 
+        def int_members_ordered():
+            return Level.ON > Level.OFF and Level.OFF < 1
+
         def plain_member():
             return "true" if Plain.ZERO else "false"
 
@@ -248,6 +251,7 @@ def index(tmp_path_factory):
     ("rest_dropped", False),                  # {k: v for k, v in d.items() if ...} over a known dict
     ("rest_added", 8),                        # d[k] = v on it
     ("int_member_off", "off"),                # an IntEnum member is as true as its value
+    ("int_members_ordered", True),            # ... and orders as its value
     ("member_method", True),                  # an enum's method with the member as self; a tuple of members' values
     ("member_by_value", "PIECE"),             # Enum(value): the member with it
     ("member_bool_walked", "yes"),            # its own __bool__, walked

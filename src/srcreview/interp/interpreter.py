@@ -1976,7 +1976,17 @@ class Analyzer:
             if not present:
                 self._note_env((left.value,))
             return (present if op == "in" else not present), ""
+        if op in ("<", "<=", ">", ">=") and (self._int_member(left) or self._int_member(right)):
+            # an IntEnum member orders as its value (`optimization_level > OptimizationLevel.O0`)
+            left, right = self._as_int(left), self._as_int(right)
         return builtins.compare(op, left, right, self.truth)
+
+    def _int_member(self, value) -> bool:
+        return isinstance(value, Const) and isinstance(value.value, EnumMember) \
+            and isinstance(self.enum_value(value.value), int)
+
+    def _as_int(self, value):
+        return Const(self.enum_value(value.value)) if self._int_member(value) else value
 
     def builtin_value(self, name: str, args, text: str):
         return builtins.builtin_value(name, [self.force(a) for a in args], text, self.resolver, self.truth)

@@ -203,8 +203,9 @@ def test_a_misspelt_nested_key_has_one_row(vllm_029):
     assert rows == [("engine", "unknown-knob")]
 
 
-def _construction(tree, tmp_path, engine: str):
-    """The engine's config construction walked for a llama-like recipe (as a review walks it)."""
+def _construction(tree, tmp_path, engine: str, drop: str = ""):
+    """The engine's config construction walked for a llama-like recipe (as a review walks it),
+    with the binding `drop` (a bindings key) left out."""
     from real_reviews import index_for
 
     from srcreview.engine.run import _bindings, _prepared
@@ -222,7 +223,9 @@ def _construction(tree, tmp_path, engine: str):
     recipe = with_model_configs(parse_recipe(text, "case.toml"), base_dir=tmp_path)
     recipe = recipe.model_copy(update={"hardware": recipe.hardware.with_known_capability()})
     index = index_for(tree)
-    an, incomplete = _prepared(index, recipe, _bindings(index, recipe, runtime_profile(tree, recipe)))
+    bindings = _bindings(index, recipe, runtime_profile(tree, recipe))
+    bindings.pop(drop, None)
+    an, incomplete = _prepared(index, recipe, bindings)
     assert not incomplete
     return an.construction
 
@@ -273,33 +276,6 @@ def test_a_local_data_parallel_size_above_the_total_is_refused(vllm_029, tmp_pat
     assert (path, _raise_line(vllm_029, path, text)) in _sites(built, "rejections")
 
 
-def _open_raise_sites(tree, tmp_path, engine: str, drop: str = "") -> set[tuple[str, int]]:
-    """(path, line) of every start-up raise left open for the llama-like local model, with the
-    binding `drop` (a bindings key) left out."""
-    from real_reviews import index_for
-
-    from srcreview.engine.run import _bindings, _prepared
-    from srcreview.hfconfig.binding import with_model_configs
-    from srcreview.interp.domain import install
-    from srcreview.model.recipe import parse_recipe
-    from srcreview.vllm.construction import open_site
-    from srcreview.vllm.domain import VLLM
-    from srcreview.vllm.profile import runtime_profile
-
-    install(VLLM)
-    (tmp_path / "model").mkdir(exist_ok=True)
-    (tmp_path / "model" / "config.json").write_text(json.dumps(LLAMA))
-    text = (f'[recipe]\nname = "case"\nmodel = "./model"\n{GPU}[engine]\nskip_tokenizer_init = true\n'
-            f'load_format = "dummy"\n{engine}\n')
-    recipe = with_model_configs(parse_recipe(text, "case.toml"), base_dir=tmp_path)
-    recipe = recipe.model_copy(update={"hardware": recipe.hardware.with_known_capability()})
-    index = index_for(tree)
-    bindings = _bindings(index, recipe, runtime_profile(tree, recipe))
-    bindings.pop(drop, None)
-    analyzer, _ = _prepared(index, recipe, bindings)
-    return {open_site(r)[:2] for r in analyzer.construction.open_raises}
-
-
 def test_the_model_directory_listed_decides_what_start_up_asks_the_filesystem(vllm_029, tmp_path):
     """`get_config` detects the config format from the files the model has: with the local
     directory's listing bound (config.json only), "Could not detect config format" is refuted;
@@ -308,8 +284,9 @@ def test_the_model_directory_listed_decides_what_start_up_asks_the_filesystem(vl
 
     detect = ("vllm/transformers_utils/config.py",
               _line_of(vllm_029, "vllm/transformers_utils/config.py", '"Could not detect config format for no config'))
-    listed = _open_raise_sites(vllm_029, tmp_path, "max_model_len = 2048")
-    unlisted = _open_raise_sites(vllm_029, tmp_path, "max_model_len = 2048", drop=KNOWN_DIRECTORIES)
+    listed = _sites(_construction(vllm_029, tmp_path, "max_model_len = 2048"), "open_raises")
+    unlisted = _sites(_construction(vllm_029, tmp_path, "max_model_len = 2048", drop=KNOWN_DIRECTORIES),
+                      "open_raises")
     raise_line = next(line for path, line in unlisted if path == detect[0] and line <= detect[1] <= line + 2)
     assert (detect[0], raise_line) in unlisted and (detect[0], raise_line) not in listed
     assert listed < unlisted

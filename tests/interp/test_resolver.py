@@ -166,6 +166,31 @@ TREE = {
         def plain_member():
             return "true" if Plain.ZERO else "false"
 
+        def d0():
+            return LIMIT
+
+        def d1():
+            return d0() + 0
+
+        def d2():
+            return d1() + 0
+
+        def d3():
+            return d2() + 0
+
+        def d4():
+            return d3() + 0
+
+        def d5():
+            return d4() + 0
+
+        def d6():
+            return d5() + 0
+
+        def deep_then_shallow():
+            ignored = d6() + 1  # d1 is reached at the depth limit here: its value is cut short
+            return d1()
+
         def scaled():
             n = LIMIT
             n *= 2
@@ -256,6 +281,7 @@ def index(tmp_path_factory):
     ("member_by_value", "PIECE"),             # Enum(value): the member with it
     ("member_bool_walked", "yes"),            # its own __bool__, walked
     ("plain_member", "true"),                 # a plain Enum member is true, whatever its value
+    ("deep_then_shallow", 8),                 # a value cut short by the depth limit is not kept for later
     ("scaled", 16),                           # n *= 2 of a number: a new number
     ("config_file_name", "config.json"),      # transformers' CONFIG_NAME (srcreview.hfconfig.files)
     ("shard_matched", True),                  # fnmatch and os.path.basename over constants, as on Linux

@@ -1469,6 +1469,7 @@ class Analyzer:
         self._decorated: dict = {}
         self.unset_env_reads = 0  # env vars read as unset (an assumption), so far
         self.depth = 0
+        self.depth_cuts = 0  # calls not followed for the depth limit, so far (their callers' values are not cached)
         self.stack: list[Frame] = []  # frames being walked, innermost last
         # an effects walk runs the calls whose values are not needed (construction: stores and
         # raises matter); `constructing` also records config stores on the runtime's heap
@@ -1567,6 +1568,7 @@ class Analyzer:
         saved = (self.effects, self.constructing)
         self.effects = self.constructing = False
         self.depth += 1
+        cuts_before = self.depth_cuts
         try:
             frame = Frame(self, info.module, info.facts, symbol, self_obj, bound).run()
         finally:
@@ -1580,7 +1582,10 @@ class Analyzer:
                 held = [state.get(name) for state in states]
                 if held and all(h is not None for h in held):
                     joined[name] = union(held)
-        self._returns[key] = joined
+        if self.depth_cuts > cuts_before:
+            del self._returns[key]
+        else:
+            self._returns[key] = joined
         return joined
 
     def walk_call(self, event, frame_cls=None):
@@ -1602,6 +1607,7 @@ class Analyzer:
         if symbol is None or symbol.kind != "function":
             return Unknown(f"{target.qualname} not found")
         if self.depth >= MAX_EVAL_DEPTH:
+            self.depth_cuts += 1
             return Unknown(f"{symbol.local}(): evaluation depth")
         info = self.index.function_at(symbol)
         fn = info.facts
@@ -1620,7 +1626,7 @@ class Analyzer:
                 self.note_tentative(path)
             return value
         self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0, None, (), ())
-        platform_before = runtime.platform_calls
+        platform_before, cuts_before = runtime.platform_calls, self.depth_cuts
         self.depth += 1
         try:
             frame = Frame(self, info.module, fn, symbol, self_obj, bound)
@@ -1633,8 +1639,12 @@ class Analyzer:
             raised = raises_on_every_path(symbol, frame.raises)
         elif self.effects and frame.raises:
             may = may_raise(symbol, frame.raises)
-        self._returns[key] = (value, tuple(sorted(frame.env_reads)), int(runtime.platform_calls > platform_before),
-                              raised, may, tuple(sorted(frame.tentative)))
+        if self.depth_cuts > cuts_before:  # cut short by the depth limit here: a shallower call may decide it
+            del self._returns[key]
+        else:
+            self._returns[key] = (value, tuple(sorted(frame.env_reads)),
+                                  int(runtime.platform_calls > platform_before), raised, may,
+                                  tuple(sorted(frame.tentative)))
         self._note_env(frame.env_reads)
         self._note_raised(raised)
         self._note_may_raise(may)

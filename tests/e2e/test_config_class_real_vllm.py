@@ -59,7 +59,7 @@ LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_s
          "rope_theta": 10000.0, "torch_dtype": "bfloat16"}
 
 
-def _review(tree, tmp_path, version: str | None):
+def _review(tree, tmp_path, version: str | None, files: dict | None = None):
     from real_reviews import index_for
 
     from srcreview.engine.run import review
@@ -76,7 +76,8 @@ def _review(tree, tmp_path, version: str | None):
     recipe = with_model_configs(parse_recipe(text, "case.toml"), base_dir=tmp_path)
     if version:  # what srcreview.source.transformers_wheel attaches, from the files written here
         recipe = recipe.model_copy(update={"models": tuple(
-            m.model_copy(update={"config_class": config_class(FILES, version, "llama")}) for m in recipe.models)})
+            m.model_copy(update={"config_class": config_class(files or FILES, version, "llama")})
+            for m in recipe.models)})
     return review(recipe, tree, index=index_for(tree), source_label="registry")
 
 
@@ -101,3 +102,35 @@ def test_the_config_class_decides_what_its_source_says(vllm_029, tmp_path):
     text = json.dumps(without.model_dump(mode="json"))
     assert 'transformers = \\"X.Y.Z\\"' in text  # the open reason says how to give the version
     assert without.models[0].config_class is None and without.models[0].class_decided is None
+
+
+READER = '''
+    @classmethod
+    def get_config_dict(cls, name, **kwargs):
+        config_dict, kwargs = cls._get_config_dict(name, **kwargs)
+        if "configuration_files" in config_dict:
+            config_dict, kwargs = cls._get_config_dict(name, _configuration_file="x.json", **kwargs)
+        return config_dict, kwargs
+
+    @classmethod
+    def _get_config_dict(cls, name, **kwargs):
+        config_dict = cls._dict_from_json_file(name)
+        if "model_type" in kwargs:
+            config_dict["model_type"] = kwargs["model_type"]
+        return config_dict, kwargs
+'''
+
+
+def test_the_config_dict_its_source_reads_decides_the_speculators_lookup(vllm_029, tmp_path):
+    """vLLM's builder asks `PretrainedConfig.get_config_dict(model)` whether the model is a
+    speculators checkpoint before it builds the config: with a base class whose reading is
+    config.json as read, the answer (no `speculators_config`) leaves the recipe's speculative
+    config as it is (none), and the checks on a speculative config are refuted."""
+    files = dict(FILES)
+    files["transformers/configuration_utils.py"] = BASE.replace(
+        "class PreTrainedConfig:\n", "class PreTrainedConfig:\n" + READER.strip("\n") + "\n\n", 1)
+    plain = _review(vllm_029, tmp_path, "9.9.9")
+    read = _review(vllm_029, tmp_path, "9.9.9", files)
+    assert _open_raises(read) < _open_raises(plain)
+    text = " ".join(json.dumps(r.model_dump(mode="json")) for r in (read,))
+    assert "speculative_config is not set by the recipe" not in text

@@ -203,8 +203,9 @@ def test_a_misspelt_nested_key_has_one_row(vllm_029):
     assert rows == [("engine", "unknown-knob")]
 
 
-def _construction(tree, tmp_path, engine: str):
-    """The engine's config construction walked for a llama-like recipe (as a review walks it)."""
+def _construction(tree, tmp_path, engine: str, drop: str = ""):
+    """The engine's config construction walked for a llama-like recipe (as a review walks it),
+    with the binding `drop` (a bindings key) left out."""
     from real_reviews import index_for
 
     from srcreview.engine.run import _bindings, _prepared
@@ -222,7 +223,9 @@ def _construction(tree, tmp_path, engine: str):
     recipe = with_model_configs(parse_recipe(text, "case.toml"), base_dir=tmp_path)
     recipe = recipe.model_copy(update={"hardware": recipe.hardware.with_known_capability()})
     index = index_for(tree)
-    an, incomplete = _prepared(index, recipe, _bindings(index, recipe, runtime_profile(tree, recipe)))
+    bindings = _bindings(index, recipe, runtime_profile(tree, recipe))
+    bindings.pop(drop, None)
+    an, incomplete = _prepared(index, recipe, bindings)
     assert not incomplete
     return an.construction
 
@@ -271,3 +274,19 @@ def test_a_local_data_parallel_size_above_the_total_is_refused(vllm_029, tmp_pat
                                               "data_parallel_size_local = 4")
     path, text = DP_LOCAL
     assert (path, _raise_line(vllm_029, path, text)) in _sites(built, "rejections")
+
+
+def test_the_model_directory_listed_decides_what_start_up_asks_the_filesystem(vllm_029, tmp_path):
+    """`get_config` detects the config format from the files the model has: with the local
+    directory's listing bound (config.json only), "Could not detect config format" is refuted;
+    without it, it stays open."""
+    from srcreview.interp.paths import KNOWN_DIRECTORIES
+
+    detect = ("vllm/transformers_utils/config.py",
+              _line_of(vllm_029, "vllm/transformers_utils/config.py", '"Could not detect config format for no config'))
+    listed = _sites(_construction(vllm_029, tmp_path, "max_model_len = 2048"), "open_raises")
+    unlisted = _sites(_construction(vllm_029, tmp_path, "max_model_len = 2048", drop=KNOWN_DIRECTORIES),
+                      "open_raises")
+    raise_line = next(line for path, line in unlisted if path == detect[0] and line <= detect[1] <= line + 2)
+    assert (detect[0], raise_line) in unlisted and (detect[0], raise_line) not in listed
+    assert listed < unlisted

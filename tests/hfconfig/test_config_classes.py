@@ -290,3 +290,61 @@ def test_a_gate_holds_only_for_a_local_bound_once_and_a_key_the_class_does_not_a
     assert decide(facts, "mlp_kinds", False)[0] == "open"  # `layers` is rebound: not a gate
     assert facts.added == {"per_layer": "ToyConfig.__post_init__ (transformers/models/toy/configuration_toy.py:20)"}
     assert decide(facts, "quantization_config", False)[0] == "open"  # the gated mutate(self) now runs
+
+
+READER = '''
+
+    @classmethod
+    def get_config_dict(cls, name, **kwargs):
+        config_dict, kwargs = cls._get_config_dict(name, **kwargs)
+        if config_dict is None:
+            return {}, kwargs
+        if "other_file" in config_dict:
+            config_dict, kwargs = cls._get_config_dict(name, _file=config_dict["other_file"], **kwargs)
+        return config_dict, kwargs
+
+    @classmethod
+    def _get_config_dict(cls, name, **kwargs):
+        gguf_file = kwargs.get("gguf_file")
+        if gguf_file:
+            config_dict = read_gguf(name)
+        else:
+            config_dict = cls._dict_from_json_file(name)
+        if "model_type" not in config_dict and looks_like_vision(config_dict):
+            config_dict["model_type"] = "vision"
+        if "model_type" in kwargs:
+            config_dict["model_type"] = kwargs["model_type"]
+        return config_dict, kwargs
+'''
+
+
+
+
+def _with_reader(reader: str) -> dict:
+    """FILES with `reader`'s methods added to the base class (indented as its methods)."""
+    files = dict(FILES)
+    files["transformers/configuration_utils.py"] = BASE.replace(
+        "class Base(Mixin):\n", "class Base(Mixin):\n" + reader.strip("\n") + "\n\n", 1)
+    return files
+
+
+def test_how_get_config_dict_makes_the_dict_is_read_from_its_source():
+    facts = config_class(_with_reader(READER), "9.9.9", "toy")
+    # each store with the tests it is under; the key that names another file; the key whose
+    # absence hands the dict to a function not read here
+    assert facts.dict_stores == (
+        ("model_type", (("absent", "model_type"), ("other", "looks_like_vision(config_dict)"))),
+        ("model_type", (("kwarg", "model_type"),)))
+    assert facts.dict_redirects == ("other_file",)
+    assert facts.dict_requires == ("model_type",)
+
+
+@pytest.mark.parametrize("change", [
+    ("config_dict = cls._dict_from_json_file(name)", "config_dict = load_somehow(name)"),  # not config.json
+    ('config_dict["model_type"] = "vision"', 'config_dict.update(model_type="vision")'),  # a mutating call
+    ("looks_like_vision(config_dict)", "True) and rewrite(config_dict"),  # handed on unguarded
+    ('config_dict["model_type"] = kwargs["model_type"]', 'config_dict[kwargs["key"]] = 1'),  # a key not literal
+])
+def test_a_get_config_dict_not_read_as_such_decides_nothing(change):
+    facts = config_class(_with_reader(READER.replace(*change)), "9.9.9", "toy")
+    assert facts.dict_stores is None

@@ -126,3 +126,35 @@ def test_the_cli_help_never_imports_huggingface_hub():
             "print('huggingface_hub' in sys.modules, file=sys.stderr)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stderr.strip() == "False"
+
+
+def test_the_directory_listing_is_what_pathlib_sees_there(tmp_path):
+    from pathlib import Path
+
+    from srcreview.hfconfig.local import list_directory
+
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "original").mkdir()
+    (tmp_path / "original" / "params.json").write_text("{}")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "x.bin").write_text("")
+    os.symlink(outside, tmp_path / "linked")  # a link to a directory: not entered, as rglob does not
+    os.symlink(tmp_path / "config.json", tmp_path / "alias.json")
+    os.symlink(tmp_path / "gone", tmp_path / "broken")  # does not exist, for exists() as for rglob's is_file
+    listing = list_directory(tmp_path)
+    assert listing == (("alias.json", "file"), ("config.json", "file"), ("linked", "opaque"),
+                       ("original", "dir"), ("original/params.json", "file"))
+    # what pathlib answers for each entry it yields, and no entry more
+    files = sorted(str(p.relative_to(tmp_path)) for p in Path(tmp_path).rglob("*") if p.is_file())
+    assert [rel for rel, kind in listing if kind == "file"] == [f for f in files if not f.startswith("linked/")]
+
+
+def test_a_local_model_binds_its_listing_for_the_review(tmp_path):
+    from srcreview.hfconfig import obtain_model_config, parse_model_ref
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    facts = obtain_model_config(parse_model_ref("./m", base_dir=tmp_path))
+    assert facts.listing == (("config.json", "file"),)
+    assert "listing" not in json.dumps(facts.to_json())  # never in an output

@@ -76,3 +76,40 @@ def test_a_home_path_without_a_home_is_invalid_data(monkeypatch):
     monkeypatch.setattr("pwd.getpwuid", lambda uid: (_ for _ in ()).throw(KeyError(uid)))
     with pytest.raises(DataError, match="no home directory to expand"):
         parse_model_ref("~/models/x")
+
+
+REPO_IDS = ["org/name", "name", "a.b-c_d", "./model", "../m", "/abs/path/model", "org/name/sub", ".hidden",
+            "name.", "-name", "a--b", "a..b", "repo.git", "", "x" * 97, "org/" + "y" * 96, "café", "org/ré",
+            "org//name", "org/", "/name", "model/", "./", "."]
+
+
+@pytest.mark.parametrize("text", REPO_IDS)
+def test_a_repo_id_refused_here_is_refused_by_huggingface_hub(text):
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    from srcreview.hfconfig.ref import hub_refuses
+
+    if hub_refuses(text):  # only what the Hub's own validator refuses may be taken as refused
+        with pytest.raises(HFValidationError):
+            validate_repo_id(text)
+
+
+def test_the_local_paths_vllm_passes_are_refused_and_hub_ids_are_not():
+    from srcreview.hfconfig.ref import hub_refuses
+
+    assert all(hub_refuses(t) for t in ("./model", "/abs/path/model", "../m", "org/name/sub"))
+    assert not any(hub_refuses(t) for t in ("org/name", "model", "Qwen/Qwen3-0.6B"))
+
+
+def test_the_functions_named_as_validated_raise_a_value_error_before_they_run(tmp_path):
+    # called for real: a refused repo id never reaches the cache or the network
+    import importlib
+
+    from srcreview.hfconfig.ref import HUB_VALIDATED
+
+    for name in sorted(HUB_VALIDATED):
+        module, _, function = name.rpartition(".")
+        call = getattr(importlib.import_module(module), function)
+        with pytest.raises(ValueError):
+            call(repo_id="./model", filename="config.json", cache_dir=str(tmp_path))

@@ -101,6 +101,115 @@ TREE = {
         def rest_forwarded(options):
             return takes_rest(1, **options)["kept"]
 
+        import enum
+
+        class Mode(enum.Enum):
+            NONE = 0
+            FULL = 1
+
+            def __bool__(self):
+                return self != Mode.NONE
+
+        class Level(enum.IntEnum):
+            OFF = 0
+            ON = 1
+
+        class Plain(enum.Enum):
+            ZERO = 0
+
+        def member_with_bool():
+            return "full" if Mode.NONE else "none"
+
+        class Opaque(enum.Enum):
+            ONLY = 1
+
+            def __bool__(self):
+                import random
+                return random.random() > 0.5
+
+        def member_with_open_bool():
+            return "true" if Opaque.ONLY else "false"
+
+        class Graphs(enum.Enum):
+            NONE = 0
+            PIECE = 1
+            FULL = 2
+            BOTH = (FULL, PIECE)
+
+            def parts(self):
+                return self.value if isinstance(self.value, tuple) else (self.value,)
+
+            def has_full(self):
+                return Graphs(max(self.parts())) == Graphs.FULL
+
+            def opaque(self):
+                return len(self.name) > 2
+
+            def __bool__(self):
+                return self.opaque()
+
+        def member_method():
+            return Graphs.BOTH.has_full()
+
+        def member_by_value():
+            return Graphs(1).name
+
+        def member_bool_walked():
+            return "yes" if Graphs.NONE else "no"
+
+        def int_member_off():
+            return "on" if Level.OFF else "off"
+
+        def int_members_ordered():
+            return Level.ON > Level.OFF and Level.OFF < 1
+
+        def plain_member():
+            return "true" if Plain.ZERO else "false"
+
+        def d0():
+            return LIMIT
+
+        def d1():
+            return d0() + 0
+
+        def d2():
+            return d1() + 0
+
+        def d3():
+            return d2() + 0
+
+        def d4():
+            return d3() + 0
+
+        def d5():
+            return d4() + 0
+
+        def d6():
+            return d5() + 0
+
+        def deep_then_shallow():
+            ignored = d6() + 1  # d1 is reached at the depth limit here: its value is cut short
+            return d1()
+
+        def scaled():
+            n = LIMIT
+            n *= 2
+            return n
+
+        def grown():
+            items = [LIMIT]
+            items += [LIMIT]
+            return len(items)
+
+        def config_file_name():
+            from transformers.utils import CONFIG_NAME
+            return CONFIG_NAME
+
+        def shard_matched():
+            import fnmatch
+            import os
+            return fnmatch.fnmatch(os.path.basename("x/consolidated-1.safetensors"), "consolidated*.safetensors")
+
         class Base:
             K = "base"
 
@@ -166,6 +275,16 @@ def index(tmp_path_factory):
     ("rest_kept", 8),                         # **kwargs holds the keywords no parameter takes
     ("rest_dropped", False),                  # {k: v for k, v in d.items() if ...} over a known dict
     ("rest_added", 8),                        # d[k] = v on it
+    ("int_member_off", "off"),                # an IntEnum member is as true as its value
+    ("int_members_ordered", True),            # ... and orders as its value
+    ("member_method", True),                  # an enum's method with the member as self; a tuple of members' values
+    ("member_by_value", "PIECE"),             # Enum(value): the member with it
+    ("member_bool_walked", "yes"),            # its own __bool__, walked
+    ("plain_member", "true"),                 # a plain Enum member is true, whatever its value
+    ("deep_then_shallow", 8),                 # a value cut short by the depth limit is not kept for later
+    ("scaled", 16),                           # n *= 2 of a number: a new number
+    ("config_file_name", "config.json"),      # transformers' CONFIG_NAME (srcreview.hfconfig.files)
+    ("shard_matched", True),                  # fnmatch and os.path.basename over constants, as on Linux
     ("Child.kind", "base-kind"),              # super().method()
     ("Child.set_in_init", 5),                 # self.x assigned in __init__
     ("Child.class_attribute", "child"),       # Cls.ATTR
@@ -174,6 +293,16 @@ def index(tmp_path_factory):
 ])
 def test_resolves(index, function, value):
     assert evaluate_function(index, f"vllm.a.{function}", {}).value == value
+
+
+def test_a_member_whose_enum_defines_bool_is_as_true_as_that_says(index):
+    assert evaluate_function(index, "vllm.a.member_with_bool", {}).value == "none"
+    assert evaluate_function(index, "vllm.a.member_with_open_bool", {}).value is None
+
+
+def test_an_augmented_assignment_to_a_list_changes_it_in_place(index):
+    # `items += [...]` extends the list object itself (any alias sees it): its length is not computed
+    assert evaluate_function(index, "vllm.a.grown", {}).value is None
 
 
 def test_a_class_attribute_read_through_self_is_not_taken_as_its_constant(index):

@@ -248,20 +248,22 @@ def test_a_check_on_what_the_builder_computes_is_certain_where_the_recipe_makes_
     assert _fills({"shards": 2, "shard_rank": 3}, "external") is None
 
 
-def test_a_field_another_method_stores_stays_open_though_that_store_does_not_run():
-    # `_infer_spares` stores spares_local only under nodes > 1 (false here): the store is in
-    # another method, which the builder's walk does not follow field by field
-    assert _fills({}, "spares") == "open"
+def test_a_field_a_method_the_builder_calls_stores_holds_what_that_method_leaves():
+    # `self._infer_spares()` stores spares_local only under nodes > 1: not here, so it is still
+    # None and the builder passes `self.spares`; with nodes = 2 it is twice the spares
+    assert _fills({}, "spares") is None
+    assert _fills({"nodes": 2}, "spares") == "certain"
 
 
-def test_a_value_another_method_fills_in_stays_open_naming_it():
+def test_a_value_a_method_fills_in_from_the_host_is_each_value_it_may_be():
+    # `_fill_batch_defaults` picks 4096 or 1024 as the host's CPU count says: fewer tokens than
+    # 8 sequences on neither; with 2048 sequences, on one of them: open, for the host to decide
+    assert _fills({}, "tokens-seqs", BATCH) is None
     index = Index(fixture_tree(FILLS))
-    built = analyzer(index, config_bindings(index, {})).prepare()
+    built = analyzer(index, config_bindings(index, {"max_seqs": 2048})).prepare()
     line = marked(FILLS, BATCH, "tokens-seqs")
     found = [r for r in built.open_raises if open_site(r)[:2] == (BATCH, line)]
     assert found and not built.rejections
-    reasons = " ".join(c.reason for c in found[0].raise_event.conditions)
-    assert "_fill_batch_defaults()" in reasons
 
 
 def test_what_the_builder_computes_for_a_field_reads_as_that_fields_value():
@@ -320,3 +322,87 @@ def test_a_store_after_an_early_return_or_one_another_method_repeats_stays_open(
     assert _helpers({"heads": 8, "shards": 2}, "resetting") == "open"
     # `configure(self)` in __init__: the function it is handed may set any attribute
     assert _helpers({"heads": 8, "shards": 2}, "handing") == "open"
+
+
+# -- the model's directory -------------------------------------------------------------------
+MODEL = "vllm/config/model.py"
+
+
+def model_raises(listing: dict | None, model: str = "./m") -> dict[str, str]:
+    """The fixture's start-up raises by label, with `model` a directory whose entries the review
+    listed ({path: kind}), or (listing None) one it knows nothing of."""
+    from srcreview.interp.paths import KNOWN_DIRECTORIES, KnownDirectories, KnownTree
+
+    index = Index(fixture_tree("startup_model_files"))
+    bindings = config_bindings(index, {"model": model})
+    if listing is not None:
+        bindings[KNOWN_DIRECTORIES] = KnownDirectories((KnownTree(model, tuple(sorted(listing.items()))),))
+    built = analyzer(index, bindings).prepare()
+    assert built.built
+    lines = {marked("startup_model_files", MODEL, label): label
+             for label in ("no-config", "encoder", "weights", "os-exists")}
+    found = {}
+    for rejection in built.rejections:
+        path, line = open_site(rejection)[:2]
+        if path == MODEL and line in lines:
+            found[lines[line]] = "certain"
+    for rejection in built.open_raises:
+        path, line = open_site(rejection)[:2]
+        if path == MODEL and line in lines:
+            found.setdefault(lines[line], "open")
+    return found
+
+
+def test_a_listed_model_directory_decides_what_start_up_asks_the_filesystem():
+    # Path(m).exists() / "config.json" .is_file(), a sentence-transformers file looked up in
+    # the directory and then in the Hub cache (which refuses "./m" as a repo id: ValueError,
+    # caught), an rglob listing inside a retried call, os.path.exists
+    assert model_raises({"config.json": "file", "tokenizer.json": "file"}) == {}
+
+
+def test_each_file_the_listing_has_is_seen_there():
+    assert model_raises({}) == {"no-config": "certain"}
+    assert model_raises({"config.json": "file", "sentence_bert_config.json": "file"}) == {"encoder": "certain"}
+    assert model_raises({"config.json": "file", "weights.bin": "file"}) == {"weights": "certain"}
+    assert model_raises({"config.json": "file", "sub": "dir", "sub/weights.bin": "file"}) == {}
+
+
+def test_an_unlisted_model_leaves_the_filesystem_questions_open():
+    assert set(model_raises(None).values()) == {"open"}
+    assert set(model_raises(None)) == {"no-config", "encoder", "weights", "os-exists"}
+
+
+def test_a_directory_named_like_a_hub_repo_may_be_found_in_the_hub_cache():
+    # "m" is a valid repo id: the cache lookup runs and may return a cached sentence config
+    assert model_raises({"config.json": "file"}, model="m") == {"encoder": "open"}
+
+
+def test_below_a_directory_the_listing_did_not_enter_nothing_is_decided():
+    # a link to a directory: rglob's walk of it is not listed, so the listing cannot say weights.bin is absent
+    assert model_raises({"config.json": "file", "linked": "opaque"}) == {"weights": "open"}
+
+
+# -- what the builder hands the methods it calls on `self` ---------------------------------
+FLOW_TREE, FLOW_CONFIG, FLOW_ROOT = "startup_engine_flow", "vllm/config/draft.py", "vllm/config/vllm.py"
+
+
+def _flow(settings: dict, label: str, path: str = FLOW_CONFIG):
+    return raises(FLOW_TREE, settings).get((path, marked(FLOW_TREE, path, label)))
+
+
+def test_a_method_the_builder_calls_on_self_reads_the_value_the_builder_stored():
+    # `(self.model, self.draft_config) = resolve(...)` then `self.create_draft_config()`: with no
+    # draft the method returns None, so the root config's check on a draft is refuted; with one,
+    # the draft config it builds is checked
+    assert _flow({}, "drafting", FLOW_ROOT) is None
+    assert _flow({"draft_config.tokens": 3}, "drafting", FLOW_ROOT) == "certain"
+    assert _flow({"draft_config.tokens": 8}, "tokens") == "certain"
+    assert _flow({"draft_config.tokens": 2}, "tokens") is None
+
+
+def test_what_post_init_and_the_methods_the_builder_calls_store_is_followed():
+    # `picked`: stored by __post_init__ (mode "legacy"), walked before the builder, and by
+    # `self._pick()` (mode "auto"); in any other mode nothing picks
+    assert _flow({}, "unpicked", FLOW_ROOT) is None
+    assert _flow({"mode": "legacy"}, "unpicked", FLOW_ROOT) is None
+    assert _flow({"mode": "manual"}, "unpicked", FLOW_ROOT) == "certain"

@@ -164,8 +164,9 @@ def test_the_builder_follows_the_fields_no_other_method_stores(tmp_path):
     index = module_index(tmp_path, TRACKED)
     tracked = builder_tracked_fields(index, "vllm.engine.arg_utils.EngineArgs.create_engine_config")
     # a store by any other method (augmented, unpacked, a loop's or a comprehension's target,
-    # `del`, a nested function's, a subclass's) keeps the field out; the builder's own does not
-    assert tracked == {"own", "untouched"}
+    # `del`, a nested function's, a subclass's) keeps the field out; the builder's own does not,
+    # nor `__post_init__`'s (walked on the recipe's values before the builder)
+    assert tracked == {"own", "untouched", "bumped"}
     assert builder_tracked_fields(index, "vllm.engine.arg_utils.EngineArgs._fill") == frozenset()
 
 
@@ -176,3 +177,73 @@ def test_nothing_is_followed_when_the_engine_arguments_leave_a_method(tmp_path):
         "self.subclassed = 3", "register(self)")}
     index = module_index(tmp_path, files)
     assert builder_tracked_fields(index, "vllm.engine.arg_utils.EngineArgs.create_engine_config") == frozenset()
+
+
+FLOW = {
+    "vllm/engine/arg_utils.py": """
+        from dataclasses import dataclass
+
+        @dataclass
+        class EngineArgs:
+            during: int = 0
+            deeper: int = 0
+            early: int = 0
+            shared: int = 0
+            untouched: int = 0
+
+            def __post_init__(self):
+                self.early = 1
+                self._share()
+
+            def create_engine_config(self):
+                self._fill()
+                return None
+
+            def _fill(self):
+                self.during = 2
+                self._deeper()
+
+            def _deeper(self):
+                self.deeper = 3
+                self._share()
+
+            def _share(self):
+                self.shared = 4
+    """,
+}
+
+
+def test_the_builder_follows_fields_the_methods_it_calls_store_and_knows_what_each_call_may_store(tmp_path):
+    from srcreview.vllm.runtime import builder_flow
+
+    index = module_index(tmp_path, FLOW)
+    flow = builder_flow(index, "vllm.engine.arg_utils.EngineArgs.create_engine_config")
+    # stored only by methods the builder calls on `self` (run at those calls) or by __post_init__
+    # and what it calls (run before the builder, walked first): followed
+    assert flow.tracked == {"during", "deeper", "early", "shared", "untouched"}
+    assert flow.stores == {"_fill": {"during", "deeper", "shared"}, "_deeper": {"deeper", "shared"},
+                           "_share": {"shared"}}
+    assert flow.post_init == "vllm.engine.arg_utils.EngineArgs.__post_init__"
+    assert flow.init_stores == {"early", "shared"}
+
+
+def test_a_method_no_entry_reaches_keeps_what_it_stores_out(tmp_path):
+    from srcreview.vllm.runtime import builder_flow
+
+    files = {"vllm/engine/arg_utils.py": FLOW["vllm/engine/arg_utils.py"] + """
+            def reset(self):
+                self.untouched = 5
+    """}
+    index = module_index(tmp_path, files)
+    flow = builder_flow(index, "vllm.engine.arg_utils.EngineArgs.create_engine_config")
+    # `reset` is called by neither the builder nor __post_init__: it may run before the builder
+    assert "untouched" not in flow.tracked
+
+
+def test_nothing_is_followed_when_a_method_is_taken_as_a_value(tmp_path):
+    from srcreview.vllm.runtime import builder_flow
+
+    files = {"vllm/engine/arg_utils.py": FLOW["vllm/engine/arg_utils.py"].replace(
+        "self._fill()\n", "later = self._fill\n")}
+    index = module_index(tmp_path, files)
+    assert builder_flow(index, "vllm.engine.arg_utils.EngineArgs.create_engine_config").tracked == frozenset()

@@ -97,6 +97,15 @@ class ConfigClass(Record):
     text_config_names: tuple[str, ...] | None = Field(
         default=None, description="the names get_text_config looks for, when its body was read")
     text_config_from: str = ""
+    dict_stores: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] | None = Field(
+        default=None, omit_none=True,
+        description="the keys `get_config_dict` stores into config.json's object (the rest is config.json as "
+                    "read), each with the tests it is stored under: (\"absent\", K) config.json lacks K, "
+                    "(\"kwarg\", K) the call passes keyword K, (\"other\", text); None: not read as such")
+    dict_redirects: tuple[str, ...] = Field(default=(), description="config.json keys that make "
+                                            "`get_config_dict` read another file instead")
+    dict_requires: tuple[str, ...] = Field(default=(), description="config.json keys whose absence lets "
+                                           "`get_config_dict` hand the dict to code not read here")
     unknown: str | None = Field(default=None, description="why the class facts are not known")
 
     def label(self) -> str:
@@ -430,6 +439,7 @@ def _facts(base: ConfigClass, mro: list[_Class], classes: _Classes) -> ConfigCla
                 defaults.pop(stmt.name, None)
     if attribute_map is None:
         attribute_map = {}
+    dict_stores, dict_redirects, dict_requires = _config_dict_reading(mro, classes)
     stores, dynamic, popped, added = _stores(mro, members, classes, _class_tables(mro))
     hooks = _hooks(mro, stores)
     names, names_from = _text_config_names(mro)
@@ -438,8 +448,171 @@ def _facts(base: ConfigClass, mro: list[_Class], classes: _Classes) -> ConfigCla
         "stores": stores, "dynamic": dynamic, "popped": popped, "added": added, "members": members,
         "presence": presence,
         "attribute_map": attribute_map or {}, "hooks": hooks, "text_config_names": names,
-        "text_config_from": names_from,
+        "text_config_from": names_from, "dict_stores": dict_stores, "dict_redirects": dict_redirects,
+        "dict_requires": dict_requires,
         "unknown": None if attribute_map is not None else "attribute_map is not a literal"})
+
+
+CONFIG_DICT_READERS = ("get_config_dict", "_get_config_dict")
+
+_CONFIG_DICT = "config_dict"
+_FROM_JSON = "cls._dict_from_json_file"
+
+
+def _config_dict_reading(mro: list[_Class], classes: _Classes) -> tuple[tuple | None, tuple[str, ...],
+                                                                         tuple[str, ...]]:
+    """How `PreTrainedConfig.get_config_dict` makes the dict vLLM reads a model's config from, when
+    its source reads as: the object `_dict_from_json_file` makes (or, under an `if gguf_file` test,
+    a GGUF file's: vLLM passes none), read again from another file only under `if "K" in
+    config_dict:`, changed only by stores of literal keys, and handed to a function this reading
+    does not see only behind `"K" not in config_dict and ...`.
+
+    (the stores of literal keys, each with its tests (ConfigClass.dict_stores), keys config.json
+    must not have (they name another file), keys config.json must have (so the unseen function
+    does not run)); (None, (), ()) for anything else."""
+    defs = {}
+    for cls in mro:
+        for name in CONFIG_DICT_READERS:
+            if name in cls.methods and name not in defs:
+                defs[name] = (cls, cls.methods[name][-1])
+    unread: tuple[None, tuple[str, ...], tuple[str, ...]] = (None, (), ())
+    if set(defs) != set(CONFIG_DICT_READERS):
+        return unread
+    adds: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    # keys the two functions store into `kwargs` themselves: a test of one is not the caller's keywords
+    stored_kwargs = {_literal(n.slice) for _, fn in defs.values() for n in ast.walk(fn)
+                     if isinstance(n, ast.Subscript) and _named(n.value, "kwargs") and isinstance(n.ctx, ast.Store)}
+    redirects: set[str] = set()
+    required: set[str] = set()
+    for name, (cls, fn) in defs.items():
+        gguf = _under(fn, lambda test: "gguf_file" in ast.unparse(test))
+        tests = _if_tests(fn)
+        rereads: dict[int, str] = {}  # node id -> K of an enclosing `if "K" in config_dict:`
+        guarded: dict[int, set[str]] = {}  # node id -> Ks of `"K" not in config_dict and ...` before it
+        for node in ast.walk(fn):
+            if isinstance(node, ast.If) and _dict_test(node.test, ast.In):
+                for stmt in node.body:
+                    rereads.update({id(n): _dict_test(node.test, ast.In) for n in ast.walk(stmt)})
+            if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+                keys: set[str] = set()
+                for value in node.values:
+                    for n in ast.walk(value):
+                        guarded.setdefault(id(n), set()).update(keys)
+                    key = _dict_test(value, ast.NotIn)
+                    if key:
+                        keys.add(key)
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Subscript) and _named(node.value, _CONFIG_DICT) \
+                    and isinstance(node.ctx, (ast.Store, ast.Del)):
+                key = _literal(node.slice)
+                if not isinstance(key, str) or isinstance(node.ctx, ast.Del):
+                    return unread
+                guards = tuple(_guard(t) for t in tests.get(id(node), ()))
+                adds.add((key, tuple(("other", k) if kind == "kwarg" and k in stored_kwargs else (kind, k)
+                                     for kind, k in guards)))
+            elif isinstance(node, ast.Assign) and any(_CONFIG_DICT in _target_names(t) for t in node.targets):
+                call = ast.unparse(node.value.func) if isinstance(node.value, ast.Call) else ""
+                if name == "_get_config_dict" and call != _FROM_JSON and id(node) not in gguf:
+                    return unread
+                if name == "get_config_dict":
+                    if call != "cls._get_config_dict":
+                        return unread
+                    if id(node) in rereads:
+                        redirects.add(rereads[id(node)])
+            elif isinstance(node, ast.Call) and any(_named(a, _CONFIG_DICT) for a in (*node.args, *(
+                    k.value for k in node.keywords))):
+                if isinstance(node.func, ast.Attribute) and _named(node.func.value, _CONFIG_DICT):
+                    return unread  # config_dict.update(...), .pop(...)
+                helper = classes.function(cls.path, node.func.id) if isinstance(node.func, ast.Name) else None
+                if helper is None or _mutates_param(helper):
+                    if not guarded.get(id(node)):
+                        return unread
+                    required.update(guarded[id(node)])
+            elif isinstance(node, ast.Attribute) and _named(node.value, _CONFIG_DICT) and node.attr in _MUTATORS:
+                return unread
+    return tuple(sorted(adds)), tuple(sorted(redirects)), tuple(sorted(required))
+
+
+def _if_tests(fn: ast.AST) -> dict[int, list[ast.expr]]:
+    """Node id -> the conjuncts of the tests of the `if`s whose body holds it (an `else` branch
+    or a loop counts as a test not known here)."""
+    out: dict[int, list[ast.expr]] = {}
+
+    def visit(node: ast.AST, tests: list[ast.expr]) -> None:
+        out[id(node)] = tests
+        if isinstance(node, ast.If):
+            visit(node.test, tests)
+            here = list(node.test.values) if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) \
+                else [node.test]
+            for stmt in node.body:
+                visit(stmt, tests + here)
+            for stmt in node.orelse:
+                visit(stmt, tests + [ast.Constant("else")])
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, tests)
+
+    visit(fn, [])
+    return out
+
+
+def _guard(test: ast.expr) -> tuple[str, str]:
+    """One conjunct a store is under: ("absent", K) for `"K" not in config_dict`, ("kwarg", K)
+    for `"K" in kwargs`, else ("other", its text)."""
+    key = _dict_test(test, ast.NotIn)
+    if key:
+        return "absent", key
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In) \
+            and _named(test.comparators[0], "kwargs") and isinstance(_literal(test.left), str):
+        return "kwarg", _literal(test.left)
+    return "other", ast.unparse(test)
+
+
+def _under(fn: ast.AST, test) -> set[int]:
+    """Ids of the nodes inside the body of an `if` whose test `test` accepts."""
+    return {id(n) for node in ast.walk(fn) if isinstance(node, ast.If) and test(node.test)
+            for stmt in node.body for n in ast.walk(stmt)}
+
+
+def _dict_test(node: ast.AST, op) -> str:
+    """K of `"K" in config_dict` (op ast.In) or `"K" not in config_dict` (ast.NotIn), else ""."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], op) \
+            and _named(node.comparators[0], _CONFIG_DICT):
+        key = _literal(node.left)
+        return key if isinstance(key, str) else ""
+    return ""
+
+
+def _target_names(target: ast.AST) -> set[str]:
+    """The names an assignment target binds (`a`, `a, b`), not those it stores into (`a[k]`)."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return {n for elt in target.elts for n in _target_names(elt)}
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return set()
+
+
+def _named(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _mutates_param(fn: ast.FunctionDef) -> bool:
+    """Whether a function may change the object one of its parameters holds (a store into it,
+    a mutating method, or handing it on)."""
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and isinstance(node.value, ast.Name) and node.value.id in params:
+            return True
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in params \
+                and node.attr in _MUTATORS:
+            return True
+        if isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id in params for a in node.args):
+            if not (isinstance(node.func, ast.Name) and node.func.id in _READERS):
+                return True
+    return False
 
 
 def _presence_test(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:

@@ -55,6 +55,9 @@ class ModelFacts(Record):
     unresolved: tuple[str, ...] = Field(default=(),
                                         description="optional files whose presence is unknown (offline, not cached)")
     overrides: tuple[AppliedOverride, ...] = ()
+    # a local directory's entries (srcreview.hfconfig.local.list_directory): what the review
+    # answers the server's filesystem questions about it from; never in an output
+    listing: tuple[tuple[str, str], ...] | None = Field(default=None, exclude=True, repr=False)
     unknown_reason: str | None = Field(default=None, description="why the config could not be obtained")
     tags: tuple[str, ...] = ()
     config_class: ConfigClass | None = Field(default=None, omit_none=True,

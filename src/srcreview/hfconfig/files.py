@@ -24,6 +24,9 @@ OPTIONAL_FILES = (
 )
 MISTRAL_PARAMS_FILE = "params.json"
 MODEL_FILES = (CONFIG_FILE, *OPTIONAL_FILES)
+# the file names the libraries vLLM imports spell as constants (transformers/utils/__init__.py:
+# `CONFIG_NAME = "config.json"`, the file srcreview reads as CONFIG_FILE)
+EXTERNAL_CONSTANTS = {"transformers.utils.CONFIG_NAME": CONFIG_FILE}
 MAX_FILE_BYTES = 8 << 20  # a large model's config.json is tens of KB; quantization ignore lists reach a few MB
 
 

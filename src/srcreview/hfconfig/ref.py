@@ -25,6 +25,13 @@ _MAX_REPO_ID = 96
 _REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]{0,254}")
 _PATH_PREFIXES = ("/", "./", "../", "~")
 
+# huggingface_hub's `validate_hf_hub_args` checks the `repo_id` of these before they run, and
+# raises HFValidationError (a ValueError) for a repo_id `validate_repo_id` refuses. The rule
+# below refuses only what every huggingface_hub release refuses: its older releases let `\w`
+# match any Unicode word character, so that is how it is matched here.
+HUB_VALIDATED = frozenset({"huggingface_hub.try_to_load_from_cache", "huggingface_hub.hf_hub_download"})
+_HUB_REPO_ID = re.compile(r"(\b[\w\-.]{1,96}\b/)?\b[\w\-.]{1,96}\b")
+
 
 class ModelRef(Record):
     """A model as a recipe names it. `path` (the resolved directory) is for reading only: it is
@@ -91,3 +98,14 @@ def _check_revision(revision: object, prefix: str) -> None:
     if not isinstance(revision, str) or not _REVISION.fullmatch(revision) or ".." in revision \
             or revision.endswith(("/", ".lock")):
         raise DataError(f"{prefix}revision {str(revision)[:100]!r} is not a branch, tag or commit id")
+
+
+def hub_refuses(repo_id) -> bool:
+    """Whether huggingface_hub's `validate_repo_id` raises for `repo_id` (not a string, more
+    than one `/`, characters or ends it does not admit, `--` or `..`, a `.git` end): a local
+    path as vLLM passes it (`./model`, `/models/x`) is refused."""
+    if not isinstance(repo_id, str):
+        return True
+    return repo_id.count("/") > 1 or not _HUB_REPO_ID.fullmatch(repo_id) or "--" in repo_id \
+        or ".." in repo_id or repo_id.endswith(".git")
+

@@ -25,7 +25,7 @@ from srcreview.index.ir import Expr, Stmt
 
 # Bump whenever the shape or meaning of any fact changes: cached facts of another version are
 # rebuilt, never reused.
-SCHEMA_VERSION = 12  # 12: a module with a NUL byte does not parse (libcst parsed it)
+SCHEMA_VERSION = 13  # 13: an augmented assignment keeps its operator
 
 # The local name of a module's own statements (what runs at import), kept as a function: not an
 # identifier, so it never meets a name the module defines.

@@ -249,6 +249,7 @@ class Assign(Stmt):
 class AugAssign(Stmt):
     target: Expr
     value: Expr
+    op: str  # as BinOp's: "+", "*", ...
     _kids = ("target", "value")
 
 

@@ -8,9 +8,12 @@ class looked up, the one collaborator they need (`force`, `truth`, a resolver).
 from __future__ import annotations
 
 import builtins
+import fnmatch
 import operator
+import posixpath
 import re
 
+from srcreview.interp import paths
 from srcreview.interp.values import (
     BoundBuiltin,
     Builtin,
@@ -18,10 +21,12 @@ from srcreview.interp.values import (
     Const,
     DictVal,
     EnumMember,
+    External,
     FuncRef,
     Grown,
     Known,
     ListVal,
+    LocalPath,
     ModuleRef,
     Obj,
     OneOf,
@@ -75,6 +80,9 @@ TYPING_ARGS = ("typing.get_args", "typing_extensions.get_args")  # get_args(Some
 # default VERSION0 mode for the patterns re accepts: Python's re runs it)
 PURE_EXTERNALS = {f"{module}.{name}": getattr(re, name) for module in ("re", "regex")
                   for name in ("match", "fullmatch", "search")}
+# as on the Linux hosts vLLM serves from (posixpath; fnmatch there is case-sensitive)
+PURE_EXTERNALS |= {"fnmatch.fnmatch": fnmatch.fnmatchcase, "fnmatch.fnmatchcase": fnmatch.fnmatchcase,
+                   "os.path.basename": posixpath.basename, "os.path.dirname": posixpath.dirname}
 MAX_PATTERN = 200  # longer patterns or subjects are not run: a pathological regex stays Unknown
 
 MAX_RANGE = 64  # `range(n)` with a constant n up to this is its tuple of items
@@ -214,6 +222,8 @@ def binop(op: str, left, right):
                 pass
     if isinstance(left, ListVal) and op == "+":
         return ListVal(left.min_len, True)
+    if isinstance(left, LocalPath) and op == "/":
+        return paths.join(left, right)
     return None
 
 
@@ -265,6 +275,8 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
                 return Const(resolver.index.subclass_of(canonical, cls.qualname))
         if isinstance(obj, Const) and obj.value is None:
             return Const(False)
+        if isinstance(cls, External) and cls.name in paths.PATH_CLASSES and isinstance(obj, (LocalPath, Const)):
+            return Const(isinstance(obj, LocalPath))  # a constant is plain data, never a path
         if isinstance(obj, DictVal) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES:
             return Const(cls.name == "dict")
         if isinstance(obj, Const) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES \
@@ -290,6 +302,9 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
         numbers = range(*(v.value for v in values))
         # its items, in order (iterated, measured and indexed as the range is); a long one is not spelled out
         return Const(tuple(numbers)) if len(numbers) <= MAX_RANGE else Unknown(text)
+    if name == "str" and len(values) == 1 and isinstance(values[0], LocalPath):
+        shown = paths.text(values[0])
+        return Const(shown) if shown is not None else Unknown(text)
     if name in _PURE_BUILTINS:
         if len(values) == 1 and isinstance(values[0], TupleVal) and name in ("bool", "len"):
             return Const(len(values[0].items) if name == "len" else bool(values[0].items))

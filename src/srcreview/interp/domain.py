@@ -59,6 +59,14 @@ class Domain(Protocol):
         value at entry and are stored by nothing but that function's own statements: the walk
         tracks them store by store (empty for most functions)."""
 
+    def external_call(self, analyzer: Any, name: str, args: list, kwargs: list, forwards: bool) -> Any:
+        """What a call outside the tree returns when the framework model knows it from what the
+        review holds (transformers' reading of a model config srcreview read); None otherwise."""
+
+    def builder_flow(self, index: Any, qualname: str) -> Any:
+        """For the function entry_fields tracks fields of: those fields (`tracked`) and, per
+        method name it calls on `self`, the fields that call may store (`stores`); else None."""
+
     def self_written(self, index: Any, cls: str) -> Collection[str]:
         """The fields of `cls` its own methods assign."""
 

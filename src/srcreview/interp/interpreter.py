@@ -19,8 +19,9 @@ from dataclasses import replace
 from typing import Any, ClassVar, cast
 
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
+from srcreview.hfconfig.ref import HUB_VALIDATED, hub_refuses
 from srcreview.index import ir
-from srcreview.interp import builtins
+from srcreview.interp import builtins, paths
 from srcreview.interp import domain as domains
 from srcreview.interp.builtins import binop
 from srcreview.interp.events import (
@@ -52,12 +53,14 @@ from srcreview.interp.values import (
     Known,
     LazyCall,
     ListVal,
+    LocalPath,
     Obj,
     OneOf,
     Partial,
     Ref,
     Super,
     TupleVal,
+    Unbound,
     Union,
     Unknown,
     element_of,
@@ -67,8 +70,41 @@ from srcreview.interp.values import (
 )
 
 MAX_EVAL_DEPTH = 6
+# enum bases whose members are as true as their values (`bool(IntEnum member 0)` is False)
+_VALUE_TRUTH = frozenset({"IntEnum", "IntFlag", "Flag", "StrEnum", "int", "str", "float", "bytes"})
+FLOW_KEY = "@flow"  # in a FuncRef's closure: the builder whose flow a method called on `self` follows
 _READ = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?!\w*\()")  # a name or attribute chain, not a call
 _WORDS = frozenset({"not", "and", "or", "in", "is", "None", "True", "False", "if", "else", "self", "lambda"})
+
+
+def _handled(handler_type) -> tuple[str | None, ...]:
+    """The names an `except` clause catches: (None,) for a bare one, `(A, B)` for a tuple;
+    a name that is not spelled out catches nothing known."""
+    if handler_type is None:
+        return (None,)
+    items = handler_type.elts if isinstance(handler_type, ir.Seq) else (handler_type,)
+    return tuple(item.id for item in items if isinstance(item, ir.Name))
+
+
+def _hub_refusal(function: str, args, kwargs, force) -> str | None:
+    """Why a call of a huggingface_hub function raises before it runs: its repo_id is one the
+    Hub's validator refuses (srcreview.hfconfig.ref.hub_refuses); None when not known to."""
+    if function not in HUB_VALIDATED:
+        return None
+    given = dict(kwargs).get("repo_id", args[0] if args else None)
+    given = force(given) if given is not None else None
+    if isinstance(given, LocalPath) or (isinstance(given, Const) and hub_refuses(given.value)):
+        shown = repr(given.value) if isinstance(given, Const) else "a Path"
+        return f"{function}() raises HFValidationError (a ValueError): {shown} is not a Hub repo id"
+    return None
+
+
+def _immutable(value) -> bool:
+    """A constant an augmented assignment replaces rather than changes in place (numbers,
+    strings, tuples), or a union of such."""
+    options = value.options if isinstance(value, Union) else (value,)
+    return bool(options) and all(isinstance(o, Const) and type(o.value) in (int, float, bool, str, tuple, frozenset)
+                                 for o in options)
 
 
 def _plain_ref(e) -> bool:
@@ -178,8 +214,17 @@ class Frame:
         self.loops = 0  # depth of loop bodies being walked that may not run (or try bodies that may be caught)
         self.unrolling = 0  # depth of constant tables being walked item by item (where `continue` ends an item)
         self.raised: RaiseEvent | None = None  # a call in the current statement always raises (effects walks)
+        self.caught = False  # ...and a handler of the try being walked catches it (no raise of this frame)
+        self.catching: list[tuple[tuple[str | None, ...], ...]] = []  # per try walked: what each handler catches
         self.tentative: set[tuple] = set()  # recipe fields read that a hook may have rewritten (note_tentative)
         self.unrolled: set[str] = set()  # names bound to the items of a constant table walked item by item
+        # the builder's flow over its own instance (Domain.builder_flow), in the builder and in the
+        # methods it calls on `self` (which it hands its fields' values as it has them: `seeded`)
+        self.flow: Any = None
+        self.receiver: str | None = None
+        # where the builder's flow is followed: the tracked fields at each return (None: not known)
+        self.exit_states: list[dict] | None = []
+        self.finally_depth = 0  # trys with a `finally` being walked: a return there runs more after it
         if fn is not None:
             self._bind_params(args or {})
 
@@ -201,9 +246,12 @@ class Frame:
             else:
                 self.env[first.name] = self.self_obj if self.self_obj is not None else Obj(
                     cls=f"{self.module.module}.{fn.owner}", nonnull=True, origin="self")
+                self.receiver = first.name
                 self._seed_entry_fields(first.name)
         for name, value in args.items():  # a nested function's free names (FuncRef.closure)
-            if not any(p.name == name for p in params):
+            if name == FLOW_KEY and isinstance(value, Const):  # called on `self` by the builder (seeded)
+                self.flow = self.an.domain.builder_flow(self.an.index, value.value)
+            elif not any(p.name == name for p in params):
                 self.env[name] = value
         for p in params:
             if p.name in args:
@@ -218,6 +266,27 @@ class Frame:
             else:
                 self.env[p.name] = Unknown(f"untyped parameter {p.name}")
 
+    def note_exit(self) -> None:
+        """Where the builder's flow is followed, the tracked fields as this path leaves them."""
+        if self.flow is None or self.exit_states is None:
+            return
+        if self.finally_depth:  # a `finally` runs after this return: what it stores is not seen here
+            self.exit_states = None
+            return
+        prefix = f"{self.receiver}."
+        self.exit_states.append({key[len(prefix):]: self.forced_all(value) for key, value in self.env.items()
+                                 if key.startswith(prefix) and key[len(prefix):] in self.flow.tracked
+                                 and not isinstance(value, Unbound)})
+
+    def forced_all(self, value):
+        """A value with its lazy calls computed, each option of a union too."""
+        value = self.force(value)
+        return union([self.force(o) for o in value.options]) if isinstance(value, Union) else value
+
+    def tracks(self, name: str, attr: str) -> bool:
+        """Whether `name.attr` is a field of the builder's instance this walk follows store by store."""
+        return self.flow is not None and name == self.receiver and attr in self.flow.tracked
+
     def _seed_entry_fields(self, receiver: str) -> None:
         """`self.<field>` as the function finds it, for the fields the framework model says only
         this function's own statements store (the engine's builder): bound like a store, so a
@@ -227,6 +296,7 @@ class Frame:
         fields = self.an.domain.entry_fields(self.an.index, self.symbol.qualname)
         if not fields:
             return
+        self.flow = self.an.domain.builder_flow(self.an.index, self.symbol.qualname)
         obj = self.env[receiver]
         cls = self.an.resolver.canonical(obj.cls) if isinstance(obj, Obj) and isinstance(obj.cls, str) else None
         info = self.an.index._class_info_abs(cls) if cls else None
@@ -236,6 +306,10 @@ class Frame:
             value = self.an.resolver.entry_value(info, name)
             if value is not None:
                 self.env[f"{receiver}.{name}"] = value
+        if self.flow is not None and self.flow.post_init and isinstance(obj, Obj):  # it ran before the builder
+            init = self.handed(FuncRef(self.flow.post_init, bound=obj))
+            if init is not None:
+                self.flow_back(self.flow.init_stores, self.an.flow_exit(init, (), ()))
 
     # -- walking -----------------------------------------------------------------------------
     def run(self):
@@ -243,8 +317,10 @@ class Frame:
         try:
             if not self.block(self.fn.body):  # the end is reachable: an implicit `return None`
                 self.returns.append(ReturnEvent(self.fn.end_line, self.fn.end_line, NONE, tuple(self.conds)))
+                self.note_exit()
         except RecursionError:
             self.assumptions.append(Condition("<too deep>", self.fn.start_line, self.fn.end_line, "analysis depth"))
+            self.exit_states = None
         finally:
             self.an.stack.pop()
         return self
@@ -286,7 +362,11 @@ class Frame:
             if isinstance(s.target, ir.Name):
                 name = s.target.id
                 old = self.env.get(name)
-                if isinstance(old, (ListVal,)) or (isinstance(old, Const) and isinstance(old.value, list)):
+                before = self.force(old) if old is not None else None
+                computed = binop(s.op, before, self.force(value)) if _immutable(before) else None
+                if isinstance(computed, (Const, Union)):
+                    self.env[name] = computed  # `n *= factor` of numbers: a new value, as `n * factor` is
+                elif isinstance(old, (ListVal,)) or (isinstance(old, Const) and isinstance(old.value, list)):
                     n = old.min_len if isinstance(old, ListVal) else len(old.value)
                     self.env[name] = ListVal(n, True)
                 else:
@@ -310,6 +390,7 @@ class Frame:
                 return self.ends_here(s)
             self.returns.append(ReturnEvent(s.line, s.end_line, value, tuple(self.conds)))
             self.exits += 1
+            self.note_exit()
             return True
         if kind is ir.Raise:
             if s.exc is not None:
@@ -348,20 +429,27 @@ class Frame:
             saved_env, saved_conds = self._fork()
             caught = 1 if s.handlers else 0  # a raise in the body may be caught: never certain
             self.loops += caught
+            self.catching.append(tuple(_handled(h.type) for h in s.handlers))
+            finals = 1 if s.finalbody else 0
+            self.finally_depth += finals
             try:
                 body_done = self.block(s.body)
             finally:
                 self.loops -= caught
-            if not body_done:
-                body_done = self.block(s.orelse)
-            after_body = self.env
-            results = [(after_body, body_done, self.conds)]
-            for handler in s.handlers:
-                self.env, self.conds = dict(saved_env), list(saved_conds)
-                if handler.type is not None:
-                    self.ev(handler.type)
-                done = self.block(handler.body)
-                results.append((self.env, done, self.conds))
+                self.catching.pop()
+            try:
+                if not body_done:
+                    body_done = self.block(s.orelse)
+                after_body = self.env
+                results = [(after_body, body_done, self.conds)]
+                for handler in s.handlers:
+                    self.env, self.conds = dict(saved_env), list(saved_conds)
+                    if handler.type is not None:
+                        self.ev(handler.type)
+                    done = self.block(handler.body)
+                    results.append((self.env, done, self.conds))
+            finally:
+                self.finally_depth -= finals
             # what follows runs on the live paths: under the early exits any of them took
             self.conds = _joined(saved_conds, [conds[len(saved_conds):] for _, done, conds in results if not done])
             live = [env for env, done, _ in results if not done]
@@ -388,11 +476,22 @@ class Frame:
         raised, self.raised = self.raised, None
         if raised is None:
             return False
+        if self.caught:
+            self.caught = False
+            return True
         conds = self.raise_conds()
         self.raises.append(RaiseEvent(s.line, s.end_line, raised.text, conds, self.loops > 0,
                                       raised.chain, self.cond_reads(conds) + raised.reads,
                                       self.cond_reads(self.guards) + raised.guard_reads))
         return True
+
+    def catches(self, exception: str) -> bool:
+        """Whether a handler of the innermost try being walked catches `exception` (a builtin
+        exception's name), by its name, `Exception`, `BaseException` or a bare `except:`."""
+        if not self.catching:
+            return False
+        names = {exception, "Exception", "BaseException", None}
+        return any(bool(names & set(handled)) for handled in self.catching[-1])
 
     def raise_conds(self) -> tuple[Condition, ...]:
         """The undecided conditions a raise here is under: this path's, and, when the walk read a
@@ -630,7 +729,7 @@ class Frame:
                 # text, which no local name can take, so branches merge it like a local)
                 key = f"{target.value.id}.{target.attr}"
                 forced = self.force(value) if not isinstance(value, LazyCall) else value
-                if isinstance(forced, (Const, Obj)):
+                if isinstance(forced, (Const, Obj)) or self.tracks(target.value.id, target.attr):
                     self.env[key] = forced
                 else:
                     self.env.pop(key, None)
@@ -780,6 +879,8 @@ class Frame:
             stored = self.env.get(f"{e.value.id}.{e.attr}")
             if isinstance(stored, (Const, Obj)):
                 return stored
+            if stored is not None and not isinstance(stored, Unbound) and self.tracks(e.value.id, e.attr):
+                return stored  # a tracked field holds what was last stored on this path, known or not
         if self.narrowed:
             narrowed = self.narrowed.get(ir.text(e))
             if narrowed is not None:
@@ -916,12 +1017,16 @@ class Frame:
             return None
         gen = e.generators[0]
         it = self.force(self.ev(gen.iter)) if it is None else it
-        if not (isinstance(it, Const) and isinstance(it.value, (tuple, list)) and len(it.value) <= MAX_UNROLL):
+        if isinstance(it, TupleVal) and all(isinstance(item, LocalPath) for item in it.items):
+            table = it.items  # a directory's listing (srcreview.interp.paths bounds it)
+        elif isinstance(it, Const) and isinstance(it.value, (tuple, list)) and len(it.value) <= MAX_UNROLL:
+            table = tuple(Const(item) for item in it.value)
+        else:
             return None
         saved, items = dict(self.env), []
         try:
-            for item in it.value:
-                self.bind(gen.target, Const(item))
+            for item in table:
+                self.bind(gen.target, item)
                 truths = [self.truth(self.ev(c))[0] for c in gen.ifs]
                 if None in truths:
                     return None
@@ -1047,11 +1152,59 @@ class Frame:
             else:
                 kwargs.append((keyword.name, value))
         kwargs = tuple(kwargs)
-        return self.an.call_value(self, callee, args, kwargs, e, text, forwards)
+        own = self.own_method(func_expr, callee)
+        if own is None:
+            return self.an.call_value(self, callee, args, kwargs, e, text, forwards)
+        value = self.an.call_value(self, own, args, kwargs, e, text, forwards)
+        self.flow_back(self.flow.stores.get(func_expr.attr, ()), self.an.flow_exit(own, args, kwargs))
+        return value
+
+    def flow_back(self, names, state: dict | None) -> None:
+        """After a method called on `self` (or `__post_init__`, before the builder), the fields it
+        may store hold what it leaves them on every path it returns by (Analyzer.flow_exit); one
+        it leaves unknown reads as the field's other stores leave it."""
+        for name in names:
+            key = f"{self.receiver}.{name}"
+            held = state.get(name) if state is not None else None
+            if held is not None and not isinstance(held, Unknown):
+                self.env[key] = held
+            elif self.an.runtime.binding((name,)) is None:
+                self.env.pop(key, None)  # the field's own reading: unknown, naming the method that fills it
+            else:  # never the recipe's value again: the call may have stored over it
+                self.env[key] = held if held is not None else Unknown(f"{key}: what the call stores is not followed")
+
+    def own_method(self, func_expr, callee) -> FuncRef | None:
+        """`self.method` called where the builder's flow is followed (self.flow): the method with
+        this frame's tracked fields as it has them, handed on (FuncRef.closure, under the method's
+        own name for its instance); None for any other call."""
+        if self.flow is None or not isinstance(callee, FuncRef) or not isinstance(func_expr, ir.Attr) \
+                or not isinstance(func_expr.value, ir.Name) or func_expr.value.id != self.receiver:
+            return None
+        return self.handed(callee)
+
+    def handed(self, callee: FuncRef) -> FuncRef | None:
+        """A method of the builder's instance with this frame's tracked fields in its closure."""
+        target = self.an.index.function(callee.qualname)
+        if target is None or target.facts.is_staticmethod or target.facts.is_classmethod or not target.facts.params:
+            return None
+        theirs = target.facts.params[0].name
+        prefix = f"{self.receiver}."
+        handed = tuple((f"{theirs}.{key[len(prefix):]}", value) for key, value in sorted(self.env.items())
+                       if key.startswith(prefix) and key[len(prefix):] in self.flow.tracked)
+        return replace(callee, closure=(*callee.closure, *handed, (FLOW_KEY, Const(self.flow.builder))))
 
     def spread(self, expr, value):
-        """The named arguments of `**{"a": x, key: y}` when every key is a known string."""
-        if not isinstance(expr, ir.Dict) or any(k is None for k in expr.keys):
+        """The named arguments of `**{"a": x, key: y}` when every key is a known string, or of
+        `**mapping` when the mapping's value is a dict whose keys are all known strings."""
+        if not isinstance(expr, ir.Dict):
+            known = self.force(value) if value is not None else None
+            if isinstance(known, Const) and isinstance(known.value, dict) \
+                    and all(isinstance(k, str) for k in known.value):
+                return [(k, Const(v)) for k, v in known.value.items()]
+            if isinstance(known, DictVal) and all(isinstance(k, str) for k, _ in known.items):
+                return list(known.items)
+            return None
+        if any(k is None for k in expr.keys):
             return None
         out = []
         for k, v in zip(expr.keys, expr.values, strict=True):
@@ -1316,6 +1469,7 @@ class Analyzer:
         self._decorated: dict = {}
         self.unset_env_reads = 0  # env vars read as unset (an assumption), so far
         self.depth = 0
+        self.depth_cuts = 0  # calls not followed for the depth limit, so far (their callers' values are not cached)
         self.stack: list[Frame] = []  # frames being walked, innermost last
         # an effects walk runs the calls whose values are not needed (construction: stores and
         # raises matter); `constructing` also records config stores on the runtime's heap
@@ -1394,6 +1548,46 @@ class Analyzer:
             frame.platform_answers = self.runtime.platform_calls > before
         return frame
 
+    def flow_exit(self, target: FuncRef, args: tuple, kwargs: tuple) -> dict | None:
+        """The tracked fields of the builder's instance as a method called on it leaves them,
+        joined over the paths it returns by: {field: value}, a field left unknown on some path
+        missing; None when that is not known (the method is not walked, or a path is not seen to
+        its end). Walked for its stores only (no effects: its raises and config stores are the
+        construction's own walk's), and cached."""
+        symbol = self.index.resolve(target.qualname)
+        if symbol is None or symbol.kind != "function" or self.depth >= MAX_EVAL_DEPTH:
+            return None
+        info = self.index.function_at(symbol)
+        self_obj, bound = self.bind_arguments(info.facts, target.bound, args, kwargs)
+        for name, value in target.closure:
+            bound.setdefault(name, value)
+        key = ("flow", symbol.qualname, _value_key(self_obj), _args_key(bound))
+        if key in self._returns:
+            return self._returns[key]
+        self._returns[key] = None  # recursion: not known
+        saved = (self.effects, self.constructing)
+        self.effects = self.constructing = False
+        self.depth += 1
+        cuts_before = self.depth_cuts
+        try:
+            frame = Frame(self, info.module, info.facts, symbol, self_obj, bound).run()
+        finally:
+            self.depth -= 1
+            self.effects, self.constructing = saved
+        states = frame.exit_states if frame.flow is not None else None
+        joined: dict | None = None
+        if states is not None:
+            joined = {}
+            for name in frame.flow.tracked:
+                held = [state.get(name) for state in states]
+                if held and all(h is not None for h in held):
+                    joined[name] = union(held)
+        if self.depth_cuts > cuts_before:
+            del self._returns[key]
+        else:
+            self._returns[key] = joined
+        return joined
+
     def walk_call(self, event, frame_cls=None):
         """A fresh walk of the in-tree function a recorded call (CallEvent) reaches, with the
         arguments it passed; None when it reaches none."""
@@ -1403,6 +1597,8 @@ class Analyzer:
         fn = self.index.function_at(symbol)
         positional = event.args[: len(event.args) - len(event.kwargs)]
         self_obj, bound = self.bind_arguments(fn.facts, event.target.bound, positional, event.kwargs)
+        for name, value in event.target.closure:  # as return_value binds them
+            bound.setdefault(name, value)
         return (frame_cls or Frame)(self, fn.module, fn.facts, symbol, self_obj, bound).run()
 
     def return_value(self, target: FuncRef, args: tuple, kwargs: tuple):
@@ -1411,6 +1607,7 @@ class Analyzer:
         if symbol is None or symbol.kind != "function":
             return Unknown(f"{target.qualname} not found")
         if self.depth >= MAX_EVAL_DEPTH:
+            self.depth_cuts += 1
             return Unknown(f"{symbol.local}(): evaluation depth")
         info = self.index.function_at(symbol)
         fn = info.facts
@@ -1429,7 +1626,7 @@ class Analyzer:
                 self.note_tentative(path)
             return value
         self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0, None, (), ())
-        platform_before = runtime.platform_calls
+        platform_before, cuts_before = runtime.platform_calls, self.depth_cuts
         self.depth += 1
         try:
             frame = Frame(self, info.module, fn, symbol, self_obj, bound)
@@ -1442,8 +1639,12 @@ class Analyzer:
             raised = raises_on_every_path(symbol, frame.raises)
         elif self.effects and frame.raises:
             may = may_raise(symbol, frame.raises)
-        self._returns[key] = (value, tuple(sorted(frame.env_reads)), int(runtime.platform_calls > platform_before),
-                              raised, may, tuple(sorted(frame.tentative)))
+        if self.depth_cuts > cuts_before:  # cut short by the depth limit here: a shallower call may decide it
+            del self._returns[key]
+        else:
+            self._returns[key] = (value, tuple(sorted(frame.env_reads)),
+                                  int(runtime.platform_calls > platform_before), raised, may,
+                                  tuple(sorted(frame.tentative)))
         self._note_env(frame.env_reads)
         self._note_raised(raised)
         self._note_may_raise(may)
@@ -1729,7 +1930,53 @@ class Analyzer:
         return value
 
     def truth(self, value):
-        return builtins.truth(value, self.force)
+        value = self.force(value)
+        options = value.options if isinstance(value, Union) else (value,)
+        own = [self.own_truth(o) for o in options]
+        if all(t is None and not why for t, why in own):
+            return builtins.truth(value, self.force)
+        truths = set()
+        for option, (t, why) in zip(options, own, strict=True):
+            if why:
+                return None, why
+            if t is None:
+                t, why = builtins.truth(option, self.force)
+                if t is None:
+                    return None, why
+            truths.add(t)
+        return (truths.pop(), "") if len(truths) == 1 else (None, "value differs between branches")
+
+    def own_truth(self, value) -> tuple[bool | None, str]:
+        """The truth of an enum member or an instance where its class decides it: (None, why)
+        when the class (in the tree) defines `__bool__` or `__len__`, or its truth is not read;
+        an IntEnum's member is as true as its value; (None, "") when nothing is special (a plain
+        member or instance is true)."""
+        if isinstance(value, Const) and isinstance(value.value, EnumMember):
+            member: EnumMember | None = value.value
+            cls = self.resolver.canonical(value.value.enum)
+            shown = value.value.enum.rsplit(".", 1)[-1]
+        elif isinstance(value, Obj) and value.nonnull and isinstance(value.cls, str):
+            member, cls, shown = None, self.resolver.canonical(value.cls), value.cls.rsplit(".", 1)[-1]
+        else:
+            return None, ""
+        info = self.index._class_info_abs(cls) if cls else None
+        if info is None:
+            return (None, f"{shown}: whether it is true is not read") if member is not None else (None, "")
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            own = self.index._class_info_abs(symbol.qualname) if symbol is not None else None
+            dunder = sorted(set(own.methods if own is not None else ()) & {"__bool__", "__len__"})
+            if dunder and member is not None and dunder == ["__bool__"] and own is not None:
+                said = self.force(self.return_value(FuncRef(own.methods["__bool__"].qualname, bound=value), (), ()))
+                if isinstance(said, Const) and isinstance(said.value, bool):  # its own __bool__, walked
+                    return said.value, ""
+            if dunder:
+                return None, f"{qual.rsplit('.', 1)[-1]} defines {dunder[0]}: whether it is true is not followed"
+            if member is not None and qual.rsplit(".", 1)[-1] in _VALUE_TRUTH:
+                number = self.enum_value(member)
+                return (bool(number), "") if isinstance(number, int) else \
+                    (None, f"{member.name}: a {qual.rsplit('.', 1)[-1]} member is as true as its value")
+        return None, ""
 
     def compare(self, op: str, left, right):
         left, right = self.force(left), self.force(right)
@@ -1739,7 +1986,17 @@ class Analyzer:
             if not present:
                 self._note_env((left.value,))
             return (present if op == "in" else not present), ""
+        if op in ("<", "<=", ">", ">=") and (self._int_member(left) or self._int_member(right)):
+            # an IntEnum member orders as its value (`optimization_level > OptimizationLevel.O0`)
+            left, right = self._as_int(left), self._as_int(right)
         return builtins.compare(op, left, right, self.truth)
+
+    def _int_member(self, value) -> bool:
+        return isinstance(value, Const) and isinstance(value.value, EnumMember) \
+            and isinstance(self.enum_value(value.value), int)
+
+    def _as_int(self, value):
+        return Const(self.enum_value(value.value)) if self._int_member(value) else value
 
     def builtin_value(self, name: str, args, text: str):
         return builtins.builtin_value(name, [self.force(a) for a in args], text, self.resolver, self.truth)
@@ -1770,6 +2027,10 @@ class Analyzer:
             return LazyCall(callee, args, kwargs, text)
         if isinstance(callee, ClassRef):
             frame.calls.append(CallEvent(line, end, text, callee, "init", "static", args=values, kwargs=kwargs))
+            if len(args) == 1 and not kwargs:  # `CUDAGraphMode(2)`: the member with that value
+                member = self.resolver.enum_member_of(callee.qualname, self.force(args[0]))
+                if member is not None:
+                    return member
             return self.instantiate(callee.qualname, args, kwargs, forwards=forwards)
         if isinstance(callee, Partial):
             frame.calls.append(CallEvent(line, end, text, callee.func, callee.func.via, "static", args=values,
@@ -1787,6 +2048,18 @@ class Analyzer:
             if callee.name in ("os.getenv", "os.environ.get") and args and isinstance(self.force(args[0]), Const):
                 default = args[1] if len(args) > 1 else NONE
                 return self.env_value(self.force(args[0]).value, default)
+            answered = self.domain.external_call(self, callee.name, [self.force(a) for a in args],
+                                                 [(k, self.force(v)) for k, v in kwargs], forwards)
+            if answered is not None:  # what the framework model knows a library call returns
+                return answered
+            known = self.filesystem(callee.name, [self.force(a) for a in args], kwargs)
+            if known is not None:
+                return known
+            refused = _hub_refusal(callee.name, args, kwargs, self.force)
+            if refused and frame.catches("ValueError"):
+                # the call raises before it runs, and a handler here catches it: its path ends
+                frame.raised, frame.caught = RaiseEvent(line, end, refused, ()), True
+                return Unknown(refused)
             frame.calls.append(CallEvent(line, end, text, callee, "call", "external",
                                          f"{callee.name} is outside the tree", args=values, kwargs=kwargs))
             return Unknown(f"{callee.name}() is outside the tree")
@@ -1802,6 +2075,15 @@ class Analyzer:
                 frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=values,
                                              kwargs=kwargs))
                 return Unknown(f"{text}: {MODEL_CONFIG_UNKNOWN}: {reason}")
+            if isinstance(callee.receiver, LocalPath):
+                value = paths.method(callee.receiver, callee.name, [self.force(a) for a in args],
+                                     [(k, self.force(v)) for k, v in kwargs])
+                if value is not None:
+                    return value
+                frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved",
+                                             f"{callee.name}() of a path the listing does not decide", args=values,
+                                             kwargs=kwargs))
+                return Unknown(f"{text}: not decided by the listing")
             if isinstance(callee.receiver, DictVal) and callee.name in DICT_VIEWS and not args and not kwargs:
                 return callee  # `table.items()`: iterated item by item (Frame.loop)
             if isinstance(callee.receiver, DictVal) and callee.name == "get" and 1 <= len(args) <= 2 and not kwargs:
@@ -1835,6 +2117,23 @@ class Analyzer:
         reason = callee.reason if isinstance(callee, Unknown) else f"callee is {type(callee).__name__}"
         frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=values, kwargs=kwargs))
         return Unknown(f"{text}: {reason}")
+
+    def filesystem(self, name: str, args: list, kwargs) -> object | None:
+        """`Path(p)` and `os.path.exists(p)` (isfile, isdir) of a path in a directory the review
+        listed (srcreview.interp.paths); None when the call is no such question."""
+        known = self.runtime.bindings.get(paths.KNOWN_DIRECTORIES)
+        if known is None or len(args) != 1 or kwargs:
+            return None
+        arg = args[0]
+        if name in paths.PATH_CLASSES:
+            if isinstance(arg, LocalPath):
+                return arg
+            return known.path(arg.value) if isinstance(arg, Const) and isinstance(arg.value, str) else None
+        if name in paths.OS_PATH_TESTS:
+            where = arg if isinstance(arg, LocalPath) else \
+                known.path(arg.value) if isinstance(arg, Const) and isinstance(arg.value, str) else None
+            return paths.test(where, paths.OS_PATH_TESTS[name]) if where is not None else None
+        return None
 
     def decorated(self, target: FuncRef):
         """What calling a decorated in-tree function runs: None when its decorators leave it in

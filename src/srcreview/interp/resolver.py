@@ -17,9 +17,11 @@ from typing import Any, cast
 from srcreview.core.errors import DataError
 from srcreview.hfconfig.config_classes import TEXT_CONFIG
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
+from srcreview.hfconfig.files import EXTERNAL_CONSTANTS
 from srcreview.index import ir
 from srcreview.index.cache import reuse_enabled
 from srcreview.index.facts import UNKNOWN
+from srcreview.interp import paths
 from srcreview.interp.builtins import BUILTIN_NAMES, const_attr
 from srcreview.interp.values import (
     DICT_VIEWS,
@@ -36,6 +38,7 @@ from srcreview.interp.values import (
     Grown,
     HfConfig,
     LazyCall,
+    LocalPath,
     ModuleRef,
     Obj,
     Ref,
@@ -138,6 +141,8 @@ class Resolver:
         root = target.split(".")[0]
         if self.index.has_module(root):
             return Ref(target)
+        if target in EXTERNAL_CONSTANTS:  # a file name a library spells as a constant
+            return Const(EXTERNAL_CONSTANTS[target])
         return External(target)
 
     def symbol_value(self, symbol):
@@ -255,8 +260,13 @@ class Resolver:
             return External(f"{receiver.name}.{name}")
         if isinstance(receiver, Super):
             return self.super_attr(receiver, name)
+        if isinstance(receiver, Const) and isinstance(receiver.value, EnumMember):
+            return self.member_attr(receiver, name)
         if isinstance(receiver, Const):
             return const_attr(receiver.value, name)
+        if isinstance(receiver, LocalPath):  # a path in a listed directory (srcreview.interp.paths)
+            value = paths.attribute(receiver, name)
+            return value if value is not None else BoundBuiltin(name, receiver)
         if isinstance(receiver, DictVal) and (name in DICT_VIEWS or name == "get"):
             return BoundBuiltin(name, receiver)  # a view of a dict with abstract values (Frame.loop)
         if isinstance(receiver, Unknown) and MODEL_CONFIG_UNKNOWN in receiver.reason:
@@ -801,6 +811,61 @@ class Resolver:
         if self.index._class_symbol(nested) is not None:
             return ClassRef(nested)
         return Unknown(f"{qualname.rsplit('.', 1)[-1]}.{name}")
+
+    def member_attr(self, member: Const, name: str):
+        """`member.value` (its literal value, or a tuple of earlier members' values, as the class
+        body spells them) and `member.method` (the in-tree enum class's method, the member as
+        `self`); anything else as of a constant."""
+        cls = self.canonical(member.value.enum)
+        info = self.index._class_info_abs(cls) if cls else None
+        if info is None or info.enum_members is None:
+            return const_attr(member.value, name)
+        if name == "value":
+            value = self.enum_values(info.symbol.qualname).get(member.value.name, UNKNOWN)
+            return Const(value) if value is not UNKNOWN else Unknown(f"{member.value.name}.value")
+        method = info.methods.get(name)
+        if method is not None and name not in info.properties:
+            fn = self.index.function(method.qualname)
+            if fn is not None and fn.facts.is_classmethod:
+                return FuncRef(method.qualname, bound=ClassRef(info.symbol.qualname))
+            if fn is not None and not fn.facts.is_staticmethod:
+                return FuncRef(method.qualname, bound=member)  # type: ignore[arg-type]
+        return const_attr(member.value, name)
+
+    def enum_values(self, qualname: str) -> dict:
+        """An enum's member values by name, as its class body gives them: a literal, or a tuple
+        of names of members defined before it (`FULL_AND_PIECEWISE = (FULL, PIECEWISE)`: in the
+        body those names are still the plain values); UNKNOWN for anything else."""
+        memo = self.index.memo.setdefault("enum_values", {})
+        if qualname not in memo:
+            info = self.index._class_info_abs(qualname)
+            values: dict = {}
+            for f in info.facts.fields if info is not None and info.enum_members is not None else ():
+                if f.annotation is not None or f.name.startswith("_"):
+                    continue
+                value = f.value
+                expr = f.default_expr
+                if value is UNKNOWN and isinstance(expr, ir.Seq) and expr.kind == "tuple":
+                    items = [values.get(e.id, UNKNOWN) if isinstance(e, ir.Name) else
+                             e.value if isinstance(e, ir.Constant) else UNKNOWN for e in expr.elts]
+                    value = tuple(items) if all(i is not UNKNOWN for i in items) else UNKNOWN
+                values[f.name] = value
+            memo[qualname] = values
+        return memo[qualname]
+
+    def enum_member_of(self, qualname: str, value) -> Const | Unknown | None:
+        """`Enum(value)`: the member with that value (an enum's members by value); None when
+        the class is no enum of the tree."""
+        info = self.index._class_info_abs(qualname)
+        if info is None or info.enum_members is None:
+            return None
+        values = self.enum_values(qualname)
+        if not isinstance(value, Const):
+            return Unknown(f"{qualname.rsplit('.', 1)[-1]}(...) of a value not known")
+        for name, held in values.items():
+            if held is not UNKNOWN and type(held) is type(value.value) and held == value.value:
+                return Const(EnumMember(qualname, name))
+        return Unknown(f"{qualname.rsplit('.', 1)[-1]}({value.value!r}): no member is known to have it")
 
     def held_function(self, info, f) -> FuncRef | None:
         """The in-tree function a class attribute names (`handler = some_function`), if it does."""

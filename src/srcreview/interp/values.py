@@ -267,6 +267,18 @@ class TupleVal:
 
 
 @dataclass(frozen=True)
+class LocalPath:
+    """A `pathlib.Path` inside a directory whose contents the review knows (srcreview.interp.paths):
+    `spelling` is the directory as the program names it ("./model"), `rel` the path inside it
+    ("" for the directory itself). `tree` is that directory's listing; None for a path that
+    names no known place (the relative result of `relative_to`): only its text is known."""
+
+    spelling: str
+    rel: str | tuple[str, ...] = ""  # a tuple: one of these (`path / name` in a loop over names)
+    tree: Any = field(default=None, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
 class LazyCall:
     """The result of a call, computed only if a condition needs it."""
 
@@ -279,6 +291,12 @@ class LazyCall:
 @dataclass(frozen=True)
 class Unknown:
     reason: str = "unknown"
+
+
+@dataclass(frozen=True)
+class Unbound(Unknown):
+    """What a name is after branches join when some of them never bound it (merge_envs): a
+    field of `self` followed store by store reads, there, as if it had not been stored."""
 
 
 @dataclass(frozen=True)
@@ -355,6 +373,8 @@ def merge_envs(envs):
             merged[key] = ListVal(min(lens), more)
         else:
             merged[key] = union(values)
+        if any(key not in env for env in envs) and isinstance(merged[key], Unknown):
+            merged[key] = Unbound(merged[key].reason)
     return merged
 
 

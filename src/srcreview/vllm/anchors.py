@@ -89,6 +89,10 @@ SELECTOR_KV_DTYPE = "kv_cache_dtype"  # the selector's parameter the target's at
 HF_CONFIG = "hf_config"  # ModelConfig's field holding the model's config (config.json)
 CONFIG_LOADER = "vllm/transformers_utils/config.py"  # get_config: hands config.json to transformers
 CONFIG_REGISTRY = "_CONFIG_REGISTRY"  # there: model types vLLM builds its own config class for
+# transformers' reading of a model's config.json, as vLLM calls it (transformers 5 renamed
+# PretrainedConfig, keeping the old name): answered from srcreview.hfconfig's facts (models.external_call)
+CONFIG_DICT_CALLS = frozenset(f"{module}.{cls}.get_config_dict" for module in ("transformers", "transformers."
+                              "configuration_utils") for cls in ("PreTrainedConfig", "PretrainedConfig"))
 FILE_TEST = "file_or_path_exists"  # there: whether the model (directory or Hub repo) has a file
 DRAFT_MODEL_CONFIG = "draft_model_config"  # SpeculativeConfig's ModelConfig of the draft model
 # config objects the engine builds once and hands to two places: EngineArgs.create_engine_config

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from srcreview.interp.events import RaiseEvent
-from srcreview.interp.values import Obj, Unknown
+from srcreview.interp.values import FuncRef, Obj, Unknown
 from srcreview.vllm.anchors import MODEL_CONFIG_FIELD, ROOT_CONFIG, SPECULATIVE
 
 AFTER_VALIDATORS = ("model_validator",)
@@ -601,14 +601,18 @@ def _passed_argument(an, cls: str, name: str):
     if builder is None or engine is None or method is None:
         return None
     short = cls.rsplit(".", 1)[-1]
-    every = [c for c in ir.iter_calls(builder.facts.body) if (ir.dotted(c.func) or "").split(".")[-1] == short]
-    unconditional = [c for c in _unconditional_calls(builder.facts.body) if c in every]
-    if len(every) != 1 or len(unconditional) != 1 or not any(kw.name == name for kw in every[0].keywords):
+    outer = frame = an.value_walk(method.qualname, Obj(cls=engine.qualname, nonnull=True, origin="self"))
+    site = _building_call(builder, short)
+    if site is None and not any((ir.dotted(c.func) or "").split(".")[-1] == short
+                                for c in ir.iter_calls(builder.facts.body)):
+        # built in a method the builder calls on `self` (`model_config = self.create_model_config()`)
+        site, frame = _built_in_method(an, engine, builder, frame, short)
+    if site is None or not any(kw.name == name for kw in site.keywords):
         return None
-    frame = an.value_walk(method.qualname, Obj(cls=engine.qualname, nonnull=True, origin="self"))
-    events = [e for e in frame.calls if e.line == every[0].line
+    events = [e for e in frame.calls if e.line == site.line
               and (getattr(e.target, "dotted", None) or getattr(e.target, "qualname", None) or "").endswith(short)]
-    if len(events) != 1 or any(s.attr == name and not _is_engine(an, s.receiver, engine) for s in frame.stores):
+    if len(events) != 1 or any(s.attr == name and not _is_engine(an, s.receiver, engine)
+                               for f in {id(frame): frame, id(outer): outer}.values() for s in f.stores):
         return None  # the builder stores the field on the config it built (or on an unknown object)
     value = an.force(events[0].argument(name))
     options = value.options if isinstance(value, Union) else (value,)
@@ -616,6 +620,46 @@ def _passed_argument(an, cls: str, name: str):
         return value
     filled = _filled_by(an, engine, value)
     return Unknown(f"{short}.{name}: {filled}") if filled else None
+
+
+def _building_call(fn, short: str):
+    """The one call of `short` (a class's name) a function makes, when it makes it once and
+    whenever it runs to its end; None otherwise."""
+    from srcreview.index import ir
+
+    every = [c for c in ir.iter_calls(fn.facts.body) if (ir.dotted(c.func) or "").split(".")[-1] == short]
+    unconditional = [c for c in _unconditional_calls(fn.facts.body) if c in every]
+    return every[0] if len(every) == 1 and len(unconditional) == 1 else None
+
+
+def _built_in_method(an, engine, builder, frame, short: str):
+    """(the call that builds the class, the walk it is in) when the builder builds it through one
+    method it calls on `self` once, unconditionally, that builds it once (walked as the builder
+    calls it: with the engine fields the builder has at that call); (None, frame) otherwise."""
+    from srcreview.index import ir
+
+    receiver = builder.facts.params[0].name if builder.facts.params else None
+    own = [c for c in ir.iter_calls(builder.facts.body) if isinstance(c.func, ir.Attr)
+           and isinstance(c.func.value, ir.Name) and c.func.value.id == receiver]
+    for call in own:
+        target = an.index.function(f"{engine.qualname}.{call.func.attr}")
+        site = _building_call(target, short) if target is not None else None
+        if site is None:
+            continue
+        if sum(1 for c in own if c.func.attr == call.func.attr) != 1 or call not in list(
+                _unconditional_calls(builder.facts.body)):
+            return None, frame
+        events = [e for e in frame.calls if e.line == call.line and isinstance(e.target, FuncRef)
+                  and e.target.qualname == target.qualname]
+        if len(events) != 1:
+            return None, frame
+        saved = (an.effects, an.constructing)
+        an.effects = an.constructing = False
+        try:
+            return site, an.walk_call(events[0])
+        finally:
+            an.effects, an.constructing = saved
+    return None, frame
 
 
 def _is_engine(an, value, engine) -> bool:

@@ -23,16 +23,26 @@ from dataclasses import dataclass
 
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
 from srcreview.hfconfig.files import MISTRAL_PARAMS_FILE
+from srcreview.interp.paths import KNOWN_DIRECTORIES, KnownDirectories, KnownTree
 from srcreview.interp.values import (
     Const,
     Derived,
+    DictVal,
     FuncRef,
     HfConfig,
     Obj,
     Partial,
+    TupleVal,
     Unknown,
 )
-from srcreview.vllm.anchors import CONFIG_LOADER, CONFIG_REGISTRY, FILE_TEST, HF_CONFIG, MODEL_CONFIG  # noqa: F401
+from srcreview.vllm.anchors import (  # noqa: F401
+    CONFIG_DICT_CALLS,
+    CONFIG_LOADER,
+    CONFIG_REGISTRY,
+    FILE_TEST,
+    HF_CONFIG,
+    MODEL_CONFIG,
+)
 
 MODELS_KEY = "@models"  # the binding holding ModelConfigs (no dot: never a config path)
 
@@ -48,6 +58,7 @@ class ModelEntry:
     unknown: str | None = None
     config_class: str = ""  # ConfigClass as JSON (srcreview.hfconfig.config_classes), when the version is given
     absent: tuple[str, ...] = ()  # optional model files (srcreview.hfconfig.files) known not to be there
+    overridden: bool = False  # the recipe lays values over config.json (config_json is then not the file's)
 
 
 @dataclass(frozen=True)
@@ -73,7 +84,8 @@ def model_configs(facts_by_ref) -> ModelConfigs:
                                   unknown=facts.unknown_reason,
                                   config_class=json.dumps(classes.to_json() if hasattr(classes, "to_json") else
                                                           classes.model_dump(mode="json"), sort_keys=True)
-                                  if classes is not None else "", absent=_absent_files(facts)))
+                                  if classes is not None else "", absent=_absent_files(facts),
+                                  overridden=bool(facts.overrides)))
     return ModelConfigs(tuple(entries))
 
 
@@ -96,6 +108,10 @@ def model_bindings(recipe) -> dict:
         out["model"] = recipe.info.model
     if recipe.models:
         out[MODELS_KEY] = model_configs({facts.ref: facts for facts in recipe.models if facts.ref})
+        trees = tuple(KnownTree(facts.ref, facts.listing) for facts in sorted(recipe.models, key=lambda f: f.ref or "")
+                      if facts.ref and facts.kind == "local" and facts.listing is not None)
+        if trees:
+            out[KNOWN_DIRECTORIES] = KnownDirectories(trees)
     return out
 
 
@@ -135,6 +151,47 @@ def hf_config(resolver, obj: Obj):
     if isinstance(overrides, Partial):  # functools.partial(f, *args, **kwargs)
         return interp.return_value(overrides.func, overrides.args + (base,), overrides.kwargs)
     return Unknown(f"the hf_overrides the {MODEL_CONFIG} of {ref.value} is built with are not followed")
+
+
+# the keywords with which transformers' get_config_dict reads something other than config.json
+_OTHER_FILE_KEYWORDS = frozenset({"gguf_file", "_configuration_file", "subfolder"})
+
+
+def external_call(analyzer, name: str, args: list, kwargs: list, forwards: bool):
+    """transformers' `PreTrainedConfig.get_config_dict(model, **kw)` of a model whose config.json
+    srcreview read (vLLM calls it to look for a speculators config, and to parse the config):
+    (config.json's object, the keywords it hands back), as transformers' source at the runtime
+    profile's version makes it (ConfigClass.dict_stores): a key that source may store is not known,
+    every other key is config.json's. None for any other call, or when the version's source was
+    not read as such, the recipe lays values over config.json, config.json names another file to
+    read (`configuration_files`) or lacks a key that keeps unread code from running, or the call
+    may ask for another file (a GGUF file, a subfolder) or hands keywords the walk does not see."""
+    from srcreview.hfconfig.config_classes import ConfigClass
+
+    if name not in CONFIG_DICT_CALLS or forwards or _OTHER_FILE_KEYWORDS & {k for k, _ in kwargs}:
+        return None
+    model = dict(kwargs).get("pretrained_model_name_or_path", args[0] if args else None)
+    configs = analyzer.runtime.bindings.get(MODELS_KEY)
+    if not (isinstance(model, Const) and isinstance(model.value, str) and isinstance(configs, ModelConfigs)):
+        return None
+    entry = configs.get(model.value)
+    if entry is None or entry.unknown or entry.overridden or not entry.config_class:
+        return None
+    classes = ConfigClass.model_validate(json.loads(entry.config_class))
+    config = json.loads(entry.config_json)
+    if classes.unknown or classes.dict_stores is None or set(classes.dict_redirects) & set(config) \
+            or not set(classes.dict_requires) <= set(config):
+        return None
+    passed = {k for k, _ in kwargs}
+    adds = {key for key, guards in classes.dict_stores  # a store under a test known false here does not run
+            if not any((kind == "absent" and k in config) or (kind == "kwarg" and k not in passed)
+                       for kind, k in guards)}
+    if not adds <= set(config):
+        return None  # a key it may add: whether the dict has it is not known
+    why = f"transformers {classes.version}'s get_config_dict may store it"
+    items = tuple((key, Unknown(f"{key}: {why}") if key in adds else Const(value)) for key, value in config.items())
+    table = DictVal(items) if adds else Const(config)
+    return TupleVal((table, Unknown("the keyword arguments get_config_dict hands back")))
 
 
 TRANSFORMERS_HINT = (" (the transformers version is not given: [runtime] packages = { transformers = \"X.Y.Z\" } "

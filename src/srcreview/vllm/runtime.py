@@ -829,31 +829,50 @@ def _self_attr(expr) -> str | None:
 def builder_tracked_fields(index, qualname: str) -> frozenset:
     """The EngineArgs fields the walk of the engine's builder (`qualname`, create_engine_config)
     can follow store by store: `self.<field>` holds, at the builder's entry, the recipe's value or
-    its declared default (nothing else has run on it), and the builder's own statements are the
-    only code that may store it while the builder runs. So a read of it in the builder is the last
-    store the walk has seen on that path (`self.data_parallel_size_local` is still None where the
-    builder derives the local size, though the builder assigns it under `nnodes > 1`).
+    its declared default (nothing else has run on it), and only the builder's own statements and
+    the methods it calls on `self` (`self.create_speculative_config(...)`, run at their call
+    sites: BuilderFlow) may store it while the builder runs. So a read of it in the builder is the
+    last store the walk has seen on that path (`self.data_parallel_size_local` is still None where
+    the builder derives the local size, though the builder assigns it under `nnodes > 1`).
 
     A field any other method of EngineArgs (or of a subclass in its module: `vllm serve` builds
-    AsyncEngineArgs) stores, in any way, is not tracked: `__post_init__` ran before, and the
-    builder's calls (`self._set_default_...()`) may store it. Nothing is tracked when `self`
-    leaves the builder or another method as a value (passed to a call, aliased, `setattr(self,
-    ...)`): whatever receives it may store any field. Empty for any other function."""
+    AsyncEngineArgs) stores, in any way, is not tracked: `__post_init__` ran before, and so may
+    any method the builder does not reach. Nothing is tracked when `self` leaves the builder or
+    another method as a value (passed to a call, aliased, `setattr(self, ...)`): whatever
+    receives it may store any field. Empty for any other function."""
+    flow = builder_flow(index, qualname)
+    return flow.tracked if flow is not None else frozenset()
+
+
+@dataclass(frozen=True)
+class BuilderFlow:
+    """How the engine's builder reaches its own instance: the fields it tracks store by store
+    (builder_tracked_fields) and, for each method name it (or a method it reaches) calls on
+    `self`, the fields that call may store, itself or through the methods it calls on `self`."""
+
+    builder: str
+    tracked: frozenset
+    stores: dict  # method name -> frozenset of fields
+    post_init: str = ""  # the `__post_init__` that ran on the instance before the builder ("" : none followed)
+    init_stores: frozenset = frozenset()  # the tracked fields it (or what it calls on `self`) may store
+
+
+def builder_flow(index, qualname: str) -> BuilderFlow | None:
     if not qualname.endswith(f"{ENGINE_CLASS}.{BUILDER}"):
-        return frozenset()
-    return _memo(index, f"builder_tracked:{qualname}", lambda: _builder_tracked(index, qualname))
+        return None
+    return _memo(index, f"builder_flow:{qualname}", lambda: _builder_flow(index, qualname))
 
 
-def _builder_tracked(index, qualname: str) -> frozenset:
+def _builder_flow(index, qualname: str) -> BuilderFlow | None:
     from srcreview.core.errors import DataError
 
     builder = index.function(qualname)
     try:
         engine = index.class_info(ENGINE_CLASS)
     except DataError:
-        return frozenset()
+        return None
     if builder is None or engine is None or engine.symbol.qualname != qualname.rsplit(".", 1)[0]:
-        return frozenset()
+        return None
     methods: list[str] = []
     classes = [engine]
     module = index.module(engine.symbol.module)
@@ -868,12 +887,17 @@ def _builder_tracked(index, qualname: str) -> frozenset:
             if symbol is None:
                 continue
             methods += [m.qualname for m in index._class_info_abs(symbol.qualname).methods.values()]
-    stored_elsewhere: set[str] = set()
-    own: set[str] = set()
-    pending: list[tuple[str, str | None]] = [(m, None) for m in dict.fromkeys(methods)]
+    methods = list(dict.fromkeys(methods))
+    by_name: dict[str, list[str]] = {}
+    for name in methods:
+        by_name.setdefault(name.rsplit(".", 1)[-1], []).append(name)
+    # each function's own stores on its instance, and the method names it calls on it
+    own: dict[str, set[str]] = {}
+    calls: dict[str, set[str]] = {}
+    pending: list[tuple[str, str | None, str]] = [(m, None, m) for m in methods]  # (function, receiver, method)
     seen: set[str] = set()
     while pending:
-        name, receiver = pending.pop()
+        name, receiver, method = pending.pop()
         if name in seen:
             continue
         seen.add(name)
@@ -886,15 +910,58 @@ def _builder_tracked(index, qualname: str) -> frozenset:
             receiver = fn.facts.params[0].name
         stores, escapes, nested = _self_stores(fn.facts.body, receiver)
         if escapes:
-            return frozenset()
-        pending += [(n, receiver) for n in nested]  # a nested function sees the instance from its parent
-        if name == qualname:
-            own |= stores
-        else:
-            stored_elsewhere |= stores
+            return BuilderFlow(qualname, frozenset(), {})
+        own.setdefault(method, set()).update(stores)
+        calls.setdefault(method, set()).update(_self_calls(fn.facts.body, receiver))
+        pending += [(n, receiver, method) for n in nested]  # a nested function sees the instance from its parent
     if any(n != qualname and n.startswith(qualname + ".") for n in seen):
-        return frozenset()  # a function nested in the builder may store on `self` out of order
-    return frozenset(f for f in own | {f.name for f in engine.facts.fields} if f not in stored_elsewhere)
+        # a function nested in the builder may store on `self` out of order
+        return BuilderFlow(qualname, frozenset(), {})
+
+    def reach(start: list[str]) -> set[str]:
+        out: set[str] = set()
+        todo = list(start)
+        while todo:
+            method = todo.pop()
+            if method in out:
+                continue
+            out.add(method)
+            todo += [q for called in calls.get(method, ()) for q in by_name.get(called, ())]
+        return out
+
+    if any(_method_refs(fn, by_name) for fn in (index.function(m) for m in methods) if fn is not None):
+        return BuilderFlow(qualname, frozenset(), {})  # `f = self.method`: it may run where no call of it is seen
+    during = reach([qualname]) - {qualname}  # run by the builder, at its calls on `self`
+    # the instance's own `__post_init__`, when no subclass in the module has another: walked first
+    inits = [m for m in by_name.get("__post_init__", ()) if m.rsplit(".", 2)[-2] == engine.symbol.local]
+    post_init = inits[0] if len(inits) == 1 and len(by_name.get("__post_init__", ())) == 1 else ""
+    at_init = reach([post_init]) if post_init else set()
+    before = reach([m for m in methods if m != qualname and m not in during | at_init])  # may run before it
+    stored_before = {f for m in before for f in own.get(m, ())}
+    tracked = frozenset(f for f in own.get(qualname, set()) | {f.name for f in engine.facts.fields}
+                        if f not in stored_before)
+    stores = {called: frozenset(f for q in reach(by_name.get(called, [])) for f in own.get(q, ()))
+              for called in sorted({c for m in reach([qualname]) | at_init for c in calls.get(m, ())})}
+    init_stores = frozenset(f for m in at_init for f in own.get(m, ()) if f in tracked)
+    return BuilderFlow(qualname, tracked, stores, post_init, init_stores)
+
+
+def _method_refs(fn, by_name: dict) -> bool:
+    """Whether a method's body reads one of the instance's methods other than to call it
+    (`f = self.method`, `callback=self.method`)."""
+    if fn.facts.is_staticmethod or fn.facts.is_classmethod or not fn.facts.params:
+        return False
+    receiver = fn.facts.params[0].name
+    called = {id(c.func) for stmt in fn.facts.body for c in ir.iter_calls(stmt)}
+    return any(isinstance(e, ir.Attr) and isinstance(e.value, ir.Name) and e.value.id == receiver
+               and e.attr in by_name and id(e) not in called
+               for stmt in fn.facts.body for e in ir.iter_exprs(stmt))
+
+
+def _self_calls(body, receiver: str) -> set[str]:
+    """The method names a body calls on `receiver` (`self.create_speculative_config(...)`)."""
+    return {c.func.attr for stmt in body for c in ir.iter_calls(stmt)
+            if isinstance(c.func, ir.Attr) and isinstance(c.func.value, ir.Name) and c.func.value.id == receiver}
 
 
 def _self_stores(body, receiver: str | None) -> tuple[set[str], bool, list[str]]:

@@ -467,7 +467,7 @@ class Builder:
             self.note_instance_attrs((target,), value, annotation, l)
             return [ir.Assign(l, e, (target,), value, annotation)]
         if isinstance(node, ast.AugAssign):
-            return [ir.AugAssign(l, e, self.expr(node.target), self.expr(node.value))]
+            return [ir.AugAssign(l, e, self.expr(node.target), self.expr(node.value), _BINOP.get(type(node.op), "?"))]
         if isinstance(node, ast.Return):
             return [ir.Return(l, e, self.expr(node.value) if node.value is not None else None)]
         if isinstance(node, ast.Raise):

@@ -720,6 +720,10 @@ class Frame:
                                           tuple(self.conds), path, self.loops > 0))
             if path is not None:
                 self.an.stored(path, value, line)
+                if self.an.constructing and isinstance(stmt, (ir.Assign, ir.AugAssign)) and stmt.value is not None:
+                    reads = self.cond_reads((Condition(ir.text(stmt.value), line.line, line.end_line, "", True),))
+                    if reads:
+                        self.an.runtime.derived.setdefault(tuple(path), set()).update(reads)
             elif isinstance(target.value, ir.Name) and isinstance(receiver, Derived) and receiver.path is None:
                 # a field set on an object built here (`cfg = CacheConfig(); cfg.x = v`)
                 self.set_local(target.value.id, receiver, receiver.with_field(target.attr, value))

@@ -290,3 +290,13 @@ def test_the_model_directory_listed_decides_what_start_up_asks_the_filesystem(vl
     raise_line = next(line for path, line in unlisted if path == detect[0] and line <= detect[1] <= line + 2)
     assert (detect[0], raise_line) in unlisted and (detect[0], raise_line) not in listed
     assert listed < unlisted
+
+
+def test_a_value_a_hook_derives_a_field_from_is_read_by_the_raises_reading_that_field(vllm_029, tmp_path):
+    """`self.runner_type = self._get_runner_type(architectures, self.runner, ...)`: the checks on
+    `runner_type` (a pooling runner for a model the registry may not call a pooling one) read the
+    recipe's `runner`, so its row is undecided on such a check, not accepted."""
+    review = _review(vllm_029, tmp_path, 'max_model_len = 2048\nrunner = "pooling"')
+    knob = _knob(review, "runner")
+    assert knob.status == "undecided" and "startup-open" in knob.tags
+    assert "runner_type" in knob.note

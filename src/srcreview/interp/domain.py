@@ -59,6 +59,10 @@ class Domain(Protocol):
         value at entry and are stored by nothing but that function's own statements: the walk
         tracks them store by store (empty for most functions)."""
 
+    @property
+    def external_calls(self) -> Collection[str]:
+        """The names of the calls outside the tree `external_call` may answer."""
+
     def external_call(self, analyzer: Any, name: str, args: list, kwargs: list, forwards: bool) -> Any:
         """What a call outside the tree returns when the framework model knows it from what the
         review holds (transformers' reading of a model config srcreview read); None otherwise."""

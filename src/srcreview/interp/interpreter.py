@@ -720,6 +720,10 @@ class Frame:
                                           tuple(self.conds), path, self.loops > 0))
             if path is not None:
                 self.an.stored(path, value, line)
+                if self.an.constructing and isinstance(stmt, (ir.Assign, ir.AugAssign)) and stmt.value is not None:
+                    reads = self.cond_reads((Condition(ir.text(stmt.value), line.line, line.end_line, "", True),))
+                    if reads:
+                        self.an.runtime.derived.setdefault(tuple(path), set()).update(reads)
             elif isinstance(target.value, ir.Name) and isinstance(receiver, Derived) and receiver.path is None:
                 # a field set on an object built here (`cfg = CacheConfig(); cfg.x = v`)
                 self.set_local(target.value.id, receiver, receiver.with_field(target.attr, value))
@@ -1947,10 +1951,10 @@ class Analyzer:
         return (truths.pop(), "") if len(truths) == 1 else (None, "value differs between branches")
 
     def own_truth(self, value) -> tuple[bool | None, str]:
-        """The truth of an enum member or an instance where its class decides it: (None, why)
-        when the class (in the tree) defines `__bool__` or `__len__`, or its truth is not read;
-        an IntEnum's member is as true as its value; (None, "") when nothing is special (a plain
-        member or instance is true)."""
+        """The truth of an enum member or an instance where its class decides it (class_truth):
+        a member's own `__bool__`, walked; an IntEnum's member is as true as its value; (None,
+        why) where that is not decided; (None, "") when nothing is special (a plain member or
+        instance is true)."""
         if isinstance(value, Const) and isinstance(value.value, EnumMember):
             member: EnumMember | None = value.value
             cls = self.resolver.canonical(value.value.enum)
@@ -1959,24 +1963,46 @@ class Analyzer:
             member, cls, shown = None, self.resolver.canonical(value.cls), value.cls.rsplit(".", 1)[-1]
         else:
             return None, ""
-        info = self.index._class_info_abs(cls) if cls else None
-        if info is None:
+        decides: tuple[str, Any] = self.class_truth(cls) if cls else ("unread", None)
+        kind, detail = decides
+        if kind == "unread":
             return (None, f"{shown}: whether it is true is not read") if member is not None else (None, "")
-        for qual in info.linearization:
-            symbol = self.index._class_symbol(qual)
-            own = self.index._class_info_abs(symbol.qualname) if symbol is not None else None
-            dunder = sorted(set(own.methods if own is not None else ()) & {"__bool__", "__len__"})
-            if dunder and member is not None and dunder == ["__bool__"] and own is not None:
-                said = self.force(self.return_value(FuncRef(own.methods["__bool__"].qualname, bound=value), (), ()))
+        if kind == "dunder":
+            qual, dunder, where = detail
+            if member is not None and dunder == "__bool__":
+                said = self.force(self.return_value(FuncRef(qual, bound=value), (), ()))
                 if isinstance(said, Const) and isinstance(said.value, bool):  # its own __bool__, walked
                     return said.value, ""
-            if dunder:
-                return None, f"{qual.rsplit('.', 1)[-1]} defines {dunder[0]}: whether it is true is not followed"
-            if member is not None and qual.rsplit(".", 1)[-1] in _VALUE_TRUTH:
-                number = self.enum_value(member)
-                return (bool(number), "") if isinstance(number, int) else \
-                    (None, f"{member.name}: a {qual.rsplit('.', 1)[-1]} member is as true as its value")
+            return None, f"{where} defines {dunder}: whether it is true is not followed"
+        if kind == "value" and member is not None:
+            number = self.enum_value(member)
+            return (bool(number), "") if isinstance(number, int) else \
+                (None, f"{member.name}: a {detail} member is as true as its value")
+        if kind == "value":
+            return None, f"{shown}: a {detail} is as true as its value"
         return None, ""
+
+    def class_truth(self, cls: str) -> tuple[str, Any]:
+        """What decides an instance's truth, from its class's MRO (kept per tree): ("dunder",
+        (method, "__bool__" | "__len__", class)) for the first class defining one, ("value",
+        base) for a base whose instances are as true as their value (IntEnum, str, ...), ("plain",
+        "") otherwise, ("unread", "") for a class not in the tree."""
+        memo = self.index.memo.setdefault("class_truth", {})
+        if cls not in memo:
+            info = self.index._class_info_abs(cls)
+            found: tuple[str, Any] = ("unread", "") if info is None else ("plain", "")
+            for qual in info.linearization if info is not None else ():
+                symbol = self.index._class_symbol(qual)
+                own = self.index._class_info_abs(symbol.qualname) if symbol is not None else None
+                dunder = sorted(set(own.methods if own is not None else ()) & {"__bool__", "__len__"})
+                if dunder and own is not None:
+                    found = ("dunder", (own.methods[dunder[0]].qualname, dunder[0], qual.rsplit(".", 1)[-1]))
+                    break
+                if qual.rsplit(".", 1)[-1] in _VALUE_TRUTH:
+                    found = ("value", qual.rsplit(".", 1)[-1])
+                    break
+            memo[cls] = found
+        return memo[cls]
 
     def compare(self, op: str, left, right):
         left, right = self.force(left), self.force(right)
@@ -2048,13 +2074,17 @@ class Analyzer:
             if callee.name in ("os.getenv", "os.environ.get") and args and isinstance(self.force(args[0]), Const):
                 default = args[1] if len(args) > 1 else NONE
                 return self.env_value(self.force(args[0]).value, default)
-            answered = self.domain.external_call(self, callee.name, [self.force(a) for a in args],
-                                                 [(k, self.force(v)) for k, v in kwargs], forwards)
-            if answered is not None:  # what the framework model knows a library call returns
-                return answered
-            known = self.filesystem(callee.name, [self.force(a) for a in args], kwargs)
-            if known is not None:
-                return known
+            # what the framework model knows a library call returns; a path question (the
+            # arguments are computed only for the calls these answer)
+            if callee.name in self.domain.external_calls:
+                answered = self.domain.external_call(self, callee.name, [self.force(a) for a in args],
+                                                     [(k, self.force(v)) for k, v in kwargs], forwards)
+                if answered is not None:
+                    return answered
+            if callee.name in paths.PATH_CLASSES or callee.name in paths.OS_PATH_TESTS:
+                known = self.filesystem(callee.name, [self.force(a) for a in args], kwargs)
+                if known is not None:
+                    return known
             refused = _hub_refusal(callee.name, args, kwargs, self.force)
             if refused and frame.catches("ValueError"):
                 # the call raises before it runs, and a handler here catches it: its path ends

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import PurePosixPath
 
 from srcreview.interp.values import Const, LocalPath, OneOf, TupleVal
@@ -34,12 +35,16 @@ class KnownTree:
     spelling: str
     entries: tuple[tuple[str, str], ...]
 
+    @cached_property
+    def table(self) -> dict[str, str]:
+        return dict(self.entries)
+
     def kind(self, rel: str) -> str | None:
         """FILE / DIR / OTHER / OPAQUE for an entry, None when it is not there, "?" below an
         OPAQUE directory (not known)."""
         if rel == "":
             return DIR
-        table = dict(self.entries)
+        table = self.table
         if rel in table:
             return table[rel]
         parts = rel.split("/")

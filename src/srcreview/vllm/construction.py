@@ -93,6 +93,9 @@ class Construction:
     # keeps start-up undecided, and the knobs its conditions read (RaiseEvent.reads)
     open_raises: tuple[Rejection, ...] = ()
     unreached: tuple[Rejection, ...] = ()  # raises after a refused field: pydantic stops before them
+    # config path -> the config paths a store to it read (`self.runner_type = f(self.runner)`): a
+    # raise reading the field reads those too (startup_knobs.keys_read)
+    derived: tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], ...] = ()
 
     def field_check(self, key: str) -> FieldCheck | None:
         """The check of the recipe key's value (the first that refuses it when several do)."""
@@ -147,8 +150,9 @@ def build(an) -> Construction:
         rewrites.append(rewrite)
         if not rewrite.overrides:
             runtime.heap.pop(path, None)  # later questions read the recipe's value (see Analyzer.rewritten)
+    derived = tuple((path, tuple(sorted(reads))) for path, reads in sorted(runtime.derived.items()))
     return Construction(True, tuple(rejections), tuple(e[0] for e in entries), tuple(checks), tuple(rewrites),
-                        tuple(open_raises), tuple(unreached))
+                        tuple(open_raises), tuple(unreached), derived)
 
 
 def _rewrite(path: tuple[str, ...], stores: list[tuple]) -> Rewrite:

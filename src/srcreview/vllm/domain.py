@@ -36,6 +36,7 @@ class VllmDomain:
     static_default = staticmethod(vllm_runtime.static_default)
     factory_class = staticmethod(vllm_runtime.factory_class)
     model_hf_config = staticmethod(models.hf_config)
+    external_calls = models.CONFIG_DICT_CALLS
     external_call = staticmethod(models.external_call)
     hooks = staticmethod(construction.hooks)
     hook_entries = staticmethod(construction.hook_entries)

@@ -89,6 +89,8 @@ class Runtime:
         # recipe fields a hook stores back unchanged (`self.model = maybe_model_redirect(self.model)`):
         # another object of that class built during construction is taken to keep its own value too
         self.preserved: set[tuple[str, ...]] = set()
+        # config path -> the config paths (and names) what a hook stored there read (Frame.bind)
+        self.derived: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
         self._engine: Any = None  # the engine's ClassInfo, False when absent, None until asked
         self.walked: set[str] = set()  # config classes whose hooks the construction walk models
         self.hook_walks: list[tuple[str, Any]] = []  # (hook, its walk) of configs walked when first read

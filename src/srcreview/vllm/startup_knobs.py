@@ -10,7 +10,8 @@ does not decide (what the engine keeps is then not known from the source).
 
 A raise on the start-up path that the recipe does not decide (Construction.open_raises) and
 whose conditions read a knob's value (the undecided ones, and the decided tests that steer the
-path into it) leaves that knob `undecided` too: vLLM may refuse to start with it, so neither
+path into it), directly or through a field a hook stored from it (`runner_type` from `runner`,
+Construction.derived), leaves that knob `undecided` too: vLLM may refuse to start with it, so neither
 `accepted` nor `applied` can be promised (`open_raise_rows`). A certain raise makes the values it
 reads `invalid-value` (`rejected_rows`).
 """
@@ -31,9 +32,20 @@ def recipe_key(ctx, path: tuple[str, ...]) -> str | None:
                  if ctx.recipe.setting(key) is not None), None)
 
 
-def keys_read(ctx, reads) -> list[str]:
-    """The recipe keys among what an open raise's conditions read (RaiseEvent.reads)."""
-    return list(dict.fromkeys(key for read in reads if (key := recipe_key(ctx, read)) is not None))
+def keys_read(ctx, reads, derived=()) -> list[str]:
+    """The recipe keys among what an open raise's conditions read (RaiseEvent.reads), and what
+    the fields they read were stored from while the config was built (Construction.derived,
+    followed to its end: `runner_type` read is `runner` read)."""
+    sources = dict(derived)
+    seen: list = []
+    todo = list(reads)
+    while todo:
+        read = tuple(todo.pop(0))
+        if read in seen:
+            continue
+        seen.append(read)
+        todo.extend(sources.get(read, ()))
+    return list(dict.fromkeys(key for read in seen if (key := recipe_key(ctx, read)) is not None))
 
 
 def open_raise_rows(ctx, construction) -> list[Knob]:
@@ -46,7 +58,8 @@ def open_raise_rows(ctx, construction) -> list[Knob]:
     first: dict = {}  # recipe key -> the first open raise (a construction.Rejection) reading it
     for rejection in sorted(construction.open_raises, key=open_order) + sorted(construction.unreached,
                                                                                 key=open_order):
-        for key in keys_read(ctx, rejection.raise_event.reads + rejection.raise_event.guard_reads):
+        for key in keys_read(ctx, rejection.raise_event.reads + rejection.raise_event.guard_reads,
+                             construction.derived):
             first.setdefault(key, rejection)
     rows = []
     for key, rejection in sorted(first.items()):
@@ -77,7 +90,7 @@ def rejected_rows(ctx, construction) -> list[Knob]:
     first: dict = {}  # recipe key -> the first certain raise reading it
     for rejection in sorted(construction.rejections, key=open_order):
         event = rejection.raise_event
-        for key in keys_read(ctx, event.reads + event.guard_reads):
+        for key in keys_read(ctx, event.reads + event.guard_reads):  # as it reads them: the value refused
             first.setdefault(key, rejection)
     rows = []
     for key, rejection in sorted(first.items()):

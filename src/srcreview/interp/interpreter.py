@@ -929,6 +929,8 @@ class Frame:
         for k, v in zip(e.keys, e.values, strict=True):
             if k is None:
                 self.note_kwargs(v, e, "dict unpacking")
+        if any(k is None for k in e.keys):  # `{**a, "k": v, **b}`: known only where each mapping is
+            return self.merged_dict(keys, values)
         if all(isinstance(k, Const) for k in keys) and all(isinstance(v, Const) for v in values):
             try:
                 return Const({k.value: v.value for k, v in zip(cast("list[Const]", keys), values, strict=True)})
@@ -937,6 +939,30 @@ class Frame:
         if keys and all(isinstance(k, Const) for k in keys):
             return DictVal(tuple((k.value, v) for k, v in zip(cast("list[Const]", keys), values, strict=True)))
         return Unknown("dict")
+
+    def merged_dict(self, keys, values):
+        """A dict display with `**mapping` entries, later keys winning: a Const (or DictVal) when
+        every spread mapping's items are known, else unknown."""
+        items: dict = {}
+        for k, v in zip(keys, values, strict=True):
+            if k is None:
+                mapping = self.force(v)
+                if isinstance(mapping, Const) and isinstance(mapping.value, dict):
+                    items.update((key, Const(item)) for key, item in mapping.value.items())
+                elif isinstance(mapping, DictVal):
+                    items.update(mapping.items)
+                else:
+                    return Unknown("dict")
+            elif isinstance(k, Const):
+                try:
+                    items[k.value] = v
+                except TypeError:
+                    return Unknown("dict")
+            else:
+                return Unknown("dict")
+        if all(isinstance(v, Const) for v in items.values()):
+            return Const({k: v.value for k, v in items.items()})
+        return DictVal(tuple(items.items()))
 
     def ev_ifexp(self, e):
         truth, reason = self.truth(self.ev(e.test))
@@ -991,6 +1017,9 @@ class Frame:
         if pairs is None and isinstance(first, BoundBuiltin) and first.name == "items" \
                 and isinstance(first.receiver, Const) and isinstance(first.receiver.value, dict):
             pairs = [(Const(k), Const(v)) for k, v in first.receiver.value.items()]
+        if pairs is None and isinstance(first, Const) and isinstance(first.value, (tuple, list)) \
+                and all(isinstance(p, tuple) and len(p) == 2 for p in first.value):
+            pairs = [(Const(k), Const(v)) for k, v in first.value]  # a computed `.items()`: its pairs
         gen = e.generators[0] if len(e.generators) == 1 else None
         if pairs is None or gen is None or len(e.elts) != 2 or not (isinstance(gen.target, ir.Seq) and len(
                 gen.target.elts) == 2) or not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
@@ -2252,6 +2281,10 @@ class Analyzer:
             held = tuple((attr, bound[param]) for attr, param in stores if param in bound)
             return Derived(cls=qualname, nonnull=True, origin=f"{short}(...)", overrides=held,
                            initialized=tuple(attr for attr, _ in held))
+        if args and info is not None:
+            named = _dataclass_positional(info, len(args))
+            if named is not None:  # a dataclass's positional arguments are its fields, in order
+                args, kwargs = (), (*zip(named, args, strict=True), *kwargs)
         return Derived(cls=qualname, nonnull=True, path=path, origin=f"{short}(...)", overrides=tuple(kwargs),
                        opaque=bool(args) or forwards)
 
@@ -2296,6 +2329,26 @@ def _with_nested(config: HfConfig, old: HfConfig, new: HfConfig) -> HfConfig:
             value = replaced
         fields.append((key, value))
     return replace(config, overrides=tuple(fields)) if changed else config
+
+
+def _dataclass_positional(info, count: int) -> tuple[str, ...] | None:
+    """The fields `count` positional arguments of a dataclass's generated `__init__` fill, in
+    declaration order: only for a class decorated `@dataclass` that declares every field itself
+    (no base contributes or reorders one), defines no `__init__`, has one generated (no
+    `init=False`, no `kw_only=True`), and has no field out of it (ClassVar, InitVar, KW_ONLY,
+    `field(init=False)`); None otherwise."""
+    if "__init__" in info.methods or not any(d.split("(")[0].rsplit(".", 1)[-1] == "dataclass"
+                                             for d in info.facts.decorators):
+        return None
+    fields = [f for f in info.fields if not f.classvar]
+    if any(f.owner != info.facts.qualname for f in fields) or any(
+            "InitVar" in (f.annotation or "") or "KW_ONLY" in (f.annotation or "")
+            or "init=False" in (f.default or "").replace(" ", "") for f in fields):
+        return None
+    if any("kw_only=True" in d.replace(" ", "") or "init=False" in d.replace(" ", "")
+           for d in info.facts.decorators) or count > len(fields):
+        return None
+    return tuple(f.name for f in fields[:count])
 
 
 def _joined(base: list, extras: list[list]) -> list:

@@ -92,6 +92,20 @@ FUNCTIONS = """
         if n > 3:
             raise ValueError("too many")
         return n
+
+    def optional_package():
+        try:
+            import somepackage
+        except ImportError:
+            raise RuntimeError("needs somepackage")
+        return somepackage
+
+    def dispatched(kind):
+        match kind:
+            case "a":
+                raise ValueError("a refused")
+            case _:
+                return 1
 """
 
 PLUGINS = """
@@ -290,3 +304,16 @@ def test_an_and_with_a_falsy_operand_decides_a_test(index):
     # operand unknown the test stays open
     assert outcome(index, "falsy_chain").raises == ()
     assert [r.text for r in outcome(index, "open_chain").raises] == ["ValueError('open')"]
+
+
+# -- try and its handlers ------------------------------------------------------------------------
+
+def test_a_handler_of_an_import_is_reached(index):
+    # the package may be missing: the walk does not decide it (an import alone leaves the body
+    # empty in the IR: it is still a try, not a match)
+    result = outcome(index, "optional_package")
+    assert ([r.text for r in result.raises], result.certain_raises) == (["RuntimeError('needs somepackage')"], ())
+
+
+def test_a_match_case_is_reached_as_its_subject_decides(index):
+    assert [r.text for r in outcome(index, "dispatched", {"kind": "a"}).certain_raises] == ["ValueError('a refused')"]

@@ -51,6 +51,7 @@ from srcreview.interp.values import (
     FuncRef,
     HfConfig,
     Known,
+    Lambda,
     LazyCall,
     ListVal,
     LocalPath,
@@ -215,6 +216,7 @@ class Frame:
         self.unrolling = 0  # depth of constant tables being walked item by item (where `continue` ends an item)
         self.raised: RaiseEvent | None = None  # a call in the current statement always raises (effects walks)
         self.caught = False  # ...and a handler of the try being walked catches it (no raise of this frame)
+        self.handled = 0  # raises of this frame a handler caught so far (Frame.handler_reached)
         self.catching: list[tuple[tuple[str | None, ...], ...]] = []  # per try walked: what each handler catches
         self.tentative: set[tuple] = set()  # recipe fields read that a hook may have rewritten (note_tentative)
         self.unrolled: set[str] = set()  # names bound to the items of a constant table walked item by item
@@ -432,11 +434,13 @@ class Frame:
             self.catching.append(tuple(_handled(h.type) for h in s.handlers))
             finals = 1 if s.finalbody else 0
             self.finally_depth += finals
+            marks = (len(self.raises), len(self.calls), self.handled)
             try:
                 body_done = self.block(s.body)
             finally:
                 self.loops -= caught
                 self.catching.pop()
+            reached, raised_in_body = self.handler_reached(s, marks)
             try:
                 if not body_done:
                     body_done = self.block(s.orelse)
@@ -444,10 +448,16 @@ class Frame:
                 results = [(after_body, body_done, self.conds)]
                 for handler in s.handlers:
                     self.env, self.conds = dict(saved_env), list(saved_conds)
+                    if raised_in_body is not None:
+                        self.conds.append(raised_in_body)
                     if handler.type is not None:
                         self.ev(handler.type)
+                    mark = len(self.raises)
                     done = self.block(handler.body)
-                    results.append((self.env, done, self.conds))
+                    if not reached:
+                        del self.raises[mark:]  # no exception the walk models reaches it: none of its raises
+                    # what follows the try rests on the paths taken, not on whether the body raised
+                    results.append((self.env, done, [c for c in self.conds if c is not raised_in_body]))
             finally:
                 self.finally_depth -= finals
             # what follows runs on the live paths: under the early exits any of them took
@@ -470,6 +480,31 @@ class Frame:
             return True  # this item's walk ends here; the next item's begins
         return False  # ir.Jump: the enclosing loop is walked as if the body ran on
 
+    def handler_reached(self, s, marks) -> tuple[bool, Condition | None]:
+        """Whether the handlers of the try `s` may run, and the condition they run under, from
+        what its body's walk recorded since `marks` (raises, calls, handled raises). Not when, in
+        an effects walk (where a callee's raises are followed, and a try body's every call is
+        run), no exception the walk models is raised there (no raise reached, in the body or a
+        callee; no call the walk did not resolve; no import, which may fail): an exception the walk does not
+        model (a library's, a builtin's) is not reachable outside a `try` either, so neither are
+        the handlers' raises. Else under the undecided condition that the body raised: no raise
+        of a handler is certain (the body may well complete). A `match` (a Try with no body, its
+        cases as handlers) runs one of them, under no condition of its own."""
+        end = s.handlers[0].line if s.handlers else s.end_line
+        imports = any(s.line <= i.line < end for i in (self.fn.imports if self.fn is not None else ()))
+        if not s.body and not imports:  # a body of imports alone is empty in the IR
+            return True, None
+        raises, calls, handled = marks
+        unresolved = any(c.status == "unresolved" for c in self.calls[calls:])
+        # a value walk does not follow what callees raise (Analyzer.effects): it cannot tell
+        # a raise at a line of the body, recorded now or on an earlier pass (a call's value is
+        # computed once: an unrolled loop's later attempts do not record its raises again)
+        body_raises = len(self.raises) > raises or any(s.line <= r.line < end for r in self.raises)
+        if not self.an.effects or body_raises or self.handled > handled or unresolved or imports:
+            return True, Condition(f"the try body (lines {s.line}-{end}) raised", s.line, end,
+                                   "an exception a handler catches may be raised there", True)
+        return False, None
+
     def ends_here(self, s) -> bool:
         """A statement whose call always raises ends its path (effects walks): it becomes a raise
         here, naming the raise it comes from."""
@@ -478,6 +513,7 @@ class Frame:
             return False
         if self.caught:
             self.caught = False
+            self.handled += 1
             return True
         conds = self.raise_conds()
         self.raises.append(RaiseEvent(s.line, s.end_line, raised.text, conds, self.loops > 0,
@@ -979,7 +1015,29 @@ class Frame:
             self.env[name] = Unknown(f"lambda parameter {name}")
         self.ev(e.body)
         self.env = saved
-        return Unknown("lambda")
+        self.an.lambdas += 1
+        return Lambda("lambda", f"{self.module.module}:{e.line}#{self.an.lambdas}", e, self)
+
+    def call_lambda(self, fn: Lambda, args: tuple):
+        """A lambda's body with its parameters bound to `args`, in the frame that wrote it (its
+        names as they are now). What the body's calls may raise is raised here, at the call."""
+        saved, marks = self.env, (len(self.calls), len(self.reads), len(self.dynamic), len(self.decisions))
+        self.env = dict(saved)
+        self.env.update(zip(fn.expr.params, args, strict=True))
+        try:
+            return self.ev(fn.expr.body)
+        finally:
+            self.env = saved
+            # what the body calls and reads was recorded where it was written (ev_lambda); a call
+            # it could not resolve leaves the caller's statement open too (Frame.handler_reached)
+            unresolved = [c for c in self.calls[marks[0]:] if c.status == "unresolved"]
+            del self.calls[marks[0]:], self.reads[marks[1]:], self.dynamic[marks[2]:], self.decisions[marks[3]:]
+            caller = self.an.stack[-1] if self.an.stack else None
+            if unresolved and caller is not None and caller is not self:
+                line, end = caller.current
+                caller.calls.append(CallEvent(line, end, unresolved[0].text, None, "call", "unresolved",
+                                              f"the lambda it calls calls {unresolved[0].text}: "
+                                              f"{unresolved[0].reason}"))
 
     def ev_comp(self, e):
         first = self.force(self.ev(e.generators[0].iter)) if e.generators else None
@@ -1252,7 +1310,7 @@ class Frame:
         always-raising callee matter. Elsewhere calls stay lazy."""
         if not self.an.effects or not isinstance(value, LazyCall) or value.target is None:
             return value
-        if not self.an.follows(value):
+        if not self.an.follows(value) and not self.catching:  # in a try body, for what it may raise
             return value
         return self.force(value)
 
@@ -1502,6 +1560,7 @@ class Analyzer:
         self._decorated: dict = {}
         self.unset_env_reads = 0  # env vars read as unset (an assumption), so far
         self.depth = 0
+        self.lambdas = 0  # lambdas evaluated so far (Lambda.at)
         self.depth_cuts = 0  # calls not followed for the depth limit, so far (their callers' values are not cached)
         self.stack: list[Frame] = []  # frames being walked, innermost last
         # an effects walk runs the calls whose values are not needed (construction: stores and
@@ -2080,6 +2139,10 @@ class Analyzer:
                 frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", decorated, args=values,
                                              kwargs=kwargs))
             return LazyCall(callee, args, kwargs, text)
+        if isinstance(callee, Lambda) and callee.frame is not None and not kwargs \
+                and len(args) == len(callee.expr.params):
+            frame.calls.append(CallEvent(line, end, text, callee, "call", "static", args=values, kwargs=kwargs))
+            return callee.frame.call_lambda(callee, args)
         if isinstance(callee, ClassRef):
             frame.calls.append(CallEvent(line, end, text, callee, "init", "static", args=values, kwargs=kwargs))
             if len(args) == 1 and not kwargs:  # `CUDAGraphMode(2)`: the member with that value

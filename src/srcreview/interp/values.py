@@ -294,6 +294,17 @@ class Unknown:
 
 
 @dataclass(frozen=True)
+class Lambda(Unknown):
+    """A lambda: not known as a value (a function object), but a call of it with as many
+    positional arguments as it has parameters is its body, evaluated in the frame that wrote it
+    (its module, its names as they are when it is called: Python's late binding)."""
+
+    at: str = ""  # where it was written, and which evaluation of it: a walk's cache key tells them apart
+    expr: Any = field(default=None, compare=False, repr=False)  # the ir.Lambda
+    frame: Any = field(default=None, compare=False, repr=False)  # the Frame it was written in
+
+
+@dataclass(frozen=True)
 class Unbound(Unknown):
     """What a name is after branches join when some of them never bound it (merge_envs): a
     field of `self` followed store by store reads, there, as if it had not been stored."""

@@ -93,6 +93,10 @@ FUNCTIONS = """
             raise ValueError("too many")
         return n
 
+    def table_of(flag, key):
+        table = {"a": 1, "b": 2} if flag else {"a": 1}
+        return table.get(key, 0)
+
     def optional_package():
         try:
             import somepackage
@@ -317,3 +321,10 @@ def test_a_handler_of_an_import_is_reached(index):
 
 def test_a_match_case_is_reached_as_its_subject_decides(index):
     assert [r.text for r in outcome(index, "dispatched", {"kind": "a"}).certain_raises] == ["ValueError('a refused')"]
+
+
+@pytest.mark.parametrize(("key", "value", "decided"), [("a", 1, True), ("b", None, False), ("c", 0, True)])
+def test_a_method_of_a_value_that_differs_between_branches_is_called_on_each(index, key, value, decided):
+    # `table` is one of two dicts (flag undecided): `.get` on each, the same answer or open
+    result = outcome(index, "table_of", {"key": key})
+    assert (result.decided, result.value if result.decided else None) == (decided, value)

@@ -2236,6 +2236,10 @@ class Analyzer:
                 reason = f"{callee.origin or 'value'} has no resolvable type"
             frame.calls.append(CallEvent(line, end, text, None, "call", status, reason, args=values, kwargs=kwargs))
             return Unknown(f"{text}: {reason}")
+        if isinstance(callee, Union) and all(isinstance(o, BoundBuiltin) for o in callee.options):
+            # a method of a value that differs between branches (`defaults.get(k)`, `defaults`
+            # one of several tables): the call on each, joined
+            return union([self.call_value(frame, o, args, kwargs, e, text) for o in callee.options])
         reason = callee.reason if isinstance(callee, Unknown) else f"callee is {type(callee).__name__}"
         frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=values, kwargs=kwargs))
         return Unknown(f"{text}: {reason}")

@@ -97,6 +97,20 @@ FUNCTIONS = """
         table = {"a": 1, "b": 2} if flag else {"a": 1}
         return table.get(key, 0)
 
+    def capped(n):
+        return min(n, 0) >= 1
+
+    def capped_above(n):
+        return min(n, 8) >= 1
+
+    def floored(n, flag):
+        m = max(n, 4) if flag else 6
+        return m > 3
+
+    def floored_or_text(n, flag):
+        m = max(n, 4) if flag else "x"
+        return m > 3
+
     def optional_package():
         try:
             import somepackage
@@ -328,3 +342,12 @@ def test_a_method_of_a_value_that_differs_between_branches_is_called_on_each(ind
     # `table` is one of two dicts (flag undecided): `.get` on each, the same answer or open
     result = outcome(index, "table_of", {"key": key})
     assert (result.decided, result.value if result.decided else None) == (decided, value)
+
+
+@pytest.mark.parametrize(("function", "value"), [("capped", False), ("capped_above", None), ("floored", True),
+                                                 ("floored_or_text", None)])
+def test_min_and_max_bound_what_they_return(index, function, value):
+    # min(n, 0) is at most 0 whatever n is; max(n, 4) at least 4, and so is 6; "x" is no number,
+    # and min(n, 8) has no lower bound: those stay open
+    result = outcome(index, function)
+    assert (result.decided, result.value if result.decided else None) == (value is not None, value)

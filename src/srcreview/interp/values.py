@@ -294,6 +294,29 @@ class Unknown:
 
 
 @dataclass(frozen=True)
+class Bounded(Unknown):
+    """A number not known, but known to lie within bounds (either may be None: unbounded):
+    `min(x, 0)` is at most 0 whatever x is, so `min(x, 0) >= 1` is false."""
+
+    lo: float | None = None
+    hi: float | None = None
+
+
+def is_number(value) -> bool:
+    """A constant int or float (a bool is not taken as a number here)."""
+    return isinstance(value, Const) and type(value.value) in (int, float)
+
+
+def bounds_of(value) -> tuple[float | None, float | None] | None:
+    """(lo, hi) of a number or a Bounded; None for anything else."""
+    if is_number(value):
+        return value.value, value.value
+    if isinstance(value, Bounded):
+        return value.lo, value.hi
+    return None
+
+
+@dataclass(frozen=True)
 class Lambda(Unknown):
     """A lambda: not known as a value (a function object), but a call of it with as many
     positional arguments as it has parameters is its body, evaluated in the frame that wrote it
@@ -359,6 +382,15 @@ def union(values):
                 options.append(o)
     if len(options) == 1:
         return options[0]
+    if any(isinstance(o, Bounded) for o in options):
+        hull = [b for b in (bounds_of(o) for o in options) if b is not None]
+        if len(hull) == len(options):  # numbers and bounded numbers: the bounds of them all
+            los = [b[0] for b in hull if b[0] is not None]
+            his = [b[1] for b in hull if b[1] is not None]
+            return Bounded("one of several numbers", min(los) if len(los) == len(hull) else None,
+                           max(his) if len(his) == len(hull) else None)
+        other = next((o for o in options if isinstance(o, Unknown) and not isinstance(o, Bounded)), None)
+        return other if other is not None else Unknown("a value that differs between branches")
     if any(isinstance(o, Unknown) for o in options):
         return next(o for o in options if isinstance(o, Unknown))
     if len(options) > MAX_UNION:

@@ -111,6 +111,12 @@ FUNCTIONS = """
         m = max(n, 4) if flag else "x"
         return m > 3
 
+    def position_of(names, wanted):
+        for i, name in enumerate(names):
+            if name == wanted:
+                return i
+        return -1
+
     def optional_package():
         try:
             import somepackage
@@ -351,3 +357,8 @@ def test_min_and_max_bound_what_they_return(index, function, value):
     # and min(n, 8) has no lower bound: those stay open
     result = outcome(index, function)
     assert (result.decided, result.value if result.decided else None) == (value is not None, value)
+
+
+@pytest.mark.parametrize(("wanted", "value"), [("b", 1), ("z", -1)])
+def test_a_loop_over_enumerate_of_a_constant_is_walked_item_by_item(index, wanted, value):
+    assert outcome(index, "position_of", {"names": ["a", "b"], "wanted": wanted}).value == value

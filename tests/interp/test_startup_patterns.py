@@ -439,3 +439,16 @@ def test_a_handler_of_an_import_may_run():
     # whether the package is installed is the host's to say
     assert raises(HANDLERS, {"handlers_config.kernels": True}) == \
         {(HANDLED, marked(HANDLERS, HANDLED, "missing-package")): "open"}
+
+
+def test_a_certain_raise_on_a_config_object_handed_in_refuses_its_value():
+    # `verify_with(self.limits_config)`: `limits_config.workers > 4` reads that config's field
+    from recipe_support import build_recipe
+
+    from srcreview.engine.run import review
+
+    result = review(build_recipe({"workers": 5}), fixture_tree(HANDLERS))
+    rows = {k.key: (k.status, k.note) for k in result.knobs}
+    assert rows["workers"][0] == "invalid-value"
+    assert f"({HANDLED}:{marked(HANDLERS, HANDLED, 'workers')})" in rows["workers"][1]
+    assert result.startup.verdict == "rejected"

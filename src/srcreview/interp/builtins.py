@@ -89,7 +89,8 @@ MAX_PATTERN = 200  # longer patterns or subjects are not run: a pathological reg
 
 MAX_RANGE = 64  # `range(n)` with a constant n up to this is its tuple of items
 _PURE_BUILTINS = ("len", "bool", "int", "str", "float", "min", "max", "sum", "any", "all", "sorted", "tuple",
-                  "list", "set", "frozenset", "abs", "round")
+                  "list", "set", "frozenset", "abs", "round", "enumerate", "zip", "reversed")
+_SEQUENCES = ("sorted", "list", "enumerate", "zip", "reversed")  # their result as the tuple of its items
 
 
 def truth(value, force):
@@ -356,7 +357,7 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
                 result = getattr(builtins, name)(*[v.value for v in values])
             except Exception:  # noqa: BLE001 - the program would raise here; stay undecided
                 return Unknown(text)
-            return Const(tuple(result) if name in ("sorted", "list") else result)
+            return Const(tuple(result) if name in _SEQUENCES else result)
         if name in ("min", "max") and len(values) >= 2:
             return _bounded_extreme(name, values, text)
         return Unknown(text)

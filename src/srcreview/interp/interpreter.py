@@ -552,8 +552,9 @@ class Frame:
 
     def cond_reads(self, conds) -> tuple[tuple[str, ...], ...]:
         """What undecided conditions read, from their text: `self.a.b` as the config path of
-        this frame's `self` (when it has one) extended by `a.b`, and each bare name as itself
-        (a parameter or local: the recipe key of that name, when there is one)."""
+        this frame's `self` (when it has one) extended by `a.b`, `p.a` as the config path of the
+        config object `p` holds extended by `a`, and each bare name as itself (a parameter or
+        local: the recipe key of that name, when there is one)."""
         if not conds:
             return ()
         base = self.self_obj.path if isinstance(self.self_obj, Obj) else None
@@ -566,6 +567,11 @@ class Frame:
                         out.append(tuple(base) + tuple(dotted.split(".")[1:]))
                 elif "." not in dotted and dotted not in _WORDS:
                     out.append((dotted,))
+                else:  # `parallel_config.x` with `parallel_config` a config object handed in
+                    head, *rest = dotted.split(".")
+                    held = self.env.get(head)
+                    if isinstance(held, Obj) and held.path is not None:
+                        out.append(tuple(held.path) + tuple(rest))
         return tuple(dict.fromkeys(out))
 
     def if_stmt(self, s) -> bool:

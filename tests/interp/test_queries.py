@@ -117,6 +117,33 @@ FUNCTIONS = """
                 return i
         return -1
 
+    class MultipleOf:
+        base: int
+
+        def __init__(self, base: int):
+            self.base = base
+
+    def kernel_sizes():
+        return [MultipleOf(16)]
+
+    def supports_size(block_size):
+        for size in kernel_sizes():
+            if isinstance(size, MultipleOf):
+                size = size.base
+            if block_size % size == 0:
+                return True
+        return False
+
+    def replaced_size(block_size):
+        sizes = kernel_sizes()
+        sizes[0] = MultipleOf(7)
+        return block_size % sizes[0].base == 0
+
+    def grown_sizes():
+        sizes = [MultipleOf(16)]
+        sizes.append(32)
+        return isinstance(sizes[1], MultipleOf)
+
     def optional_package():
         try:
             import somepackage
@@ -362,3 +389,13 @@ def test_min_and_max_bound_what_they_return(index, function, value):
 @pytest.mark.parametrize(("wanted", "value"), [("b", 1), ("z", -1)])
 def test_a_loop_over_enumerate_of_a_constant_is_walked_item_by_item(index, wanted, value):
     assert outcome(index, "position_of", {"names": ["a", "b"], "wanted": wanted}).value == value
+
+
+@pytest.mark.parametrize(("function", "args", "value"), [
+    ("supports_size", {"block_size": 7}, False), ("supports_size", {"block_size": 32}, True),
+    ("grown_sizes", {}, False),  # an int appended by name is no MultipleOf (plain data never is)
+    ("replaced_size", {"block_size": 32}, None),  # an item stored by index: the items are no longer known
+])
+def test_a_list_whose_items_are_known_is_iterated_and_indexed_item_by_item(index, function, args, value):
+    result = outcome(index, function, args)
+    assert (result.decided, result.value if result.decided else None) == (value is not None, value)

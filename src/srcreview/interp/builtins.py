@@ -311,6 +311,14 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
                 return Const(resolver.index.subclass_of(canonical, cls.qualname))
         if isinstance(obj, Const) and obj.value is None:
             return Const(False)
+        if isinstance(obj, Const) and isinstance(cls, ClassRef):
+            # plain data is an instance of a builtin type, never of a class of the tree; an enum
+            # member is one of its enum's class and that class's bases
+            if not isinstance(obj.value, EnumMember):
+                return Const(False)
+            enum = resolver.canonical(obj.value.enum)
+            if enum is not None:
+                return Const(resolver.index.subclass_of(enum, cls.qualname))
         if isinstance(cls, External) and cls.name in paths.PATH_CLASSES and isinstance(obj, (LocalPath, Const)):
             return Const(isinstance(obj, LocalPath))  # a constant is plain data, never a path
         if isinstance(obj, DictVal) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES:

@@ -669,6 +669,10 @@ class Frame:
             if unrollable and items and len(items) <= MAX_UNROLL and self.an.unset_env_reads == env_before:
                 # a constant table: walk the body once per item, in order, with the item bound
                 return self.unroll(target, [((target, Const(item)),) for item in items], body, orelse)
+            if unrollable and isinstance(it, ListVal) and it.items and not it.maybe_more \
+                    and len(it.items) <= MAX_UNROLL and self.an.unset_env_reads == env_before:
+                # a list whose items are known (not all constants): once per item, in order
+                return self.unroll(target, [((target, self.force(item)),) for item in it.items], body, orelse)
             if target is not None:
                 if self.an.unset_env_reads > env_before:
                     # items drawn from an env var the recipe does not set: not a table of names the
@@ -835,12 +839,14 @@ class Frame:
                 return NONE
             if (isinstance(current, (ListVal, Const))
                     and (isinstance(current, ListVal) or isinstance(current.value, list))):
-                for a in e.args:
-                    self.ev(a)
+                args = [self.ev(a) for a in e.args]
                 n = current.min_len if isinstance(current, ListVal) else len(current.value)
                 more = current.maybe_more if isinstance(current, ListVal) else False
                 if method == "append" or method == "insert":
-                    self.env[name] = ListVal(n + 1, more)
+                    known = current.items if isinstance(current, ListVal) else tuple(Const(v) for v in current.value)
+                    grown = (*known, args[0]) if method == "append" and known is not None and len(args) == 1 \
+                        and not e.keywords and not more else None
+                    self.env[name] = ListVal(n + 1, more, grown)
                     self.mutated(current, e, ir.text(e))
                     return NONE
                 if method == "extend":
@@ -882,6 +888,8 @@ class Frame:
         """A local container changed in place: `d[k] = v` with a constant key sets that item of a
         dict whose keys are known; any other change leaves a constant container not known."""
         current = self.env.get(name)
+        if isinstance(current, LazyCall):  # `xs = f()`: the list it returned is what changes
+            current = self.force(current)
         if isinstance(key, Const) and isinstance(current, (DictVal, Const)) and value is not None:
             items = current.items if isinstance(current, DictVal) else (
                 tuple((k, Const(v)) for k, v in current.value.items()) if isinstance(current.value, dict) else None)
@@ -897,6 +905,8 @@ class Frame:
             self.env[name] = Unknown(f"{name} changed in place")
         elif isinstance(current, ListVal) and value is None:
             self.env[name] = ListVal(0, True)  # `pop`, `remove`, `clear`: it may hold fewer now
+        elif isinstance(current, ListVal) and current.items is not None:
+            self.env[name] = ListVal(current.min_len, current.maybe_more)  # `xs[i] = v`: which item, not followed
 
     def mutated(self, container, node, text: str) -> None:
         """A constant container read from a config field is changed in place (`xs.append(v)`,
@@ -959,8 +969,9 @@ class Frame:
             except TypeError:
                 return Unknown("set")
         if e.kind == "list":
-            return ListVal(sum(1 for x in e.elts if not isinstance(x, ir.Starred)),
-                           any(isinstance(x, ir.Starred) for x in e.elts))
+            starred = any(isinstance(x, ir.Starred) for x in e.elts)
+            return ListVal(sum(1 for x in e.elts if not isinstance(x, ir.Starred)), starred,
+                           None if starred else tuple(values))
         if e.kind == "tuple" and not any(isinstance(x, ir.Starred) for x in e.elts):
             return TupleVal(tuple(values))
         return Unknown(ir.text(e))
@@ -1524,8 +1535,9 @@ class Frame:
                 and isinstance(keys[0], Const) and keys[0].value not in value.value:
             return self.an.dict_item(DictVal(tuple((k, Const(v)) for k, v in value.value.items())), keys[0].value,
                                      ir.text(e))
-        if isinstance(value, TupleVal) and len(keys) == 1 and isinstance(keys[0], Const) \
-                and type(keys[0].value) is int and -len(value.items) <= keys[0].value < len(value.items):
+        if isinstance(value, (TupleVal, ListVal)) and value.items is not None and len(keys) == 1 \
+                and isinstance(keys[0], Const) and type(keys[0].value) is int \
+                and -len(value.items) <= keys[0].value < len(value.items):
             return value.items[keys[0].value]
         if isinstance(value, Const) and len(keys) == 1 and isinstance(keys[0], Const):
             try:

@@ -252,10 +252,13 @@ class OneOf:
 
 @dataclass(frozen=True)
 class ListVal:
-    """A local list being built: at least `min_len` items, maybe more."""
+    """A local list being built: at least `min_len` items, maybe more; `items`, each as abstract
+    as the walk has it, where they are all known (a display, `[MultipleOf(16)]`, appended to by
+    name): dropped by any other change made through the name that holds it."""
 
     min_len: int = 0
     maybe_more: bool = False
+    items: tuple | None = None
 
 
 @dataclass(frozen=True)

@@ -485,9 +485,9 @@ class Frame:
         what its body's walk recorded since `marks` (raises, calls, handled raises). Not when, in
         an effects walk (where a callee's raises are followed, and a try body's every call is
         run), no exception the walk models is raised there (no raise reached, in the body or a
-        callee; no call the walk did not resolve; no import, which may fail): an exception the walk does not
-        model (a library's, a builtin's) is not reachable outside a `try` either, so neither are
-        the handlers' raises. Else under the undecided condition that the body raised: no raise
+        callee; no call the walk did not resolve; no import, which may fail): an exception the
+        walk does not model (a library's, a builtin's) is not reachable outside a `try` either,
+        so neither are the handlers' raises. Else under the undecided condition that the body raised: no raise
         of a handler is certain (the body may well complete). A `match` (a Try with no body, its
         cases as handlers) runs one of them, under no condition of its own."""
         end = s.handlers[0].line if s.handlers else s.end_line
@@ -496,10 +496,10 @@ class Frame:
             return True, None
         raises, calls, handled = marks
         unresolved = any(c.status == "unresolved" for c in self.calls[calls:])
-        # a value walk does not follow what callees raise (Analyzer.effects): it cannot tell
         # a raise at a line of the body, recorded now or on an earlier pass (a call's value is
         # computed once: an unrolled loop's later attempts do not record its raises again)
         body_raises = len(self.raises) > raises or any(s.line <= r.line < end for r in self.raises)
+        # a value walk does not follow what callees raise (Analyzer.effects): it cannot tell
         if not self.an.effects or body_raises or self.handled > handled or unresolved or imports:
             return True, Condition(f"the try body (lines {s.line}-{end}) raised", s.line, end,
                                    "an exception a handler catches may be raised there", True)

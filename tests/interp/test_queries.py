@@ -144,6 +144,12 @@ FUNCTIONS = """
         sizes.append(32)
         return isinstance(sizes[1], MultipleOf)
 
+    def described(flag, name):
+        why = None
+        if flag:
+            why = f"{name}-based"
+        return why is not None and isinstance(why, str)
+
     def optional_package():
         try:
             import somepackage
@@ -399,3 +405,9 @@ def test_a_loop_over_enumerate_of_a_constant_is_walked_item_by_item(index, wante
 def test_a_list_whose_items_are_known_is_iterated_and_indexed_item_by_item(index, function, args, value):
     result = outcome(index, function, args)
     assert (result.decided, result.value if result.decided else None) == (value is not None, value)
+
+
+@pytest.mark.parametrize(("flag", "value"), [(True, True), (False, False)])
+def test_an_f_string_is_a_str_and_never_none(index, flag, value):
+    # its content is not computed (`name` is not known), but it is a str
+    assert outcome(index, "described", {"flag": flag}).value is value

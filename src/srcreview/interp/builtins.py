@@ -32,6 +32,7 @@ from srcreview.interp.values import (
     Obj,
     OneOf,
     Partial,
+    Text,
     TupleVal,
     Union,
     Unknown,
@@ -147,9 +148,9 @@ def compare(op: str, left, right, truth_of):
             result = None
             if isinstance(left, Const):
                 result = left.value is None
-            elif isinstance(left, (Obj, ListVal, ClassRef, FuncRef, ModuleRef)) and (
+            elif isinstance(left, (Obj, ListVal, ClassRef, FuncRef, ModuleRef, Text)) and (
                     not isinstance(left, Obj) or left.nonnull):
-                result = False
+                result = False  # an object, a list, a class, a function, a str: never None
             if result is None:
                 _, reason = truth_of(left)
                 return None, reason or "identity"
@@ -323,6 +324,8 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
             return Const(isinstance(obj, LocalPath))  # a constant is plain data, never a path
         if isinstance(obj, DictVal) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES:
             return Const(cls.name == "dict")
+        if isinstance(obj, Text) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES:
+            return Const(cls.name == "str")
         if isinstance(obj, Const) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES \
                 and not isinstance(obj.value, EnumMember):
             return Const(isinstance(obj.value, PLAIN_TYPES[cls.name]))

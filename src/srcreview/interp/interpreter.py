@@ -60,6 +60,7 @@ from srcreview.interp.values import (
     Partial,
     Ref,
     Super,
+    Text,
     TupleVal,
     Unbound,
     Union,
@@ -1166,7 +1167,7 @@ class Frame:
     def ev_other(self, e):
         for child in e.children:
             self.ev(child)
-        return Unknown(e.kind)
+        return Text(e.kind) if e.kind == "FormattedString" else Unknown(e.kind)
 
     def name(self, name: str):
         value = self.env[name] if name in self.env else self.an.resolver.global_name(self.module, name, self.scope)

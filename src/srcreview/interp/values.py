@@ -297,6 +297,12 @@ class Unknown:
 
 
 @dataclass(frozen=True)
+class Text(Unknown):
+    """A str whose content is not known (an f-string of values the walk does not compute): it
+    is never None and always a str; its truth (empty or not) is not known."""
+
+
+@dataclass(frozen=True)
 class Bounded(Unknown):
     """A number not known, but known to lie within bounds (either may be None: unbounded):
     `min(x, 0)` is at most 0 whatever x is, so `min(x, 0) >= 1` is false."""

@@ -452,3 +452,17 @@ def test_a_certain_raise_on_a_config_object_handed_in_refuses_its_value():
     assert rows["workers"][0] == "invalid-value"
     assert f"({HANDLED}:{marked(HANDLERS, HANDLED, 'workers')})" in rows["workers"][1]
     assert result.startup.verdict == "rejected"
+
+
+def test_a_certain_raise_on_a_local_refuses_the_values_that_decided_it():
+    # `unsupported = "fast mode"` under `if self.mode == "fast":`, then `if unsupported is not
+    # None: raise`: the raise's test reads the local, which the mode decided
+    from recipe_support import build_recipe
+
+    from srcreview.engine.run import review
+
+    result = review(build_recipe({"mode": "fast"}), fixture_tree(HANDLERS))
+    rows = {k.key: (k.status, k.note) for k in result.knobs}
+    assert rows["mode"][0] == "invalid-value"
+    assert f"({HANDLED}:{marked(HANDLERS, HANDLED, 'unsupported-mode')})" in rows["mode"][1]
+    assert review(build_recipe({"mode": "safe"}), fixture_tree(HANDLERS)).startup.verdict != "rejected"

@@ -767,7 +767,9 @@ def _certain_refusals(knobs: dict, findings, rules) -> dict:
         if finding.rule not in stopping or finding.kind != "problem":
             continue
         for (key, scope), knob in knobs.items():
-            if key in finding.knobs and knob.status in ("accepted", "applied"):
+            # certain beats open (another raise that may be reached), not a value the shell decides
+            if key in finding.knobs and knob.status in ("accepted", "applied", "undecided") \
+                    and not {SHELL_TAG, "recipe-open"} & set(knob.tags):
                 out[(key, scope)] = knob.model_copy(update={
                     "status": "invalid-value", "evidence": _knob_evidence(finding.evidence),
                     "note": f"start-up: {finding.rule}: {finding.claim}"})

@@ -218,6 +218,7 @@ class Frame:
         self.raised: RaiseEvent | None = None  # a call in the current statement always raises (effects walks)
         self.caught = False  # ...and a handler of the try being walked catches it (no raise of this frame)
         self.handled = 0  # raises of this frame a handler caught so far (Frame.handler_reached)
+        self.provenance: dict[str, tuple] = {}  # local -> what decided its value (Frame.bind)
         self.catching: list[tuple[tuple[str | None, ...], ...]] = []  # per try walked: what each handler catches
         self.tentative: set[tuple] = set()  # recipe fields read that a hook may have rewritten (note_tentative)
         self.unrolled: set[str] = set()  # names bound to the items of a constant table walked item by item
@@ -568,6 +569,7 @@ class Frame:
                         out.append(tuple(base) + tuple(dotted.split(".")[1:]))
                 elif "." not in dotted and dotted not in _WORDS:
                     out.append((dotted,))
+                    out.extend(self.provenance.get(dotted, ()))
                 else:  # `parallel_config.x` with `parallel_config` a config object handed in
                     head, *rest = dotted.split(".")
                     held = self.env.get(head)
@@ -752,6 +754,15 @@ class Frame:
             if isinstance(value, Obj):
                 value = replace(value, alias=True)
             self.env[target.id] = value
+            # what decided the value a local holds: the tests the path took to this store, and
+            # the field or name it copies (`m = self.method`; what a call computes from its
+            # arguments is not followed); a raise whose test reads the local reads them too
+            copied = isinstance(stmt, ir.Assign) and isinstance(stmt.value, (ir.Name, ir.Attr)) \
+                and _plain_ref(stmt.value)
+            text = ir.text(stmt.value) if copied else ""
+            line = stmt.line if stmt is not None else 0
+            self.provenance[target.id] = self.cond_reads((*self.guards, *self.conds, *(
+                (Condition(text, line, line, "", True),) if text else ())))
         elif isinstance(target, ir.Seq) and target.kind in ("tuple", "list"):
             elts = target.elts
             value = self.force(value) if isinstance(value, LazyCall) else value  # unpacked: its items are needed

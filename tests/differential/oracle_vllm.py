@@ -8,7 +8,9 @@ srcreview or by its normal tests:
 CASES.json is a list of cases (see ``generate.py``). For each case a process is forked from
 a parent that has already imported vLLM with the platform patched (below); the child writes
 the model's config.json into a temporary directory that becomes ``model``, sets the case's
-environment, builds ``EngineArgs(**engine).create_engine_config()`` and then asks the
+environment, builds ``EngineArgs(**engine).create_engine_config(usage_context=
+UsageContext.OPENAI_API_SERVER)`` (the usage context ``vllm serve`` passes, which picks the
+engine's batch defaults) and then asks the
 attention selector for the target's backend, as the model runner would. It reports
 ``{id, outcome, exception, message, frame, stage, backend, seconds}`` where outcome is
 ``starts``, ``rejected`` (vLLM raised while building the config or selecting the backend)
@@ -328,7 +330,9 @@ def _run_case(case: dict, out_path: str) -> None:
         stage = "engine-args"
         args = EngineArgs(model=model, skip_tokenizer_init=True, load_format="dummy", **engine)
         stage = "create_engine_config"
-        config = args.create_engine_config()
+        from vllm.usage.usage_lib import UsageContext
+
+        config = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
         stage = "attention-backend"
         result["backend"] = _select_backend(config)
         stage = "attention-impl"

@@ -300,3 +300,34 @@ def test_a_value_a_hook_derives_a_field_from_is_read_by_the_raises_reading_that_
     knob = _knob(review, "runner")
     assert knob.status == "undecided" and "startup-open" in knob.tags
     assert "runner_type" in knob.note
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_a_capture_size_the_minimum_caps_below_one_is_refused(vllm_029, tmp_path, value):
+    """`min(max_num_tokens, max_cudagraph_capture_size) >= 1` is asserted while VllmConfig is
+    built: whatever the engine fills in for the tokens, the minimum is at most the recipe's value."""
+    refused = _review(vllm_029, tmp_path, f"max_model_len = 2048\nmax_cudagraph_capture_size = {value}")
+    assert refused.startup.verdict == "rejected"
+    finding = _finding(refused, "startup-rejected")
+    message = _line_of(vllm_029, "vllm/config/vllm.py", "Maximum cudagraph size should be greater")
+    assert any(a.path == "vllm/config/vllm.py" and a.start_line <= message <= a.end_line for a in finding.evidence)
+    assert _knob(refused, "max_cudagraph_capture_size").status == "invalid-value"
+    # a size the minimum may keep at or above one is not refused by that assert
+    kept = _review(vllm_029, tmp_path, "max_model_len = 2048\nmax_cudagraph_capture_size = 8")
+    assert _knob(kept, "max_cudagraph_capture_size").status != "invalid-value"
+
+
+def test_a_block_size_no_backend_supports_refuses_the_recipe_and_its_value(vllm_029, tmp_path):
+    """With no backend named, every candidate's validate_configuration refuses block_size = 7
+    (each kernel needs a multiple of 16, FlashAttention's as `MultipleOf(16)`): the platform
+    raises, and the block size is the value refused."""
+    refused = _review(vllm_029, tmp_path, "max_model_len = 2048\nblock_size = 7")
+    assert refused.startup.verdict == "rejected"
+    finding = _finding(refused, "attention-backend-auto-selected")
+    assert finding is not None and finding.classification == "confirmed" and "block_size" in finding.knobs
+    assert _knob(refused, "block_size").status == "invalid-value"
+    # a size the kernels take is not refused by the selection
+    kept = _review(vllm_029, tmp_path, "max_model_len = 2048\nblock_size = 32")
+    selected = _finding(kept, "attention-backend-auto-selected")
+    assert selected is None or selected.classification != "confirmed"
+    assert _knob(kept, "block_size").status != "invalid-value"

@@ -92,6 +92,77 @@ FUNCTIONS = """
         if n > 3:
             raise ValueError("too many")
         return n
+
+    def table_of(flag, key):
+        table = {"a": 1, "b": 2} if flag else {"a": 1}
+        return table.get(key, 0)
+
+    def capped(n):
+        return min(n, 0) >= 1
+
+    def capped_above(n):
+        return min(n, 8) >= 1
+
+    def floored(n, flag):
+        m = max(n, 4) if flag else 6
+        return m > 3
+
+    def floored_or_text(n, flag):
+        m = max(n, 4) if flag else "x"
+        return m > 3
+
+    def position_of(names, wanted):
+        for i, name in enumerate(names):
+            if name == wanted:
+                return i
+        return -1
+
+    class MultipleOf:
+        base: int
+
+        def __init__(self, base: int):
+            self.base = base
+
+    def kernel_sizes():
+        return [MultipleOf(16)]
+
+    def supports_size(block_size):
+        for size in kernel_sizes():
+            if isinstance(size, MultipleOf):
+                size = size.base
+            if block_size % size == 0:
+                return True
+        return False
+
+    def replaced_size(block_size):
+        sizes = kernel_sizes()
+        sizes[0] = MultipleOf(7)
+        return block_size % sizes[0].base == 0
+
+    def grown_sizes():
+        sizes = [MultipleOf(16)]
+        sizes.append(32)
+        return isinstance(sizes[1], MultipleOf)
+
+    def described(flag, name):
+        why = None
+        if flag:
+            why = f"{name}-based"
+        return why is not None and isinstance(why, str)
+
+    def optional_package():
+        try:
+            import somepackage
+        except ImportError:
+            raise RuntimeError("needs somepackage")
+        return somepackage
+
+    def dispatched(kind):
+        match kind:
+            case "a":
+                raise ValueError("a refused")
+            case _:
+                return 1
 """
 
 PLUGINS = """
@@ -290,3 +361,53 @@ def test_an_and_with_a_falsy_operand_decides_a_test(index):
     # operand unknown the test stays open
     assert outcome(index, "falsy_chain").raises == ()
     assert [r.text for r in outcome(index, "open_chain").raises] == ["ValueError('open')"]
+
+
+# -- try and its handlers ------------------------------------------------------------------------
+
+def test_a_handler_of_an_import_is_reached(index):
+    # the package may be missing: the walk does not decide it (an import alone leaves the body
+    # empty in the IR: it is still a try, not a match)
+    result = outcome(index, "optional_package")
+    assert ([r.text for r in result.raises], result.certain_raises) == (["RuntimeError('needs somepackage')"], ())
+
+
+def test_a_match_case_is_reached_as_its_subject_decides(index):
+    assert [r.text for r in outcome(index, "dispatched", {"kind": "a"}).certain_raises] == ["ValueError('a refused')"]
+
+
+@pytest.mark.parametrize(("key", "value", "decided"), [("a", 1, True), ("b", None, False), ("c", 0, True)])
+def test_a_method_of_a_value_that_differs_between_branches_is_called_on_each(index, key, value, decided):
+    # `table` is one of two dicts (flag undecided): `.get` on each, the same answer or open
+    result = outcome(index, "table_of", {"key": key})
+    assert (result.decided, result.value if result.decided else None) == (decided, value)
+
+
+@pytest.mark.parametrize(("function", "value"), [("capped", False), ("capped_above", None), ("floored", True),
+                                                 ("floored_or_text", None)])
+def test_min_and_max_bound_what_they_return(index, function, value):
+    # min(n, 0) is at most 0 whatever n is; max(n, 4) at least 4, and so is 6; "x" is no number,
+    # and min(n, 8) has no lower bound: those stay open
+    result = outcome(index, function)
+    assert (result.decided, result.value if result.decided else None) == (value is not None, value)
+
+
+@pytest.mark.parametrize(("wanted", "value"), [("b", 1), ("z", -1)])
+def test_a_loop_over_enumerate_of_a_constant_is_walked_item_by_item(index, wanted, value):
+    assert outcome(index, "position_of", {"names": ["a", "b"], "wanted": wanted}).value == value
+
+
+@pytest.mark.parametrize(("function", "args", "value"), [
+    ("supports_size", {"block_size": 7}, False), ("supports_size", {"block_size": 32}, True),
+    ("grown_sizes", {}, False),  # an int appended by name is no MultipleOf (plain data never is)
+    ("replaced_size", {"block_size": 32}, None),  # an item stored by index: the items are no longer known
+])
+def test_a_list_whose_items_are_known_is_iterated_and_indexed_item_by_item(index, function, args, value):
+    result = outcome(index, function, args)
+    assert (result.decided, result.value if result.decided else None) == (value is not None, value)
+
+
+@pytest.mark.parametrize(("flag", "value"), [(True, True), (False, False)])
+def test_an_f_string_is_a_str_and_never_none(index, flag, value):
+    # its content is not computed (`name` is not known), but it is a str
+    assert outcome(index, "described", {"flag": flag}).value is value

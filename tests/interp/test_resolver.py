@@ -26,6 +26,60 @@ TREE = {
     """,
     "vllm/config/__init__.py": "from vllm.config.cache import CacheConfig as CacheConfig\n",
     "vllm/config/cache.py": "class CacheConfig:\n    pass\n",
+    "vllm/tables.py": """
+        from dataclasses import dataclass, field
+
+        _TEXT = {"Llama": ("llama", "Llama"), "Qwen": ("qwen", "Qwen")}
+        _POOL = {
+            "Embed": ("bert", "Bert"),
+            **{k: (mod, cls) for k, (mod, cls) in _TEXT.items() if cls == "Llama"},
+        }
+        _ALL = {**_TEXT, **_POOL, "Qwen": ("qwen2", "Qwen")}
+
+        @dataclass(frozen=True)
+        class Entry:
+            module_name: str
+            class_name: str
+
+        @dataclass
+        class Registry:
+            models: dict = field(default_factory=dict)
+
+        @dataclass
+        class Later:
+            a: int = 0
+            b: int = field(default=1, init=False)
+            c: int = 2
+
+        class Llama:
+            pass
+
+        def merged_spread():
+            return _ALL["Qwen"][0] + "/" + _POOL["Llama"][1]
+
+        def comprehension_over_items():
+            return len(_POOL)
+
+        def dataclass_positional():
+            registry = Registry({arch: Entry(mod, cls) for arch, (mod, cls) in _ALL.items()})
+            return registry.models["Llama"].module_name
+
+        @dataclass(init=False)
+        class OwnInit:
+            a: int = 0
+
+        def dataclass_out_of_init():
+            return Later(5, 6).c
+
+        def dataclass_without_init():
+            return OwnInit(5).a
+
+        def class_name():
+            return Llama.__name__
+
+        def spread_of_unknown(x):
+            return {**x, "k": 1}["k"]
+    """,
     "vllm/a.py": """
         import vllm.b
         import vllm.b as bmod
@@ -293,6 +347,25 @@ def index(tmp_path_factory):
 ])
 def test_resolves(index, function, value):
     assert evaluate_function(index, f"vllm.a.{function}", {}).value == value
+
+
+@pytest.mark.parametrize("function, value", [
+    ("merged_spread", "qwen2/Llama"),     # {**a, **b, "k": v}: later keys win
+    ("comprehension_over_items", 2),      # {k: v for k, (m, c) in d.items() if ...} inside a spread
+    ("dataclass_positional", "llama"),    # Dataclass(x, y): its fields in declaration order
+    ("class_name", "Llama"),              # Cls.__name__
+])
+def test_resolves_tables_and_instances(index, function, value):
+    assert evaluate_function(index, f"vllm.tables.{function}", {}).value == value
+
+
+@pytest.mark.parametrize("function", [
+    "dataclass_out_of_init",  # a field with init=False: positional arguments are not taken by order
+    "dataclass_without_init",  # @dataclass(init=False): no generated __init__ takes them
+    "spread_of_unknown",      # {**unknown, "k": 1}: the unknown mapping may hold anything else
+])
+def test_leaves_open(index, function):
+    assert not evaluate_function(index, f"vllm.tables.{function}", {}).decided
 
 
 def test_a_member_whose_enum_defines_bool_is_as_true_as_that_says(index):

@@ -159,7 +159,16 @@ RETRY, ATTEMPTS = "startup_retry", "vllm/config/attempts.py"
 def test_a_raise_after_a_constant_number_of_attempts_that_each_return_or_raise_is_unreachable():
     found = raises(RETRY, {})
     assert (ATTEMPTS, marked(RETRY, ATTEMPTS, "after-tries")) not in found
-    # the last attempt's failure is re-raised: whether the call fails is not the source's to say
+    # the probe raises nothing the walk models (os.path.exists is a library's): the handler's
+    # re-raise is not reached, as that library's failure is not reachable outside a try either
+    assert (ATTEMPTS, marked(RETRY, ATTEMPTS, "last-failure")) not in found
+
+
+def test_the_last_attempts_failure_is_re_raised_where_the_call_may_raise():
+    # the strict probe raises OSError where the marker is missing (the host's filesystem): the
+    # handler's re-raise is reached, under that condition and the one that the body raised
+    found = raises(RETRY, {"loading_config.strict": True})
+    assert found.get((ATTEMPTS, marked(RETRY, ATTEMPTS, "no-marker"))) == "open"
     assert found.get((ATTEMPTS, marked(RETRY, ATTEMPTS, "last-failure"))) == "open"
 
 
@@ -406,3 +415,54 @@ def test_what_post_init_and_the_methods_the_builder_calls_store_is_followed():
     assert _flow({}, "unpicked", FLOW_ROOT) is None
     assert _flow({"mode": "legacy"}, "unpicked", FLOW_ROOT) is None
     assert _flow({"mode": "manual"}, "unpicked", FLOW_ROOT) == "certain"
+
+
+# -- try handlers ----------------------------------------------------------------------------
+HANDLERS, HANDLED = "startup_handlers", "vllm/config/handlers.py"
+
+
+def test_a_handler_no_modelled_exception_reaches_raises_nothing():
+    # the bodies' callees do not raise under the defaults, a lambda's body included, and a
+    # library call's own failure (os.path.exists) is not modelled: no handler's raise is reached
+    assert raises(HANDLERS, {}) == {}
+
+
+@pytest.mark.parametrize(("settings", "label"), [({"handlers_config.n": 5}, "converted"),
+                                                 ({"handlers_config.lambdas": 5}, "re-raised")])
+def test_a_handler_whose_body_raises_for_certain_raises_for_certain(settings, label):
+    # checked(5) raises on every path: the conversion (and the last attempt's re-raise through
+    # the lambda) is what the call does
+    assert raises(HANDLERS, settings) == {(HANDLED, marked(HANDLERS, HANDLED, label)): "certain"}
+
+
+def test_a_handler_of_an_import_may_run():
+    # whether the package is installed is the host's to say
+    assert raises(HANDLERS, {"handlers_config.kernels": True}) == \
+        {(HANDLED, marked(HANDLERS, HANDLED, "missing-package")): "open"}
+
+
+def test_a_certain_raise_on_a_config_object_handed_in_refuses_its_value():
+    # `verify_with(self.limits_config)`: `limits_config.workers > 4` reads that config's field
+    from recipe_support import build_recipe
+
+    from srcreview.engine.run import review
+
+    result = review(build_recipe({"workers": 5}), fixture_tree(HANDLERS))
+    rows = {k.key: (k.status, k.note) for k in result.knobs}
+    assert rows["workers"][0] == "invalid-value"
+    assert f"({HANDLED}:{marked(HANDLERS, HANDLED, 'workers')})" in rows["workers"][1]
+    assert result.startup.verdict == "rejected"
+
+
+def test_a_certain_raise_on_a_local_refuses_the_values_that_decided_it():
+    # `unsupported = "fast mode"` under `if self.mode == "fast":`, then `if unsupported is not
+    # None: raise`: the raise's test reads the local, which the mode decided
+    from recipe_support import build_recipe
+
+    from srcreview.engine.run import review
+
+    result = review(build_recipe({"mode": "fast"}), fixture_tree(HANDLERS))
+    rows = {k.key: (k.status, k.note) for k in result.knobs}
+    assert rows["mode"][0] == "invalid-value"
+    assert f"({HANDLED}:{marked(HANDLERS, HANDLED, 'unsupported-mode')})" in rows["mode"][1]
+    assert review(build_recipe({"mode": "safe"}), fixture_tree(HANDLERS)).startup.verdict != "rejected"

@@ -96,6 +96,10 @@ class CheckResult:
     missing: tuple[str, ...] = ()  # anchor symbols absent at this revision: the rule is stale
     missing_tests: tuple[str, ...] = ()
     reason: str = ""
+    # the recipe keys whose values a refusal it proves reads: with the rule's own keys, the
+    # finding names them, and a confirmed refusal that stops start-up makes their rows
+    # `invalid-value` (srcreview.engine.run)
+    refusing: tuple[str, ...] = ()
 
 
 @dataclass

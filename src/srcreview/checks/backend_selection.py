@@ -18,6 +18,7 @@ from srcreview.core.tags import Tag
 from srcreview.core.templates import fill
 from srcreview.model.findings import Hop
 from srcreview.vllm.anchors import ATTN_SELECTOR, PLATFORM_SELECTOR
+from srcreview.vllm.startup_knobs import recipe_key
 
 OUTCOMES = ("selects", "selects-other", "none-admitted", "undecided", "not-applicable")
 UNDECIDED_OUTCOMES = ("undecided",)
@@ -77,7 +78,9 @@ def run(ctx: CheckContext, params: Params, subject=None) -> CheckResult:
         return CheckResult("selects" if found.selected == expected else "selects-other", evidence=tuple(evidence),
                            trace=hops, details=details, symbols=symbols)
     if found.verdict == "none-admitted":
-        return CheckResult("none-admitted", evidence=tuple(evidence), trace=hops, details=details, symbols=symbols)
+        refusing = tuple(dict.fromkeys(k for path in found.refusal_reads if (k := recipe_key(ctx, path))))
+        return CheckResult("none-admitted", evidence=tuple(evidence), trace=hops, details=details, symbols=symbols,
+                           refusing=refusing)
     if found.verdict == "selects":
         outcome: Outcome = "selects-other" if expected and found.selected != expected else "selects"
         return CheckResult(outcome, evidence=tuple(evidence), trace=hops, details=details, symbols=symbols)

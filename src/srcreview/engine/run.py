@@ -126,7 +126,8 @@ def run_rules(recipe, tree, *, rules: tuple[Rule, ...] | None = None, index=None
         matches = revision.version == pin
     from srcreview.engine.startup import startup_verdict
 
-    ordered_knobs = tuple(sorted(_open_refusals(_one_answer(knobs), findings, rules).values(), key=_knob_order))
+    ordered_knobs = tuple(sorted(_open_refusals(_one_answer(_certain_refusals(knobs, findings, rules)), findings,
+                                                rules).values(), key=_knob_order))
     made = Review(
         tool=ToolInfo(version=__version__),
         recipe=RecipeRef(path=recipe.path, file=recipe.file or None, name=recipe.name,
@@ -579,7 +580,7 @@ def _finding(rule: Rule, ctx: CheckContext, subject, result: CheckResult, downgr
     if classification == "plausible" and not tags:
         tags.add("undecided")
     values = _values(ctx, subject, result)
-    keys = _finding_keys(rule, ctx, subject, values)
+    keys = _finding_keys(rule, ctx, subject, values, result.refusing if classification == "confirmed" else ())
     primary = keys[0] if keys else ""
     setting = ctx.recipe.setting(primary) if primary else None
     recipe_hops = []
@@ -648,13 +649,15 @@ def _open(rule: Rule, result: CheckResult, downgrade: bool) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _finding_keys(rule: Rule, ctx: CheckContext, subject, values) -> list[str]:
+def _finding_keys(rule: Rule, ctx: CheckContext, subject, values, refusing=()) -> list[str]:
+    """The keys a finding is about: the subject's, else the rule's own (its knob rows, else the
+    recipe keys of its `when`), then those whose values the refusal it proves reads."""
     if subject is not None:
-        return [subject.key]
+        return [subject.key, *refusing]
     keys = [fill(e.key, values) for e in rule.knobs]
     if not keys:
         keys = [k for k in rule.when if ctx.recipe.setting(k) is not None]
-    return list(dict.fromkeys(keys))
+    return list(dict.fromkeys([*keys, *refusing]))
 
 
 def _base_knobs(recipe, ctx: CheckContext | None = None) -> dict[tuple[str, str], Knob]:
@@ -752,6 +755,25 @@ def _one_answer(knobs: dict) -> dict:
     refused = {key for (key, _), k in knobs.items() if k.status in REFUSING_STATUSES}
     return {(key, scope): k for (key, scope), k in knobs.items()
             if key not in refused or k.status in REFUSING_STATUSES}
+
+
+def _certain_refusals(knobs: dict, findings, rules) -> dict:
+    """A recipe value that a confirmed refusal stopping start-up rests on (a backend every
+    candidate refuses for its block size) is `invalid-value`, anchored where the refusal is:
+    vLLM does not start with it, so no row of it says `accepted` or `applied`."""
+    stopping = {rule.id for rule in rules if rule.stops_startup}
+    out = dict(knobs)
+    for finding in findings:
+        if finding.rule not in stopping or finding.kind != "problem":
+            continue
+        for (key, scope), knob in knobs.items():
+            # certain beats open (another raise that may be reached), not a value the shell decides
+            if key in finding.knobs and knob.status in ("accepted", "applied", "undecided") \
+                    and not {SHELL_TAG, "recipe-open"} & set(knob.tags):
+                out[(key, scope)] = knob.model_copy(update={
+                    "status": "invalid-value", "evidence": _knob_evidence(finding.evidence),
+                    "note": f"start-up: {finding.rule}: {finding.claim}"})
+    return out
 
 
 def _open_refusals(knobs: dict, findings, rules) -> dict:

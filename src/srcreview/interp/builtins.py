@@ -16,6 +16,7 @@ import re
 from srcreview.interp import paths
 from srcreview.interp.values import (
     BoundBuiltin,
+    Bounded,
     Builtin,
     ClassRef,
     Const,
@@ -31,9 +32,11 @@ from srcreview.interp.values import (
     Obj,
     OneOf,
     Partial,
+    Text,
     TupleVal,
     Union,
     Unknown,
+    bounds_of,
     equal,
     iter_items,
     union,
@@ -87,7 +90,8 @@ MAX_PATTERN = 200  # longer patterns or subjects are not run: a pathological reg
 
 MAX_RANGE = 64  # `range(n)` with a constant n up to this is its tuple of items
 _PURE_BUILTINS = ("len", "bool", "int", "str", "float", "min", "max", "sum", "any", "all", "sorted", "tuple",
-                  "list", "set", "frozenset", "abs", "round")
+                  "list", "set", "frozenset", "abs", "round", "enumerate", "zip", "reversed")
+_SEQUENCES = ("sorted", "list", "enumerate", "zip", "reversed")  # their result as the tuple of its items
 
 
 def truth(value, force):
@@ -144,9 +148,9 @@ def compare(op: str, left, right, truth_of):
             result = None
             if isinstance(left, Const):
                 result = left.value is None
-            elif isinstance(left, (Obj, ListVal, ClassRef, FuncRef, ModuleRef)) and (
+            elif isinstance(left, (Obj, ListVal, ClassRef, FuncRef, ModuleRef, Text)) and (
                     not isinstance(left, Obj) or left.nonnull):
-                result = False
+                result = False  # an object, a list, a class, a function, a str: never None
             if result is None:
                 _, reason = truth_of(left)
                 return None, reason or "identity"
@@ -175,6 +179,9 @@ def compare(op: str, left, right, truth_of):
             if None not in found:
                 return (any(found) if op == "in" else not any(found)), ""
         return None, _why(left, right, truth_of)
+    decided = _by_bounds(op, left, right)
+    if decided is not None:
+        return decided, ""
     if isinstance(left, Const) and isinstance(right, Const):
         if op in ("==", "!="):
             eq = equal(left.value, right.value)
@@ -189,6 +196,36 @@ def compare(op: str, left, right, truth_of):
             and right.value is None):
         return (op == "!="), ""
     return None, _why(left, right, truth_of)
+
+
+def _by_bounds(op: str, left, right) -> bool | None:
+    """`left op right` where one side is a Bounded number and the other a number or Bounded,
+    when the bounds settle it (every value within them gives the same answer); else None."""
+    if not (isinstance(left, Bounded) or isinstance(right, Bounded)):
+        return None
+    a, b = bounds_of(left), bounds_of(right)
+    if a is None or b is None:
+        return None
+    (alo, ahi), (blo, bhi) = a, b
+
+    def below(x, y):  # surely x < y
+        return x is not None and y is not None and x < y
+
+    def at_most(x, y):  # surely x <= y
+        return x is not None and y is not None and x <= y
+
+    if op == "<":
+        return True if below(ahi, blo) else False if at_most(bhi, alo) else None
+    if op == "<=":
+        return True if at_most(ahi, blo) else False if below(bhi, alo) else None
+    if op == ">":
+        return True if below(bhi, alo) else False if at_most(ahi, blo) else None
+    if op == ">=":
+        return True if at_most(bhi, alo) else False if below(ahi, blo) else None
+    if op in ("==", "!="):
+        apart = below(ahi, blo) or below(bhi, alo)
+        return (op == "!=") if apart else None
+    return None
 
 
 def _why(left, right, truth_of) -> str:
@@ -275,10 +312,20 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
                 return Const(resolver.index.subclass_of(canonical, cls.qualname))
         if isinstance(obj, Const) and obj.value is None:
             return Const(False)
+        if isinstance(obj, Const) and isinstance(cls, ClassRef):
+            # plain data is an instance of a builtin type, never of a class of the tree; an enum
+            # member is one of its enum's class and that class's bases
+            if not isinstance(obj.value, EnumMember):
+                return Const(False)
+            enum = resolver.canonical(obj.value.enum)
+            if enum is not None:
+                return Const(resolver.index.subclass_of(enum, cls.qualname))
         if isinstance(cls, External) and cls.name in paths.PATH_CLASSES and isinstance(obj, (LocalPath, Const)):
             return Const(isinstance(obj, LocalPath))  # a constant is plain data, never a path
         if isinstance(obj, DictVal) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES:
             return Const(cls.name == "dict")
+        if isinstance(obj, Text) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES:
+            return Const(cls.name == "str")
         if isinstance(obj, Const) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES \
                 and not isinstance(obj.value, EnumMember):
             return Const(isinstance(obj.value, PLAIN_TYPES[cls.name]))
@@ -321,9 +368,29 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
                 result = getattr(builtins, name)(*[v.value for v in values])
             except Exception:  # noqa: BLE001 - the program would raise here; stay undecided
                 return Unknown(text)
-            return Const(tuple(result) if name in ("sorted", "list") else result)
+            return Const(tuple(result) if name in _SEQUENCES else result)
+        if name in ("min", "max") and len(values) >= 2:
+            return _bounded_extreme(name, values, text)
         return Unknown(text)
     return Unknown(text)
+
+
+def _bounded_extreme(name: str, values, text: str):
+    """`min(a, b, ...)` (or max) of numbers some of which are not known: at most (at least)
+    the smallest upper (largest lower) bound among them, which a comparison may settle.
+    Unknown when no argument bounds it, or one may not be a number at all."""
+    bounds = [bounds_of(v) for v in values]
+    if not any(b is not None for b in bounds) or any(
+            b is None and type(v) is not Unknown for b, v in zip(bounds, values, strict=True)):
+        return Unknown(text)
+    los = [b[0] for b in bounds if b is not None and b[0] is not None]
+    his = [b[1] for b in bounds if b is not None and b[1] is not None]
+    every = len(values)  # a bound on that side from every argument
+    if name == "min":  # at most the least upper bound; at least the least lower one, if all have one
+        hi, lo = (min(his) if his else None), (min(los) if len(los) == every else None)
+    else:
+        lo, hi = (max(los) if los else None), (max(his) if len(his) == every else None)
+    return Unknown(text) if lo is None and hi is None else Bounded(text, lo, hi)
 
 
 def external_value(name: str, values, text: str):

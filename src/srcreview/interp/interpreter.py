@@ -51,6 +51,7 @@ from srcreview.interp.values import (
     FuncRef,
     HfConfig,
     Known,
+    Lambda,
     LazyCall,
     ListVal,
     LocalPath,
@@ -59,6 +60,7 @@ from srcreview.interp.values import (
     Partial,
     Ref,
     Super,
+    Text,
     TupleVal,
     Unbound,
     Union,
@@ -215,6 +217,8 @@ class Frame:
         self.unrolling = 0  # depth of constant tables being walked item by item (where `continue` ends an item)
         self.raised: RaiseEvent | None = None  # a call in the current statement always raises (effects walks)
         self.caught = False  # ...and a handler of the try being walked catches it (no raise of this frame)
+        self.handled = 0  # raises of this frame a handler caught so far (Frame.handler_reached)
+        self.provenance: dict[str, tuple] = {}  # local -> what decided its value (Frame.bind)
         self.catching: list[tuple[tuple[str | None, ...], ...]] = []  # per try walked: what each handler catches
         self.tentative: set[tuple] = set()  # recipe fields read that a hook may have rewritten (note_tentative)
         self.unrolled: set[str] = set()  # names bound to the items of a constant table walked item by item
@@ -432,11 +436,13 @@ class Frame:
             self.catching.append(tuple(_handled(h.type) for h in s.handlers))
             finals = 1 if s.finalbody else 0
             self.finally_depth += finals
+            marks = (len(self.raises), len(self.calls), self.handled)
             try:
                 body_done = self.block(s.body)
             finally:
                 self.loops -= caught
                 self.catching.pop()
+            reached, raised_in_body = self.handler_reached(s, marks)
             try:
                 if not body_done:
                     body_done = self.block(s.orelse)
@@ -444,10 +450,16 @@ class Frame:
                 results = [(after_body, body_done, self.conds)]
                 for handler in s.handlers:
                     self.env, self.conds = dict(saved_env), list(saved_conds)
+                    if raised_in_body is not None:
+                        self.conds.append(raised_in_body)
                     if handler.type is not None:
                         self.ev(handler.type)
+                    mark = len(self.raises)
                     done = self.block(handler.body)
-                    results.append((self.env, done, self.conds))
+                    if not reached:
+                        del self.raises[mark:]  # no exception the walk models reaches it: none of its raises
+                    # what follows the try rests on the paths taken, not on whether the body raised
+                    results.append((self.env, done, [c for c in self.conds if c is not raised_in_body]))
             finally:
                 self.finally_depth -= finals
             # what follows runs on the live paths: under the early exits any of them took
@@ -470,6 +482,31 @@ class Frame:
             return True  # this item's walk ends here; the next item's begins
         return False  # ir.Jump: the enclosing loop is walked as if the body ran on
 
+    def handler_reached(self, s, marks) -> tuple[bool, Condition | None]:
+        """Whether the handlers of the try `s` may run, and the condition they run under, from
+        what its body's walk recorded since `marks` (raises, calls, handled raises). Not when, in
+        an effects walk (where a callee's raises are followed, and a try body's every call is
+        run), no exception the walk models is raised there (no raise reached, in the body or a
+        callee; no call the walk did not resolve; no import, which may fail): an exception the
+        walk does not model (a library's, a builtin's) is not reachable outside a `try` either,
+        so neither are the handlers' raises. Else under the undecided condition that the body raised: no raise
+        of a handler is certain (the body may well complete). A `match` (a Try with no body, its
+        cases as handlers) runs one of them, under no condition of its own."""
+        end = s.handlers[0].line if s.handlers else s.end_line
+        imports = any(s.line <= i.line < end for i in (self.fn.imports if self.fn is not None else ()))
+        if not s.body and not imports:  # a body of imports alone is empty in the IR
+            return True, None
+        raises, calls, handled = marks
+        unresolved = any(c.status == "unresolved" for c in self.calls[calls:])
+        # a raise at a line of the body, recorded now or on an earlier pass (a call's value is
+        # computed once: an unrolled loop's later attempts do not record its raises again)
+        body_raises = len(self.raises) > raises or any(s.line <= r.line < end for r in self.raises)
+        # a value walk does not follow what callees raise (Analyzer.effects): it cannot tell
+        if not self.an.effects or body_raises or self.handled > handled or unresolved or imports:
+            return True, Condition(f"the try body (lines {s.line}-{end}) raised", s.line, end,
+                                   "an exception a handler catches may be raised there", True)
+        return False, None
+
     def ends_here(self, s) -> bool:
         """A statement whose call always raises ends its path (effects walks): it becomes a raise
         here, naming the raise it comes from."""
@@ -478,6 +515,7 @@ class Frame:
             return False
         if self.caught:
             self.caught = False
+            self.handled += 1
             return True
         conds = self.raise_conds()
         self.raises.append(RaiseEvent(s.line, s.end_line, raised.text, conds, self.loops > 0,
@@ -516,8 +554,9 @@ class Frame:
 
     def cond_reads(self, conds) -> tuple[tuple[str, ...], ...]:
         """What undecided conditions read, from their text: `self.a.b` as the config path of
-        this frame's `self` (when it has one) extended by `a.b`, and each bare name as itself
-        (a parameter or local: the recipe key of that name, when there is one)."""
+        this frame's `self` (when it has one) extended by `a.b`, `p.a` as the config path of the
+        config object `p` holds extended by `a`, and each bare name as itself (a parameter or
+        local: the recipe key of that name, when there is one)."""
         if not conds:
             return ()
         base = self.self_obj.path if isinstance(self.self_obj, Obj) else None
@@ -530,6 +569,12 @@ class Frame:
                         out.append(tuple(base) + tuple(dotted.split(".")[1:]))
                 elif "." not in dotted and dotted not in _WORDS:
                     out.append((dotted,))
+                    out.extend(self.provenance.get(dotted, ()))
+                else:  # `parallel_config.x` with `parallel_config` a config object handed in
+                    head, *rest = dotted.split(".")
+                    held = self.env.get(head)
+                    if isinstance(held, Obj) and held.path is not None:
+                        out.append(tuple(held.path) + tuple(rest))
         return tuple(dict.fromkeys(out))
 
     def if_stmt(self, s) -> bool:
@@ -627,6 +672,10 @@ class Frame:
             if unrollable and items and len(items) <= MAX_UNROLL and self.an.unset_env_reads == env_before:
                 # a constant table: walk the body once per item, in order, with the item bound
                 return self.unroll(target, [((target, Const(item)),) for item in items], body, orelse)
+            if unrollable and isinstance(it, ListVal) and it.items and not it.maybe_more \
+                    and len(it.items) <= MAX_UNROLL and self.an.unset_env_reads == env_before:
+                # a list whose items are known (not all constants): once per item, in order
+                return self.unroll(target, [((target, self.force(item)),) for item in it.items], body, orelse)
             if target is not None:
                 if self.an.unset_env_reads > env_before:
                     # items drawn from an env var the recipe does not set: not a table of names the
@@ -705,6 +754,15 @@ class Frame:
             if isinstance(value, Obj):
                 value = replace(value, alias=True)
             self.env[target.id] = value
+            # what decided the value a local holds: the tests the path took to this store, and
+            # the field or name it copies (`m = self.method`; what a call computes from its
+            # arguments is not followed); a raise whose test reads the local reads them too
+            copied = isinstance(stmt, ir.Assign) and isinstance(stmt.value, (ir.Name, ir.Attr)) \
+                and _plain_ref(stmt.value)
+            text = ir.text(stmt.value) if copied else ""
+            line = stmt.line if stmt is not None else 0
+            self.provenance[target.id] = self.cond_reads((*self.guards, *self.conds, *(
+                (Condition(text, line, line, "", True),) if text else ())))
         elif isinstance(target, ir.Seq) and target.kind in ("tuple", "list"):
             elts = target.elts
             value = self.force(value) if isinstance(value, LazyCall) else value  # unpacked: its items are needed
@@ -793,12 +851,14 @@ class Frame:
                 return NONE
             if (isinstance(current, (ListVal, Const))
                     and (isinstance(current, ListVal) or isinstance(current.value, list))):
-                for a in e.args:
-                    self.ev(a)
+                args = [self.ev(a) for a in e.args]
                 n = current.min_len if isinstance(current, ListVal) else len(current.value)
                 more = current.maybe_more if isinstance(current, ListVal) else False
                 if method == "append" or method == "insert":
-                    self.env[name] = ListVal(n + 1, more)
+                    known = current.items if isinstance(current, ListVal) else tuple(Const(v) for v in current.value)
+                    grown = (*known, args[0]) if method == "append" and known is not None and len(args) == 1 \
+                        and not e.keywords and not more else None
+                    self.env[name] = ListVal(n + 1, more, grown)
                     self.mutated(current, e, ir.text(e))
                     return NONE
                 if method == "extend":
@@ -840,6 +900,8 @@ class Frame:
         """A local container changed in place: `d[k] = v` with a constant key sets that item of a
         dict whose keys are known; any other change leaves a constant container not known."""
         current = self.env.get(name)
+        if isinstance(current, LazyCall):  # `xs = f()`: the list it returned is what changes
+            current = self.force(current)
         if isinstance(key, Const) and isinstance(current, (DictVal, Const)) and value is not None:
             items = current.items if isinstance(current, DictVal) else (
                 tuple((k, Const(v)) for k, v in current.value.items()) if isinstance(current.value, dict) else None)
@@ -855,6 +917,8 @@ class Frame:
             self.env[name] = Unknown(f"{name} changed in place")
         elif isinstance(current, ListVal) and value is None:
             self.env[name] = ListVal(0, True)  # `pop`, `remove`, `clear`: it may hold fewer now
+        elif isinstance(current, ListVal) and current.items is not None:
+            self.env[name] = ListVal(current.min_len, current.maybe_more)  # `xs[i] = v`: which item, not followed
 
     def mutated(self, container, node, text: str) -> None:
         """A constant container read from a config field is changed in place (`xs.append(v)`,
@@ -917,8 +981,9 @@ class Frame:
             except TypeError:
                 return Unknown("set")
         if e.kind == "list":
-            return ListVal(sum(1 for x in e.elts if not isinstance(x, ir.Starred)),
-                           any(isinstance(x, ir.Starred) for x in e.elts))
+            starred = any(isinstance(x, ir.Starred) for x in e.elts)
+            return ListVal(sum(1 for x in e.elts if not isinstance(x, ir.Starred)), starred,
+                           None if starred else tuple(values))
         if e.kind == "tuple" and not any(isinstance(x, ir.Starred) for x in e.elts):
             return TupleVal(tuple(values))
         return Unknown(ir.text(e))
@@ -929,6 +994,8 @@ class Frame:
         for k, v in zip(e.keys, e.values, strict=True):
             if k is None:
                 self.note_kwargs(v, e, "dict unpacking")
+        if any(k is None for k in e.keys):  # `{**a, "k": v, **b}`: known only where each mapping is
+            return self.merged_dict(keys, values)
         if all(isinstance(k, Const) for k in keys) and all(isinstance(v, Const) for v in values):
             try:
                 return Const({k.value: v.value for k, v in zip(cast("list[Const]", keys), values, strict=True)})
@@ -937,6 +1004,30 @@ class Frame:
         if keys and all(isinstance(k, Const) for k in keys):
             return DictVal(tuple((k.value, v) for k, v in zip(cast("list[Const]", keys), values, strict=True)))
         return Unknown("dict")
+
+    def merged_dict(self, keys, values):
+        """A dict display with `**mapping` entries, later keys winning: a Const (or DictVal) when
+        every spread mapping's items are known, else unknown."""
+        items: dict = {}
+        for k, v in zip(keys, values, strict=True):
+            if k is None:
+                mapping = self.force(v)
+                if isinstance(mapping, Const) and isinstance(mapping.value, dict):
+                    items.update((key, Const(item)) for key, item in mapping.value.items())
+                elif isinstance(mapping, DictVal):
+                    items.update(mapping.items)
+                else:
+                    return Unknown("dict")
+            elif isinstance(k, Const):
+                try:
+                    items[k.value] = v
+                except TypeError:
+                    return Unknown("dict")
+            else:
+                return Unknown("dict")
+        if all(isinstance(v, Const) for v in items.values()):
+            return Const({k: v.value for k, v in items.items()})
+        return DictVal(tuple(items.items()))
 
     def ev_ifexp(self, e):
         truth, reason = self.truth(self.ev(e.test))
@@ -953,7 +1044,29 @@ class Frame:
             self.env[name] = Unknown(f"lambda parameter {name}")
         self.ev(e.body)
         self.env = saved
-        return Unknown("lambda")
+        self.an.lambdas += 1
+        return Lambda("lambda", f"{self.module.module}:{e.line}#{self.an.lambdas}", e, self)
+
+    def call_lambda(self, fn: Lambda, args: tuple):
+        """A lambda's body with its parameters bound to `args`, in the frame that wrote it (its
+        names as they are now). What the body's calls may raise is raised here, at the call."""
+        saved, marks = self.env, (len(self.calls), len(self.reads), len(self.dynamic), len(self.decisions))
+        self.env = dict(saved)
+        self.env.update(zip(fn.expr.params, args, strict=True))
+        try:
+            return self.ev(fn.expr.body)
+        finally:
+            self.env = saved
+            # what the body calls and reads was recorded where it was written (ev_lambda); a call
+            # it could not resolve leaves the caller's statement open too (Frame.handler_reached)
+            unresolved = [c for c in self.calls[marks[0]:] if c.status == "unresolved"]
+            del self.calls[marks[0]:], self.reads[marks[1]:], self.dynamic[marks[2]:], self.decisions[marks[3]:]
+            caller = self.an.stack[-1] if self.an.stack else None
+            if unresolved and caller is not None and caller is not self:
+                line, end = caller.current
+                caller.calls.append(CallEvent(line, end, unresolved[0].text, None, "call", "unresolved",
+                                              f"the lambda it calls calls {unresolved[0].text}: "
+                                              f"{unresolved[0].reason}"))
 
     def ev_comp(self, e):
         first = self.force(self.ev(e.generators[0].iter)) if e.generators else None
@@ -991,6 +1104,9 @@ class Frame:
         if pairs is None and isinstance(first, BoundBuiltin) and first.name == "items" \
                 and isinstance(first.receiver, Const) and isinstance(first.receiver.value, dict):
             pairs = [(Const(k), Const(v)) for k, v in first.receiver.value.items()]
+        if pairs is None and isinstance(first, Const) and isinstance(first.value, (tuple, list)) \
+                and all(isinstance(p, tuple) and len(p) == 2 for p in first.value):
+            pairs = [(Const(k), Const(v)) for k, v in first.value]  # a computed `.items()`: its pairs
         gen = e.generators[0] if len(e.generators) == 1 else None
         if pairs is None or gen is None or len(e.elts) != 2 or not (isinstance(gen.target, ir.Seq) and len(
                 gen.target.elts) == 2) or not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
@@ -1062,7 +1178,7 @@ class Frame:
     def ev_other(self, e):
         for child in e.children:
             self.ev(child)
-        return Unknown(e.kind)
+        return Text(e.kind) if e.kind == "FormattedString" else Unknown(e.kind)
 
     def name(self, name: str):
         value = self.env[name] if name in self.env else self.an.resolver.global_name(self.module, name, self.scope)
@@ -1223,7 +1339,7 @@ class Frame:
         always-raising callee matter. Elsewhere calls stay lazy."""
         if not self.an.effects or not isinstance(value, LazyCall) or value.target is None:
             return value
-        if not self.an.follows(value):
+        if not self.an.follows(value) and not self.catching:  # in a try body, for what it may raise
             return value
         return self.force(value)
 
@@ -1431,8 +1547,9 @@ class Frame:
                 and isinstance(keys[0], Const) and keys[0].value not in value.value:
             return self.an.dict_item(DictVal(tuple((k, Const(v)) for k, v in value.value.items())), keys[0].value,
                                      ir.text(e))
-        if isinstance(value, TupleVal) and len(keys) == 1 and isinstance(keys[0], Const) \
-                and type(keys[0].value) is int and -len(value.items) <= keys[0].value < len(value.items):
+        if isinstance(value, (TupleVal, ListVal)) and value.items is not None and len(keys) == 1 \
+                and isinstance(keys[0], Const) and type(keys[0].value) is int \
+                and -len(value.items) <= keys[0].value < len(value.items):
             return value.items[keys[0].value]
         if isinstance(value, Const) and len(keys) == 1 and isinstance(keys[0], Const):
             try:
@@ -1473,6 +1590,7 @@ class Analyzer:
         self._decorated: dict = {}
         self.unset_env_reads = 0  # env vars read as unset (an assumption), so far
         self.depth = 0
+        self.lambdas = 0  # lambdas evaluated so far (Lambda.at)
         self.depth_cuts = 0  # calls not followed for the depth limit, so far (their callers' values are not cached)
         self.stack: list[Frame] = []  # frames being walked, innermost last
         # an effects walk runs the calls whose values are not needed (construction: stores and
@@ -2051,6 +2169,10 @@ class Analyzer:
                 frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", decorated, args=values,
                                              kwargs=kwargs))
             return LazyCall(callee, args, kwargs, text)
+        if isinstance(callee, Lambda) and callee.frame is not None and not kwargs \
+                and len(args) == len(callee.expr.params):
+            frame.calls.append(CallEvent(line, end, text, callee, "call", "static", args=values, kwargs=kwargs))
+            return callee.frame.call_lambda(callee, args)
         if isinstance(callee, ClassRef):
             frame.calls.append(CallEvent(line, end, text, callee, "init", "static", args=values, kwargs=kwargs))
             if len(args) == 1 and not kwargs:  # `CUDAGraphMode(2)`: the member with that value
@@ -2144,6 +2266,10 @@ class Analyzer:
                 reason = f"{callee.origin or 'value'} has no resolvable type"
             frame.calls.append(CallEvent(line, end, text, None, "call", status, reason, args=values, kwargs=kwargs))
             return Unknown(f"{text}: {reason}")
+        if isinstance(callee, Union) and all(isinstance(o, BoundBuiltin) for o in callee.options):
+            # a method of a value that differs between branches (`defaults.get(k)`, `defaults`
+            # one of several tables): the call on each, joined
+            return union([self.call_value(frame, o, args, kwargs, e, text) for o in callee.options])
         reason = callee.reason if isinstance(callee, Unknown) else f"callee is {type(callee).__name__}"
         frame.calls.append(CallEvent(line, end, text, None, "call", "unresolved", reason, args=values, kwargs=kwargs))
         return Unknown(f"{text}: {reason}")
@@ -2252,6 +2378,10 @@ class Analyzer:
             held = tuple((attr, bound[param]) for attr, param in stores if param in bound)
             return Derived(cls=qualname, nonnull=True, origin=f"{short}(...)", overrides=held,
                            initialized=tuple(attr for attr, _ in held))
+        if args and info is not None:
+            named = _dataclass_positional(info, len(args))
+            if named is not None:  # a dataclass's positional arguments are its fields, in order
+                args, kwargs = (), (*zip(named, args, strict=True), *kwargs)
         return Derived(cls=qualname, nonnull=True, path=path, origin=f"{short}(...)", overrides=tuple(kwargs),
                        opaque=bool(args) or forwards)
 
@@ -2296,6 +2426,26 @@ def _with_nested(config: HfConfig, old: HfConfig, new: HfConfig) -> HfConfig:
             value = replaced
         fields.append((key, value))
     return replace(config, overrides=tuple(fields)) if changed else config
+
+
+def _dataclass_positional(info, count: int) -> tuple[str, ...] | None:
+    """The fields `count` positional arguments of a dataclass's generated `__init__` fill, in
+    declaration order: only for a class decorated `@dataclass` that declares every field itself
+    (no base contributes or reorders one), defines no `__init__`, has one generated (no
+    `init=False`, no `kw_only=True`), and has no field out of it (ClassVar, InitVar, KW_ONLY,
+    `field(init=False)`); None otherwise."""
+    if "__init__" in info.methods or not any(d.split("(")[0].rsplit(".", 1)[-1] == "dataclass"
+                                             for d in info.facts.decorators):
+        return None
+    fields = [f for f in info.fields if not f.classvar]
+    if any(f.owner != info.facts.qualname for f in fields) or any(
+            "InitVar" in (f.annotation or "") or "KW_ONLY" in (f.annotation or "")
+            or "init=False" in (f.default or "").replace(" ", "") for f in fields):
+        return None
+    if any("kw_only=True" in d.replace(" ", "") or "init=False" in d.replace(" ", "")
+           for d in info.facts.decorators) or count > len(fields):
+        return None
+    return tuple(f.name for f in fields[:count])
 
 
 def _joined(base: list, extras: list[list]) -> list:

@@ -184,6 +184,15 @@ class Resolver:
         self._constants[key] = (const, module, value if self._static(module, const, frozenset()) else _NOT_KEPT)
         return value
 
+    def _builds_own_instance(self, module, call) -> bool:
+        """`NAME = Cls(...)` with `Cls` a (non-enum) class of the same module: an instance, which
+        is never kept as a constant, so it is not built (a registry of hundreds of entries was
+        built again at every read)."""
+        if not isinstance(call.func, ir.Name) or call.func.id not in module.classes:
+            return False
+        info = self.index._class_info_abs(f"{module.module}.{call.func.id}")
+        return info is not None and info.enum_members is None
+
     def _static(self, module, const, seen: frozenset) -> bool:
         """Whether `_constant_value(module, const)` is a pure function of the facts (see
         constant_value): every path it may take is checked, conservatively."""
@@ -231,6 +240,8 @@ class Resolver:
             return Grown(reason, self._literal_members(module, const))
         if not _holds_unknown(const.value):
             return Const(const.value)
+        if isinstance(const.expr, ir.Call) and self._builds_own_instance(module, const.expr):
+            return Unknown(f"{const.name} is computed at import time")  # an instance: never kept
         if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp, ir.Dict, ir.Call)):
             value = self.interp.evaluate(module, const.expr)
             if isinstance(value, (Const, DictVal)):
@@ -795,6 +806,8 @@ class Resolver:
             return Unknown(f"{qualname}.{name}")
         if info.enum_members is not None and any(m == name for m, _ in info.enum_members):
             return Const(EnumMember(qualname, name))
+        if name == "__name__" and not info.facts.decorators:
+            return Const(info.facts.name)  # type's data descriptor: the class statement's name
         method = info.methods.get(name)
         if method is not None:
             return FuncRef(method.qualname, bound=ClassRef(qualname))

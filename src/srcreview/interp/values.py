@@ -252,10 +252,13 @@ class OneOf:
 
 @dataclass(frozen=True)
 class ListVal:
-    """A local list being built: at least `min_len` items, maybe more."""
+    """A local list being built: at least `min_len` items, maybe more; `items`, each as abstract
+    as the walk has it, where they are all known (a display, `[MultipleOf(16)]`, appended to by
+    name): dropped by any other change made through the name that holds it."""
 
     min_len: int = 0
     maybe_more: bool = False
+    items: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -291,6 +294,46 @@ class LazyCall:
 @dataclass(frozen=True)
 class Unknown:
     reason: str = "unknown"
+
+
+@dataclass(frozen=True)
+class Text(Unknown):
+    """A str whose content is not known (an f-string of values the walk does not compute): it
+    is never None and always a str; its truth (empty or not) is not known."""
+
+
+@dataclass(frozen=True)
+class Bounded(Unknown):
+    """A number not known, but known to lie within bounds (either may be None: unbounded):
+    `min(x, 0)` is at most 0 whatever x is, so `min(x, 0) >= 1` is false."""
+
+    lo: float | None = None
+    hi: float | None = None
+
+
+def is_number(value) -> bool:
+    """A constant int or float (a bool is not taken as a number here)."""
+    return isinstance(value, Const) and type(value.value) in (int, float)
+
+
+def bounds_of(value) -> tuple[float | None, float | None] | None:
+    """(lo, hi) of a number or a Bounded; None for anything else."""
+    if is_number(value):
+        return value.value, value.value
+    if isinstance(value, Bounded):
+        return value.lo, value.hi
+    return None
+
+
+@dataclass(frozen=True)
+class Lambda(Unknown):
+    """A lambda: not known as a value (a function object), but a call of it with as many
+    positional arguments as it has parameters is its body, evaluated in the frame that wrote it
+    (its module, its names as they are when it is called: Python's late binding)."""
+
+    at: str = ""  # where it was written, and which evaluation of it: a walk's cache key tells them apart
+    expr: Any = field(default=None, compare=False, repr=False)  # the ir.Lambda
+    frame: Any = field(default=None, compare=False, repr=False)  # the Frame it was written in
 
 
 @dataclass(frozen=True)
@@ -348,6 +391,15 @@ def union(values):
                 options.append(o)
     if len(options) == 1:
         return options[0]
+    if any(isinstance(o, Bounded) for o in options):
+        hull = [b for b in (bounds_of(o) for o in options) if b is not None]
+        if len(hull) == len(options):  # numbers and bounded numbers: the bounds of them all
+            los = [b[0] for b in hull if b[0] is not None]
+            his = [b[1] for b in hull if b[1] is not None]
+            return Bounded("one of several numbers", min(los) if len(los) == len(hull) else None,
+                           max(his) if len(his) == len(hull) else None)
+        other = next((o for o in options if isinstance(o, Unknown) and not isinstance(o, Bounded)), None)
+        return other if other is not None else Unknown("a value that differs between branches")
     if any(isinstance(o, Unknown) for o in options):
         return next(o for o in options if isinstance(o, Unknown))
     if len(options) > MAX_UNION:

@@ -76,6 +76,9 @@ class Test:
     anchor: Anchor  # the test's lines
     because: tuple[Anchor, ...] = ()  # the returns of those predicates reached under the recipe
     reasons: tuple[str, ...] = ()  # what it adds ("kv_cache_dtype not supported")
+    # the config paths of the values its names hold (`block_size`: cache_config.block_size):
+    # what a refusal of the recipe rests on
+    reads: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -386,10 +389,25 @@ def _tests(an, frame) -> tuple[Test, ...]:
             side = "true" if taken is s.body else "false"
             anchor = _anchor(an, frame, line, end, named, f"`{named}` decided {side} under the recipe (if {text})")
             because = _because(an, frame, line, end)
-            out.append(Test(asks, "refuses" if reasons else "passes", anchor, because, reasons))
+            out.append(Test(asks, "refuses" if reasons else "passes", anchor, because, reasons,
+                            _held_paths(an, frame, text)))
             walk(taken)
 
     walk(frame.fn.body)
+    return tuple(out)
+
+
+def _held_paths(an, frame, text: str) -> tuple[tuple[str, ...], ...]:
+    """The config paths of the values a test's names hold in the frame (a parameter bound to
+    the recipe's `block_size`, a config object's field)."""
+    out = []
+    for name in dict.fromkeys(re.findall(r"(?<![\w.])[A-Za-z_]\w*", text)):
+        if name not in frame.env:
+            continue
+        value = an.force(frame.env[name])
+        path = value.path if isinstance(value, Obj) else value.origin if isinstance(value, Const) else None
+        if isinstance(path, tuple) and path:
+            out.append(tuple(path))
     return tuple(out)
 
 

@@ -74,6 +74,13 @@ class Selection:
     evidence: tuple = ()
     reason: str = ""
 
+    @property
+    def refusal_reads(self) -> tuple[tuple[str, ...], ...]:
+        """The config paths the refusing tests of the refused candidates read: with none
+        admitted, the values start-up fails on."""
+        return tuple(dict.fromkeys(path for a in self.admissions if a.verdict == "refuses"
+                                   for t in a.tests if t.outcome == "refuses" for path in t.reads))
+
 
 def selection(index, bindings: dict) -> Selection:
     """The target's automatic backend selection under the recipe (memoized per recipe)."""

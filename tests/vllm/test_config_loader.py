@@ -58,3 +58,23 @@ def test_a_store_gated_on_a_model_file_names_that_file(tmp_path):
     assert isinstance(names["loaded_from"], str)
     # a gated store whose name a table elsewhere in the loader names too stays open
     assert isinstance(names["pruning_config"], str)
+
+
+ALIASES = '''
+    FIELD_ALIASES = {"num_experts": ("num_experts", "n_routed_experts"), "num_heads": ("n_head",)}
+    RENAMED = {"num_layers": ("n_layer",)}
+'''
+
+
+def test_a_table_only_looked_up_by_constant_keys_names_nothing_the_loader_sets(tmp_path):
+    # FIELD_ALIASES is read as FIELD_ALIASES["..."] only: its keys are looked up, never iterated;
+    # RENAMED is iterated elsewhere: each key may be a name something sets
+    index = module_index(tmp_path, {
+        "vllm/transformers_utils/config.py": ALIASES,
+        "vllm/convertor.py": "from vllm.transformers_utils.config import FIELD_ALIASES, RENAMED\n\n\n"
+                             "def experts(cfg):\n    return FIELD_ALIASES[\"num_experts\"]\n\n\n"
+                             "def rename(cfg):\n    for key in RENAMED:\n        setattr(cfg, key, 0)\n",
+    })
+    _, names = _loader_facts(index)
+    assert "num_experts" not in names and "num_heads" not in names
+    assert isinstance(names["num_layers"], str)

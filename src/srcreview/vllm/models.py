@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 
 from srcreview.hfconfig.facts import MODEL_CONFIG_UNKNOWN
@@ -244,6 +245,8 @@ def _loader_facts(index) -> tuple[frozenset | None, dict]:
               for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
               if isinstance(t, ast.Name) and isinstance(stmt.value, ast.Dict)}
     gated: set[int] = set()  # tables read only by a loop that stores a value under `hasattr(x, key)`
+    # tables every use of which in the tree is `TABLE["key"]` (an alias table: names to read)
+    gated.update(id(table) for name, table in tables.items() if _lookup_only(index, name))
     parents = {id(child): node for node in ast.walk(module) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(module):
         pairs = _gated_table(node, tables)
@@ -289,6 +292,34 @@ def _loader_facts(index) -> tuple[frozenset | None, dict]:
                 names[node.attr] = why
     _LOADER[key] = (frozenset(own), names)
     return _LOADER[key]
+
+
+def _lookup_only(index, name: str) -> bool:
+    """Whether every use of the loader's module table `name` anywhere in the tree is a
+    subscript with a constant key (`CONFIG_FIELD_ALIASES["num_experts"]`): its keys are looked up,
+    never iterated, so none is a name the loader sets. Imported under another name, reached as an
+    attribute, iterated, passed on or changed: not."""
+    import ast
+
+    for path in index.grep_re(rf"\b{re.escape(name)}\b", prefix="", literal=name):
+        try:
+            module = ast.parse(index.tree.read(path).decode("utf-8", "replace"))
+        except Exception:  # noqa: BLE001 - a file that does not parse: its uses are not known
+            return False
+        keyed = {id(node.value) for node in ast.walk(module) if isinstance(node, ast.Subscript)
+                 and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant)
+                 and isinstance(node.ctx, ast.Load)}
+        defined = {id(t) for node in module.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+                   for t in (node.targets if isinstance(node, ast.Assign) else [node.target])} \
+            if path == CONFIG_LOADER else set()
+        for node in ast.walk(module):
+            if isinstance(node, ast.alias) and node.name == name and node.asname not in (None, name):
+                return False
+            if isinstance(node, ast.Attribute) and node.attr == name:
+                return False
+            if isinstance(node, ast.Name) and node.id == name and id(node) not in keyed | defined:
+                return False
+    return True
 
 
 def _file_gate(store, parents) -> str | None:

@@ -123,6 +123,18 @@ FUNCTIONS = """
         def __init__(self, base: int):
             self.base = base
 
+    from typing import NamedTuple
+
+    class Capability(NamedTuple):
+        major: int
+        minor: int
+
+    def is_capability(value):
+        return isinstance(value, Capability)
+
+    def is_multiple(value):
+        return isinstance(value, MultipleOf)
+
     def kernel_sizes():
         return [MultipleOf(16)]
 
@@ -411,3 +423,10 @@ def test_a_list_whose_items_are_known_is_iterated_and_indexed_item_by_item(index
 def test_an_f_string_is_a_str_and_never_none(index, flag, value):
     # its content is not computed (`name` is not known), but it is a str
     assert outcome(index, "described", {"flag": flag}).value is value
+
+
+@pytest.mark.parametrize(("function", "value"), [("is_multiple", False), ("is_capability", None)])
+def test_plain_data_is_no_instance_of_a_class_of_the_tree_built_on_the_tree_alone(index, function, value):
+    # a class over NamedTuple may be what a tuple constant stands for (vLLM's DeviceCapability)
+    result = outcome(index, function, {"value": (12, 0)})
+    assert (result.decided, result.value if result.decided else None) == (value is not None, value)

@@ -313,13 +313,16 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
         if isinstance(obj, Const) and obj.value is None:
             return Const(False)
         if isinstance(obj, Const) and isinstance(cls, ClassRef):
-            # plain data is an instance of a builtin type, never of a class of the tree; an enum
-            # member is one of its enum's class and that class's bases
-            if not isinstance(obj.value, EnumMember):
+            # plain data is an instance of a builtin type, never of a class of the tree whose
+            # every base is of the tree too (one over `tuple` or `NamedTuple` may be what a
+            # tuple constant stands for: a device capability); an enum member is one of its
+            # enum's class and that class's bases
+            if isinstance(obj.value, EnumMember):
+                enum = resolver.canonical(obj.value.enum)
+                if enum is not None:
+                    return Const(resolver.index.subclass_of(enum, cls.qualname))
+            elif _only_tree_bases(resolver.index, cls.qualname):
                 return Const(False)
-            enum = resolver.canonical(obj.value.enum)
-            if enum is not None:
-                return Const(resolver.index.subclass_of(enum, cls.qualname))
         if isinstance(cls, External) and cls.name in paths.PATH_CLASSES and isinstance(obj, (LocalPath, Const)):
             return Const(isinstance(obj, LocalPath))  # a constant is plain data, never a path
         if isinstance(obj, DictVal) and isinstance(cls, Builtin) and cls.name in PLAIN_TYPES:
@@ -373,6 +376,13 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
             return _bounded_extreme(name, values, text)
         return Unknown(text)
     return Unknown(text)
+
+
+def _only_tree_bases(index, qualname: str) -> bool:
+    """Whether every class of `qualname`'s MRO is a class of the tree (or `object`)."""
+    info = index._class_info_abs(qualname)
+    return info is not None and all(q in ("object", "builtins.object") or index._class_symbol(q) is not None
+                                    for q in info.linearization)
 
 
 def _bounded_extreme(name: str, values, text: str):

@@ -218,7 +218,8 @@ class Frame:
         self.raised: RaiseEvent | None = None  # a call in the current statement always raises (effects walks)
         self.caught = False  # ...and a handler of the try being walked catches it (no raise of this frame)
         self.handled = 0  # raises of this frame a handler caught so far (Frame.handler_reached)
-        self.provenance: dict[str, tuple] = {}  # local -> what decided its value (Frame.bind)
+        # local -> what decided its value (Frame.bind): (for undecided tests, for decided ones)
+        self.provenance: dict[str, tuple] = {}
         self.catching: list[tuple[tuple[str | None, ...], ...]] = []  # per try walked: what each handler catches
         self.tentative: set[tuple] = set()  # recipe fields read that a hook may have rewritten (note_tentative)
         self.unrolled: set[str] = set()  # names bound to the items of a constant table walked item by item
@@ -402,7 +403,7 @@ class Frame:
             conds = self.raise_conds()
             self.raises.append(RaiseEvent(s.line, s.end_line, ir.text(s.exc) if s.exc is not None else "raise",
                                           conds, self.loops > 0, reads=self.cond_reads(conds),
-                                          guard_reads=self.cond_reads(self.guards)))
+                                          guard_reads=self.cond_reads(self.guards, decided=True)))
             return True
         if kind is ir.Assert:
             truth, reason = self.truth(self.ev(s.test))
@@ -411,7 +412,7 @@ class Frame:
                 test = Condition(s.text, s.line, s.end_line, "", False)
                 self.raises.append(RaiseEvent(s.line, s.end_line, f"assert {s.text}", conds,
                                               self.loops > 0, reads=self.cond_reads(conds),
-                                              guard_reads=self.cond_reads((*self.guards, test))))
+                                              guard_reads=self.cond_reads((*self.guards, test), decided=True)))
                 return True
             if truth is None and self.an.effects:  # an assert the walk cannot decide may fail
                 failing = Condition(f"not ({s.text})", s.line, s.end_line, reason or "undecided", True)
@@ -520,7 +521,7 @@ class Frame:
         conds = self.raise_conds()
         self.raises.append(RaiseEvent(s.line, s.end_line, raised.text, conds, self.loops > 0,
                                       raised.chain, self.cond_reads(conds) + raised.reads,
-                                      self.cond_reads(self.guards) + raised.guard_reads))
+                                      self.cond_reads(self.guards, decided=True) + raised.guard_reads))
         return True
 
     def catches(self, exception: str) -> bool:
@@ -552,11 +553,13 @@ class Frame:
             self.raises.append(RaiseEvent(line, end, event.text, (*self.conds, *event.conditions),
                                           self.loops > 0 or event.in_loop, event.chain, own + event.reads))
 
-    def cond_reads(self, conds) -> tuple[tuple[str, ...], ...]:
+    def cond_reads(self, conds, decided: bool = False) -> tuple[tuple[str, ...], ...]:
         """What undecided conditions read, from their text: `self.a.b` as the config path of
         this frame's `self` (when it has one) extended by `a.b`, `p.a` as the config path of the
         config object `p` holds extended by `a`, and each bare name as itself (a parameter or
-        local: the recipe key of that name, when there is one)."""
+        local: the recipe key of that name, when there is one) with what decided a local's value
+        (Frame.bind; `decided`: the conditions are a raise's decided tests, which rest on the
+        decided tests that led to the local's store too)."""
         if not conds:
             return ()
         base = self.self_obj.path if isinstance(self.self_obj, Obj) else None
@@ -569,7 +572,7 @@ class Frame:
                         out.append(tuple(base) + tuple(dotted.split(".")[1:]))
                 elif "." not in dotted and dotted not in _WORDS:
                     out.append((dotted,))
-                    out.extend(self.provenance.get(dotted, ()))
+                    out.extend(self.provenance.get(dotted, ((), ()))[decided])
                 else:  # `parallel_config.x` with `parallel_config` a config object handed in
                     head, *rest = dotted.split(".")
                     held = self.env.get(head)
@@ -754,15 +757,16 @@ class Frame:
             if isinstance(value, Obj):
                 value = replace(value, alias=True)
             self.env[target.id] = value
-            # what decided the value a local holds: the tests the path took to this store, and
-            # the field or name it copies (`m = self.method`; what a call computes from its
-            # arguments is not followed); a raise whose test reads the local reads them too
+            # what decided the value a local holds: the field or name it copies (`m = self.method`;
+            # what a call computes from its arguments is not followed), the undecided conditions
+            # its store is under, and (for a raise's decided tests: RaiseEvent.guard_reads) the
+            # decided tests on the path to it; a raise whose test reads the local reads them too
             copied = isinstance(stmt, ir.Assign) and isinstance(stmt.value, (ir.Name, ir.Attr)) \
                 and _plain_ref(stmt.value)
             text = ir.text(stmt.value) if copied else ""
             line = stmt.line if stmt is not None else 0
-            self.provenance[target.id] = self.cond_reads((*self.guards, *self.conds, *(
-                (Condition(text, line, line, "", True),) if text else ())))
+            own = self.cond_reads((*self.conds, *((Condition(text, line, line, "", True),) if text else ())))
+            self.provenance[target.id] = (own, own + self.cond_reads(self.guards, decided=True))
         elif isinstance(target, ir.Seq) and target.kind in ("tuple", "list"):
             elts = target.elts
             value = self.force(value) if isinstance(value, LazyCall) else value  # unpacked: its items are needed

@@ -295,13 +295,13 @@ def _loader_facts(index) -> tuple[frozenset | None, dict]:
 
 
 def _lookup_only(index, name: str) -> bool:
-    """Whether every use of the loader's module table `name` anywhere in the tree is a
+    """Whether every use of the loader's module table `name` in the package is a
     subscript with a constant key (`CONFIG_FIELD_ALIASES["num_experts"]`): its keys are looked up,
     never iterated, so none is a name the loader sets. Imported under another name, reached as an
     attribute, iterated, passed on or changed: not."""
     import ast
 
-    for path in index.grep_re(rf"\b{re.escape(name)}\b", prefix="", literal=name):
+    for path in index.grep_re(rf"\b{re.escape(name)}\b", literal=name):  # the package's modules: what runs
         try:
             module = ast.parse(index.tree.read(path).decode("utf-8", "replace"))
         except Exception:  # noqa: BLE001 - a file that does not parse: its uses are not known

@@ -48,6 +48,10 @@ class Domain(Protocol):
     def undecided(self) -> object:
         """What `static_default` returns for a default that is not static."""
 
+    def summary_statement(self, qualname: str, params: tuple[str, ...]) -> str | None:
+        """The one statement the walk takes a function's body to be (in its parameters), where
+        the framework model summarizes it; None for a function walked as written."""
+
     def runtime(self, index: Any, bindings: dict) -> Any:
         """The per-recipe runtime model: bindings, env, platform, the config heap."""
 

@@ -9,7 +9,7 @@ and how the engine builds its config; this module answers with vLLM's runtime mo
 
 from __future__ import annotations
 
-from srcreview.vllm import construction, models
+from srcreview.vllm import construction, model_registry, models
 from srcreview.vllm import runtime as vllm_runtime
 
 
@@ -41,6 +41,10 @@ class VllmDomain:
     hooks = staticmethod(construction.hooks)
     hook_entries = staticmethod(construction.hook_entries)
     passed_argument = staticmethod(construction.passed_argument)
+
+    @staticmethod
+    def summary_statement(qualname: str, params: tuple[str, ...]) -> str | None:
+        return model_registry.SUMMARIES.get(qualname) if params[:1] == ("self",) else None
 
     @staticmethod
     def construct(analyzer) -> construction.Construction:

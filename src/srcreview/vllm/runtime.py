@@ -312,6 +312,14 @@ class Runtime:
         self.platform_calls += 1
         return Const(())  # the release declares none in the group, and the profile has no plugins
 
+    def builds_at_import(self, module: str, name: str) -> bool:
+        """Whether a module-level instance is taken as the one its module builds at import
+        (srcreview.vllm.model_registry: the model registry, which nothing else can have changed)."""
+        from srcreview.vllm import model_registry
+
+        return (module, name) == (model_registry.REGISTRY_MODULE, model_registry.REGISTRY) and \
+            model_registry.builds_at_import(self.index, self.bindings, module, name, self.without_plugins())
+
     def without_plugins(self) -> bool:
         """Whether the runtime profile runs no out-of-tree code (no plugins): then code of the
         tree that nothing calls never runs. Counted as a platform answer (it rests on the profile)."""

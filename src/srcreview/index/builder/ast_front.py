@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_right
+from typing import cast
 
 from srcreview.index import ir
 from srcreview.index.builder.core import SIMPLE, Builder, end_line
@@ -275,6 +276,12 @@ class AstBuilder(Builder):
         if isinstance(node, ast.JoinedStr):
             if self.concatenated(node):
                 return ir.Constant(l, e, None)  # libcst does not evaluate a concatenation with an f-string
+            if all(isinstance(v, ast.Constant) or (isinstance(v, ast.FormattedValue) and v.conversion == -1
+                                                    and v.format_spec is None) for v in node.values):
+                # every part in order: the literal text and the plain `{expr}` ones (what it joins)
+                parts = tuple(self.expr(v.value) if isinstance(v, ast.FormattedValue)
+                              else ir.Constant(l, e, cast(ast.Constant, v).value) for v in node.values)
+                return ir.OtherExpr(l, e, JOINED, parts)
             return ir.OtherExpr(l, e, "FormattedString", tuple(self.expr(c) for c in _fstring_exprs(node)))
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             return ir.OtherExpr(l, e, "Yield", (self.expr(node.value),) if node.value is not None else ())
@@ -329,6 +336,9 @@ def _end(node: ast.stmt) -> tuple[int, int]:
     """A parsed statement's end (line, column): typeshed allows None, `ast.parse` sets both."""
     assert node.end_lineno is not None and node.end_col_offset is not None, "a statement without its end"
     return node.end_lineno, node.end_col_offset
+
+
+JOINED = "JoinedString"  # an f-string whose children are its parts in order (no `!r`, no format spec)
 
 
 def _fstring_exprs(node: ast.JoinedStr):

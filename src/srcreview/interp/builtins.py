@@ -149,9 +149,9 @@ def compare(op: str, left, right, truth_of):
             result = None
             if isinstance(left, Const):
                 result = left.value is None
-            elif isinstance(left, (Obj, ListVal, ClassRef, FuncRef, ModuleRef, Text)) and (
+            elif isinstance(left, (Obj, ListVal, DictVal, TupleVal, ClassRef, FuncRef, ModuleRef, Text)) and (
                     not isinstance(left, Obj) or left.nonnull):
-                result = False  # an object, a list, a class, a function, a str: never None
+                result = False  # an object, a list, a dict, a tuple, a class, a function, a str: never None
             if result is None:
                 _, reason = truth_of(left)
                 return None, reason or "identity"
@@ -161,6 +161,8 @@ def compare(op: str, left, right, truth_of):
             return (same if op == "is" else not same), ""
         return None, "identity"
     if op in ("in", "not in"):
+        if isinstance(right, BoundBuiltin) and right.name == "keys" and isinstance(right.receiver, DictVal):
+            right = right.receiver  # `k in table.keys()`: a key of the table
         if isinstance(left, Const) and isinstance(right, Const):
             try:
                 container = right.value

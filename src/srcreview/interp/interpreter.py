@@ -318,9 +318,28 @@ class Frame:
                 self.flow_back(self.flow.init_stores, self.an.flow_exit(init, (), ()))
 
     # -- walking -----------------------------------------------------------------------------
+    def delegated(self):
+        """A generator whose body only delegates (`yield from TABLE`, one or more): the tuple of
+        the items it yields, where each is a constant sequence; None otherwise."""
+        body = self.fn.body if self.fn is not None else ()
+        if not body or not all(isinstance(st, ir.ExprStmt) and isinstance(st.value, ir.OtherExpr)
+                               and st.value.kind == "YieldFrom" and st.value.children for st in body):
+            return None
+        items: list = []
+        for st in body:
+            value = self.force(self.ev(st.value.children[0]))
+            if not (isinstance(value, Const) and isinstance(value.value, (tuple, list))):
+                return None
+            items.extend(value.value)
+        return Const(tuple(items))
+
     def run(self):
         self.an.stack.append(self)
         try:
+            delegated = self.delegated()
+            if delegated is not None:  # called, it hands out what it yields, in order
+                self.returns.append(ReturnEvent(self.fn.start_line, self.fn.end_line, delegated, ()))
+                return self
             if not self.block(self.an.body_of(self.symbol, self.fn)):  # the end is reachable: an implicit `return None`
                 self.returns.append(ReturnEvent(self.fn.end_line, self.fn.end_line, NONE, tuple(self.conds)))
                 self.note_exit()
@@ -458,10 +477,14 @@ class Frame:
                         self.conds.append(raised_in_body)
                     if handler.type is not None:
                         self.ev(handler.type)
-                    mark = len(self.raises)
+                    mark, returned, exits = len(self.raises), len(self.returns), self.exits
                     done = self.block(handler.body)
                     if not reached:
-                        del self.raises[mark:]  # no exception the walk models reaches it: none of its raises
+                        # no exception the walk models reaches it: none of its raises or returns,
+                        # and what follows sees the body's state (it was walked for its reads)
+                        del self.raises[mark:], self.returns[returned:]
+                        self.exits = exits
+                        continue
                     # what follows the try rests on the paths taken, not on whether the body raised
                     results.append((self.env, done, [c for c in self.conds if c is not raised_in_body]))
             finally:
@@ -1857,13 +1880,19 @@ class Analyzer:
             return value
         self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0, None, (), ())
         platform_before, cuts_before = runtime.platform_calls, self.depth_cuts
-        depth, self.depth = self.depth, 1 if summarized else self.depth + 1
+        depth, self.depth = self.depth, 0 if summarized else self.depth + 1  # a summary: a walk of its own
         try:
             frame = Frame(self, info.module, fn, symbol, self_obj, bound)
             frame.run()
         finally:
             self.depth = depth
         value = self.returns_of(frame, fn)
+        if summarized and isinstance(value, Derived):  # its fields computed within the summary's own budget
+            depth, self.depth = self.depth, 0
+            try:
+                value = replace(value, overrides=tuple((k, self.force(v)) for k, v in value.overrides))
+            finally:
+                self.depth = depth
         raised, may = None, ()
         if self.effects and not frame.returns and frame.raises:
             raised = raises_on_every_path(symbol, frame.raises)
@@ -2135,6 +2164,12 @@ class Analyzer:
         """The value of one expression of `module` (inside method `fn` with `self_obj` and those
         locals, if given)."""
         return Frame(self, module, fn, None, self_obj, dict(local_values or {})).ev(expr)
+
+    def evaluate_text(self, module_name: str, text: str, local_values: dict | None = None):
+        """The value of an expression written as text, in module `module_name` (its names as
+        the module binds them), forced: what a question about the tree's code asks."""
+        module = self.index.module(module_name)
+        return self.force(self.evaluate(module, _expression_ir(text, module_name, 1), local_values=local_values))
 
     def env_attribute(self, module, expr):
         """The value of a `vllm.envs` table entry, its env reads noted on the frames walking."""

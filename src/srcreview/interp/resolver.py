@@ -581,8 +581,9 @@ class Resolver:
         base whose stub lists it (srcreview.interp.stubs), ("absent", None) where no class of the
         MRO binds it. None where the source does not decide it: a body with statements its facts
         do not list, a decorated class (a decorator may set it), an `__init_subclass__` or a
-        metaclass of the tree, a store of that name on some object other than `self` in the tree,
-        an out-of-tree base no stub decides."""
+        metaclass of the tree, an out-of-tree base no stub decides, before a class that binds
+        it; and, for "absent", a store of that name on some object other than `self` in the tree
+        (a store elsewhere cannot take a name away from a class that binds it)."""
         memo = self.index.memo.setdefault("class_binding", {})
         key = (qualname, name)
         if key not in memo:
@@ -591,7 +592,7 @@ class Resolver:
 
     def _class_binding(self, qualname: str, name: str):
         info = self.index._class_info_abs(qualname)
-        if info is None or self._stored_anywhere(name):
+        if info is None:
             return None
         externals = self._external_bases(info)
         for qual in info.linearization:
@@ -613,8 +614,8 @@ class Resolver:
                 f.name == name and f.default_expr is not None for f in facts.fields)
             if bound:
                 return ("tree", qual)
-        if name in stubs.METACLASS_NAMES or name.startswith("__"):
-            return None  # the class object's metaclass (`type`) and its special names
+        if name in stubs.METACLASS_NAMES or name.startswith("__") or self._stored_anywhere(name):
+            return None  # the class object's metaclass (`type`) and its special names; a store elsewhere
         return ("absent", None)
 
     def _stored_anywhere(self, name: str) -> bool:

@@ -44,7 +44,7 @@ class VllmDomain:
 
     @staticmethod
     def summary_statement(qualname: str, params: tuple[str, ...]) -> str | None:
-        return model_registry.SUMMARIES.get(qualname) if params[:1] == ("self",) else None
+        return model_registry.SUMMARIES.get(qualname) if params == ("self", "model_arch") else None
 
     @staticmethod
     def construct(analyzer) -> construction.Construction:

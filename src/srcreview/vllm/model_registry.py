@@ -5,13 +5,15 @@ pools, is multimodal or hybrid: `_ModelInfo.from_model_cls(cls)` on the architec
 which vLLM computes in a fresh interpreter (`_run_in_subprocess`) and keeps in a cache file keyed
 by the hash of the class's module. The walk computes it in place, from the class's own source
 (srcreview.interp's class lookups, with the stubs of torch's `nn.Module`), summarizing
-`_LazyRegisteredModel.inspect_model_cls` by what both of its paths compute,
-`_ModelInfo.from_model_cls(self.load_model_cls())`: the subprocess imports the model's module
-and calls that function, and a cache hit holds what it returned (the cache is keyed by the hash
-of the module's source). That the module imports and its files read, in a fresh interpreter,
-rests on the runtime profile (the release's packages, installed as its requirements say), like
-every import the walk follows; a failure there is vLLM's "failed to be inspected", which the
-walk does not reach from this summary.
+`_ModelRegistry._try_inspect_model_cls(arch)` by what each registered entry's inspection
+computes, `_ModelInfo.from_model_cls(entry.load_model_cls())` (None for an architecture not
+registered): a lazy entry's subprocess imports the model's module and calls that function, a
+cache hit holds what it returned (the cache is keyed by the hash of the module's source), an
+imported entry computed it when it was registered. That the module imports and its files read,
+in a fresh interpreter, rests on the runtime profile (the release's packages, installed as its
+requirements say), like every import the walk follows; a failure there is vLLM's "failed to be
+inspected" (the handler returning None), which the walk does not reach from this summary.
+The summary is walked with a depth budget of its own (srcreview.interp's Analyzer.body_of).
 
 `ModelRegistry` itself is the instance its module builds at import, from `_VLLM_MODELS`, while
 nothing can have registered another class: the tree registers only in the function that applies
@@ -32,8 +34,9 @@ OVERRIDES_KEY = "model_config.model_class_overrides"
 
 # function -> the one statement the walk takes its body to be
 SUMMARIES = {
-    f"{REGISTRY_MODULE}._LazyRegisteredModel.inspect_model_cls":
-        "return _ModelInfo.from_model_cls(self.load_model_cls())",
+    f"{REGISTRY_MODULE}._ModelRegistry._try_inspect_model_cls":
+        "return _ModelInfo.from_model_cls(self.models[model_arch].load_model_cls()) "
+        "if model_arch in self.models else None",
 }
 
 

@@ -284,7 +284,8 @@ class AstBuilder(Builder):
                 return ir.OtherExpr(l, e, JOINED, parts)
             return ir.OtherExpr(l, e, "FormattedString", tuple(self.expr(c) for c in _fstring_exprs(node)))
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return ir.OtherExpr(l, e, "Yield", (self.expr(node.value),) if node.value is not None else ())
+            kind = "YieldFrom" if isinstance(node, ast.YieldFrom) else "Yield"
+            return ir.OtherExpr(l, e, kind, (self.expr(node.value),) if node.value is not None else ())
         if isinstance(node, ast.Starred):
             return ir.OtherExpr(l, e, "StarredElement", (self.expr(node.value),))
         raise NotTaken(type(node).__name__)

@@ -2,7 +2,7 @@
 architecture, `_ModelInfo.from_model_cls(cls)` as the real wheel computes it in the oracle venv
 (oracle_model_info.py) and as srcreview evaluates it from the pinned source. Every field
 srcreview decides must be vLLM's value; the ones it leaves open are counted. Also the stub of
-`torch.nn.Module` (srcreview.interp.stubs) against the installed torch.
+`torch.nn.Module` (srcreview.vllm.stubs) against the installed torch.
 
     .venv/bin/pytest -m differential tests/differential/test_model_info.py -s
 """
@@ -32,9 +32,9 @@ READ_AT_STARTUP = ("is_text_generation_model", "is_pooling_model", "supports_mul
 @pytest.mark.parametrize("release", RELEASES)
 def test_model_info_as_vllm_computes_it(release, vllm_release, tmp_path):
     from srcreview.index import Index
-    from srcreview.interp import stubs
     from srcreview.interp.interpreter import analyzer
     from srcreview.interp.values import Const, Derived
+    from srcreview.vllm import stubs
     from srcreview.vllm.runtime import ENTRY_POINTS_KEY
 
     if not oracle_env.is_ready(release):

@@ -466,3 +466,24 @@ def test_a_certain_raise_on_a_local_refuses_the_values_that_decided_it():
     assert rows["mode"][0] == "invalid-value"
     assert f"({HANDLED}:{marked(HANDLERS, HANDLED, 'unsupported-mode')})" in rows["mode"][1]
     assert review(build_recipe({"mode": "safe"}), fixture_tree(HANDLERS)).startup.verdict != "rejected"
+
+
+# -- the engine's batch defaults -------------------------------------------------------------
+DEFAULTS, SCHED = "startup_batch_defaults", "vllm/config/scheduler.py"
+
+
+@pytest.mark.parametrize(("hardware", "outcome"), [
+    ({"hardware.gpu": "NVIDIA A100-SXM4-80GB", "hardware.memory_gib": 80.0}, "certain"),  # 2048 for an A100
+    ({"hardware.gpu": "NVIDIA H100 80GB HBM3", "hardware.memory_gib": 80.0}, None),  # 8192
+    ({"hardware.gpu": "NVIDIA H100 80GB HBM3", "hardware.memory_gib": 40.0}, "certain"),  # below 70 GiB
+    ({"hardware.gpu": "NVIDIA H100 80GB HBM3"}, "open"),  # the memory is not given
+])
+def test_batch_defaults_follow_the_device_and_the_serve_usage_context(hardware, outcome):
+    # the device's memory and name from the recipe's [hardware]; `vllm serve`'s usage context
+    assert raises(DEFAULTS, hardware).get((SCHED, marked(DEFAULTS, SCHED, "small-batch"))) == outcome
+
+
+def test_a_batch_the_recipe_sets_is_its_own():
+    assert raises(DEFAULTS, {"max_num_batched_tokens": 1024}).get(
+        (SCHED, marked(DEFAULTS, SCHED, "small-batch"))) == "certain"
+    assert raises(DEFAULTS, {"max_num_batched_tokens": 8192, "hardware.gpu": "x"}) == {}

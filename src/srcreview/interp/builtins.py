@@ -58,9 +58,17 @@ def _power(base, exponent):
     return base ** exponent
 
 
+def _shift(left, right, op):
+    """`<<` and `>>` of ints by a small count (`1 << 30`: a size in bytes)."""
+    if any(isinstance(x, bool) or not isinstance(x, int) for x in (left, right)) or not 0 <= right <= 64:
+        raise ValueError("not a small shift")
+    return op(left, right)
+
+
 BINOPS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
-    "%": operator.mod, "|": operator.or_, "&": operator.and_, "**": _power,
+    "%": operator.mod, "|": operator.or_, "&": operator.and_, "**": _power, "^": operator.xor,
+    "<<": lambda a, b: _shift(a, b, operator.lshift), ">>": lambda a, b: _shift(a, b, operator.rshift),
 }
 
 COMPARE = {

@@ -259,9 +259,12 @@ class Frame:
                 self.flow = self.an.domain.builder_flow(self.an.index, value.value)
             elif not any(p.name == name for p in params):
                 self.env[name] = value
+        entry = self.an.domain.entry_arguments(self.an.index, self.symbol.qualname) if self.symbol is not None else {}
         for p in params:
             if p.name in args:
                 self.env[p.name] = args[p.name]
+            elif p.name in entry:  # what the framework's own caller passes (the builder's usage context)
+                self.env[p.name] = entry[p.name]
             elif p.kind == "kwarg":
                 self.env[p.name] = Unknown(f"**{p.name}")
             elif p.kind == "vararg":
@@ -412,7 +415,13 @@ class Frame:
         if kind is ir.Return:
             # a call returned is run here, in an effects walk: what it raises, it raises on this
             # path (forced later by the caller, it would end the caller's statement on every path)
-            value = self.effect(self.ev(s.value), returned=True) if s.value is not None else NONE
+            value = self.ev(s.value) if s.value is not None else NONE
+            if self.an.effects and isinstance(value, LazyCall):
+                self.an.depth -= 1  # a tail call: at the depth its caller would have forced it at
+                try:
+                    value = self.effect(value, returned=True)
+                finally:
+                    self.an.depth += 1
             if self.raised is not None:
                 return self.ends_here(s)
             self.returns.append(ReturnEvent(s.line, s.end_line, value, tuple(self.conds)))
@@ -1696,6 +1705,7 @@ class Analyzer:
         self.resolver = Resolver(index, self.runtime, self)
         self._summaries: dict = {}
         self._returns: dict = {}
+        self._effect_returns: dict = {}  # Analyzer.call_may_raise: returns of walks that followed raises
         self._decorated: dict = {}
         self.unset_env_reads = 0  # env vars read as unset (an assumption), so far
         self.depth = 0
@@ -1827,8 +1837,10 @@ class Analyzer:
         if not isinstance(target, FuncRef):
             return not isinstance(target, ClassRef)  # a class's construction: its hooks are the construction's
         sink = _RaiseSink()
-        saved = self.effects
-        self.effects = True
+        saved = self.effects, self._returns
+        # walked with raises followed, on walks of its own: a value walk's cached returns know
+        # nothing of raises, and these must not stand in for them either
+        self.effects, self._returns = True, self._effect_returns
         self.stack.append(sink)  # type: ignore[arg-type]  # takes what the callee notes on its caller
         try:
             positional = event.args[: len(event.args) - len(event.kwargs)]
@@ -1837,7 +1849,7 @@ class Analyzer:
                 return True
         finally:
             self.stack.pop()
-            self.effects = saved
+            self.effects, self._returns = saved
         return sink.raised is not None or sink.possible
 
     def walk_call(self, event, frame_cls=None):
@@ -1867,7 +1879,7 @@ class Analyzer:
         self_obj, bound = self.bind_arguments(fn, target.bound, args, kwargs)
         for name, value in target.closure:
             bound.setdefault(name, value)
-        key = (symbol.qualname, _value_key(self_obj), _args_key(bound), self.effects)  # raises followed or not
+        key = (symbol.qualname, _value_key(self_obj), _args_key(bound))
         runtime = self.runtime
         if key in self._returns:
             value, env_reads, platform, raised, may, tentative = self._returns[key]
@@ -2135,6 +2147,7 @@ class Analyzer:
         engine's construction was walked."""
         self._summaries.clear()
         self._returns.clear()
+        self._effect_returns.clear()
         self.resolver.forget()
 
     def returns_of(self, frame: Frame, fn):

@@ -21,7 +21,7 @@ from srcreview.hfconfig.files import EXTERNAL_CONSTANTS
 from srcreview.index import ir
 from srcreview.index.cache import reuse_enabled
 from srcreview.index.facts import UNKNOWN
-from srcreview.interp import paths, stubs
+from srcreview.interp import paths
 from srcreview.interp.builtins import BUILTIN_NAMES, STDLIB_CONSTANTS, const_attr
 from srcreview.interp.values import (
     DICT_VIEWS,
@@ -49,6 +49,8 @@ from srcreview.interp.values import (
     Unknown,
 )
 
+# what a class object has from its metaclass (`type`, and `ABCMeta` behind `Protocol` and `ABC`)
+METACLASS_NAMES = frozenset({"mro", "register"})
 # class decorators that bind no name of the class's namespace a lookup may ask for
 _NAMESPACE_KEEPING = frozenset({"runtime_checkable", "typing.runtime_checkable", "final", "typing.final"})
 CONFIG_UPDATES = ("update", "update_from_string", "__setattr__", "__dict__")  # may store any name on a config
@@ -547,7 +549,7 @@ class Resolver:
         if isinstance(value, Derived) and value.override(name) is not None:
             return True
         if isinstance(value, External):  # an out-of-tree class a stub describes
-            return stubs.defines(value.name, name)
+            return self.stub_defines(value.name, name)
         if isinstance(value, ClassRef):  # a class object: its MRO's namespaces
             cls = self.canonical(value.qualname)
             binding = self.class_binding(cls, name) if cls else None
@@ -578,7 +580,7 @@ class Resolver:
     def class_binding(self, qualname: str, name: str) -> tuple[str, str | None] | None:
         """Where `Cls.name` is found on the class object `qualname`, its MRO in order: ("tree",
         class) for a class of the tree whose body binds it, ("external", class) for an out-of-tree
-        base whose stub lists it (srcreview.interp.stubs), ("absent", None) where no class of the
+        base whose stub lists it (srcreview.vllm.stubs), ("absent", None) where no class of the
         MRO binds it. None where the source does not decide it: a body with statements its facts
         do not list, a decorated class (a decorator may set it), an `__init_subclass__` or a
         metaclass of the tree, an out-of-tree base no stub decides, before a class that binds
@@ -599,7 +601,7 @@ class Resolver:
             symbol = self.index._class_symbol(qual)
             if symbol is None:
                 where = "builtins.object" if qual in ("object", "builtins.object") else externals.get(qual)
-                found = stubs.defines(where, name) if where is not None else None
+                found = self.stub_defines(where, name) if where is not None else None
                 if found is None:
                     return None
                 if found:
@@ -614,9 +616,17 @@ class Resolver:
                 f.name == name and f.default_expr is not None for f in facts.fields)
             if bound:
                 return ("tree", qual)
-        if name in stubs.METACLASS_NAMES or name.startswith("__") or self._stored_anywhere(name):
+        if name in METACLASS_NAMES or name.startswith("__") or self._stored_anywhere(name):
             return None  # the class object's metaclass (`type`) and its special names; a store elsewhere
         return ("absent", None)
+
+    def stub_defines(self, qualname: str, name: str) -> bool | None:
+        """Whether the out-of-tree class `qualname` has `name`, as the framework's stub of it
+        says (Domain.external_names); None without a stub, and for a private or special name."""
+        names = self.domain.external_names(qualname)
+        if names is None or name.startswith("_"):
+            return None
+        return name in names
 
     def _stored_anywhere(self, name: str) -> bool:
         """Whether the tree may store `name` on a class object: an attribute store of that name
@@ -716,7 +726,7 @@ class Resolver:
                 return True
         else:
             return None
-        return False if all(q in stubs.PUBLIC_NAMES for q in outside) else None
+        return False if all(q is not None and self.domain.external_names(q) is not None for q in outside) else None
 
     def class_mro(self, info):
         """`Cls.__mro__`: the classes of the tree in their order, the out-of-tree bases by their

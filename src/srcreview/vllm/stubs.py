@@ -1,4 +1,4 @@
-"""What out-of-tree classes put in the namespace of a class of the tree, as stubs.
+"""What out-of-tree classes put in the namespace of a class of vLLM's tree, as stubs.
 
 `getattr(cls, "supports_pp", False)` on a model class is decided by the class's MRO, where
 `torch.nn.Module`, `typing.Protocol` and `object` sit beside the tree's own classes. The walk
@@ -6,7 +6,8 @@ never reads those libraries, so, as type checkers keep typeshed's stubs, the pub
 one defines are written down here: a name listed is present, a public name not listed is absent,
 and a private or special name (`_x`, `__x__`) is never decided by a stub. `torch.nn.Module`'s
 list is checked against the installed torch by the differential test
-(tests/differential/test_stubs_torch.py); the standard library's against the running Python.
+(tests/differential/test_model_info.py); the standard library's against the running Python.
+The interpreter asks for them through its Domain (`external_names`).
 """
 
 from __future__ import annotations
@@ -36,14 +37,9 @@ PUBLIC_NAMES: dict[str, frozenset[str]] = {
     "torch.nn.modules.module.Module": _TORCH_MODULE,
 }
 
-# what a class object has from its metaclass (`type`, and `ABCMeta` behind `Protocol` and `ABC`)
-METACLASS_NAMES = frozenset({"mro", "register"})
 
 
-def defines(qualname: str, name: str) -> bool | None:
-    """Whether the out-of-tree class `qualname` has `name` in its namespace (its own or its
-    bases'); None when no stub decides it."""
-    names = PUBLIC_NAMES.get(qualname)
-    if names is None or name.startswith("_"):
-        return None
-    return name in names
+def external_names(qualname: str) -> frozenset[str] | None:
+    """The public names the out-of-tree class `qualname` has (its own and its bases'); None
+    when no stub describes it."""
+    return PUBLIC_NAMES.get(qualname)

@@ -222,7 +222,8 @@ def _same_object(left, item) -> bool | None:
         return False if isinstance(item, (Const, External)) else None
     if isinstance(item, Const):
         return equal(left.value, item.value)
-    return False if isinstance(item, (ClassRef, External)) and not isinstance(left.value, EnumMember) else None
+    # a constant is never a class of the tree; an out-of-tree name may stand for a constant (`os.sep`)
+    return False if isinstance(item, ClassRef) else None
 
 
 def _by_bounds(op: str, left, right) -> bool | None:

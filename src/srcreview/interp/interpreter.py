@@ -1280,7 +1280,10 @@ class Frame:
         if isinstance(func_expr, ir.Attr) and func_expr.attr in self.an.domain.capability_calls:
             self.ev(func_expr.value)
             args = [self.ev(a) for a in arg_exprs]
-            return self.an.runtime.capability_call(func_expr.attr, args, self.an.force)
+            answer = self.an.runtime.capability_call(func_expr.attr, args, self.an.force)
+            if isinstance(answer, Unknown):  # the recipe does not say: the call stays open, and says why
+                self.calls.append(CallEvent(e.line, e.end_line, text, None, "call", "unresolved", answer.reason))
+            return answer
         # which platform: `current_platform.is_cuda()` is answered from the recipe's GPU vendor
         if isinstance(func_expr, ir.Attr) and func_expr.attr in self.an.domain.platform_predicates and not arg_exprs \
                 and ir.text(func_expr.value).split(".")[-1].endswith("platform"):

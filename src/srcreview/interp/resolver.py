@@ -612,9 +612,10 @@ class Resolver:
                     "metaclass" in dict(facts.keywords) or \
                     ("__init_subclass__" in facts.methods and qual != info.linearization[0]):
                 return None
-            bound = name in facts.methods or self.index._class_symbol(f"{qual}.{name}") is not None or any(
-                f.name == name and f.default_expr is not None for f in facts.fields)
-            if bound:
+            declared = [f for f in facts.fields if f.name == name and f.default_expr is not None]
+            if any(_field_call(f.default_expr) for f in declared):
+                return None  # `field(...)`/`Field(...)`: a dataclass or pydantic may take it off the class
+            if name in facts.methods or self.index._class_symbol(f"{qual}.{name}") is not None or declared:
                 return ("tree", qual)
         if name in METACLASS_NAMES or name.startswith("__") or self._stored_anywhere(name):
             return None  # the class object's metaclass (`type`) and its special names; a store elsewhere
@@ -1411,3 +1412,9 @@ def _bound_names(stmt) -> set[str]:
             out.add(s.qualname.rsplit(".", 1)[-1])
     out.update(e.target.id for e in ir.iter_exprs(stmt) if isinstance(e, ir.Walrus) and isinstance(e.target, ir.Name))
     return out
+
+
+def _field_call(expr) -> bool:
+    """Whether a class-body value is a `field(...)`/`Field(...)` call (dataclasses and pydantic
+    keep no class attribute for such a field, or another value than the call)."""
+    return isinstance(expr, ir.Call) and (ir.dotted(expr.func) or "").rsplit(".", 1)[-1] in ("field", "Field")

@@ -20,7 +20,7 @@ from bisect import bisect_right
 from typing import cast
 
 from srcreview.index import ir
-from srcreview.index.builder.core import SIMPLE, Builder, end_line
+from srcreview.index.builder.core import JOINED, SIMPLE, Builder, end_line, plain_text
 from srcreview.index.facts import MODULE_CODE, ModuleFacts, PendingBody
 
 
@@ -276,8 +276,9 @@ class AstBuilder(Builder):
         if isinstance(node, ast.JoinedStr):
             if self.concatenated(node):
                 return ir.Constant(l, e, None)  # libcst does not evaluate a concatenation with an f-string
-            if all(isinstance(v, ast.Constant) or (isinstance(v, ast.FormattedValue) and v.conversion == -1
-                                                    and v.format_spec is None) for v in node.values):
+            if all((isinstance(v, ast.Constant) and isinstance(v.value, str) and plain_text(v.value))
+                   or (isinstance(v, ast.FormattedValue) and v.conversion == -1 and v.format_spec is None)
+                   for v in node.values):
                 # every part in order: the literal text and the plain `{expr}` ones (what it joins)
                 parts = tuple(self.expr(v.value) if isinstance(v, ast.FormattedValue)
                               else ir.Constant(l, e, cast(ast.Constant, v).value) for v in node.values)
@@ -337,9 +338,6 @@ def _end(node: ast.stmt) -> tuple[int, int]:
     """A parsed statement's end (line, column): typeshed allows None, `ast.parse` sets both."""
     assert node.end_lineno is not None and node.end_col_offset is not None, "a statement without its end"
     return node.end_lineno, node.end_col_offset
-
-
-JOINED = "JoinedString"  # an f-string whose children are its parts in order (no `!r`, no format spec)
 
 
 def _fstring_exprs(node: ast.JoinedStr):

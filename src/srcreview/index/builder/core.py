@@ -640,6 +640,15 @@ class Builder:
         raise NotImplementedError
 
 
+JOINED = "JoinedString"  # an f-string whose children are its parts in order (no `!r`, no format spec)
+
+
+def plain_text(text: str) -> bool:
+    """Text of an f-string that reads the same in its source and as a value: printable ASCII
+    with no backslash or brace (both parsers' f-strings of such parts are JOINED)."""
+    return all(" " <= c <= "~" and c not in "\\{}" for c in text)
+
+
 class Opaque:
     """An expression the IR keeps as OtherExpr: its kind and the expressions below it (what
     cst_front makes of f-strings, `yield`, starred elements and whatever else libcst has)."""
@@ -684,11 +693,11 @@ def absolute_module(module: str, is_package: bool, level: int, name: str | None)
 
 def _binds_only_listed(stmt) -> bool:
     """Whether a simple statement of a class body binds nothing but what the class's facts list:
-    a (possibly annotated) assignment to plain names, an expression of a constant, `pass`."""
+    a (possibly annotated) assignment to plain names, a string, `pass`."""
     if isinstance(stmt, ast.Assign):
         return all(isinstance(t, ast.Name) for t in stmt.targets)
     if isinstance(stmt, ast.AnnAssign):
         return isinstance(stmt.target, ast.Name)
-    if isinstance(stmt, ast.Expr):
-        return isinstance(stmt.value, ast.Constant)
+    if isinstance(stmt, ast.Expr):  # a docstring-like string (an f-string one too: libcst gives its text)
+        return isinstance(stmt.value, (ast.Constant, ast.JoinedStr))
     return isinstance(stmt, ast.Pass)

@@ -8,37 +8,22 @@ from __future__ import annotations
 import typing
 
 import pytest
-from fixture_repos import FIXTURES
-from recipe_support import fixture_tree
+from recipe_support import construction_raises, marked_line
 
-from srcreview.index import Index
-from srcreview.interp.interpreter import analyzer
 from srcreview.vllm import stubs
-from srcreview.vllm.construction import open_site
-from srcreview.vllm.runtime import ENTRY_POINTS_KEY, config_bindings
+from srcreview.vllm.runtime import ENTRY_POINTS_KEY
 
 TREE, MODELS = "startup_model_classes", "vllm/config/models.py"
 REGISTRY = "vllm/model_executor/models/registry.py"
 
 
 def marked(path: str, label: str) -> int:
-    lines = (FIXTURES / TREE / path).read_text().splitlines()
-    return next(n for n, line in enumerate(lines, 1) if line.rstrip().endswith(f"# mark: {label}"))
+    return marked_line(TREE, path, label)
 
 
 def raises(settings: dict, *, plugins: bool = False) -> dict[tuple[str, int], str]:
-    index = Index(fixture_tree(TREE))
-    bindings = config_bindings(index, settings)
-    if not plugins:
-        bindings[ENTRY_POINTS_KEY] = ()  # the runtime profile: no out-of-tree code runs
-    built = analyzer(index, bindings).prepare()
-    assert built.built
-    found = {}
-    for rejection in built.rejections:
-        found[open_site(rejection)[:2]] = "certain"
-    for rejection in built.open_raises:
-        found.setdefault(open_site(rejection)[:2], "open")
-    return found
+    # without plugins: the runtime profile's answer that no out-of-tree code runs
+    return construction_raises(TREE, settings if plugins else {**settings, ENTRY_POINTS_KEY: ()})
 
 
 def test_a_generating_class_starts():

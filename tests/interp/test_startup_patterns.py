@@ -6,30 +6,14 @@ from __future__ import annotations
 
 import pytest
 from fixture_repos import FIXTURES
-from recipe_support import fixture_tree, module_index
+from recipe_support import construction_raises, fixture_tree, marked_line, module_index
 
 from srcreview.index import Index
 from srcreview.interp.interpreter import analyzer
 from srcreview.vllm.construction import open_site
 from srcreview.vllm.runtime import config_bindings
 
-
-def marked(tree: str, path: str, label: str) -> int:
-    lines = (FIXTURES / tree / path).read_text().splitlines()
-    return next(n for n, line in enumerate(lines, 1) if line.rstrip().endswith(f"# mark: {label}"))
-
-
-def raises(tree: str, settings: dict) -> dict[tuple[str, int], str]:
-    """(file, line) of every raise the construction walk reaches -> "certain" or "open"."""
-    index = Index(fixture_tree(tree))
-    built = analyzer(index, config_bindings(index, settings)).prepare()
-    assert built.built
-    found = {}
-    for rejection in built.rejections:
-        found[open_site(rejection)[:2]] = "certain"
-    for rejection in built.open_raises:
-        found.setdefault(open_site(rejection)[:2], "open")
-    return found
+marked, raises = marked_line, construction_raises
 
 
 # -- containers ------------------------------------------------------------------------------

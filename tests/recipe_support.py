@@ -80,3 +80,27 @@ services:
       - --speculative-config
       - '{{"method": "mtp", "num_speculative_tokens": 3, "attention_backend": "TRITON_ATTN"}}'
 """
+
+
+def marked_line(tree: str, path: str, label: str) -> int:
+    """The line of a fixture tree's file that ends with `# mark: label`."""
+    lines = (FIXTURES / tree / path).read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if line.rstrip().endswith(f"# mark: {label}"))
+
+
+def construction_raises(tree: str, settings: dict) -> dict[tuple[str, int], str]:
+    """(file, line) of every raise the construction walk of a fixture tree reaches under
+    `settings` (config paths and runtime keys) -> "certain" or "open"."""
+    from srcreview.interp.interpreter import analyzer
+    from srcreview.vllm.construction import open_site
+    from srcreview.vllm.runtime import config_bindings
+
+    index = Index(fixture_tree(tree))
+    built = analyzer(index, config_bindings(index, settings)).prepare()
+    assert built.built
+    found = {}
+    for rejection in built.rejections:
+        found[open_site(rejection)[:2]] = "certain"
+    for rejection in built.open_raises:
+        found.setdefault(open_site(rejection)[:2], "open")
+    return found

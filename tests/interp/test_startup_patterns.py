@@ -6,30 +6,14 @@ from __future__ import annotations
 
 import pytest
 from fixture_repos import FIXTURES
-from recipe_support import fixture_tree, module_index
+from recipe_support import construction_raises, fixture_tree, marked_line, module_index
 
 from srcreview.index import Index
 from srcreview.interp.interpreter import analyzer
 from srcreview.vllm.construction import open_site
 from srcreview.vllm.runtime import config_bindings
 
-
-def marked(tree: str, path: str, label: str) -> int:
-    lines = (FIXTURES / tree / path).read_text().splitlines()
-    return next(n for n, line in enumerate(lines, 1) if line.rstrip().endswith(f"# mark: {label}"))
-
-
-def raises(tree: str, settings: dict) -> dict[tuple[str, int], str]:
-    """(file, line) of every raise the construction walk reaches -> "certain" or "open"."""
-    index = Index(fixture_tree(tree))
-    built = analyzer(index, config_bindings(index, settings)).prepare()
-    assert built.built
-    found = {}
-    for rejection in built.rejections:
-        found[open_site(rejection)[:2]] = "certain"
-    for rejection in built.open_raises:
-        found.setdefault(open_site(rejection)[:2], "open")
-    return found
+marked, raises = marked_line, construction_raises
 
 
 # -- containers ------------------------------------------------------------------------------
@@ -466,3 +450,24 @@ def test_a_certain_raise_on_a_local_refuses_the_values_that_decided_it():
     assert rows["mode"][0] == "invalid-value"
     assert f"({HANDLED}:{marked(HANDLERS, HANDLED, 'unsupported-mode')})" in rows["mode"][1]
     assert review(build_recipe({"mode": "safe"}), fixture_tree(HANDLERS)).startup.verdict != "rejected"
+
+
+# -- the engine's batch defaults -------------------------------------------------------------
+DEFAULTS, SCHED = "startup_batch_defaults", "vllm/config/scheduler.py"
+
+
+@pytest.mark.parametrize(("hardware", "outcome"), [
+    ({"hardware.gpu": "NVIDIA A100-SXM4-80GB", "hardware.memory_gib": 80.0}, "certain"),  # 2048 for an A100
+    ({"hardware.gpu": "NVIDIA H100 80GB HBM3", "hardware.memory_gib": 80.0}, None),  # 8192
+    ({"hardware.gpu": "NVIDIA H100 80GB HBM3", "hardware.memory_gib": 40.0}, "certain"),  # below 70 GiB
+    ({"hardware.gpu": "NVIDIA H100 80GB HBM3"}, "open"),  # the memory is not given
+])
+def test_batch_defaults_follow_the_device_and_the_serve_usage_context(hardware, outcome):
+    # the device's memory and name from the recipe's [hardware]; `vllm serve`'s usage context
+    assert raises(DEFAULTS, hardware).get((SCHED, marked(DEFAULTS, SCHED, "small-batch"))) == outcome
+
+
+def test_a_batch_the_recipe_sets_is_its_own():
+    assert raises(DEFAULTS, {"max_num_batched_tokens": 1024}).get(
+        (SCHED, marked(DEFAULTS, SCHED, "small-batch"))) == "certain"
+    assert raises(DEFAULTS, {"max_num_batched_tokens": 8192, "hardware.gpu": "x"}) == {}

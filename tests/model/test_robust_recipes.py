@@ -238,6 +238,19 @@ def test_good_compute_capability(value, capability):
     assert recipe.hardware.capability == capability
 
 
+@pytest.mark.parametrize("value", ["0", "-80", "true", '"80"', "[80]", "nan", "inf"])
+def test_bad_gpu_memory(value):
+    assert _err(HEAD + f"[hardware]\nmemory_gib = {value}\n").startswith("recipe.toml:4: hardware.memory_gib")
+
+
+@pytest.mark.parametrize("value, gib", [("80", 80.0), ("79.6", 79.6)])
+def test_gpu_memory_is_bound_for_the_analysis(value, gib):
+    recipe = parse_recipe(HEAD + f'[hardware]\ngpu = "H100"\nmemory_gib = {value}\n', "recipe.toml")
+    assert recipe.hardware.memory_gib == gib
+    assert recipe.bindings["hardware.memory_gib"] == gib and recipe.bindings["hardware.gpu"] == "H100"
+    assert "memory_gib" not in parse_recipe(HEAD, "recipe.toml").hardware.model_dump()  # omitted when unset
+
+
 @pytest.mark.parametrize("text, message", [
     ("", "recipe.toml:1: missing [recipe] table"),
     ("[recipe]\n", "missing required key recipe.name"),

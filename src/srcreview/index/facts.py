@@ -25,7 +25,7 @@ from srcreview.index.ir import Expr, Stmt
 
 # Bump whenever the shape or meaning of any fact changes: cached facts of another version are
 # rebuilt, never reused.
-SCHEMA_VERSION = 13  # 13: an augmented assignment keeps its operator
+SCHEMA_VERSION = 14  # 14: a class says whether its body binds only what its facts list
 
 # The local name of a module's own statements (what runs at import), kept as a function: not an
 # identifier, so it never meets a name the module defines.
@@ -155,6 +155,7 @@ class FunctionFacts:
     stored_body: tuple[Stmt, ...] | bytes | PendingBody = field(repr=False)  # read through `body`
     imports: tuple[ImportFact, ...] = ()
     is_async: bool = False
+    posonly: int = 0  # how many of the first positional parameters are positional-only (before `/`)
 
     @property
     def body(self) -> tuple[Stmt, ...]:
@@ -237,6 +238,7 @@ class ClassFacts:
     keywords: tuple[tuple[str, str], ...] = ()  # class keywords as written: (("metaclass", "M"),)
     docstring: str | None = None
     instance_attrs: tuple[InstanceAttr, ...] = ()  # every `self.attr = ...` in the class's methods
+    body_closed: bool = False  # its body binds only the fields, methods and classes listed (no `if`, loop, import)
 
     def field(self, name: str) -> FieldFact | None:
         return next((f for f in self.fields if f.name == name), None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import fnmatch
+import inspect
 import operator
 import posixpath
 import re
@@ -57,9 +58,17 @@ def _power(base, exponent):
     return base ** exponent
 
 
+def _shift(left, right, op):
+    """`<<` and `>>` of ints by a small count (`1 << 30`: a size in bytes)."""
+    if any(isinstance(x, bool) or not isinstance(x, int) for x in (left, right)) or not 0 <= right <= 64:
+        raise ValueError("not a small shift")
+    return op(left, right)
+
+
 BINOPS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
-    "%": operator.mod, "|": operator.or_, "&": operator.and_, "**": _power,
+    "%": operator.mod, "|": operator.or_, "&": operator.and_, "**": _power, "^": operator.xor,
+    "<<": lambda a, b: _shift(a, b, operator.lshift), ">>": lambda a, b: _shift(a, b, operator.rshift),
 }
 
 COMPARE = {
@@ -148,9 +157,9 @@ def compare(op: str, left, right, truth_of):
             result = None
             if isinstance(left, Const):
                 result = left.value is None
-            elif isinstance(left, (Obj, ListVal, ClassRef, FuncRef, ModuleRef, Text)) and (
+            elif isinstance(left, (Obj, ListVal, DictVal, TupleVal, ClassRef, FuncRef, ModuleRef, Text)) and (
                     not isinstance(left, Obj) or left.nonnull):
-                result = False  # an object, a list, a class, a function, a str: never None
+                result = False  # an object, a list, a dict, a tuple, a class, a function, a str: never None
             if result is None:
                 _, reason = truth_of(left)
                 return None, reason or "identity"
@@ -160,6 +169,8 @@ def compare(op: str, left, right, truth_of):
             return (same if op == "is" else not same), ""
         return None, "identity"
     if op in ("in", "not in"):
+        if isinstance(right, BoundBuiltin) and right.name == "keys" and isinstance(right.receiver, DictVal):
+            right = right.receiver  # `k in table.keys()`: a key of the table
         if isinstance(left, Const) and isinstance(right, Const):
             try:
                 container = right.value
@@ -170,6 +181,10 @@ def compare(op: str, left, right, truth_of):
             except TypeError:
                 return None, "membership"
             return (found if op == "in" else not found), ""
+        if isinstance(left, (Const, ClassRef)) and isinstance(right, TupleVal):
+            found = [_same_object(left, item) for item in right.items]  # `SupportsPP in model.__mro__`
+            if None not in found:
+                return (any(found) if op == "in" else not any(found)), ""
         if isinstance(left, Const) and isinstance(right, ListVal) and right.min_len == 0 and not right.maybe_more:
             return (op == "not in"), ""
         if isinstance(left, Const) and isinstance(right, Grown) and any(equal(left.value, m) for m in right.members):
@@ -196,6 +211,19 @@ def compare(op: str, left, right, truth_of):
             and right.value is None):
         return (op == "!="), ""
     return None, _why(left, right, truth_of)
+
+
+def _same_object(left, item) -> bool | None:
+    """`left == item` for a constant or a class of the tree against an item of a tuple: a class
+    equals only itself; it is never a constant or an out-of-tree class. None when not known."""
+    if isinstance(left, ClassRef):
+        if isinstance(item, ClassRef):
+            return left.qualname == item.qualname
+        return False if isinstance(item, (Const, External)) else None
+    if isinstance(item, Const):
+        return equal(left.value, item.value)
+    # a constant is never a class of the tree; an out-of-tree name may stand for a constant (`os.sep`)
+    return False if isinstance(item, ClassRef) else None
 
 
 def _by_bounds(op: str, left, right) -> bool | None:
@@ -264,9 +292,34 @@ def binop(op: str, left, right):
     return None
 
 
+_EMPTY_CONTAINERS = {"set": frozenset, "frozenset": frozenset, "list": list, "tuple": tuple, "dict": dict}
+SIGNATURE = "inspect.signature"
+# the kinds of `inspect.Parameter`, as the stdlib defines them (an IntEnum: compared as ints too)
+STDLIB_CONSTANTS = {f"inspect.Parameter.{k}": getattr(inspect.Parameter, k) for k in
+                    ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL", "KEYWORD_ONLY", "VAR_KEYWORD")}
+_PARAM_KINDS = {"positional": inspect.Parameter.POSITIONAL_OR_KEYWORD, "vararg": inspect.Parameter.VAR_POSITIONAL,
+                "keyword": inspect.Parameter.KEYWORD_ONLY, "kwarg": inspect.Parameter.VAR_KEYWORD}
+
+
+def signature_of(facts) -> inspect.Signature | None:
+    """The signature `inspect.signature` gives a `def` with these facts (names and kinds only;
+    the first `posonly` positional parameters are positional-only); None if it cannot be built."""
+    try:
+        return inspect.Signature([
+            inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_ONLY if i < facts.posonly else _PARAM_KINDS[p.kind])
+            for i, p in enumerate(facts.params)])
+    except (KeyError, ValueError):
+        return None
+
+
 def const_attr(value, name: str):
-    """An attribute of a constant: an enum member's name, a capability's major/minor, else a
-    bound method computed by `bound_builtin` when called."""
+    """An attribute of a constant: an enum member's name, a capability's major/minor, a
+    signature's parameters (a dict, in order) and a parameter's name and kind, else a bound
+    method computed by `bound_builtin` when called."""
+    if isinstance(value, inspect.Signature) and name == "parameters":
+        return Const(dict(value.parameters))
+    if isinstance(value, inspect.Parameter) and name in ("name", "kind"):
+        return Const(getattr(value, name))
     if isinstance(value, EnumMember):
         if name == "name":
             return Const(value.name)
@@ -306,6 +359,13 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
         return Unknown(text) if any(isinstance(r, Unknown) for r in results) else union(results)
     if name == "isinstance" and len(values) == 2:
         obj, cls = values
+        if isinstance(obj, ClassRef):  # a class object
+            if isinstance(cls, Builtin) and cls.name in PLAIN_TYPES:
+                return Const(cls.name == "type")
+            if isinstance(cls, ClassRef):
+                canonical = resolver.canonical(obj.qualname)
+                found = resolver.class_isinstance(canonical, cls.qualname) if canonical else None
+                return Const(found) if found is not None else Unknown(text)
         if isinstance(obj, Obj) and isinstance(cls, ClassRef) and obj.cls:
             canonical = resolver.canonical(obj.cls)
             if canonical is not None:
@@ -335,6 +395,10 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
         if isinstance(obj, Const) and isinstance(cls, Builtin) and cls.name == "type":
             return Const(False)  # a constant is plain data (or an enum member), never a class
         return Unknown(text)
+    if name == "issubclass" and len(values) == 2 and isinstance(values[0], ClassRef):
+        canonical = resolver.canonical(values[0].qualname)
+        found = resolver.class_subclass(canonical, values[1]) if canonical else None
+        return Const(found) if found is not None else Unknown(text)
     if name == "type" and len(values) == 1:
         obj = values[0]
         if isinstance(obj, Obj) and obj.cls and resolver.canonical(obj.cls):
@@ -366,6 +430,8 @@ def builtin_value(name: str, values, text: str, resolver, truth_of):
         if name == "bool" and len(values) == 1:
             value, reason = truth_of(values[0])
             return Const(value) if value is not None else Unknown(reason)
+        if not values and name in _EMPTY_CONTAINERS:  # `set()`: an empty container, as a display gives it
+            return Const(_EMPTY_CONTAINERS[name]())
         if values and all(isinstance(v, Const) for v in values):
             try:
                 result = getattr(builtins, name)(*[v.value for v in values])

@@ -48,6 +48,18 @@ class Domain(Protocol):
     def undecided(self) -> object:
         """What `static_default` returns for a default that is not static."""
 
+    def external_names(self, qualname: str) -> frozenset[str] | None:
+        """The public names an out-of-tree class (`torch.nn.Module`) has in its namespace, as
+        its stub lists them; None when none describes it (srcreview.vllm.stubs)."""
+
+    def entry_arguments(self, index: Any, qualname: str) -> Mapping[str, Any]:
+        """Values the framework's own caller passes a function for parameters a walk of it
+        leaves unbound (the usage context `vllm serve` hands the engine's builder)."""
+
+    def summary_statement(self, qualname: str, params: tuple[str, ...]) -> str | None:
+        """The one statement the walk takes a function's body to be (in its parameters), where
+        the framework model summarizes it; None for a function walked as written."""
+
     def runtime(self, index: Any, bindings: dict) -> Any:
         """The per-recipe runtime model: bindings, env, platform, the config heap."""
 

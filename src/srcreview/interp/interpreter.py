@@ -55,6 +55,7 @@ from srcreview.interp.values import (
     LazyCall,
     ListVal,
     LocalPath,
+    ModuleRef,
     Obj,
     OneOf,
     Partial,
@@ -258,9 +259,12 @@ class Frame:
                 self.flow = self.an.domain.builder_flow(self.an.index, value.value)
             elif not any(p.name == name for p in params):
                 self.env[name] = value
+        entry = self.an.domain.entry_arguments(self.an.index, self.symbol.qualname) if self.symbol is not None else {}
         for p in params:
             if p.name in args:
                 self.env[p.name] = args[p.name]
+            elif p.name in entry:  # what the framework's own caller passes (the builder's usage context)
+                self.env[p.name] = entry[p.name]
             elif p.kind == "kwarg":
                 self.env[p.name] = Unknown(f"**{p.name}")
             elif p.kind == "vararg":
@@ -317,10 +321,29 @@ class Frame:
                 self.flow_back(self.flow.init_stores, self.an.flow_exit(init, (), ()))
 
     # -- walking -----------------------------------------------------------------------------
+    def delegated(self):
+        """A generator whose body only delegates (`yield from TABLE`, one or more): the tuple of
+        the items it yields, where each is a constant sequence; None otherwise."""
+        body = self.fn.body if self.fn is not None else ()
+        if not body or not all(isinstance(st, ir.ExprStmt) and isinstance(st.value, ir.OtherExpr)
+                               and st.value.kind == "YieldFrom" and st.value.children for st in body):
+            return None
+        items: list = []
+        for st in body:
+            value = self.force(self.ev(st.value.children[0]))
+            if not (isinstance(value, Const) and isinstance(value.value, (tuple, list))):
+                return None
+            items.extend(value.value)
+        return Const(tuple(items))
+
     def run(self):
         self.an.stack.append(self)
         try:
-            if not self.block(self.fn.body):  # the end is reachable: an implicit `return None`
+            delegated = self.delegated()
+            if delegated is not None:  # called, it hands out what it yields, in order
+                self.returns.append(ReturnEvent(self.fn.start_line, self.fn.end_line, delegated, ()))
+                return self
+            if not self.block(self.an.body_of(self.symbol, self.fn)):  # the end is reachable: an implicit `return None`
                 self.returns.append(ReturnEvent(self.fn.end_line, self.fn.end_line, NONE, tuple(self.conds)))
                 self.note_exit()
         except RecursionError:
@@ -390,7 +413,15 @@ class Frame:
         if kind is ir.If:
             return self.if_stmt(s)
         if kind is ir.Return:
-            value = self.effect(self.ev(s.value)) if s.value is not None else NONE
+            # a call returned is run here, in an effects walk: what it raises, it raises on this
+            # path (forced later by the caller, it would end the caller's statement on every path)
+            value = self.ev(s.value) if s.value is not None else NONE
+            if self.an.effects and isinstance(value, LazyCall):
+                self.an.depth -= 1  # a tail call: at the depth its caller would have forced it at
+                try:
+                    value = self.effect(value, returned=True)
+                finally:
+                    self.an.depth += 1
             if self.raised is not None:
                 return self.ends_here(s)
             self.returns.append(ReturnEvent(s.line, s.end_line, value, tuple(self.conds)))
@@ -455,10 +486,14 @@ class Frame:
                         self.conds.append(raised_in_body)
                     if handler.type is not None:
                         self.ev(handler.type)
-                    mark = len(self.raises)
+                    mark, returned, exits = len(self.raises), len(self.returns), self.exits
                     done = self.block(handler.body)
                     if not reached:
-                        del self.raises[mark:]  # no exception the walk models reaches it: none of its raises
+                        # no exception the walk models reaches it: none of its raises or returns,
+                        # and what follows sees the body's state (it was walked for its reads)
+                        del self.raises[mark:], self.returns[returned:]
+                        self.exits = exits
+                        continue
                     # what follows the try rests on the paths taken, not on whether the body raised
                     results.append((self.env, done, [c for c in self.conds if c is not raised_in_body]))
             finally:
@@ -502,8 +537,11 @@ class Frame:
         # a raise at a line of the body, recorded now or on an earlier pass (a call's value is
         # computed once: an unrolled loop's later attempts do not record its raises again)
         body_raises = len(self.raises) > raises or any(s.line <= r.line < end for r in self.raises)
-        # a value walk does not follow what callees raise (Analyzer.effects): it cannot tell
-        if not self.an.effects or body_raises or self.handled > handled or unresolved or imports:
+        # a value walk does not follow what callees raise (Analyzer.effects): it asks, for the
+        # body's calls of the tree, what an effects walk of each would raise
+        callees = not self.an.effects and any(self.an.call_may_raise(c) for c in self.calls[calls:]
+                                              if c.status == "static")
+        if callees or body_raises or self.handled > handled or unresolved or imports:
             return True, Condition(f"the try body (lines {s.line}-{end}) raised", s.line, end,
                                    "an exception a handler catches may be raised there", True)
         return False, None
@@ -679,6 +717,10 @@ class Frame:
                     and len(it.items) <= MAX_UNROLL and self.an.unset_env_reads == env_before:
                 # a list whose items are known (not all constants): once per item, in order
                 return self.unroll(target, [((target, self.force(item)),) for item in it.items], body, orelse)
+            if unrollable and isinstance(it, TupleVal) and it.items and len(it.items) <= MAX_UNROLL \
+                    and self.an.unset_env_reads == env_before:
+                # a tuple whose items are known, not all constants (a class's `__mro__`)
+                return self.unroll(target, [((target, item),) for item in it.items], body, orelse)
             if target is not None:
                 if self.an.unset_env_reads > env_before:
                     # items drawn from an env var the recipe does not set: not a table of names the
@@ -1081,12 +1123,13 @@ class Frame:
             built = self.dict_comp(e, first)
             if built is not None:
                 return built
-        if e.kind in ("list", "set"):
+        if e.kind in ("list", "set", "generator"):
             options = first.options if isinstance(first, Union) else (None,)
             found = [self.comp_items(e, option) for option in options]  # a union: each of its lists
             if all(items is not None for items in found):
-                try:
-                    return union([Const(items if e.kind == "list" else frozenset(items)) for items in found])
+                try:  # a generator as the tuple of what it yields (as `sorted`, `zip`: _SEQUENCES)
+                    kind = {"list": list, "set": frozenset, "generator": tuple}[e.kind]
+                    return union([Const(items if e.kind == "list" else kind(items)) for items in found])
                 except TypeError:
                     pass
         saved = dict(self.env)
@@ -1141,8 +1184,9 @@ class Frame:
             return None
         gen = e.generators[0]
         it = self.force(self.ev(gen.iter)) if it is None else it
-        if isinstance(it, TupleVal) and all(isinstance(item, LocalPath) for item in it.items):
-            table = it.items  # a directory's listing (srcreview.interp.paths bounds it)
+        if isinstance(it, TupleVal) and (all(isinstance(item, LocalPath) for item in it.items)
+                                         or len(it.items) <= MAX_UNROLL):
+            table = it.items  # a directory's listing (srcreview.interp.paths bounds it), a class's MRO
         elif isinstance(it, Const) and isinstance(it.value, (tuple, list)) and len(it.value) <= MAX_UNROLL:
             table = tuple(Const(item) for item in it.value)
         else:
@@ -1180,8 +1224,12 @@ class Frame:
         return Unknown("slice")
 
     def ev_other(self, e):
-        for child in e.children:
-            self.ev(child)
+        parts = [self.ev(child) for child in e.children]
+        if e.kind == "JoinedString":  # an f-string of plain parts: joined where each is a str or a number
+            forced = [self.force(p) for p in parts]
+            if all(isinstance(p, Const) and type(p.value) in (str, int) for p in forced):
+                return Const("".join(str(p.value) for p in forced))
+            return Text("FormattedString")
         return Text(e.kind) if e.kind == "FormattedString" else Unknown(e.kind)
 
     def name(self, name: str):
@@ -1232,7 +1280,10 @@ class Frame:
         if isinstance(func_expr, ir.Attr) and func_expr.attr in self.an.domain.capability_calls:
             self.ev(func_expr.value)
             args = [self.ev(a) for a in arg_exprs]
-            return self.an.runtime.capability_call(func_expr.attr, args, self.an.force)
+            answer = self.an.runtime.capability_call(func_expr.attr, args, self.an.force)
+            if isinstance(answer, Unknown):  # the recipe does not say: the call stays open, and says why
+                self.calls.append(CallEvent(e.line, e.end_line, text, None, "call", "unresolved", answer.reason))
+            return answer
         # which platform: `current_platform.is_cuda()` is answered from the recipe's GPU vendor
         if isinstance(func_expr, ir.Attr) and func_expr.attr in self.an.domain.platform_predicates and not arg_exprs \
                 and ir.text(func_expr.value).split(".")[-1].endswith("platform"):
@@ -1255,6 +1306,15 @@ class Frame:
             return builtins.external_value(callee.name, [self.force(self.ev(a)) for a in arg_exprs], text)
         if isinstance(callee, External) and callee.name in builtins.TYPING_ARGS and len(arg_exprs) == 1:
             return builtins.typing_args(self.an.index, self.module.module, ir.text(arg_exprs[0]))
+        if isinstance(callee, External) and callee.name == "importlib.import_module" and len(arg_exprs) == 1 \
+                and not keywords:
+            name = self.force(self.ev(arg_exprs[0]))
+            if isinstance(name, Const) and isinstance(name.value, str) and self.an.index.has_module(name.value):
+                self.calls.append(CallEvent(e.line, e.end_line, text, callee, "call", "external",
+                                            f"imports {name.value}", args=(name,)))
+                return ModuleRef(name.value)  # a module of the tree, by its absolute name
+        if isinstance(callee, External) and callee.name == builtins.SIGNATURE and len(arg_exprs) == 1 and not keywords:
+            return self.signature(self.force(self.ev(arg_exprs[0])), text)
         args = tuple(self.ev(a) for a in arg_exprs)
         kwargs = []
         forwards = False  # a `**mapping` whose keys are not known (not the recipe's own table)
@@ -1338,12 +1398,12 @@ class Frame:
             out.append((key.value, self.ev(v)))
         return out
 
-    def effect(self, value):
+    def effect(self, value, returned: bool = False):
         """In an effects walk, a call whose value is not needed still runs: its stores and an
         always-raising callee matter. Elsewhere calls stay lazy."""
         if not self.an.effects or not isinstance(value, LazyCall) or value.target is None:
             return value
-        if not self.an.follows(value) and not self.catching:  # in a try body, for what it may raise
+        if not self.an.follows(value) and not self.catching and not returned:  # in a try body, for what it may raise
             return value
         return self.force(value)
 
@@ -1402,6 +1462,32 @@ class Frame:
         self.an.havoc(path, names, e, cls=cls if path is None else None, only_none=only_none)
         return NONE
 
+    def signature(self, fn, text: str):
+        """`inspect.signature(f)` of a function of the tree, as the stdlib builds it from the
+        `def`: its parameters' names and kinds in order (annotations and defaults left out);
+        the first dropped where `f` is bound. Unknown for a decorated function (a decorator may
+        hand back another signature) or anything else."""
+        if not isinstance(fn, FuncRef):
+            return Unknown(text)
+        info = self.an.index.function(fn.qualname)
+        if info is None or any(d not in ("staticmethod", "classmethod") for d in info.facts.decorators):
+            return Unknown(text)
+        params = builtins.signature_of(info.facts)
+        if params is None:
+            return Unknown(text)
+        if self.an.resolver.is_bound_method(fn) and params.parameters:
+            params = params.replace(parameters=list(params.parameters.values())[1:])
+        return Const(params)
+
+    def external_class_attr(self, receiver, name: str):
+        """`getattr(Cls, name)` found first on an out-of-tree base of the class's MRO (a stub lists
+        it there): that library's attribute, not a later definition of the tree."""
+        if not isinstance(receiver, ClassRef):
+            return None
+        cls = self.an.resolver.canonical(receiver.qualname)
+        binding = self.an.resolver.class_binding(cls, name) if cls else None
+        return External(f"{binding[1]}.{name}") if binding is not None and binding[0] == "external" else None
+
     def note_kwargs(self, value, expr, text) -> None:
         self.dynamic.append(DynamicEvent("kwargs-forward", expr.line, expr.end_line, text, value))
 
@@ -1418,12 +1504,18 @@ class Frame:
                                           self.config_path_of(arg_exprs[0]), self.local_root_class(arg_exprs[0]),
                                           only_none)
             if isinstance(attr, Const) and isinstance(attr.value, str):
-                has = self.an.resolver.has_attribute(self.force(receiver), attr.value)
+                forced = self.force(receiver)
+                has = self.an.resolver.has_attribute(forced, attr.value)
+                if isinstance(forced, FuncRef) and attr.value == "__func__":
+                    has = self.an.resolver.is_bound_method(forced)
                 if name == "hasattr":
                     return Const(has) if has is not None else Unknown(text)
                 if name == "getattr":
                     if has is False and len(arg_exprs) >= 3:
                         return self.ev(arg_exprs[2])  # the attribute cannot exist: the default
+                    shadow = self.external_class_attr(self.force(receiver), attr.value) if has else None
+                    if shadow is not None:
+                        return shadow
                     from_table = isinstance(arg_exprs[1], ir.Name) and arg_exprs[1].id in self.unrolled
                     value = self.attr(receiver, attr.value, e, record=True,
                                       kind="getattr-table" if from_table else "getattr-literal")
@@ -1441,6 +1533,18 @@ class Frame:
         if name == "vars" and arg_exprs:
             receiver = self.ev(arg_exprs[0])
             self.dynamic.append(DynamicEvent("dunder-dict", e.line, e.end_line, text, receiver))
+            return Unknown(text)
+        if name == "next" and len(arg_exprs) == 1 and isinstance(arg_exprs[0], ir.Call) \
+                and isinstance(arg_exprs[0].func, ir.Name) and arg_exprs[0].func.id in ("iter", "reversed") \
+                and len(arg_exprs[0].args) == 1 and not arg_exprs[0].keywords:
+            # the first item of a fresh iterator over a value the walk knows item by item
+            items = self.force(self.ev(arg_exprs[0].args[0]))
+            if isinstance(items, Const) and isinstance(items.value, (tuple, list, dict, str, frozenset)) \
+                    and not (isinstance(items.value, frozenset) and len(items.value) > 1):  # no order to rely on
+                ordered = list(items.value)
+                if arg_exprs[0].func.id == "reversed":
+                    ordered.reverse()
+                return Const(ordered[0]) if ordered else Unknown(f"{text}: StopIteration")
             return Unknown(text)
         if name in ("any", "all") and len(arg_exprs) == 1 and not keywords:
             items = self.comp_items(arg_exprs[0])
@@ -1584,6 +1688,19 @@ class Frame:
 class Analyzer:
     """Walks functions of one Index under one set of bindings; caches walks and return values."""
 
+    def body_of(self, symbol, fn):
+        """The statements a walk of `fn` takes: its own, or the one statement the framework
+        model summarizes it by (Domain.summary_statement: a subprocess that runs the function it
+        is handed), written at the function's first line so anchors stay in it."""
+        if symbol is None:
+            return fn.body
+        memo = self.index.memo.setdefault("summary_body", {})
+        if symbol.qualname not in memo:
+            statement = self.domain.summary_statement(symbol.qualname, tuple(p.name for p in fn.params))
+            memo[symbol.qualname] = None if statement is None else _summary_body(symbol, fn, statement)
+        body = memo[symbol.qualname]
+        return fn.body if body is None else body
+
     def __init__(self, index, bindings: dict):
         self.index = index
         self.domain = domains.current()
@@ -1591,6 +1708,7 @@ class Analyzer:
         self.resolver = Resolver(index, self.runtime, self)
         self._summaries: dict = {}
         self._returns: dict = {}
+        self._effect_returns: dict = {}  # Analyzer.call_may_raise: returns of walks that followed raises
         self._decorated: dict = {}
         self.unset_env_reads = 0  # env vars read as unset (an assumption), so far
         self.depth = 0
@@ -1714,6 +1832,29 @@ class Analyzer:
             self._returns[key] = joined
         return joined
 
+    def call_may_raise(self, event) -> bool:
+        """Whether a call recorded in a value walk may raise, as an effects walk of its callee
+        (its raises, and its callees', followed) finds: for a `try` body's handlers. A call it
+        cannot walk may."""
+        target = event.target
+        if not isinstance(target, FuncRef):
+            return not isinstance(target, ClassRef)  # a class's construction: its hooks are the construction's
+        sink = _RaiseSink()
+        saved = self.effects, self._returns
+        # walked with raises followed, on walks of its own: a value walk's cached returns know
+        # nothing of raises, and these must not stand in for them either
+        self.effects, self._returns = True, self._effect_returns
+        self.stack.append(sink)  # type: ignore[arg-type]  # takes what the callee notes on its caller
+        try:
+            positional = event.args[: len(event.args) - len(event.kwargs)]
+            value = self.return_value(target, positional, event.kwargs)
+            if isinstance(value, Unknown) and value.reason.endswith("evaluation depth"):
+                return True
+        finally:
+            self.stack.pop()
+            self.effects, self._returns = saved
+        return sink.raised is not None or sink.possible
+
     def walk_call(self, event, frame_cls=None):
         """A fresh walk of the in-tree function a recorded call (CallEvent) reaches, with the
         arguments it passed; None when it reaches none."""
@@ -1732,11 +1873,12 @@ class Analyzer:
         symbol = self.index.resolve(target.qualname)
         if symbol is None or symbol.kind != "function":
             return Unknown(f"{target.qualname} not found")
-        if self.depth >= MAX_EVAL_DEPTH:
-            self.depth_cuts += 1
-            return Unknown(f"{symbol.local}(): evaluation depth")
         info = self.index.function_at(symbol)
         fn = info.facts
+        summarized = self.body_of(symbol, fn) is not fn.body
+        if self.depth >= MAX_EVAL_DEPTH and not summarized:  # a summary starts its own depth budget
+            self.depth_cuts += 1
+            return Unknown(f"{symbol.local}(): evaluation depth")
         self_obj, bound = self.bind_arguments(fn, target.bound, args, kwargs)
         for name, value in target.closure:
             bound.setdefault(name, value)
@@ -1753,13 +1895,19 @@ class Analyzer:
             return value
         self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0, None, (), ())
         platform_before, cuts_before = runtime.platform_calls, self.depth_cuts
-        self.depth += 1
+        depth, self.depth = self.depth, 0 if summarized else self.depth + 1  # a summary: a walk of its own
         try:
             frame = Frame(self, info.module, fn, symbol, self_obj, bound)
             frame.run()
         finally:
-            self.depth -= 1
+            self.depth = depth
         value = self.returns_of(frame, fn)
+        if summarized and isinstance(value, Derived):  # its fields computed within the summary's own budget
+            depth, self.depth = self.depth, 0
+            try:
+                value = replace(value, overrides=tuple((k, self.force(v)) for k, v in value.overrides))
+            finally:
+                self.depth = depth
         raised, may = None, ()
         if self.effects and not frame.returns and frame.raises:
             raised = raises_on_every_path(symbol, frame.raises)
@@ -2002,6 +2150,7 @@ class Analyzer:
         engine's construction was walked."""
         self._summaries.clear()
         self._returns.clear()
+        self._effect_returns.clear()
         self.resolver.forget()
 
     def returns_of(self, frame: Frame, fn):
@@ -2031,6 +2180,12 @@ class Analyzer:
         """The value of one expression of `module` (inside method `fn` with `self_obj` and those
         locals, if given)."""
         return Frame(self, module, fn, None, self_obj, dict(local_values or {})).ev(expr)
+
+    def evaluate_text(self, module_name: str, text: str, local_values: dict | None = None):
+        """The value of an expression written as text, in module `module_name` (its names as
+        the module binds them), forced: what a question about the tree's code asks."""
+        module = self.index.module(module_name)
+        return self.force(self.evaluate(module, _expression_ir(text, module_name, 1), local_values=local_values))
 
     def env_attribute(self, module, expr):
         """The value of a `vllm.envs` table entry, its env reads noted on the frames walking."""
@@ -2309,10 +2464,14 @@ class Analyzer:
                 info = self.index.function_at(symbol)
                 original = FuncRef(target.qualname)
                 current: object = original
-                for text in reversed(info.facts.decorators):
-                    current = self._apply_decorator(info.module, info.facts, text, current, original)
-                    if isinstance(current, str):
-                        break
+                depth, self.depth = self.depth, 0  # kept per function: not cut by where it is first asked
+                try:
+                    for text in reversed(info.facts.decorators):
+                        current = self._apply_decorator(info.module, info.facts, text, current, original)
+                        if isinstance(current, str):
+                            break
+                finally:
+                    self.depth = depth
                 if isinstance(current, str) or (isinstance(current, FuncRef) and current.qualname != key):
                     result = current
             self._decorated[key] = result
@@ -2326,9 +2485,10 @@ class Analyzer:
         import ast as _ast
 
         try:
-            expr = ir.from_ast(_ast.parse(text, mode="eval").body, fn.start_line)
+            _ast.parse(text, mode="eval")
         except SyntaxError:
             return f"decorated by @{text}, which does not parse"
+        expr = _expression_ir(text, module.module, fn.start_line)
         enclosing = module.functions.get(fn.qualname.rsplit(".<locals>.", 1)[0]) if ".<locals>." in fn.qualname \
             else None  # a decorator of a nested function may be a name of the function it sits in
         deco = self.force(Frame(self, module, enclosing).ev(expr))
@@ -2499,3 +2659,40 @@ def _value_key(value) -> str:
         return repr(value)
     except Exception:  # noqa: BLE001
         return type(value).__name__
+
+
+def _summary_body(symbol, fn, statement: str):
+    """`statement` as the body of a function with `fn`'s parameters, at `fn`'s first line."""
+    from srcreview.index.builder.ast_front import extract
+
+    params = ", ".join(("*" if p.kind == "vararg" else "**" if p.kind == "kwarg" else "") + p.name
+                       for p in fn.params if p.kind != "keyword")
+    source = "\n" * (fn.start_line - 1) + f"def {fn.name}({params}):\n    {statement}\n"
+    facts = extract(source.encode(), symbol.module, "summary.py", "summary")
+    return facts.functions[fn.name].body
+
+
+class _RaiseSink:
+    """Stands for the caller while Analyzer.call_may_raise walks a callee: keeps what it raises."""
+
+    def __init__(self):
+        self.raised = None
+        self.possible = False
+        self.conds: list = []  # what Analyzer reads of every frame on its stack
+        self.tentative: set = set()
+        self.loops = 0
+        self.symbol = None
+        self.env_reads: dict = {}
+        self.current = (0, 0)
+        self.calls: list = []
+
+    def possible_raises(self, events) -> None:
+        self.possible = self.possible or bool(events)
+
+
+def _expression_ir(text: str, module: str, line: int):
+    """An expression written as text (a decorator's) as IR, as the index builds it, at `line`."""
+    from srcreview.index.builder.ast_front import extract
+
+    facts = extract(("\n" * (line - 1) + f"__expression = {text}\n").encode(), module, "expression.py", "expression")
+    return facts.constants["__expression"].expr

@@ -22,7 +22,7 @@ from srcreview.index import ir
 from srcreview.index.cache import reuse_enabled
 from srcreview.index.facts import UNKNOWN
 from srcreview.interp import paths
-from srcreview.interp.builtins import BUILTIN_NAMES, const_attr
+from srcreview.interp.builtins import BUILTIN_NAMES, STDLIB_CONSTANTS, const_attr
 from srcreview.interp.values import (
     DICT_VIEWS,
     NONE,
@@ -44,10 +44,15 @@ from srcreview.interp.values import (
     Ref,
     Rewritable,
     Super,
+    TupleVal,
     Union,
     Unknown,
 )
 
+# what a class object has from its metaclass (`type`, and `ABCMeta` behind `Protocol` and `ABC`)
+METACLASS_NAMES = frozenset({"mro", "register"})
+# class decorators that bind no name of the class's namespace a lookup may ask for
+_NAMESPACE_KEEPING = frozenset({"runtime_checkable", "typing.runtime_checkable", "final", "typing.final"})
 CONFIG_UPDATES = ("update", "update_from_string", "__setattr__", "__dict__")  # may store any name on a config
 
 
@@ -69,6 +74,7 @@ class Resolver:
         # the tree unless the reuse is off (srcreview.index.cache.reuse_enabled)
         self._names: dict[tuple, tuple] = index.memo.setdefault("global_name", {}) if reuse_enabled() else {}
         self._annotations: dict[tuple, tuple] = {}  # see obj_for_annotation
+        self._instances: dict[tuple, object] = {}  # module-level instances built at import (runtime.builds_at_import)
 
     def global_name(self, module, name: str, scope: str):
         """What a name not bound locally refers to in `scope` of `module`: a nested definition,
@@ -241,6 +247,11 @@ class Resolver:
         if not _holds_unknown(const.value):
             return Const(const.value)
         if isinstance(const.expr, ir.Call) and self._builds_own_instance(module, const.expr):
+            if self.runtime.builds_at_import(module.module, const.name):  # built once per review
+                key = (module.module, const.name)
+                if key not in self._instances:
+                    self._instances[key] = self.interp.evaluate(module, const.expr)
+                return self._instances[key]
             return Unknown(f"{const.name} is computed at import time")  # an instance: never kept
         if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp, ir.Dict, ir.Call)):
             value = self.interp.evaluate(module, const.expr)
@@ -268,7 +279,8 @@ class Resolver:
         if isinstance(receiver, ClassRef):
             return self.class_attr(receiver.qualname, name)
         if isinstance(receiver, External):
-            return External(f"{receiver.name}.{name}")
+            dotted = f"{receiver.name}.{name}"
+            return Const(STDLIB_CONSTANTS[dotted]) if dotted in STDLIB_CONSTANTS else External(dotted)
         if isinstance(receiver, Super):
             return self.super_attr(receiver, name)
         if isinstance(receiver, Const) and isinstance(receiver.value, EnumMember):
@@ -536,6 +548,12 @@ class Resolver:
             return value.has(name)
         if isinstance(value, Derived) and value.override(name) is not None:
             return True
+        if isinstance(value, External):  # an out-of-tree class a stub describes
+            return self.stub_defines(value.name, name)
+        if isinstance(value, ClassRef):  # a class object: its MRO's namespaces
+            cls = self.canonical(value.qualname)
+            binding = self.class_binding(cls, name) if cls else None
+            return None if binding is None else binding[0] != "absent"
         if not isinstance(value, Obj) or not isinstance(value.cls, str):
             return None
         cls = self.canonical(value.cls)
@@ -558,6 +576,200 @@ class Resolver:
         if not closed or "__getattr__" in info.methods or "__getattribute__" in info.methods:
             return None
         return False
+
+    def class_binding(self, qualname: str, name: str) -> tuple[str, str | None] | None:
+        """Where `Cls.name` is found on the class object `qualname`, its MRO in order: ("tree",
+        class) for a class of the tree whose body binds it, ("external", class) for an out-of-tree
+        base whose stub lists it (srcreview.vllm.stubs), ("absent", None) where no class of the
+        MRO binds it. None where the source does not decide it: a body with statements its facts
+        do not list, a decorated class (a decorator may set it), an `__init_subclass__` or a
+        metaclass of the tree, an out-of-tree base no stub decides, before a class that binds
+        it; and, for "absent", a store of that name on some object other than `self` in the tree
+        (a store elsewhere cannot take a name away from a class that binds it)."""
+        memo = self.index.memo.setdefault("class_binding", {})
+        key = (qualname, name)
+        if key not in memo:
+            memo[key] = self._class_binding(qualname, name)
+        return memo[key]
+
+    def _class_binding(self, qualname: str, name: str):
+        info = self.index._class_info_abs(qualname)
+        if info is None:
+            return None
+        externals = self._external_bases(info)
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            if symbol is None:
+                where = "builtins.object" if qual in ("object", "builtins.object") else externals.get(qual)
+                found = self.stub_defines(where, name) if where is not None else None
+                if found is None:
+                    return None
+                if found:
+                    return ("external", where)
+                continue
+            facts = self.index.module(symbol.module).classes[symbol.local]
+            if not facts.body_closed or any(d not in _NAMESPACE_KEEPING for d in facts.decorators) or \
+                    "metaclass" in dict(facts.keywords) or \
+                    ("__init_subclass__" in facts.methods and qual != info.linearization[0]):
+                return None
+            declared = [f for f in facts.fields if f.name == name and f.default_expr is not None]
+            if any(_field_call(f.default_expr) for f in declared):
+                return None  # `field(...)`/`Field(...)`: a dataclass or pydantic may take it off the class
+            if name in facts.methods or self.index._class_symbol(f"{qual}.{name}") is not None or declared:
+                return ("tree", qual)
+        if name in METACLASS_NAMES or name.startswith("__") or self._stored_anywhere(name):
+            return None  # the class object's metaclass (`type`) and its special names; a store elsewhere
+        return ("absent", None)
+
+    def stub_defines(self, qualname: str, name: str) -> bool | None:
+        """Whether the out-of-tree class `qualname` has `name`, as the framework's stub of it
+        says (Domain.external_names); None without a stub, and for a private or special name."""
+        names = self.domain.external_names(qualname)
+        if names is None or name.startswith("_"):
+            return None
+        return name in names
+
+    def _stored_anywhere(self, name: str) -> bool:
+        """Whether the tree may store `name` on a class object: an attribute store of that name
+        on something other than `self`, or a `setattr` of it. A store inside a class decorator
+        (`def attn_type(t): def func(model): model.attn_type = t; return model; return func`)
+        reaches only the classes written under it, when its factory is used nowhere but as
+        `@factory(...)`: those classes are decorated, which `class_binding` leaves open anyway."""
+        pattern = rf"(\b(?!self\b)\w+\.{re.escape(name)}\s*=[^=])|(setattr\([^,]+,\s*['\"]{re.escape(name)}['\"])"
+        regex = re.compile(pattern.encode())
+        for path in self.index.grep_re(pattern, literal=name):
+            text = self.index.raw_text(path)
+            facts = self.index.module(path)
+            for match in regex.finditer(text):
+                line = text.count(b"\n", 0, match.start()) + 1
+                if self._decorator_factory(facts, line) is None:
+                    return True
+        return False
+
+    def _decorator_factory(self, facts, line: int) -> str | None:
+        """The factory `G` whose nested function holds `line`, where the tree only ever uses
+        `G` as a decorator (`@G(...)`); None otherwise."""
+        inner = [f for f in facts.functions.values() if f.start_line <= line <= f.end_line]
+        if not inner:
+            return None
+        nested = max(inner, key=lambda f: f.start_line)
+        outer, sep, _ = nested.qualname.partition(".<locals>.")
+        if not sep or "." in outer:
+            return None
+        name = outer.rsplit(".", 1)[-1]
+        applied = re.compile(br"^\s*(@[\w.]*|def |async def )$")
+        for path in self.index.grep(f"{name}("):
+            text = self.index.raw_text(path)
+            for match in re.finditer(rf"(?<!\w){re.escape(name)}\(".encode(), text):
+                before = text[text.rfind(b"\n", 0, match.start()) + 1:match.start()]
+                if not applied.match(before):
+                    return None  # called, or passed on: not only applied with `@`
+        return name
+
+    def _external_bases(self, info) -> dict[str, str]:
+        """An out-of-tree base of `info`'s MRO as written -> the dotted name its module's imports
+        give it (`nn.Module` -> `torch.nn.Module`)."""
+        out: dict[str, str] = {}
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            if symbol is None:
+                continue
+            module = self.index.module(symbol.module)
+            imports = {i.local: i.target for i in module.imports if not i.scope}
+            for base in module.classes[symbol.local].bases:
+                head, _, tail = base.partition(".")
+                if head in imports and base not in out:
+                    out[base] = imports[head] + (f".{tail}" if tail else "")
+        return out
+
+    def class_isinstance(self, obj_qual: str, cls_qual: str) -> bool | None:
+        """`isinstance(Obj, Cls)` for a class object `obj_qual` of the tree: against a
+        runtime-checkable protocol, whether the class has every member the protocol declares
+        (what `typing` checks); against a class of the tree that is no metaclass, False."""
+        cls = self.index._class_info_abs(cls_qual)
+        if cls is None:
+            return None
+        members = self._protocol_members(cls)
+        if members is None:
+            if any(q.rsplit(".", 1)[-1] in ("type", "ABCMeta") or self.index._class_symbol(q) is None
+                   for q in cls.linearization[1:]):
+                return None  # a metaclass, or a base outside the tree that may be one
+            return False
+        found = [self.class_binding(obj_qual, m) for m in members]
+        if any(b is not None and b[0] == "absent" for b in found):
+            return False
+        return True if all(b is not None for b in found) else None
+
+    def is_bound_method(self, fn: FuncRef) -> bool:
+        """Whether `fn` is a bound method (it has `__func__`; its signature drops the first
+        parameter): a method reached through an instance, or a classmethod. A plain method
+        reached through its class, a staticmethod and a function are plain functions."""
+        info = self.index.function(fn.qualname)
+        if info is None or fn.bound is None or info.facts.is_staticmethod:
+            return False
+        return info.facts.is_classmethod or not isinstance(fn.bound, ClassRef)
+
+    def class_subclass(self, qualname: str, other) -> bool | None:
+        """`issubclass(Cls, other)` for a class of the tree and a class of the tree or an
+        out-of-tree class: True where `other` is in its MRO; False where it is not and every
+        out-of-tree base there is one a stub describes (whose own bases are known); else None."""
+        info = self.index._class_info_abs(qualname)
+        if info is None:
+            return None
+        externals = self._external_bases(info)
+        outside = [externals.get(q) for q in info.linearization if self.index._class_symbol(q) is None]
+        if isinstance(other, ClassRef):
+            target = self.canonical(other.qualname)
+            if target is not None and target in info.linearization:
+                return True
+        elif isinstance(other, External):
+            if other.name == "builtins.object" or other.name in outside:
+                return True
+        else:
+            return None
+        return False if all(q is not None and self.domain.external_names(q) is not None for q in outside) else None
+
+    def class_mro(self, info):
+        """`Cls.__mro__`: the classes of the tree in their order, the out-of-tree bases by their
+        imported names, then `typing.Protocol` and `typing.Generic` where a class of the MRO is
+        written over them (the index drops those two; their place is taken as C3 gives it for
+        protocol mixins: after every other class) and `object`. Unknown where an out-of-tree base
+        has no name its module's imports give."""
+        externals = self._external_bases(info)
+        items: list = []
+        for qual in info.linearization:
+            if self.index._class_symbol(qual) is not None:
+                items.append(ClassRef(qual))
+            elif qual in externals:
+                items.append(External(externals[qual]))
+            else:
+                return Unknown(f"{info.facts.name}.__mro__")
+        written = [b.split("[")[0] for q in info.linearization if (sym := self.index._class_symbol(q)) is not None
+                   for b in self.index.module(sym.module).classes[sym.local].bases]
+        for typing_base in ("Protocol", "Generic"):
+            if typing_base in written or f"typing.{typing_base}" in written:
+                items.append(External(f"typing.{typing_base}"))
+        items.append(External("builtins.object"))
+        return TupleVal(tuple(items))
+
+    def _protocol_members(self, info) -> tuple[str, ...] | None:
+        """The members a `@runtime_checkable` protocol of the tree declares (fields, annotated or
+        not, and methods of it and its protocol bases); None for a class that is no such protocol."""
+        if not any(d.rsplit(".", 1)[-1] == "runtime_checkable" for d in info.facts.decorators):
+            return None
+        members: list[str] = []
+        for qual in info.linearization:
+            symbol = self.index._class_symbol(qual)
+            if symbol is None:
+                continue
+            facts = self.index.module(symbol.module).classes[symbol.local]
+            if not any(b.split("[")[0].rsplit(".", 1)[-1] == "Protocol" for b in facts.bases):
+                continue
+            if not facts.body_closed:
+                return None
+            members += [f.name for f in facts.fields] + list(facts.methods)
+        return tuple(dict.fromkeys(m for m in members if not (m.startswith("__") and m.endswith("__"))
+                                   and m not in ("_is_protocol", "_is_runtime_protocol")))
 
     def owner_module(self, info, owner_local: str) -> str:
         """The module of the class in `info`'s MRO that declares a member (by its local name)."""
@@ -808,6 +1020,8 @@ class Resolver:
             return Const(EnumMember(qualname, name))
         if name == "__name__" and not info.facts.decorators:
             return Const(info.facts.name)  # type's data descriptor: the class statement's name
+        if name == "__mro__":
+            return self.class_mro(info)
         method = info.methods.get(name)
         if method is not None:
             return FuncRef(method.qualname, bound=ClassRef(qualname))
@@ -1198,3 +1412,9 @@ def _bound_names(stmt) -> set[str]:
             out.add(s.qualname.rsplit(".", 1)[-1])
     out.update(e.target.id for e in ir.iter_exprs(stmt) if isinstance(e, ir.Walrus) and isinstance(e.target, ir.Name))
     return out
+
+
+def _field_call(expr) -> bool:
+    """Whether a class-body value is a `field(...)`/`Field(...)` call (dataclasses and pydantic
+    keep no class attribute for such a field, or another value than the call)."""
+    return isinstance(expr, ir.Call) and (ir.dotted(expr.func) or "").rsplit(".", 1)[-1] in ("field", "Field")

@@ -317,11 +317,18 @@ def is_number(value) -> bool:
 
 
 def bounds_of(value) -> tuple[float | None, float | None] | None:
-    """(lo, hi) of a number or a Bounded; None for anything else."""
+    """(lo, hi) of a number, a Bounded, or a union of those (their hull); None for anything else."""
     if is_number(value):
         return value.value, value.value
     if isinstance(value, Bounded):
         return value.lo, value.hi
+    if isinstance(value, Union):
+        each = [bounds_of(o) for o in value.options]
+        if not each or any(b is None for b in each):
+            return None
+        los = [b[0] for b in each if b is not None and b[0] is not None]
+        his = [b[1] for b in each if b is not None and b[1] is not None]
+        return (min(los) if len(los) == len(each) else None), (max(his) if len(his) == len(each) else None)
     return None
 
 

@@ -43,8 +43,12 @@ CLI_PACKAGE = f"{PACKAGE_DIR}entrypoints/cli/"  # the `vllm` command's modules: 
 # sys.argv before any parser runs (`--omni`) hands the whole command to another program
 CONFIG_FLAG = "--config"  # `vllm serve --config FILE`: a YAML file of flags the parser pulls in
 RUNNER_SELECTOR = f"{ROOT_CONFIG}.use_v2_model_runner"  # decides which model runner (v1, v2) runs
+# the usage context `vllm serve` builds the engine's config with (the builder's parameter)
+SERVE_USAGE_CONTEXT = (f"{PACKAGE}.usage.usage_lib.UsageContext", "OPENAI_API_SERVER")
+USAGE_CONTEXT_PARAM = "usage_context"
 CAPABILITY_CALLS = ("get_device_capability", "has_device_capability", "is_device_capability",
-                    "is_device_capability_family")  # the platform's device-capability questions
+                    "is_device_capability_family",  # the platform's device-capability questions
+                    "get_device_name", "get_device_total_memory")  # and the device's name and memory
 # functions that copy a config dataclass with some fields changed (modelled as `Derived`)
 REPLACE_FUNCTIONS = ("dataclasses.replace", "copy.replace", f"{PACKAGE}.config.utils.replace")
 # the hooks that run again when a copy of the root config changes REINIT_FIELDS: each

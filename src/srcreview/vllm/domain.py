@@ -9,7 +9,7 @@ and how the engine builds its config; this module answers with vLLM's runtime mo
 
 from __future__ import annotations
 
-from srcreview.vllm import construction, models
+from srcreview.vllm import construction, model_registry, models, stubs
 from srcreview.vllm import runtime as vllm_runtime
 
 
@@ -41,6 +41,13 @@ class VllmDomain:
     hooks = staticmethod(construction.hooks)
     hook_entries = staticmethod(construction.hook_entries)
     passed_argument = staticmethod(construction.passed_argument)
+
+    entry_arguments = staticmethod(vllm_runtime.entry_arguments)
+    external_names = staticmethod(stubs.external_names)
+
+    @staticmethod
+    def summary_statement(qualname: str, params: tuple[str, ...]) -> str | None:
+        return model_registry.SUMMARIES.get(qualname) if params == ("self", "model_arch") else None
 
     @staticmethod
     def construct(analyzer) -> construction.Construction:

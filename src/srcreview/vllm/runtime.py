@@ -30,7 +30,7 @@ from typing import Any
 
 from srcreview.index import ir
 from srcreview.index.ir import dotted, iter_calls, iter_statements
-from srcreview.interp.values import Const, Unknown
+from srcreview.interp.values import Const, EnumMember, Unknown
 from srcreview.vllm.anchors import (  # noqa: F401 - vLLM's names, re-exported for modules importing them from here
     ALIASES,
     ATTN_SELECTOR,
@@ -54,10 +54,18 @@ from srcreview.vllm.anchors import (  # noqa: F401 - vLLM's names, re-exported f
     REPLACE_FUNCTIONS,
     ROOT_CONFIG,
     RUNNERS,
+    SERVE_USAGE_CONTEXT,
+    USAGE_CONTEXT_PARAM,
 )
 
 PLATFORM_KEY = "hardware.platform"
 CAPABILITY_KEY = "hardware.compute_capability"
+GPU_KEY = "hardware.gpu"
+
+MEMORY_KEY = "hardware.memory_gib"
+GIB = 1 << 30
+# the platform's device questions the recipe's [hardware] answers (get_device_total_memory in bytes)
+DEVICE_ANSWERS = {"get_device_name": GPU_KEY, "get_device_total_memory": MEMORY_KEY}
 EMPTY_FACTORIES = {"dict": dict, "list": list}  # `field(default_factory=dict)`: a fresh empty one
 PACKAGES_KEY = "runtime.packages"  # the profile's installed distributions (normalised)
 ABSENT_KEY = "runtime.absent"  # the distributions the recipe says are not installed
@@ -312,6 +320,14 @@ class Runtime:
         self.platform_calls += 1
         return Const(())  # the release declares none in the group, and the profile has no plugins
 
+    def builds_at_import(self, module: str, name: str) -> bool:
+        """Whether a module-level instance is taken as the one its module builds at import
+        (srcreview.vllm.model_registry: the model registry, which nothing else can have changed)."""
+        from srcreview.vllm import model_registry
+
+        return (module, name) == (model_registry.REGISTRY_MODULE, model_registry.REGISTRY) and \
+            model_registry.builds_at_import(self.index, self.bindings, module, name, self.without_plugins())
+
     def without_plugins(self) -> bool:
         """Whether the runtime profile runs no out-of-tree code (no plugins): then code of the
         tree that nothing calls never runs. Counted as a platform answer (it rests on the profile)."""
@@ -419,6 +435,12 @@ class Runtime:
     def capability_call(self, method: str, args, force):
         """A device-capability question (`has_device_capability(90)`...) from the recipe's
         compute capability; `force` gives the value of the asked capability."""
+        if method in DEVICE_ANSWERS:  # the device's name and memory, as the recipe's [hardware] gives them
+            key = DEVICE_ANSWERS[method]
+            if key not in self.bindings:
+                return Unknown(f"{key} not set by the recipe")
+            value = self.bindings[key]
+            return Const(int(value * GIB) if key == MEMORY_KEY else value)
         capability = self.bindings.get(CAPABILITY_KEY)
         if capability is None:
             return Unknown(f"{CAPABILITY_KEY} not set by the recipe")
@@ -857,6 +879,22 @@ class BuilderFlow:
     stores: dict  # method name -> frozenset of fields
     post_init: str = ""  # the `__post_init__` that ran on the instance before the builder ("" : none followed)
     init_stores: frozenset = frozenset()  # the tracked fields it (or what it calls on `self`) may store
+
+
+def entry_arguments(index, qualname: str) -> dict:
+    """What `vllm serve` passes the engine's builder beyond the recipe: its usage context,
+    `UsageContext.OPENAI_API_SERVER` (a recipe is a serve command; the engine's batch defaults
+    are picked by it), where the release's enum has that member. Nothing for other functions."""
+    if not qualname.endswith(f"{ENGINE_CLASS}.{BUILDER}"):
+        return {}
+
+    def compute() -> dict:
+        members = index.enum_members(SERVE_USAGE_CONTEXT[0])
+        if not members or not any(name == SERVE_USAGE_CONTEXT[1] for name, _ in members):
+            return {}
+        return {USAGE_CONTEXT_PARAM: Const(EnumMember(*SERVE_USAGE_CONTEXT))}
+
+    return _memo(index, "entry_arguments", compute)
 
 
 def builder_flow(index, qualname: str) -> BuilderFlow | None:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_right
+from typing import cast
 
 from srcreview.index import ir
-from srcreview.index.builder.core import SIMPLE, Builder, end_line
+from srcreview.index.builder.core import JOINED, SIMPLE, Builder, end_line, plain_text
 from srcreview.index.facts import MODULE_CODE, ModuleFacts, PendingBody
 
 
@@ -275,9 +276,17 @@ class AstBuilder(Builder):
         if isinstance(node, ast.JoinedStr):
             if self.concatenated(node):
                 return ir.Constant(l, e, None)  # libcst does not evaluate a concatenation with an f-string
+            if all((isinstance(v, ast.Constant) and isinstance(v.value, str) and plain_text(v.value))
+                   or (isinstance(v, ast.FormattedValue) and v.conversion == -1 and v.format_spec is None)
+                   for v in node.values):
+                # every part in order: the literal text and the plain `{expr}` ones (what it joins)
+                parts = tuple(self.expr(v.value) if isinstance(v, ast.FormattedValue)
+                              else ir.Constant(l, e, cast(ast.Constant, v).value) for v in node.values)
+                return ir.OtherExpr(l, e, JOINED, parts)
             return ir.OtherExpr(l, e, "FormattedString", tuple(self.expr(c) for c in _fstring_exprs(node)))
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return ir.OtherExpr(l, e, "Yield", (self.expr(node.value),) if node.value is not None else ())
+            kind = "YieldFrom" if isinstance(node, ast.YieldFrom) else "Yield"
+            return ir.OtherExpr(l, e, kind, (self.expr(node.value),) if node.value is not None else ())
         if isinstance(node, ast.Starred):
             return ir.OtherExpr(l, e, "StarredElement", (self.expr(node.value),))
         raise NotTaken(type(node).__name__)

@@ -212,6 +212,7 @@ class Builder:
         body = [] if self.is_suite(node.body) else self.groups(node.body)
         saved_attrs = self._instance_attrs
         self._instance_attrs = []
+        body_closed = True
         for index, stmt in enumerate(body):
             self.at(stmt[0] if isinstance(stmt, list) else stmt)
             if isinstance(stmt, list):
@@ -220,9 +221,14 @@ class Builder:
                     continue
                 span = (stmt[0].lineno, stmt[-1].end_lineno)
                 for small in stmt:
+                    body_closed = body_closed and _binds_only_listed(small)
                     if isinstance(small, (ast.AnnAssign, ast.Assign)):
                         fields.extend(self.class_field(small, span, qualname, body, index))
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                body_closed = False
+            if isinstance(stmt, list):
+                continue
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 methods.append(stmt.name)
                 self.add_function(stmt, f"{qualname}.", qualname)
             elif isinstance(stmt, ast.ClassDef):
@@ -245,7 +251,7 @@ class Builder:
         self.classes[qualname] = ClassFacts(
             qualname=qualname, name=node.name, bases=bases, decorators=decorators,
             start_line=start, end_line=end, fields=tuple(fields), methods=tuple(dict.fromkeys(methods)),
-            keywords=keywords, docstring=docstring, instance_attrs=attrs,
+            keywords=keywords, docstring=docstring, instance_attrs=attrs, body_closed=body_closed,
         )
 
     def docstring(self, group) -> str | None:
@@ -318,7 +324,7 @@ class Builder:
         self.functions[qualname] = FunctionFacts(
             qualname=qualname, name=node.name, owner=owner, params=tuple(params),
             decorators=decorators, returns=returns, start_line=start, end_line=end, stored_body=body,
-            imports=imports, is_async=isinstance(node, ast.AsyncFunctionDef),
+            imports=imports, is_async=isinstance(node, ast.AsyncFunctionDef), posonly=len(a.posonlyargs),
         )
 
     def param(self, arg: ast.arg, default, kind: str) -> Param:
@@ -634,6 +640,15 @@ class Builder:
         raise NotImplementedError
 
 
+JOINED = "JoinedString"  # an f-string whose children are its parts in order (no `!r`, no format spec)
+
+
+def plain_text(text: str) -> bool:
+    """Text of an f-string that reads the same in its source and as a value: printable ASCII
+    with no backslash or brace (both parsers' f-strings of such parts are JOINED)."""
+    return all(" " <= c <= "~" and c not in "\\{}" for c in text)
+
+
 class Opaque:
     """An expression the IR keeps as OtherExpr: its kind and the expressions below it (what
     cst_front makes of f-strings, `yield`, starred elements and whatever else libcst has)."""
@@ -674,3 +689,15 @@ def absolute_module(module: str, is_package: bool, level: int, name: str | None)
     if name:
         return f"{base}.{name}" if base else name
     return base
+
+
+def _binds_only_listed(stmt) -> bool:
+    """Whether a simple statement of a class body binds nothing but what the class's facts list:
+    a (possibly annotated) assignment to plain names, a string, `pass`."""
+    if isinstance(stmt, ast.Assign):
+        return all(isinstance(t, ast.Name) for t in stmt.targets)
+    if isinstance(stmt, ast.AnnAssign):
+        return isinstance(stmt.target, ast.Name)
+    if isinstance(stmt, ast.Expr):  # a docstring-like string (an f-string one too: libcst gives its text)
+        return isinstance(stmt.value, (ast.Constant, ast.JoinedStr))
+    return isinstance(stmt, ast.Pass)

@@ -18,12 +18,13 @@ import ast
 import gc
 from collections.abc import Callable
 from contextlib import contextmanager
+from typing import cast
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
-from srcreview.index.builder.core import Builder, Opaque
+from srcreview.index.builder.core import JOINED, Builder, Opaque, plain_text
 from srcreview.index.facts import ModuleFacts
 
 
@@ -436,10 +437,32 @@ class _Converter:
             new = ast.Await(value=self.expr(node.expression))
         elif isinstance(node, cst.NamedExpr):
             new = ast.NamedExpr(target=self.expr(node.target), value=self.expr(node.value))
+        elif isinstance(node, cst.Yield) and isinstance(node.value, cst.From):
+            new = Opaque("YieldFrom", [self.expr(node.value.item)])
+        elif isinstance(node, cst.FormattedString) and _plain_parts(node):
+            # an f-string of literal text and plain `{x}` parts: every part, in order (as ast_front)
+            new = Opaque(JOINED, [self.placed(ast.Constant(value=p.value), node)
+                                  if isinstance(p, cst.FormattedStringText)
+                                  else self.expr(cast(cst.FormattedStringExpression, p).expression)
+                                  for p in node.parts])
         else:
             # f-strings, yield, starred, ...: keep sub-expressions so calls and reads inside are seen
             new = Opaque(type(node).__name__, [self.expr(c) for c in _child_exprs(node)])
         return self.placed(new, node)
+
+
+def _plain_parts(node: cst.FormattedString) -> bool:
+    """Whether every part is text that reads as it is written (printable ASCII, no escape, no
+    brace) or a `{x}` with no conversion, format spec or `=` (srcreview.index.builder.ast_front
+    keeps the same f-strings opaque)."""
+    for part in node.parts:
+        if isinstance(part, cst.FormattedStringText):
+            if not plain_text(part.value):
+                return False
+        elif not isinstance(part, cst.FormattedStringExpression) or part.conversion is not None \
+                or part.format_spec is not None or part.equal is not None:
+            return False
+    return "r" not in node.prefix.lower()
 
 
 def _child_exprs(node):

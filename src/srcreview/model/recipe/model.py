@@ -78,6 +78,9 @@ class Hardware(Record):
     compute_capability_from: str | None = Field(
         default=None, omit_none=True, description="where the capability comes from when the recipe names only "
                                                   "its GPU (srcreview.model.gpus)")
+    memory_gib: float | None = Field(default=None, omit_none=True,
+                                     description="the memory of one GPU in GiB, as the platform reports it "
+                                                 "(vLLM picks its batch defaults by it)")
 
     @field_validator("compute_capability", mode="before")
     @classmethod
@@ -88,6 +91,15 @@ class Hardware(Record):
         if value is not None and (not isinstance(value, str) or not _CAPABILITY.match(value)):
             raise ValueError('must look like "12.0" (major.minor)')
         return value
+
+    @field_validator("memory_gib", mode="before")
+    @classmethod
+    def _memory(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1 << 20:
+            raise ValueError("must be the GPU's memory in GiB, a positive number (80 for an 80 GiB GPU)")
+        return float(value)
 
     def with_known_capability(self) -> Hardware:
         """This hardware with its GPU's capability when it names a GPU NVIDIA lists and no
@@ -230,6 +242,10 @@ class Recipe(Record):
         bound.update({f"env.{e.name}": e.value for e in self.env})
         if self.hardware.capability is not None:
             bound["hardware.compute_capability"] = self.hardware.capability
+        if self.hardware.gpu is not None:
+            bound["hardware.gpu"] = self.hardware.gpu
+        if self.hardware.memory_gib is not None:
+            bound["hardware.memory_gib"] = self.hardware.memory_gib
         return bound
 
     @property

@@ -10,6 +10,7 @@ runtime model for the recipe's values at config paths.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import replace
 from typing import Any, cast
@@ -39,6 +40,7 @@ from srcreview.interp.values import (
     HfConfig,
     LazyCall,
     LocalPath,
+    ModuleInstance,
     ModuleRef,
     Obj,
     Ref,
@@ -53,6 +55,7 @@ from srcreview.interp.values import (
 METACLASS_NAMES = frozenset({"mro", "register"})
 # class decorators that bind no name of the class's namespace a lookup may ask for
 _NAMESPACE_KEEPING = frozenset({"runtime_checkable", "typing.runtime_checkable", "final", "typing.final"})
+_DERIVED_FIELDS = tuple(f.name for f in dataclasses.fields(Derived))
 CONFIG_UPDATES = ("update", "update_from_string", "__setattr__", "__dict__")  # may store any name on a config
 
 
@@ -250,7 +253,11 @@ class Resolver:
             if self.runtime.builds_at_import(module.module, const.name):  # built once per review
                 key = (module.module, const.name)
                 if key not in self._instances:
-                    self._instances[key] = self.interp.evaluate(module, const.expr)
+                    built = self.interp.evaluate(module, const.expr)
+                    if type(built) is Derived:
+                        built = ModuleInstance(**{f: getattr(built, f) for f in _DERIVED_FIELDS},
+                                               bound_to=f"{module.module}.{const.name}")
+                    self._instances[key] = built
                 return self._instances[key]
             return Unknown(f"{const.name} is computed at import time")  # an instance: never kept
         if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp, ir.Dict, ir.Call)):

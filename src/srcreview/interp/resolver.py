@@ -77,7 +77,10 @@ class Resolver:
         # the tree unless the reuse is off (srcreview.index.cache.reuse_enabled)
         self._names: dict[tuple, tuple] = index.memo.setdefault("global_name", {}) if reuse_enabled() else {}
         self._annotations: dict[tuple, tuple] = {}  # see obj_for_annotation
-        self._instances: dict[tuple, object] = {}  # module-level instances built at import (runtime.builds_at_import)
+        # module-level instances built at import (runtime.builds_at_import): a function of the
+        # facts alone (whether one may be taken is asked per review), kept like _constants
+        self._instances: dict[tuple, object] = index.memo.setdefault("import_instances", {}) \
+            if reuse_enabled() else {}
 
     def global_name(self, module, name: str, scope: str):
         """What a name not bound locally refers to in `scope` of `module`: a nested definition,

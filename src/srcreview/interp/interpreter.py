@@ -12,6 +12,7 @@ the builtins (Python's own behaviour over constants).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import fields as dataclass_fields
@@ -603,8 +604,7 @@ class Frame:
         base = self.self_obj.path if isinstance(self.self_obj, Obj) else None
         out: list[tuple[str, ...]] = []
         for cond in conds:
-            for match in _READ.finditer(cond.text):
-                dotted = match.group(0)
+            for dotted in _dotted_reads(cond.text):
                 if dotted.startswith("self."):
                     if base is not None:
                         out.append(tuple(base) + tuple(dotted.split(".")[1:]))
@@ -2482,13 +2482,10 @@ class Analyzer:
 
     def _apply_decorator(self, module, fn, text: str, current, original: FuncRef):
         """The function `@text` puts in place of `current` (a FuncRef), or why it is not known."""
-        import ast as _ast
 
-        try:
-            _ast.parse(text, mode="eval")
-        except SyntaxError:
-            return f"decorated by @{text}, which does not parse"
         expr = _expression_ir(text, module.module, fn.start_line)
+        if expr is None:
+            return f"decorated by @{text}, which does not parse"
         enclosing = module.functions.get(fn.qualname.rsplit(".<locals>.", 1)[0]) if ".<locals>." in fn.qualname \
             else None  # a decorator of a nested function may be a name of the function it sits in
         deco = self.force(Frame(self, module, enclosing).ev(expr))
@@ -2690,9 +2687,22 @@ class _RaiseSink:
         self.possible = self.possible or bool(events)
 
 
-def _expression_ir(text: str, module: str, line: int):
-    """An expression written as text (a decorator's) as IR, as the index builds it, at `line`."""
-    from srcreview.index.builder.ast_front import extract
+@functools.lru_cache(maxsize=1 << 16)
+def _dotted_reads(text: str) -> tuple[str, ...]:
+    """The names and attribute chains a condition's text reads (not the calls), in order: the
+    same texts are read at every store a walk makes under them."""
+    return tuple(match.group(0) for match in _READ.finditer(text))
 
-    facts = extract(("\n" * (line - 1) + f"__expression = {text}\n").encode(), module, "expression.py", "expression")
+
+@functools.lru_cache(maxsize=4096)
+def _expression_ir(text: str, module: str, line: int):
+    """An expression written as text (a decorator's) as IR, as the index builds it, at `line`;
+    None when it does not parse. Kept: the same decorators are applied in every review."""
+    from srcreview.index.builder.ast_front import NotTaken, extract
+
+    try:
+        facts = extract(("\n" * (line - 1) + f"__expression = {text}\n").encode(), module, "expression.py",
+                        "expression")
+    except NotTaken:
+        return None
     return facts.constants["__expression"].expr

@@ -10,6 +10,7 @@ runtime model for the recipe's values at config paths.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import replace
 from typing import Any, cast
@@ -39,6 +40,7 @@ from srcreview.interp.values import (
     HfConfig,
     LazyCall,
     LocalPath,
+    ModuleInstance,
     ModuleRef,
     Obj,
     Ref,
@@ -53,6 +55,7 @@ from srcreview.interp.values import (
 METACLASS_NAMES = frozenset({"mro", "register"})
 # class decorators that bind no name of the class's namespace a lookup may ask for
 _NAMESPACE_KEEPING = frozenset({"runtime_checkable", "typing.runtime_checkable", "final", "typing.final"})
+_DERIVED_FIELDS = tuple(f.name for f in dataclasses.fields(Derived))
 CONFIG_UPDATES = ("update", "update_from_string", "__setattr__", "__dict__")  # may store any name on a config
 
 
@@ -74,7 +77,10 @@ class Resolver:
         # the tree unless the reuse is off (srcreview.index.cache.reuse_enabled)
         self._names: dict[tuple, tuple] = index.memo.setdefault("global_name", {}) if reuse_enabled() else {}
         self._annotations: dict[tuple, tuple] = {}  # see obj_for_annotation
-        self._instances: dict[tuple, object] = {}  # module-level instances built at import (runtime.builds_at_import)
+        # module-level instances built at import (runtime.builds_at_import): a function of the
+        # facts alone (whether one may be taken is asked per review), kept like _constants
+        self._instances: dict[tuple, object] = index.memo.setdefault("import_instances", {}) \
+            if reuse_enabled() else {}
 
     def global_name(self, module, name: str, scope: str):
         """What a name not bound locally refers to in `scope` of `module`: a nested definition,
@@ -250,7 +256,11 @@ class Resolver:
             if self.runtime.builds_at_import(module.module, const.name):  # built once per review
                 key = (module.module, const.name)
                 if key not in self._instances:
-                    self._instances[key] = self.interp.evaluate(module, const.expr)
+                    built = self.interp.evaluate(module, const.expr)
+                    if type(built) is Derived:
+                        built = ModuleInstance(**{f: getattr(built, f) for f in _DERIVED_FIELDS},
+                                               bound_to=f"{module.module}.{const.name}")
+                    self._instances[key] = built
                 return self._instances[key]
             return Unknown(f"{const.name} is computed at import time")  # an instance: never kept
         if isinstance(const.expr, (ir.Seq, ir.Name, ir.Attr, ir.BinOp, ir.Dict, ir.Call)):

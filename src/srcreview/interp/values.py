@@ -82,6 +82,28 @@ class Derived(Obj):
         return next((v for k, v in self.overrides if k == name), None)
 
 
+@dataclass(frozen=True, repr=False)
+class ModuleInstance(Derived):
+    """The instance a module builds at import and binds to a name (`ModelRegistry`), taken as
+    that one object: shown, and told apart in the walks' caches, by that name alone (its fields
+    hold hundreds of entries; spelling them out for every cache key cost more than the walk)."""
+
+    bound_to: str = ""  # "module.NAME"
+    # what its fields hold, as a digest computed once per object (a copy with other fields
+    # computes its own: `replace` does not carry it over)
+    digest: str = field(default="", init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        import hashlib
+        from dataclasses import fields
+
+        text = repr(tuple(getattr(self, f.name) for f in fields(self) if f.name != "digest"))
+        object.__setattr__(self, "digest", hashlib.sha256(text.encode()).hexdigest()[:16])
+
+    def __repr__(self) -> str:
+        return f"ModuleInstance({self.bound_to}, {self.digest})"
+
+
 @dataclass(frozen=True)
 class HfConfig(Derived):
     """A model's Hugging Face config as vLLM's `get_config` hands it over: the keys its

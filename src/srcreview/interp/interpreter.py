@@ -1513,7 +1513,7 @@ class Frame:
                 if name == "getattr":
                     if has is False and len(arg_exprs) >= 3:
                         return self.ev(arg_exprs[2])  # the attribute cannot exist: the default
-                    shadow = self.external_class_attr(self.force(receiver), attr.value) if has else None
+                    shadow = self.external_class_attr(forced, attr.value) if has else None
                     if shadow is not None:
                         return shadow
                     from_table = isinstance(arg_exprs[1], ir.Name) and arg_exprs[1].id in self.unrolled
@@ -1689,17 +1689,21 @@ class Analyzer:
     """Walks functions of one Index under one set of bindings; caches walks and return values."""
 
     def body_of(self, symbol, fn):
-        """The statements a walk of `fn` takes: its own, or the one statement the framework
-        model summarizes it by (Domain.summary_statement: a subprocess that runs the function it
-        is handed), written at the function's first line so anchors stay in it."""
+        """The statements a walk of `fn` takes: its own, or its summary (Analyzer.summary)."""
+        summary = self.summary_body(symbol, fn)
+        return fn.body if summary is None else summary
+
+    def summary_body(self, symbol, fn):
+        """The one statement the framework model summarizes `fn` by (Domain.summary_statement:
+        the model registry's inspection), as a body written at the function's first line so
+        anchors stay in it; None for a function walked as written."""
         if symbol is None:
-            return fn.body
+            return None
         memo = self.index.memo.setdefault("summary_body", {})
         if symbol.qualname not in memo:
             statement = self.domain.summary_statement(symbol.qualname, tuple(p.name for p in fn.params))
             memo[symbol.qualname] = None if statement is None else _summary_body(symbol, fn, statement)
-        body = memo[symbol.qualname]
-        return fn.body if body is None else body
+        return memo[symbol.qualname]
 
     def __init__(self, index, bindings: dict):
         self.index = index
@@ -1875,7 +1879,7 @@ class Analyzer:
             return Unknown(f"{target.qualname} not found")
         info = self.index.function_at(symbol)
         fn = info.facts
-        summarized = self.body_of(symbol, fn) is not fn.body
+        summarized = self.summary_body(symbol, fn) is not None
         if self.depth >= MAX_EVAL_DEPTH and not summarized:  # a summary starts its own depth budget
             self.depth_cuts += 1
             return Unknown(f"{symbol.local}(): evaluation depth")
@@ -2660,13 +2664,10 @@ def _value_key(value) -> str:
 
 def _summary_body(symbol, fn, statement: str):
     """`statement` as the body of a function with `fn`'s parameters, at `fn`'s first line."""
-    from srcreview.index.builder.ast_front import extract
-
     params = ", ".join(("*" if p.kind == "vararg" else "**" if p.kind == "kwarg" else "") + p.name
                        for p in fn.params if p.kind != "keyword")
-    source = "\n" * (fn.start_line - 1) + f"def {fn.name}({params}):\n    {statement}\n"
-    facts = extract(source.encode(), symbol.module, "summary.py", "summary")
-    return facts.functions[fn.name].body
+    facts = _facts_of(f"def {fn.name}({params}):\n    {statement}", symbol.module, fn.start_line)
+    return facts.functions[fn.name].body if facts is not None else None
 
 
 class _RaiseSink:
@@ -2698,11 +2699,16 @@ def _dotted_reads(text: str) -> tuple[str, ...]:
 def _expression_ir(text: str, module: str, line: int):
     """An expression written as text (a decorator's) as IR, as the index builds it, at `line`;
     None when it does not parse. Kept: the same decorators are applied in every review."""
+    facts = _facts_of(f"__expression = {text}", module, line)
+    return facts.constants["__expression"].expr if facts is not None else None
+
+
+def _facts_of(source: str, module: str, line: int):
+    """The index builder's facts of a few lines of source written in `module` at `line`; None
+    when they do not parse."""
     from srcreview.index.builder.ast_front import NotTaken, extract
 
     try:
-        facts = extract(("\n" * (line - 1) + f"__expression = {text}\n").encode(), module, "expression.py",
-                        "expression")
+        return extract(("\n" * (line - 1) + source + "\n").encode(), module, "written.py", "written")
     except NotTaken:
         return None
-    return facts.constants["__expression"].expr

@@ -40,12 +40,22 @@ SUMMARIES = {
 }
 
 
-def builds_at_import(index, bindings: dict, module: str, name: str, without_plugins: bool) -> bool:
+def builds_at_import(index, bindings: dict, module: str, name: str, without_plugins) -> bool:
     """Whether the walk may take `module.name` as the instance its module builds at import:
-    only `ModelRegistry`, where no plugin runs, the recipe sets no `model_class_overrides` and
-    every registration the tree makes sits in the function that applies them."""
-    if (module, name) != (REGISTRY_MODULE, REGISTRY) or not without_plugins or bindings.get(OVERRIDES_KEY):
+    only `ModelRegistry`, where the recipe sets no `model_class_overrides`, every registration
+    the tree makes sits in the function that applies them, and no plugin runs
+    (`without_plugins()`, asked last: it counts as a platform answer)."""
+    if (module, name) != (REGISTRY_MODULE, REGISTRY) or bindings.get(OVERRIDES_KEY):
         return False
+    memo = index.memo.setdefault("registers_only_overrides", {})
+    if module not in memo:
+        memo[module] = _registers_only_overrides(index)
+    return memo[module] and without_plugins()
+
+
+def _registers_only_overrides(index) -> bool:
+    """Whether every `.register_model(` call of the tree sits in the function that applies
+    the recipe's `model_class_overrides`."""
     call = re.compile(rf"\.{REGISTERS}\(".encode())
     for path in index.grep(f".{REGISTERS}("):
         facts = index.module(path)

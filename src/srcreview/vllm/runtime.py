@@ -325,8 +325,7 @@ class Runtime:
         (srcreview.vllm.model_registry: the model registry, which nothing else can have changed)."""
         from srcreview.vllm import model_registry
 
-        return (module, name) == (model_registry.REGISTRY_MODULE, model_registry.REGISTRY) and \
-            model_registry.builds_at_import(self.index, self.bindings, module, name, self.without_plugins())
+        return model_registry.builds_at_import(self.index, self.bindings, module, name, self.without_plugins)
 
     def without_plugins(self) -> bool:
         """Whether the runtime profile runs no out-of-tree code (no plugins): then code of the

@@ -241,6 +241,23 @@ TREE = {
         def d6():
             return d5() + 0
 
+        NESTED = {"a": {"b": {"c": {"d": {"e": {"f": {"g": "leaf"}}}}}}}
+
+        def deepest(table):
+            for key, value in table.items():
+                if isinstance(value, dict):
+                    return deepest(value) + ""  # not a tail call: each level is a call of itself
+                return d0() and value  # the leaf: one more call below seven levels of recursion
+
+        def recursion_over_a_nested_table():
+            return deepest(NESTED)
+
+        def countdown(n):
+            return countdown(n - 1) + 1 if n else 0  # not a tail call: each level is a call of itself
+
+        def recursion_past_its_budget():
+            return countdown(40)
+
         def deep_then_shallow():
             ignored = d6() + 1  # d1 is reached at the depth limit here: its value is cut short
             return d1()
@@ -336,6 +353,7 @@ def index(tmp_path_factory):
     ("member_bool_walked", "yes"),            # its own __bool__, walked
     ("plain_member", "true"),                 # a plain Enum member is true, whatever its value
     ("deep_then_shallow", 8),                 # a value cut short by the depth limit is not kept for later
+    ("recursion_over_a_nested_table", "leaf"),  # a function's calls of itself spend no depth (their own budget)
     ("scaled", 16),                           # n *= 2 of a number: a new number
     ("config_file_name", "config.json"),      # transformers' CONFIG_NAME (srcreview.hfconfig.files)
     ("shard_matched", True),                  # fnmatch and os.path.basename over constants, as on Linux
@@ -347,6 +365,10 @@ def index(tmp_path_factory):
 ])
 def test_resolves(index, function, value):
     assert evaluate_function(index, f"vllm.a.{function}", {}).value == value
+
+
+def test_recursion_past_its_own_budget_stays_undecided(index):
+    assert not evaluate_function(index, "vllm.a.recursion_past_its_budget", {}).decided
 
 
 @pytest.mark.parametrize("function, value", [

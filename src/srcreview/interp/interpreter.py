@@ -74,6 +74,9 @@ from srcreview.interp.values import (
 )
 
 MAX_EVAL_DEPTH = 6
+# a function calling itself (a walk over a nested table) spends no depth: the levels of its own
+# recursion have a budget of their own
+MAX_RECURSION = 8
 # enum bases whose members are as true as their values (`bool(IntEnum member 0)` is False)
 _VALUE_TRUTH = frozenset({"IntEnum", "IntFlag", "Flag", "StrEnum", "int", "str", "float", "bytes"})
 FLOW_KEY = "@flow"  # in a FuncRef's closure: the builder whose flow a method called on `self` follows
@@ -1716,6 +1719,7 @@ class Analyzer:
         self._decorated: dict = {}
         self.unset_env_reads = 0  # env vars read as unset (an assumption), so far
         self.depth = 0
+        self.recursion = 0  # levels of a function's recursion into itself being walked (MAX_RECURSION)
         self.lambdas = 0  # lambdas evaluated so far (Lambda.at)
         self.depth_cuts = 0  # calls not followed for the depth limit, so far (their callers' values are not cached)
         self.stack: list[Frame] = []  # frames being walked, innermost last
@@ -1880,7 +1884,10 @@ class Analyzer:
         info = self.index.function_at(symbol)
         fn = info.facts
         summarized = self.summary_body(symbol, fn) is not None
-        if self.depth >= MAX_EVAL_DEPTH and not summarized:  # a summary starts its own depth budget
+        caller = self.stack[-1] if self.stack else None
+        recursive = caller is not None and caller.symbol is not None and caller.symbol.qualname == symbol.qualname
+        if recursive and self.recursion >= MAX_RECURSION or \
+                self.depth >= MAX_EVAL_DEPTH and not summarized and not recursive:  # a summary starts its own budget
             self.depth_cuts += 1
             return Unknown(f"{symbol.local}(): evaluation depth")
         self_obj, bound = self.bind_arguments(fn, target.bound, args, kwargs)
@@ -1899,12 +1906,15 @@ class Analyzer:
             return value
         self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0, None, (), ())
         platform_before, cuts_before = runtime.platform_calls, self.depth_cuts
-        depth, self.depth = self.depth, 0 if summarized else self.depth + 1  # a summary: a walk of its own
+        # a summary: a walk of its own; a call of itself: one level of its recursion
+        depth, self.depth = self.depth, 0 if summarized else self.depth + (not recursive)
+        self.recursion += recursive
         try:
             frame = Frame(self, info.module, fn, symbol, self_obj, bound)
             frame.run()
         finally:
             self.depth = depth
+            self.recursion -= recursive
         value = self.returns_of(frame, fn)
         if summarized and isinstance(value, Derived):  # its fields computed within the summary's own budget
             depth, self.depth = self.depth, 0

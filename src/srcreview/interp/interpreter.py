@@ -395,7 +395,11 @@ class Frame:
                 name = s.target.id
                 old = self.env.get(name)
                 before = self.force(old) if old is not None else None
-                computed = binop(s.op, before, self.force(value)) if _immutable(before) else None
+                added = self.force(value)
+                computed = binop(s.op, before, added) if _immutable(before) else None
+                if computed is None and s.op == "+" and isinstance(before, Const) and isinstance(before.value, list) \
+                        and isinstance(added, Const) and isinstance(added.value, (list, tuple)):
+                    computed = Const(before.value + list(added.value))  # `items += more`: extended by its items
                 if isinstance(computed, (Const, Union)):
                     self.env[name] = computed  # `n *= factor` of numbers: a new value, as `n * factor` is
                 elif isinstance(old, (ListVal,)) or (isinstance(old, Const) and isinstance(old.value, list)):
@@ -1249,7 +1253,8 @@ class Frame:
             # the result of a call through an import: typed only if a condition needs its value,
             # so that reading one attribute does not parse the callee's module; a class called is
             # its instance (building one walks nothing, and its methods are then followed)
-            target = self.an.force(receiver.target) if self.an.effects else None
+            # (the engine's builder, whose flow is followed, reads the configs it builds: built)
+            target = self.an.force(receiver.target) if self.an.effects or self.flow is not None else None
             receiver = self.an.instantiate(target.qualname, receiver.args, receiver.kwargs) \
                 if isinstance(target, ClassRef) else \
                 Obj(cls=("returns", receiver.target.dotted), origin=f"result of {receiver.text}")
@@ -1751,21 +1756,24 @@ class Analyzer:
             frames = self.construct(entries, keep=True)
         finally:
             self.effects, self.constructing = saved
+        self.runtime.section_built(cls)
         self.runtime.hook_walks.extend((entry[0], frame) for entry, frame in zip(entries, frames, strict=True))
 
     def value_walk(self, qualname: str, self_obj) -> Frame:
         """`frame_for` as a value question: the function's own calls do not run (no effects, no
-        construction), so asking what a builder passes changes nothing the review holds."""
+        construction), so asking what a builder passes changes nothing the review holds. Walked
+        again once another config's hooks have run to their end (`runtime.sections_built`): a
+        builder reads the configs it built, complete only then."""
         saved = (self.effects, self.constructing)
         self.effects = self.constructing = False
         try:
-            return self.frame_for(qualname, self_obj)
+            return self.frame_for(qualname, self_obj, epoch=self.runtime.sections_built)
         finally:
             self.effects, self.constructing = saved
 
-    def frame_for(self, qualname: str, self_obj, args: dict | None = None) -> Frame:
+    def frame_for(self, qualname: str, self_obj, args: dict | None = None, epoch: int | None = None) -> Frame:
         """The walk of a function with `self` bound to a given object (cached)."""
-        key = (qualname, "obj", _value_key(self_obj), _args_key(args))
+        key = (qualname, "obj", _value_key(self_obj), _args_key(args), epoch)
         frame = self._summaries.get(key)
         if frame is None:
             symbol = self.index.resolve(qualname)
@@ -1813,7 +1821,7 @@ class Analyzer:
         self_obj, bound = self.bind_arguments(info.facts, target.bound, args, kwargs)
         for name, value in target.closure:
             bound.setdefault(name, value)
-        key = ("flow", symbol.qualname, _value_key(self_obj), _args_key(bound))
+        key = ("flow", symbol.qualname, _value_key(self_obj), _args_key(bound), self.runtime.sections_built)
         if key in self._returns:
             return self._returns[key]
         self._returns[key] = None  # recursion: not known
@@ -2128,15 +2136,15 @@ class Analyzer:
         target = self.force(lazy.target) if isinstance(lazy.target, Ref) else lazy.target
         return isinstance(target, ClassRef)
 
-    def construct(self, entries, keep: bool = False) -> list[Frame]:
+    def construct(self, entries, keep: bool = False, after=None) -> list[Frame]:
         """Walk what runs while the engine builds its config (each `(method qualname, self)`
         of `entries`, in order) as an effects walk: config stores land on the runtime's heap,
-        raises are kept. Walks cached before are dropped: they read the config before it was
-        built."""
+        raises are kept (`after(n)` is called once entry n is walked). Walks cached before are
+        dropped: they read the config before it was built."""
         frames = []
         self.effects = self.constructing = True
         try:
-            for qualname, self_obj, *args in entries:  # (qualname, self[, {parameter: value} or lazy ones])
+            for n, (qualname, self_obj, *args) in enumerate(entries):  # (qualname, self[, arguments])
                 symbol = self.index.resolve(qualname)
                 info = self.index.function_at(symbol)
                 bound = args[0] if args else {}
@@ -2153,6 +2161,8 @@ class Analyzer:
                 finally:
                     self.depth -= 1
                 frames.append(frame)
+                if after is not None:
+                    after(n)
         finally:
             self.effects = self.constructing = False
             if not keep:  # the walks read the config before it was built
@@ -2558,7 +2568,19 @@ class Analyzer:
             if named is not None:  # a dataclass's positional arguments are its fields, in order
                 args, kwargs = (), (*zip(named, args, strict=True), *kwargs)
         return Derived(cls=qualname, nonnull=True, path=path, origin=f"{short}(...)", overrides=tuple(kwargs),
-                       opaque=bool(args) or forwards)
+                       opaque=bool(args) or forwards, home=self._builder_home(qualname) if path is None else None)
+
+    def _builder_home(self, qualname: str) -> tuple[str, ...] | None:
+        """The config path of a config the engine's builder builds itself (a method of the class
+        that defines the builder, walked innermost: not a hook it reaches, which may build another
+        instance of the class, the draft's ModelConfig): the object it hands the root config."""
+        frame = self.stack[-1] if self.stack else None
+        owner = frame.symbol.qualname.rsplit(".", 1)[0] if frame is not None and frame.symbol is not None \
+            and frame.owner else None
+        info = self.index._class_info_abs(owner) if owner else None
+        if info is None or self.domain.builder not in info.methods:
+            return None
+        return self.runtime.config_path_for(qualname)
 
     def evaluate_call(self, lazy: LazyCall):
         target = lazy.target

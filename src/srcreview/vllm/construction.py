@@ -117,12 +117,17 @@ def build(an) -> Construction:
     checks = [check for section, (cls, obj) in sections.items() for check in field_checks(an, cls, section)]
     checks += passed_field_checks(an, {c.key for c in checks})
     entries: list[tuple] = []
+    last: dict[int, str] = {}  # the index of each section's last entry -> its class
     for cls, obj in sections.values():  # the model config first, then the speculative one, as the engine builds them
-        entries += hook_entries(an, cls, obj)
+        own = hook_entries(an, cls, obj)
+        entries += own
         runtime.walked.add(cls)
+        if own:
+            last[len(entries) - 1] = cls
     entries += [(q, root) for q in hooks(index, root_cls)]
     runtime.walked.add(root_cls)
-    frames = an.construct(entries, keep=True)
+
+    frames = an.construct(entries, keep=True, after=lambda n: runtime.section_built(last[n]) if n in last else None)
     built = {cls for cls, _ in sections.values()} | {root_cls}
     for _field, cls in _other_sections(an, root):  # every other config the engine builds, for its raises
         built.add(cls)
@@ -586,7 +591,7 @@ def passed_argument(an, cls: str, name: str):
     makes with the config object after building it are assumed not to store that field (as for
     the keys the builder passes as they are, runtime.engine_default)."""
     memo = an.__dict__.setdefault("_passed_arguments", {})
-    key = (cls, name)
+    key = (cls, name, an.runtime.sections_built)  # the builder reads the configs built so far (Analyzer.value_walk)
     if key in memo:
         return memo[key]
     memo[key] = None  # a cycle (the builder reads the config it builds) reads it as not known

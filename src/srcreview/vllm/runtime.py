@@ -101,6 +101,10 @@ class Runtime:
         self.derived: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
         self._engine: Any = None  # the engine's ClassInfo, False when absent, None until asked
         self.walked: set[str] = set()  # config classes whose hooks the construction walk models
+        # config class -> what the heap held under its path once its own hooks had run (before the
+        # root config's): what the engine's builder reads on the object it built (Resolver.obj_attr)
+        self.built: dict[str, dict[tuple[str, ...], object]] = {}
+        self.sections_built = 0  # how many times a config's hooks ran to their end (section_built)
         self.hook_walks: list[tuple[str, Any]] = []  # (hook, its walk) of configs walked when first read
         self.havocked: list = []  # (path prefix | None, names | None, class | None, reason): see havoc()
         self.model_reads: set[tuple[str, str]] = set()  # (model reference, config key) read from a model's config
@@ -202,6 +206,14 @@ class Runtime:
         (`self.field = ...` in one of its methods: its own hooks, which are not walked)."""
         fields = constructed_fields(self.index)
         return (cls.rsplit(".", 1)[-1], field) in fields or ("*", field) in fields or self.self_set(cls, field)
+
+    def section_built(self, cls: str) -> None:
+        """The hooks of config class `cls` have run to their end: keep what they left under its
+        path (`built`)."""
+        home = self.config_path_for(cls)
+        if home is not None and home:
+            self.built[cls] = {p: v for p, v in self.heap.items() if p[:len(home)] == home}
+            self.sections_built += 1
 
     def self_set(self, cls: str, field: str) -> bool:
         """Whether the class's own methods may assign the field in a way the analysis does not

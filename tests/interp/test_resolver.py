@@ -267,6 +267,11 @@ TREE = {
             n *= 2
             return n
 
+        def extended():
+            sizes = [i for i in [1, 2, 4] if i <= LIMIT]
+            sizes += list(range(8, LIMIT + 1, 8))
+            return sizes
+
         def grown():
             items = [LIMIT]
             items += [LIMIT]
@@ -355,6 +360,7 @@ def index(tmp_path_factory):
     ("deep_then_shallow", 8),                 # a value cut short by the depth limit is not kept for later
     ("recursion_over_a_nested_table", "leaf"),  # a function's calls of itself spend no depth (their own budget)
     ("scaled", 16),                           # n *= 2 of a number: a new number
+    ("extended", [1, 2, 4, 8]),               # a list += the items of a sequence of constants
     ("config_file_name", "config.json"),      # transformers' CONFIG_NAME (srcreview.hfconfig.files)
     ("shard_matched", True),                  # fnmatch and os.path.basename over constants, as on Linux
     ("Child.kind", "base-kind"),              # super().method()

@@ -471,3 +471,19 @@ def test_a_batch_the_recipe_sets_is_its_own():
     assert raises(DEFAULTS, {"max_num_batched_tokens": 1024}).get(
         (SCHED, marked(DEFAULTS, SCHED, "small-batch"))) == "certain"
     assert raises(DEFAULTS, {"max_num_batched_tokens": 8192, "hardware.gpu": "x"}) == {}
+
+
+# -- the configs the engine's builder has built ----------------------------------------------
+BUILT = "startup_built_configs"
+
+
+@pytest.mark.parametrize(("settings", "outcome"), [
+    ({"max_model_len": 1024}, None),  # the batch is raised to 2048, past the length
+    ({"max_model_len": 4096, "enable_expert_parallel": True}, None),  # 256, raised to the length
+    ({"max_model_len": 4096, "model": "multimodal"}, "certain"),  # its hook made it multimodal: 2048 stays
+    ({"max_model_len": 4096, "model": "multimodal", "enable_expert_parallel": True}, "certain"),  # 256
+])
+def test_the_builder_reads_the_configs_it_built_as_their_hooks_left_them(settings, outcome):
+    # `model_config.is_multimodal_model` over a field the model config's __post_init__ sets, and
+    # `parallel_config.use_batched_dp_moe` of a `ParallelConfig(...)` built through an import
+    assert raises(BUILT, settings).get((SCHED, marked(BUILT, SCHED, "short-batch"))) == outcome

@@ -1722,6 +1722,7 @@ class Analyzer:
         self._returns: dict = {}
         self._effect_returns: dict = {}  # Analyzer.call_may_raise: returns of walks that followed raises
         self._decorated: dict = {}
+        self._value_walks: dict[str, int] = {}  # value walks in progress -> the epoch they were asked in
         self.unset_env_reads = 0  # env vars read as unset (an assumption), so far
         self.depth = 0
         self.recursion = 0  # levels of a function's recursion into itself being walked (MAX_RECURSION)
@@ -1762,14 +1763,19 @@ class Analyzer:
     def value_walk(self, qualname: str, self_obj) -> Frame:
         """`frame_for` as a value question: the function's own calls do not run (no effects, no
         construction), so asking what a builder passes changes nothing the review holds. Walked
-        again once another config's hooks have run to their end (`runtime.sections_built`): a
-        builder reads the configs it built, complete only then."""
+        again once a config it read before its hooks had run to their end is built
+        (`runtime.built_epoch`): a builder reads the configs it built, complete only then."""
         saved = (self.effects, self.constructing)
         self.effects = self.constructing = False
+        # asked again while it is being walked: the walk in progress (as a recursive call sees it)
+        outer = qualname in self._value_walks
+        epoch = self._value_walks.setdefault(qualname, self.runtime.built_epoch)
         try:
-            return self.frame_for(qualname, self_obj, epoch=self.runtime.sections_built)
+            return self.frame_for(qualname, self_obj, epoch=epoch)
         finally:
             self.effects, self.constructing = saved
+            if not outer:
+                del self._value_walks[qualname]
 
     def frame_for(self, qualname: str, self_obj, args: dict | None = None, epoch: int | None = None) -> Frame:
         """The walk of a function with `self` bound to a given object (cached)."""
@@ -1821,7 +1827,7 @@ class Analyzer:
         self_obj, bound = self.bind_arguments(info.facts, target.bound, args, kwargs)
         for name, value in target.closure:
             bound.setdefault(name, value)
-        key = ("flow", symbol.qualname, _value_key(self_obj), _args_key(bound), self.runtime.sections_built)
+        key = ("flow", symbol.qualname, _value_key(self_obj), _args_key(bound), self.runtime.built_epoch)
         if key in self._returns:
             return self._returns[key]
         self._returns[key] = None  # recursion: not known

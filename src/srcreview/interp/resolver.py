@@ -408,6 +408,8 @@ class Resolver:
         cls = self.canonical(obj.cls) if isinstance(obj.cls, str) else None
         left = self.runtime.built.get(cls) if cls else None
         path = obj.home + (name,)
+        if left is None and cls:
+            self.runtime.read_half_built.add(cls)
         if left is None or self.runtime.heap.get(path) is not left.get(path):
             return None
         known = obj.override(name)

@@ -591,7 +591,7 @@ def passed_argument(an, cls: str, name: str):
     makes with the config object after building it are assumed not to store that field (as for
     the keys the builder passes as they are, runtime.engine_default)."""
     memo = an.__dict__.setdefault("_passed_arguments", {})
-    key = (cls, name, an.runtime.sections_built)  # the builder reads the configs built so far (Analyzer.value_walk)
+    key = (cls, name, an.runtime.built_epoch)  # the builder reads the configs built so far (Analyzer.value_walk)
     if key in memo:
         return memo[key]
     memo[key] = None  # a cycle (the builder reads the config it builds) reads it as not known

@@ -104,7 +104,10 @@ class Runtime:
         # config class -> what the heap held under its path once its own hooks had run (before the
         # root config's): what the engine's builder reads on the object it built (Resolver.obj_attr)
         self.built: dict[str, dict[tuple[str, ...], object]] = {}
-        self.sections_built = 0  # how many times a config's hooks ran to their end (section_built)
+        # configs read on an object the builder built before their hooks had run to their end,
+        # and how many of those have been built since: a walk that read one is walked again
+        self.read_half_built: set[str] = set()
+        self.built_epoch = 0
         self.hook_walks: list[tuple[str, Any]] = []  # (hook, its walk) of configs walked when first read
         self.havocked: list = []  # (path prefix | None, names | None, class | None, reason): see havoc()
         self.model_reads: set[tuple[str, str]] = set()  # (model reference, config key) read from a model's config
@@ -213,7 +216,8 @@ class Runtime:
         home = self.config_path_for(cls)
         if home is not None and home:
             self.built[cls] = {p: v for p, v in self.heap.items() if p[:len(home)] == home}
-            self.sections_built += 1
+            if cls in self.read_half_built:
+                self.built_epoch += 1
 
     def self_set(self, cls: str, field: str) -> bool:
         """Whether the class's own methods may assign the field in a way the analysis does not

@@ -272,6 +272,11 @@ TREE = {
             sizes += list(range(8, LIMIT + 1, 8))
             return sizes
 
+        def put_in_order():
+            sizes = [i for i in [4, 8, 2] if i <= LIMIT]
+            sizes.sort()
+            return sizes[-1]
+
         def grown():
             items = [LIMIT]
             items += [LIMIT]
@@ -361,6 +366,7 @@ def index(tmp_path_factory):
     ("recursion_over_a_nested_table", "leaf"),  # a function's calls of itself spend no depth (their own budget)
     ("scaled", 16),                           # n *= 2 of a number: a new number
     ("extended", [1, 2, 4, 8]),               # a list += the items of a sequence of constants
+    ("put_in_order", 8),                      # xs.sort() of a list of constants: the same items in order
     ("config_file_name", "config.json"),      # transformers' CONFIG_NAME (srcreview.hfconfig.files)
     ("shard_matched", True),                  # fnmatch and os.path.basename over constants, as on Linux
     ("Child.kind", "base-kind"),              # super().method()

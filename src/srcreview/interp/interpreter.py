@@ -918,6 +918,13 @@ class Frame:
                     self.env[name] = ListVal(n, True)
                     self.mutated(current, e, ir.text(e))
                     return NONE
+                if method in ("sort", "reverse") and not args and not e.keywords and isinstance(current, Const):
+                    try:  # a list of constants put in order: the same items, in that order
+                        self.env[name] = Const(sorted(current.value) if method == "sort" else current.value[::-1])
+                    except TypeError:  # items that do not compare: Python raises; not followed
+                        self.env[name] = Unknown(f"{name} changed in place")
+                    self.mutated(current, e, ir.text(e))
+                    return NONE
         if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and e.func.attr in MUTATORS \
                 and _plain_ref(e.func.value):  # evaluated twice: only a name or attribute chain
             if self.appended_to_field(e):

@@ -487,3 +487,10 @@ def test_the_builder_reads_the_configs_it_built_as_their_hooks_left_them(setting
     # `model_config.is_multimodal_model` over a field the model config's __post_init__ sets, and
     # `parallel_config.use_batched_dp_moe` of a `ParallelConfig(...)` built through an import
     assert raises(BUILT, settings).get((SCHED, marked(BUILT, SCHED, "short-batch"))) == outcome
+
+
+@pytest.mark.parametrize(("largest", "outcome"), [(4, None), (2, "certain")])
+def test_a_list_field_put_in_order_holds_its_items_in_that_order(largest, outcome):
+    # `self.sizes.sort()` then `self.sizes[-1]`: vLLM's capture sizes, sorted before the largest is read
+    found = raises("startup_containers", {"sizes": [4, 1, 2], "largest": largest})
+    assert found.get((OPS, marked("startup_containers", OPS, "sizes-largest"))) == outcome

@@ -937,23 +937,32 @@ class Frame:
         return self.ev(e)
 
     def appended_to_field(self, e) -> bool:
-        """`self.ops.append("+x")` on a config field holding a decided list (a constant, or one
-        of several): the field now holds the list with that constant at its end, stored as any
+        """`self.ops.append("+x")` (or `.sort()`, `.reverse()`) on a config field holding a decided
+        list (a constant, or one of several): the field now holds the list with that constant at
+        its end (or those items in that order), stored as any
         config store is (under an undecided condition: one of the lists before and after). A
         loop over it then sees each item it may hold; any other change leaves it unknown."""
-        if e.func.attr != "append" or len(e.args) != 1 or e.keywords or not isinstance(e.func.value, ir.Attr):
+        method = e.func.attr
+        if not isinstance(e.func.value, ir.Attr) or e.keywords or \
+                (method, len(e.args)) not in (("append", 1), ("sort", 0), ("reverse", 0)):
             return False
         path = self.config_path_of(e.func.value)
         if path is None:
             return False
         before = self.force(self.ev(e.func.value))
-        item = self.force(self.ev(e.args[0]))
-        if not (isinstance(item, Const) and isinstance(item.value, (str, int, float, bool, type(None)))):
+        item = self.force(self.ev(e.args[0])) if e.args else None
+        if item is not None and not (isinstance(item, Const) and isinstance(item.value, (str, int, float, bool,
+                                                                                             type(None)))):
             return False
         options = before.options if isinstance(before, Union) else (before,)
         if not all(isinstance(o, Const) and isinstance(o.value, list) for o in options):
             return False
-        self.an.stored(path, union([Const([*o.value, item.value]) for o in options]), e)
+        try:  # `.sort()` / `.reverse()` of a decided list: the same items in that order
+            after = [Const([*o.value, item.value] if item is not None else
+                           sorted(o.value) if method == "sort" else o.value[::-1]) for o in options]
+        except TypeError:  # items that do not compare: Python raises there; not followed
+            return False
+        self.an.stored(path, union(after), e)
         return True
 
     def changed_local(self, name: str, key, value) -> None:

@@ -494,3 +494,14 @@ def test_a_list_field_put_in_order_holds_its_items_in_that_order(largest, outcom
     # `self.sizes.sort()` then `self.sizes[-1]`: vLLM's capture sizes, sorted before the largest is read
     found = raises("startup_containers", {"sizes": [4, 1, 2], "largest": largest})
     assert found.get((OPS, marked("startup_containers", OPS, "sizes-largest"))) == outcome
+
+
+@pytest.mark.parametrize(("hardware", "outcome"), [
+    ({"hardware.gpus": 8}, None),  # 8 GPUs for 4 ranks
+    ({"hardware.gpus": 2}, "certain"),
+    ({}, "open"),  # how many GPUs the engine sees is not given
+])
+def test_the_device_count_is_the_recipes_gpus(hardware, outcome):
+    parallel = "vllm/config/parallel.py"
+    found = raises(BUILT, {"max_model_len": 4096, "tensor_parallel_size": 4, **hardware})
+    assert found.get((parallel, marked(BUILT, parallel, "too-few-gpus"))) == outcome

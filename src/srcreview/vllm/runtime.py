@@ -63,9 +63,10 @@ CAPABILITY_KEY = "hardware.compute_capability"
 GPU_KEY = "hardware.gpu"
 
 MEMORY_KEY = "hardware.memory_gib"
+GPUS_KEY = "hardware.gpus"
 GIB = 1 << 30
 # the platform's device questions the recipe's [hardware] answers (get_device_total_memory in bytes)
-DEVICE_ANSWERS = {"get_device_name": GPU_KEY, "get_device_total_memory": MEMORY_KEY}
+DEVICE_ANSWERS = {"get_device_name": GPU_KEY, "get_device_total_memory": MEMORY_KEY, "device_count": GPUS_KEY}
 EMPTY_FACTORIES = {"dict": dict, "list": list}  # `field(default_factory=dict)`: a fresh empty one
 PACKAGES_KEY = "runtime.packages"  # the profile's installed distributions (normalised)
 ABSENT_KEY = "runtime.absent"  # the distributions the recipe says are not installed
@@ -450,7 +451,7 @@ class Runtime:
     def capability_call(self, method: str, args, force):
         """A device-capability question (`has_device_capability(90)`...) from the recipe's
         compute capability; `force` gives the value of the asked capability."""
-        if method in DEVICE_ANSWERS:  # the device's name and memory, as the recipe's [hardware] gives them
+        if method in DEVICE_ANSWERS:  # the device's name, memory and count, as the recipe's [hardware] gives them
             key = DEVICE_ANSWERS[method]
             if key not in self.bindings:
                 return Unknown(f"{key} not set by the recipe")

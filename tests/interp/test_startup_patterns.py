@@ -4,6 +4,9 @@ reached, and still open (or certain) where they do not. Lines are found by their
 
 from __future__ import annotations
 
+import shutil
+import textwrap
+
 import pytest
 from fixture_repos import FIXTURES
 from recipe_support import construction_raises, fixture_tree, marked_line, module_index
@@ -505,3 +508,16 @@ def test_the_device_count_is_the_recipes_gpus(hardware, outcome):
     parallel = "vllm/config/parallel.py"
     found = raises(BUILT, {"max_model_len": 4096, "tensor_parallel_size": 4, **hardware})
     assert found.get((parallel, marked(BUILT, parallel, "too-few-gpus"))) == outcome
+
+
+def test_a_class_the_builder_builds_twice_is_not_read_as_the_built_config(tmp_path):
+    # a second ModelConfig(...) in the builder's class: which one a read is on is not known
+    tree = tmp_path / BUILT
+    shutil.copytree(FIXTURES / BUILT, tree)
+    builder = tree / "vllm/engine/arg_utils.py"
+    builder.write_text(builder.read_text() + textwrap.indent(textwrap.dedent("""
+        def create_draft_model_config(self) -> ModelConfig:
+            return ModelConfig(model="draft")
+    """), "    "))
+    found = construction_raises(tree, {"max_model_len": 4096, "model": "multimodal"})
+    assert found.get((SCHED, marked(BUILT, SCHED, "short-batch"))) == "open"

@@ -2593,16 +2593,24 @@ class Analyzer:
                        opaque=bool(args) or forwards, home=self._builder_home(qualname) if path is None else None)
 
     def _builder_home(self, qualname: str) -> tuple[str, ...] | None:
-        """The config path of a config the engine's builder builds itself (a method of the class
-        that defines the builder, walked innermost: not a hook it reaches, which may build another
-        instance of the class, the draft's ModelConfig): the object it hands the root config."""
+        """The config path of a config the engine's builder builds itself (in a method of the
+        class that defines the builder, walked innermost: not a hook it reaches, which may build
+        another instance of the class, the draft's ModelConfig; with the one call of that class
+        its methods make): the object it hands the root config."""
         frame = self.stack[-1] if self.stack else None
         owner = frame.symbol.qualname.rsplit(".", 1)[0] if frame is not None and frame.symbol is not None \
             and frame.owner else None
         info = self.index._class_info_abs(owner) if owner else None
         if info is None or self.domain.builder not in info.methods:
             return None
-        return self.runtime.config_path_for(qualname)
+        memo = self.index.memo.setdefault("builds_once", {})
+        if (owner, qualname) not in memo:  # one call builds it: the object the builder hands on
+            short = qualname.rsplit(".", 1)[-1]
+            memo[owner, qualname] = sum(1 for method in info.methods.values() if method.qualname.startswith(owner)
+                                        for call in ir.iter_calls(self.index.function_at(
+                                            self.index.resolve(method.qualname)).facts.body)
+                                        if (ir.dotted(call.func) or "").split(".")[-1] == short) == 1
+        return self.runtime.config_path_for(qualname) if memo[owner, qualname] else None
 
     def evaluate_call(self, lazy: LazyCall):
         target = lazy.target

@@ -414,7 +414,8 @@ class Resolver:
             return None
         known = obj.override(name)
         if known is not None and path not in left and ".".join(path) not in self.runtime.bindings:
-            return known  # built with it, and its hooks left it
+            moved = self.runtime.havocked_reason(path, cls, _surely_set(known))
+            return Unknown(moved) if moved else known  # built with it, and its hooks left it
         return self.at_path(path)
 
     def at_path(self, path: tuple[str, ...]):

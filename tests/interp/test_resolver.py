@@ -258,6 +258,9 @@ TREE = {
         def recursion_past_its_budget():
             return countdown(40)
 
+        def asked_deep():
+            return d3() + 0  # four calls below: within a fresh budget, not within what is left at depth 4
+
         def deep_then_shallow():
             ignored = d6() + 1  # d1 is reached at the depth limit here: its value is cut short
             return d1()
@@ -377,6 +380,17 @@ def index(tmp_path_factory):
 ])
 def test_resolves(index, function, value):
     assert evaluate_function(index, f"vllm.a.{function}", {}).value == value
+
+
+def test_a_value_walk_has_its_own_depth_budget_wherever_it_is_asked(index):
+    # the builder's walk answers what it passes whoever asks, however deep the asker is
+    from srcreview.interp.values import Const
+
+    an = analyzer(index, {})
+    an.depth = 4
+    frame = an.value_walk("vllm.a.asked_deep", None)
+    assert an.depth == 4
+    assert [an.force(r.value) for r in frame.returns] == [Const(8)]
 
 
 def test_recursion_past_its_own_budget_stays_undecided(index):

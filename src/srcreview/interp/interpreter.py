@@ -1781,15 +1781,17 @@ class Analyzer:
         construction), so asking what a builder passes changes nothing the review holds. Walked
         again once a config it read before its hooks had run to their end is built
         (`runtime.built_epoch`): a builder reads the configs it built, complete only then."""
-        saved = (self.effects, self.constructing)
+        saved = (self.effects, self.constructing, self.depth)
+        # a question of its own: its own depth budget, wherever it is asked (as a summary's)
         self.effects = self.constructing = False
+        self.depth = 0
         # asked again while it is being walked: the walk in progress (as a recursive call sees it)
         outer = qualname in self._value_walks
         epoch = self._value_walks.setdefault(qualname, self.runtime.built_epoch)
         try:
             return self.frame_for(qualname, self_obj, epoch=epoch)
         finally:
-            self.effects, self.constructing = saved
+            self.effects, self.constructing, self.depth = saved
             if not outer:
                 del self._value_walks[qualname]
 

@@ -114,11 +114,11 @@ def recipe_toml(case: dict, packages: dict[str, str] | None = None) -> str:
     if packages:
         stated = ", ".join(f"{json.dumps(name)} = {json.dumps(version)}" for name, version in sorted(packages.items()))
         lines += ["[runtime]", f"packages = {{ {stated} }}", ""]
-    from oracle_vllm import GPU_MEMORY  # the memory the oracle's patched platform reports for the GPU
+    from oracle_vllm import DEVICE_COUNT, GPU_MEMORY  # what the oracle's patched platform reports
 
     memory = GPU_MEMORY.get(case["gpu"]["name"])
     lines += ["[hardware]", f"gpu = {json.dumps(case['gpu']['name'])}", f'compute_capability = "{major}.{minor}"',
-              *([f"memory_gib = {memory / 2**30:g}"] if memory else []), ""]
+              *([f"memory_gib = {memory / 2**30:g}"] if memory else []), f"gpus = {DEVICE_COUNT}", ""]
     _table(lines, "engine", engine)
     if case.get("env"):
         lines.append("")

@@ -53,7 +53,8 @@ def test_recipe_states_what_the_oracle_runs(tmp_path):
     path = srcreview_side.write_case(case, tmp_path)
     recipe = tomllib.loads(path.read_text())
     assert recipe["recipe"]["model"] == "./model"
-    assert recipe["hardware"] == {"gpu": "NVIDIA GeForce RTX 5090", "compute_capability": "12.0", "memory_gib": 32}
+    assert recipe["hardware"] == {"gpu": "NVIDIA GeForce RTX 5090", "compute_capability": "12.0", "memory_gib": 32,
+                                  "gpus": 8}
     assert recipe["engine"]["skip_tokenizer_init"] is True and recipe["engine"]["load_format"] == "dummy"
     assert recipe["engine"]["pipeline_parallel_size"] == 2
     assert recipe["engine"]["speculative_config"] == {"method": "eagle3", "num_speculative_tokens": 3,

@@ -241,6 +241,26 @@ TREE = {
         def d6():
             return d5() + 0
 
+        NESTED = {"a": {"b": {"c": {"d": {"e": {"f": {"g": "leaf"}}}}}}}
+
+        def deepest(table):
+            for key, value in table.items():
+                if isinstance(value, dict):
+                    return deepest(value) + ""  # not a tail call: each level is a call of itself
+                return d0() and value  # the leaf: one more call below seven levels of recursion
+
+        def recursion_over_a_nested_table():
+            return deepest(NESTED)
+
+        def countdown(n):
+            return countdown(n - 1) + 1 if n else 0  # not a tail call: each level is a call of itself
+
+        def recursion_past_its_budget():
+            return countdown(40)
+
+        def asked_deep():
+            return d3() + 0  # four calls below: within a fresh budget, not within what is left at depth 4
+
         def deep_then_shallow():
             ignored = d6() + 1  # d1 is reached at the depth limit here: its value is cut short
             return d1()
@@ -249,6 +269,16 @@ TREE = {
             n = LIMIT
             n *= 2
             return n
+
+        def extended():
+            sizes = [i for i in [1, 2, 4] if i <= LIMIT]
+            sizes += list(range(8, LIMIT + 1, 8))
+            return sizes
+
+        def put_in_order():
+            sizes = [i for i in [4, 8, 2] if i <= LIMIT]
+            sizes.sort()
+            return sizes[-1]
 
         def grown():
             items = [LIMIT]
@@ -336,7 +366,10 @@ def index(tmp_path_factory):
     ("member_bool_walked", "yes"),            # its own __bool__, walked
     ("plain_member", "true"),                 # a plain Enum member is true, whatever its value
     ("deep_then_shallow", 8),                 # a value cut short by the depth limit is not kept for later
+    ("recursion_over_a_nested_table", "leaf"),  # a function's calls of itself spend no depth (their own budget)
     ("scaled", 16),                           # n *= 2 of a number: a new number
+    ("extended", [1, 2, 4, 8]),               # a list += the items of a sequence of constants
+    ("put_in_order", 8),                      # xs.sort() of a list of constants: the same items in order
     ("config_file_name", "config.json"),      # transformers' CONFIG_NAME (srcreview.hfconfig.files)
     ("shard_matched", True),                  # fnmatch and os.path.basename over constants, as on Linux
     ("Child.kind", "base-kind"),              # super().method()
@@ -347,6 +380,21 @@ def index(tmp_path_factory):
 ])
 def test_resolves(index, function, value):
     assert evaluate_function(index, f"vllm.a.{function}", {}).value == value
+
+
+def test_a_value_walk_has_its_own_depth_budget_wherever_it_is_asked(index):
+    # the builder's walk answers what it passes whoever asks, however deep the asker is
+    from srcreview.interp.values import Const
+
+    an = analyzer(index, {})
+    an.depth = 4
+    frame = an.value_walk("vllm.a.asked_deep", None)
+    assert an.depth == 4
+    assert [an.force(r.value) for r in frame.returns] == [Const(8)]
+
+
+def test_recursion_past_its_own_budget_stays_undecided(index):
+    assert not evaluate_function(index, "vllm.a.recursion_past_its_budget", {}).decided
 
 
 @pytest.mark.parametrize("function, value", [

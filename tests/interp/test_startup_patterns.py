@@ -4,6 +4,9 @@ reached, and still open (or certain) where they do not. Lines are found by their
 
 from __future__ import annotations
 
+import shutil
+import textwrap
+
 import pytest
 from fixture_repos import FIXTURES
 from recipe_support import construction_raises, fixture_tree, marked_line, module_index
@@ -471,3 +474,50 @@ def test_a_batch_the_recipe_sets_is_its_own():
     assert raises(DEFAULTS, {"max_num_batched_tokens": 1024}).get(
         (SCHED, marked(DEFAULTS, SCHED, "small-batch"))) == "certain"
     assert raises(DEFAULTS, {"max_num_batched_tokens": 8192, "hardware.gpu": "x"}) == {}
+
+
+# -- the configs the engine's builder has built ----------------------------------------------
+BUILT = "startup_built_configs"
+
+
+@pytest.mark.parametrize(("settings", "outcome"), [
+    ({"max_model_len": 1024}, None),  # the batch is raised to 2048, past the length
+    ({"max_model_len": 4096, "enable_expert_parallel": True}, None),  # 256, raised to the length
+    ({"max_model_len": 4096, "model": "multimodal"}, "certain"),  # its hook made it multimodal: 2048 stays
+    ({"max_model_len": 4096, "model": "multimodal", "enable_expert_parallel": True}, "certain"),  # 256
+])
+def test_the_builder_reads_the_configs_it_built_as_their_hooks_left_them(settings, outcome):
+    # `model_config.is_multimodal_model` over a field the model config's __post_init__ sets, and
+    # `parallel_config.use_batched_dp_moe` of a `ParallelConfig(...)` built through an import
+    assert raises(BUILT, settings).get((SCHED, marked(BUILT, SCHED, "short-batch"))) == outcome
+
+
+@pytest.mark.parametrize(("largest", "outcome"), [(4, None), (2, "certain")])
+def test_a_list_field_put_in_order_holds_its_items_in_that_order(largest, outcome):
+    # `self.sizes.sort()` then `self.sizes[-1]`: vLLM's capture sizes, sorted before the largest is read
+    found = raises("startup_containers", {"sizes": [4, 1, 2], "largest": largest})
+    assert found.get((OPS, marked("startup_containers", OPS, "sizes-largest"))) == outcome
+
+
+@pytest.mark.parametrize(("hardware", "outcome"), [
+    ({"hardware.gpus": 8}, None),  # 8 GPUs for 4 ranks
+    ({"hardware.gpus": 2}, "certain"),
+    ({}, "open"),  # how many GPUs the engine sees is not given
+])
+def test_the_device_count_is_the_recipes_gpus(hardware, outcome):
+    parallel = "vllm/config/parallel.py"
+    found = raises(BUILT, {"max_model_len": 4096, "tensor_parallel_size": 4, **hardware})
+    assert found.get((parallel, marked(BUILT, parallel, "too-few-gpus"))) == outcome
+
+
+def test_a_class_the_builder_builds_twice_is_not_read_as_the_built_config(tmp_path):
+    # a second ModelConfig(...) in the builder's class: which one a read is on is not known
+    tree = tmp_path / BUILT
+    shutil.copytree(FIXTURES / BUILT, tree)
+    builder = tree / "vllm/engine/arg_utils.py"
+    builder.write_text(builder.read_text() + textwrap.indent(textwrap.dedent("""
+        def create_draft_model_config(self) -> ModelConfig:
+            return ModelConfig(model="draft")
+    """), "    "))
+    found = construction_raises(tree, {"max_model_len": 4096, "model": "multimodal"})
+    assert found.get((SCHED, marked(BUILT, SCHED, "short-batch"))) == "open"

@@ -251,6 +251,17 @@ def test_gpu_memory_is_bound_for_the_analysis(value, gib):
     assert "memory_gib" not in parse_recipe(HEAD, "recipe.toml").hardware.model_dump()  # omitted when unset
 
 
+@pytest.mark.parametrize("value", ["0", "-8", "true", '"8"', "2.5", "[8]"])
+def test_bad_gpu_count(value):
+    assert _err(HEAD + f"[hardware]\ngpus = {value}\n").startswith("recipe.toml:4: hardware.gpus")
+
+
+def test_gpu_count_is_bound_for_the_analysis():
+    recipe = parse_recipe(HEAD + "[hardware]\ngpus = 8\n", "recipe.toml")
+    assert recipe.hardware.gpus == 8 and recipe.bindings["hardware.gpus"] == 8
+    assert "gpus" not in parse_recipe(HEAD, "recipe.toml").hardware.model_dump()  # omitted when unset
+
+
 @pytest.mark.parametrize("text, message", [
     ("", "recipe.toml:1: missing [recipe] table"),
     ("[recipe]\n", "missing required key recipe.name"),

@@ -74,6 +74,9 @@ from srcreview.interp.values import (
 )
 
 MAX_EVAL_DEPTH = 6
+# a function calling itself (a walk over a nested table) spends no depth: the levels of its own
+# recursion have a budget of their own
+MAX_RECURSION = 8
 # enum bases whose members are as true as their values (`bool(IntEnum member 0)` is False)
 _VALUE_TRUTH = frozenset({"IntEnum", "IntFlag", "Flag", "StrEnum", "int", "str", "float", "bytes"})
 FLOW_KEY = "@flow"  # in a FuncRef's closure: the builder whose flow a method called on `self` follows
@@ -392,7 +395,11 @@ class Frame:
                 name = s.target.id
                 old = self.env.get(name)
                 before = self.force(old) if old is not None else None
-                computed = binop(s.op, before, self.force(value)) if _immutable(before) else None
+                added = self.force(value)
+                computed = binop(s.op, before, added) if _immutable(before) else None
+                if computed is None and s.op == "+" and isinstance(before, Const) and isinstance(before.value, list) \
+                        and isinstance(added, Const) and isinstance(added.value, (list, tuple)):
+                    computed = Const(before.value + list(added.value))  # `items += more`: extended by its items
                 if isinstance(computed, (Const, Union)):
                     self.env[name] = computed  # `n *= factor` of numbers: a new value, as `n * factor` is
                 elif isinstance(old, (ListVal,)) or (isinstance(old, Const) and isinstance(old.value, list)):
@@ -911,6 +918,13 @@ class Frame:
                     self.env[name] = ListVal(n, True)
                     self.mutated(current, e, ir.text(e))
                     return NONE
+                if method in ("sort", "reverse") and not args and not e.keywords and isinstance(current, Const):
+                    try:  # a list of constants put in order: the same items, in that order
+                        self.env[name] = Const(sorted(current.value) if method == "sort" else current.value[::-1])
+                    except TypeError:  # items that do not compare: Python raises; not followed
+                        self.env[name] = Unknown(f"{name} changed in place")
+                    self.mutated(current, e, ir.text(e))
+                    return NONE
         if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and e.func.attr in MUTATORS \
                 and _plain_ref(e.func.value):  # evaluated twice: only a name or attribute chain
             if self.appended_to_field(e):
@@ -923,23 +937,32 @@ class Frame:
         return self.ev(e)
 
     def appended_to_field(self, e) -> bool:
-        """`self.ops.append("+x")` on a config field holding a decided list (a constant, or one
-        of several): the field now holds the list with that constant at its end, stored as any
+        """`self.ops.append("+x")` (or `.sort()`, `.reverse()`) on a config field holding a decided
+        list (a constant, or one of several): the field now holds the list with that constant at
+        its end (or those items in that order), stored as any
         config store is (under an undecided condition: one of the lists before and after). A
         loop over it then sees each item it may hold; any other change leaves it unknown."""
-        if e.func.attr != "append" or len(e.args) != 1 or e.keywords or not isinstance(e.func.value, ir.Attr):
+        method = e.func.attr
+        if not isinstance(e.func.value, ir.Attr) or e.keywords or \
+                (method, len(e.args)) not in (("append", 1), ("sort", 0), ("reverse", 0)):
             return False
         path = self.config_path_of(e.func.value)
         if path is None:
             return False
         before = self.force(self.ev(e.func.value))
-        item = self.force(self.ev(e.args[0]))
-        if not (isinstance(item, Const) and isinstance(item.value, (str, int, float, bool, type(None)))):
+        item = self.force(self.ev(e.args[0])) if e.args else None
+        if item is not None and not (isinstance(item, Const) and isinstance(item.value, (str, int, float, bool,
+                                                                                             type(None)))):
             return False
         options = before.options if isinstance(before, Union) else (before,)
         if not all(isinstance(o, Const) and isinstance(o.value, list) for o in options):
             return False
-        self.an.stored(path, union([Const([*o.value, item.value]) for o in options]), e)
+        try:  # `.sort()` / `.reverse()` of a decided list: the same items in that order
+            after = [Const([*o.value, item.value] if item is not None else
+                           sorted(o.value) if method == "sort" else o.value[::-1]) for o in options]
+        except TypeError:  # items that do not compare: Python raises there; not followed
+            return False
+        self.an.stored(path, union(after), e)
         return True
 
     def changed_local(self, name: str, key, value) -> None:
@@ -1246,7 +1269,8 @@ class Frame:
             # the result of a call through an import: typed only if a condition needs its value,
             # so that reading one attribute does not parse the callee's module; a class called is
             # its instance (building one walks nothing, and its methods are then followed)
-            target = self.an.force(receiver.target) if self.an.effects else None
+            # (the engine's builder, whose flow is followed, reads the configs it builds: built)
+            target = self.an.force(receiver.target) if self.an.effects or self.flow is not None else None
             receiver = self.an.instantiate(target.qualname, receiver.args, receiver.kwargs) \
                 if isinstance(target, ClassRef) else \
                 Obj(cls=("returns", receiver.target.dotted), origin=f"result of {receiver.text}")
@@ -1714,8 +1738,10 @@ class Analyzer:
         self._returns: dict = {}
         self._effect_returns: dict = {}  # Analyzer.call_may_raise: returns of walks that followed raises
         self._decorated: dict = {}
+        self._value_walks: dict[str, int] = {}  # value walks in progress -> the epoch they were asked in
         self.unset_env_reads = 0  # env vars read as unset (an assumption), so far
         self.depth = 0
+        self.recursion = 0  # levels of a function's recursion into itself being walked (MAX_RECURSION)
         self.lambdas = 0  # lambdas evaluated so far (Lambda.at)
         self.depth_cuts = 0  # calls not followed for the depth limit, so far (their callers' values are not cached)
         self.stack: list[Frame] = []  # frames being walked, innermost last
@@ -1747,21 +1773,31 @@ class Analyzer:
             frames = self.construct(entries, keep=True)
         finally:
             self.effects, self.constructing = saved
+        self.runtime.section_built(cls)
         self.runtime.hook_walks.extend((entry[0], frame) for entry, frame in zip(entries, frames, strict=True))
 
     def value_walk(self, qualname: str, self_obj) -> Frame:
         """`frame_for` as a value question: the function's own calls do not run (no effects, no
-        construction), so asking what a builder passes changes nothing the review holds."""
-        saved = (self.effects, self.constructing)
+        construction), so asking what a builder passes changes nothing the review holds. Walked
+        again once a config it read before its hooks had run to their end is built
+        (`runtime.built_epoch`): a builder reads the configs it built, complete only then."""
+        saved = (self.effects, self.constructing, self.depth)
+        # a question of its own: its own depth budget, wherever it is asked (as a summary's)
         self.effects = self.constructing = False
+        self.depth = 0
+        # asked again while it is being walked: the walk in progress (as a recursive call sees it)
+        outer = qualname in self._value_walks
+        epoch = self._value_walks.setdefault(qualname, self.runtime.built_epoch)
         try:
-            return self.frame_for(qualname, self_obj)
+            return self.frame_for(qualname, self_obj, epoch=epoch)
         finally:
-            self.effects, self.constructing = saved
+            self.effects, self.constructing, self.depth = saved
+            if not outer:
+                del self._value_walks[qualname]
 
-    def frame_for(self, qualname: str, self_obj, args: dict | None = None) -> Frame:
+    def frame_for(self, qualname: str, self_obj, args: dict | None = None, epoch: int | None = None) -> Frame:
         """The walk of a function with `self` bound to a given object (cached)."""
-        key = (qualname, "obj", _value_key(self_obj), _args_key(args))
+        key = (qualname, "obj", _value_key(self_obj), _args_key(args), epoch)
         frame = self._summaries.get(key)
         if frame is None:
             symbol = self.index.resolve(qualname)
@@ -1809,7 +1845,7 @@ class Analyzer:
         self_obj, bound = self.bind_arguments(info.facts, target.bound, args, kwargs)
         for name, value in target.closure:
             bound.setdefault(name, value)
-        key = ("flow", symbol.qualname, _value_key(self_obj), _args_key(bound))
+        key = ("flow", symbol.qualname, _value_key(self_obj), _args_key(bound), self.runtime.built_epoch)
         if key in self._returns:
             return self._returns[key]
         self._returns[key] = None  # recursion: not known
@@ -1880,7 +1916,10 @@ class Analyzer:
         info = self.index.function_at(symbol)
         fn = info.facts
         summarized = self.summary_body(symbol, fn) is not None
-        if self.depth >= MAX_EVAL_DEPTH and not summarized:  # a summary starts its own depth budget
+        caller = self.stack[-1] if self.stack else None
+        recursive = caller is not None and caller.symbol is not None and caller.symbol.qualname == symbol.qualname
+        if recursive and self.recursion >= MAX_RECURSION or \
+                self.depth >= MAX_EVAL_DEPTH and not summarized and not recursive:  # a summary starts its own budget
             self.depth_cuts += 1
             return Unknown(f"{symbol.local}(): evaluation depth")
         self_obj, bound = self.bind_arguments(fn, target.bound, args, kwargs)
@@ -1899,12 +1938,15 @@ class Analyzer:
             return value
         self._returns[key] = (Unknown(f"{symbol.local}() is recursive"), (), 0, None, (), ())
         platform_before, cuts_before = runtime.platform_calls, self.depth_cuts
-        depth, self.depth = self.depth, 0 if summarized else self.depth + 1  # a summary: a walk of its own
+        # a summary: a walk of its own; a call of itself: one level of its recursion
+        depth, self.depth = self.depth, 0 if summarized else self.depth + (not recursive)
+        self.recursion += recursive
         try:
             frame = Frame(self, info.module, fn, symbol, self_obj, bound)
             frame.run()
         finally:
             self.depth = depth
+            self.recursion -= recursive
         value = self.returns_of(frame, fn)
         if summarized and isinstance(value, Derived):  # its fields computed within the summary's own budget
             depth, self.depth = self.depth, 0
@@ -2118,15 +2160,15 @@ class Analyzer:
         target = self.force(lazy.target) if isinstance(lazy.target, Ref) else lazy.target
         return isinstance(target, ClassRef)
 
-    def construct(self, entries, keep: bool = False) -> list[Frame]:
+    def construct(self, entries, keep: bool = False, after=None) -> list[Frame]:
         """Walk what runs while the engine builds its config (each `(method qualname, self)`
         of `entries`, in order) as an effects walk: config stores land on the runtime's heap,
-        raises are kept. Walks cached before are dropped: they read the config before it was
-        built."""
+        raises are kept (`after(n)` is called once entry n is walked). Walks cached before are
+        dropped: they read the config before it was built."""
         frames = []
         self.effects = self.constructing = True
         try:
-            for qualname, self_obj, *args in entries:  # (qualname, self[, {parameter: value} or lazy ones])
+            for n, (qualname, self_obj, *args) in enumerate(entries):  # (qualname, self[, arguments])
                 symbol = self.index.resolve(qualname)
                 info = self.index.function_at(symbol)
                 bound = args[0] if args else {}
@@ -2143,6 +2185,8 @@ class Analyzer:
                 finally:
                     self.depth -= 1
                 frames.append(frame)
+                if after is not None:
+                    after(n)
         finally:
             self.effects = self.constructing = False
             if not keep:  # the walks read the config before it was built
@@ -2548,7 +2592,27 @@ class Analyzer:
             if named is not None:  # a dataclass's positional arguments are its fields, in order
                 args, kwargs = (), (*zip(named, args, strict=True), *kwargs)
         return Derived(cls=qualname, nonnull=True, path=path, origin=f"{short}(...)", overrides=tuple(kwargs),
-                       opaque=bool(args) or forwards)
+                       opaque=bool(args) or forwards, home=self._builder_home(qualname) if path is None else None)
+
+    def _builder_home(self, qualname: str) -> tuple[str, ...] | None:
+        """The config path of a config the engine's builder builds itself (in a method of the
+        class that defines the builder, walked innermost: not a hook it reaches, which may build
+        another instance of the class, the draft's ModelConfig; with the one call of that class
+        its methods make): the object it hands the root config."""
+        frame = self.stack[-1] if self.stack else None
+        owner = frame.symbol.qualname.rsplit(".", 1)[0] if frame is not None and frame.symbol is not None \
+            and frame.owner else None
+        info = self.index._class_info_abs(owner) if owner else None
+        if info is None or self.domain.builder not in info.methods:
+            return None
+        memo = self.index.memo.setdefault("builds_once", {})
+        if (owner, qualname) not in memo:  # one call builds it: the object the builder hands on
+            short = qualname.rsplit(".", 1)[-1]
+            memo[owner, qualname] = sum(1 for method in info.methods.values() if method.qualname.startswith(owner)
+                                        for call in ir.iter_calls(self.index.function_at(
+                                            self.index.resolve(method.qualname)).facts.body)
+                                        if (ir.dotted(call.func) or "").split(".")[-1] == short) == 1
+        return self.runtime.config_path_for(qualname) if memo[owner, qualname] else None
 
     def evaluate_call(self, lazy: LazyCall):
         target = lazy.target

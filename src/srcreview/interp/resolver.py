@@ -325,6 +325,10 @@ class Resolver:
         if name == self.domain.hf_config and self._is_model_config(obj) and not (
                 isinstance(obj, Derived) and obj.override(name) is not None):
             return self.domain.model_hf_config(self, obj)
+        if isinstance(obj, Derived) and obj.home is not None:
+            built = self._as_built(obj, name)
+            if built is not None:
+                return built
         if isinstance(obj, Derived):
             known = obj.override(name)
             cls = self.canonical(obj.cls) if isinstance(obj.cls, str) else None
@@ -395,6 +399,24 @@ class Resolver:
                 return Derived(**{**_obj_fields(value), "overrides": (), "reinit": obj.reinit})
             return Rewritable(obj.reinit, value)
         return value
+
+    def _as_built(self, obj, name: str):
+        """A field of a config the engine's builder built (`obj.home`, its path), read once its
+        own hooks have run: as any hook reads it at that path, when nothing stored it there since
+        (the root config's hooks run later; a read before them sees what its own left). None
+        when that is not so: its hooks have not run to their end, or a later one stored it."""
+        cls = self.canonical(obj.cls) if isinstance(obj.cls, str) else None
+        left = self.runtime.built.get(cls) if cls else None
+        path = obj.home + (name,)
+        if left is None and cls:
+            self.runtime.read_half_built.add(cls)
+        if left is None or self.runtime.heap.get(path) is not left.get(path):
+            return None
+        known = obj.override(name)
+        if known is not None and path not in left and ".".join(path) not in self.runtime.bindings:
+            moved = self.runtime.havocked_reason(path, cls, _surely_set(known))
+            return Unknown(moved) if moved else known  # built with it, and its hooks left it
+        return self.at_path(path)
 
     def at_path(self, path: tuple[str, ...]):
         """The config object or value at a path under the root VllmConfig."""

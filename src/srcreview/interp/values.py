@@ -74,6 +74,9 @@ class Derived(Obj):
     reinit: str = ""
     opaque: bool = False  # built with arguments the analysis does not see: unlisted fields are not their defaults
     initialized: tuple[str, ...] = ()  # overrides the class's `__init__` stored from the arguments (init_stores)
+    # the config path of the object the engine's builder built this as (`model_config`): once its
+    # class's hooks have run, what they left is read there (Resolver.obj_attr)
+    home: tuple[str, ...] | None = None
 
     def with_field(self, name: str, value) -> Derived:
         return replace_dc(self, overrides=tuple((k, v) for k, v in self.overrides if k != name) + ((name, value),))

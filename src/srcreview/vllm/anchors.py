@@ -48,7 +48,8 @@ SERVE_USAGE_CONTEXT = (f"{PACKAGE}.usage.usage_lib.UsageContext", "OPENAI_API_SE
 USAGE_CONTEXT_PARAM = "usage_context"
 CAPABILITY_CALLS = ("get_device_capability", "has_device_capability", "is_device_capability",
                     "is_device_capability_family",  # the platform's device-capability questions
-                    "get_device_name", "get_device_total_memory")  # and the device's name and memory
+                    "get_device_name", "get_device_total_memory",  # and the device's name and memory
+                    "device_count")  # and how many devices the engine sees
 # functions that copy a config dataclass with some fields changed (modelled as `Derived`)
 REPLACE_FUNCTIONS = ("dataclasses.replace", "copy.replace", f"{PACKAGE}.config.utils.replace")
 # the hooks that run again when a copy of the root config changes REINIT_FIELDS: each

@@ -117,12 +117,17 @@ def build(an) -> Construction:
     checks = [check for section, (cls, obj) in sections.items() for check in field_checks(an, cls, section)]
     checks += passed_field_checks(an, {c.key for c in checks})
     entries: list[tuple] = []
+    last: dict[int, str] = {}  # the index of each section's last entry -> its class
     for cls, obj in sections.values():  # the model config first, then the speculative one, as the engine builds them
-        entries += hook_entries(an, cls, obj)
+        own = hook_entries(an, cls, obj)
+        entries += own
         runtime.walked.add(cls)
+        if own:
+            last[len(entries) - 1] = cls
     entries += [(q, root) for q in hooks(index, root_cls)]
     runtime.walked.add(root_cls)
-    frames = an.construct(entries, keep=True)
+
+    frames = an.construct(entries, keep=True, after=lambda n: runtime.section_built(last[n]) if n in last else None)
     built = {cls for cls, _ in sections.values()} | {root_cls}
     for _field, cls in _other_sections(an, root):  # every other config the engine builds, for its raises
         built.add(cls)
@@ -235,7 +240,6 @@ def builder_keywords(an, cls: str) -> dict:
     (EngineArgs.create_engine_config) that builds `cls`; evaluated in the builder with `self` the
     engine arguments and each config local the config at its path. Empty when the builder makes
     no such call or more than one."""
-    from srcreview.index import ir
     from srcreview.vllm.anchors import BUILDER
     from srcreview.vllm.runtime import builder_locals
 
@@ -245,8 +249,7 @@ def builder_keywords(an, cls: str) -> dict:
     builder = index.function(method.qualname) if method is not None else None
     if builder is None:
         return {}
-    short = cls.rsplit(".", 1)[-1]
-    calls = [c for c in ir.iter_calls(builder.facts.body) if (ir.dotted(c.func) or "").split(".")[-1] == short]
+    calls = _calls_named(index, builder).get(cls.rsplit(".", 1)[-1], ((), ()))[0]
     if len(calls) != 1:
         return {}
     locals_: dict = {}
@@ -586,7 +589,7 @@ def passed_argument(an, cls: str, name: str):
     makes with the config object after building it are assumed not to store that field (as for
     the keys the builder passes as they are, runtime.engine_default)."""
     memo = an.__dict__.setdefault("_passed_arguments", {})
-    key = (cls, name)
+    key = (cls, name, an.runtime.built_epoch)  # the builder reads the configs built so far (Analyzer.value_walk)
     if key in memo:
         return memo[key]
     memo[key] = None  # a cycle (the builder reads the config it builds) reads it as not known
@@ -595,7 +598,6 @@ def passed_argument(an, cls: str, name: str):
 
 
 def _passed_argument(an, cls: str, name: str):
-    from srcreview.index import ir
     from srcreview.interp.values import Const, Union
     from srcreview.vllm.anchors import BUILDER
 
@@ -606,9 +608,8 @@ def _passed_argument(an, cls: str, name: str):
         return None
     short = cls.rsplit(".", 1)[-1]
     outer = frame = an.value_walk(method.qualname, Obj(cls=engine.qualname, nonnull=True, origin="self"))
-    site = _building_call(builder, short)
-    if site is None and not any((ir.dotted(c.func) or "").split(".")[-1] == short
-                                for c in ir.iter_calls(builder.facts.body)):
+    site = _building_call(an.index, builder, short)
+    if site is None and short not in _calls_named(an.index, builder):
         # built in a method the builder calls on `self` (`model_config = self.create_model_config()`)
         site, frame = _built_in_method(an, engine, builder, frame, short)
     if site is None or not any(kw.name == name for kw in site.keywords):
@@ -626,14 +627,30 @@ def _passed_argument(an, cls: str, name: str):
     return Unknown(f"{short}.{name}: {filled}") if filled else None
 
 
-def _building_call(fn, short: str):
+def _building_call(index, fn, short: str):
     """The one call of `short` (a class's name) a function makes, when it makes it once and
     whenever it runs to its end; None otherwise."""
-    from srcreview.index import ir
-
-    every = [c for c in ir.iter_calls(fn.facts.body) if (ir.dotted(c.func) or "").split(".")[-1] == short]
-    unconditional = [c for c in _unconditional_calls(fn.facts.body) if c in every]
+    every, unconditional = _calls_named(index, fn).get(short, ((), ()))
     return every[0] if len(every) == 1 and len(unconditional) == 1 else None
+
+
+def _calls_named(index, fn) -> dict[str, tuple[tuple, tuple]]:
+    """The calls a function makes, by the last name of what they call: (every one, those made
+    whenever it runs to its end); computed once per tree (asked for each field the engine fills)."""
+    from srcreview.index import ir
+    from srcreview.vllm.runtime import _memo
+
+    def compute():
+        named: dict[str, tuple[list, list]] = {}
+        for call in ir.iter_calls(fn.facts.body):
+            named.setdefault((ir.dotted(call.func) or "").split(".")[-1], ([], []))[0].append(call)
+        for call in _unconditional_calls(fn.facts.body):
+            every = named.get((ir.dotted(call.func) or "").split(".")[-1])
+            if every is not None and call in every[0]:
+                every[1].append(call)
+        return {name: (tuple(a), tuple(b)) for name, (a, b) in named.items()}
+
+    return _memo(index, f"calls_named:{fn.qualname}", compute)
 
 
 def _built_in_method(an, engine, builder, frame, short: str):
@@ -647,7 +664,7 @@ def _built_in_method(an, engine, builder, frame, short: str):
            and isinstance(c.func.value, ir.Name) and c.func.value.id == receiver]
     for call in own:
         target = an.index.function(f"{engine.qualname}.{call.func.attr}")
-        site = _building_call(target, short) if target is not None else None
+        site = _building_call(an.index, target, short) if target is not None else None
         if site is None:
             continue
         if sum(1 for c in own if c.func.attr == call.func.attr) != 1 or call not in list(

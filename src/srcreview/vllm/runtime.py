@@ -63,9 +63,10 @@ CAPABILITY_KEY = "hardware.compute_capability"
 GPU_KEY = "hardware.gpu"
 
 MEMORY_KEY = "hardware.memory_gib"
+GPUS_KEY = "hardware.gpus"
 GIB = 1 << 30
 # the platform's device questions the recipe's [hardware] answers (get_device_total_memory in bytes)
-DEVICE_ANSWERS = {"get_device_name": GPU_KEY, "get_device_total_memory": MEMORY_KEY}
+DEVICE_ANSWERS = {"get_device_name": GPU_KEY, "get_device_total_memory": MEMORY_KEY, "device_count": GPUS_KEY}
 EMPTY_FACTORIES = {"dict": dict, "list": list}  # `field(default_factory=dict)`: a fresh empty one
 PACKAGES_KEY = "runtime.packages"  # the profile's installed distributions (normalised)
 ABSENT_KEY = "runtime.absent"  # the distributions the recipe says are not installed
@@ -101,6 +102,13 @@ class Runtime:
         self.derived: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
         self._engine: Any = None  # the engine's ClassInfo, False when absent, None until asked
         self.walked: set[str] = set()  # config classes whose hooks the construction walk models
+        # config class -> what the heap held under its path once its own hooks had run (before the
+        # root config's): what the engine's builder reads on the object it built (Resolver.obj_attr)
+        self.built: dict[str, dict[tuple[str, ...], object]] = {}
+        # configs read on an object the builder built before their hooks had run to their end,
+        # and how many of those have been built since: a walk that read one is walked again
+        self.read_half_built: set[str] = set()
+        self.built_epoch = 0
         self.hook_walks: list[tuple[str, Any]] = []  # (hook, its walk) of configs walked when first read
         self.havocked: list = []  # (path prefix | None, names | None, class | None, reason): see havoc()
         self.model_reads: set[tuple[str, str]] = set()  # (model reference, config key) read from a model's config
@@ -202,6 +210,15 @@ class Runtime:
         (`self.field = ...` in one of its methods: its own hooks, which are not walked)."""
         fields = constructed_fields(self.index)
         return (cls.rsplit(".", 1)[-1], field) in fields or ("*", field) in fields or self.self_set(cls, field)
+
+    def section_built(self, cls: str) -> None:
+        """The hooks of config class `cls` have run to their end: keep what they left under its
+        path (`built`)."""
+        home = self.config_path_for(cls)
+        if home is not None and home:
+            self.built[cls] = {p: v for p, v in self.heap.items() if p[:len(home)] == home}
+            if cls in self.read_half_built:
+                self.built_epoch += 1
 
     def self_set(self, cls: str, field: str) -> bool:
         """Whether the class's own methods may assign the field in a way the analysis does not
@@ -434,7 +451,7 @@ class Runtime:
     def capability_call(self, method: str, args, force):
         """A device-capability question (`has_device_capability(90)`...) from the recipe's
         compute capability; `force` gives the value of the asked capability."""
-        if method in DEVICE_ANSWERS:  # the device's name and memory, as the recipe's [hardware] gives them
+        if method in DEVICE_ANSWERS:  # the device's name, memory and count, as the recipe's [hardware] gives them
             key = DEVICE_ANSWERS[method]
             if key not in self.bindings:
                 return Unknown(f"{key} not set by the recipe")

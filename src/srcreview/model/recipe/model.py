@@ -81,6 +81,9 @@ class Hardware(Record):
     memory_gib: float | None = Field(default=None, omit_none=True,
                                      description="the memory of one GPU in GiB, as the platform reports it "
                                                  "(vLLM picks its batch defaults by it)")
+    gpus: int | None = Field(default=None, omit_none=True,
+                             description="how many GPUs the engine sees (`device_count()`: vLLM checks the "
+                                         "parallel sizes against it)")
 
     @field_validator("compute_capability", mode="before")
     @classmethod
@@ -100,6 +103,15 @@ class Hardware(Record):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1 << 20:
             raise ValueError("must be the GPU's memory in GiB, a positive number (80 for an 80 GiB GPU)")
         return float(value)
+
+    @field_validator("gpus", mode="before")
+    @classmethod
+    def _gpus(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 1 << 16:
+            raise ValueError("must be how many GPUs the engine sees, a positive whole number (8 for a node of 8)")
+        return value
 
     def with_known_capability(self) -> Hardware:
         """This hardware with its GPU's capability when it names a GPU NVIDIA lists and no
@@ -246,6 +258,8 @@ class Recipe(Record):
             bound["hardware.gpu"] = self.hardware.gpu
         if self.hardware.memory_gib is not None:
             bound["hardware.memory_gib"] = self.hardware.memory_gib
+        if self.hardware.gpus is not None:
+            bound["hardware.gpus"] = self.hardware.gpus
         return bound
 
     @property

@@ -420,6 +420,15 @@ def iter_calls(node):
             yield expr
 
 
+def calls_by_name(node) -> dict[str, tuple[Call, ...]]:
+    """The calls under a node, by the last name of what they call (`ModelConfig` for
+    `config.ModelConfig(...)`), in source order."""
+    named: dict[str, list[Call]] = {}
+    for call in iter_calls(node):
+        named.setdefault((dotted(call.func) or "").split(".")[-1], []).append(call)
+    return {name: tuple(calls) for name, calls in named.items()}
+
+
 def dotted(expr) -> str | None:
     """`a.b.c` for a name/attribute chain, else None."""
     if isinstance(expr, Name):

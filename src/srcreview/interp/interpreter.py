@@ -1269,7 +1269,7 @@ class Frame:
             # the result of a call through an import: typed only if a condition needs its value,
             # so that reading one attribute does not parse the callee's module; a class called is
             # its instance (building one walks nothing, and its methods are then followed)
-            # (the engine's builder, whose flow is followed, reads the configs it builds: built)
+            # (built too where the engine's builder flow is followed: it reads the configs it builds)
             target = self.an.force(receiver.target) if self.an.effects or self.flow is not None else None
             receiver = self.an.instantiate(target.qualname, receiver.args, receiver.kwargs) \
                 if isinstance(target, ClassRef) else \
@@ -2608,10 +2608,9 @@ class Analyzer:
         memo = self.index.memo.setdefault("builds_once", {})
         if (owner, qualname) not in memo:  # one call builds it: the object the builder hands on
             short = qualname.rsplit(".", 1)[-1]
-            memo[owner, qualname] = sum(1 for method in info.methods.values() if method.qualname.startswith(owner)
-                                        for call in ir.iter_calls(self.index.function_at(
-                                            self.index.resolve(method.qualname)).facts.body)
-                                        if (ir.dotted(call.func) or "").split(".")[-1] == short) == 1
+            memo[owner, qualname] = sum(len(ir.calls_by_name(self.index.function_at(self.index.resolve(
+                method.qualname)).facts.body).get(short, ())) for method in info.methods.values()
+                if method.qualname.startswith(owner)) == 1
         return self.runtime.config_path_for(qualname) if memo[owner, qualname] else None
 
     def evaluate_call(self, lazy: LazyCall):

@@ -126,7 +126,6 @@ def build(an) -> Construction:
             last[len(entries) - 1] = cls
     entries += [(q, root) for q in hooks(index, root_cls)]
     runtime.walked.add(root_cls)
-
     frames = an.construct(entries, keep=True, after=lambda n: runtime.section_built(last[n]) if n in last else None)
     built = {cls for cls, _ in sections.values()} | {root_cls}
     for _field, cls in _other_sections(an, root):  # every other config the engine builds, for its raises
@@ -641,14 +640,9 @@ def _calls_named(index, fn) -> dict[str, tuple[tuple, tuple]]:
     from srcreview.vllm.runtime import _memo
 
     def compute():
-        named: dict[str, tuple[list, list]] = {}
-        for call in ir.iter_calls(fn.facts.body):
-            named.setdefault((ir.dotted(call.func) or "").split(".")[-1], ([], []))[0].append(call)
-        for call in _unconditional_calls(fn.facts.body):
-            every = named.get((ir.dotted(call.func) or "").split(".")[-1])
-            if every is not None and call in every[0]:
-                every[1].append(call)
-        return {name: (tuple(a), tuple(b)) for name, (a, b) in named.items()}
+        unconditional = list(_unconditional_calls(fn.facts.body))
+        return {name: (calls, tuple(c for c in unconditional if c in calls))
+                for name, calls in ir.calls_by_name(fn.facts.body).items()}
 
     return _memo(index, f"calls_named:{fn.qualname}", compute)
 
